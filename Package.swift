@@ -1,0 +1,101 @@
+// swift-tools-version: 6.1
+import PackageDescription
+
+// Module map (one concern each):
+//   CGPIOD, CALSA        system libraries through pkg-config
+//   CStationShim         one small C API over libgpiod v1 and v2, chosen when compiled
+//   StationConfig        the board's configuration file: parse and validate
+//   StationIO            edges in (GPIO / simulated), the click out (ALSA / buzzer), the hot loop
+//   TrainingEngine       pure: programs, layouts, the trial state machine, scoring
+//   VirtualDog           pure: a simulated dog that produces raw sensor edges
+//   SessionLog           SQLite through GRDB: the append-only record and its exports
+//   lineupd, lineupctl   the daemon and the tool
+let package = Package(
+    name: "lineup",
+    platforms: [.macOS(.v14)],
+    products: [
+        .executable(name: "lineupd", targets: ["lineupd"]),
+        .executable(name: "lineupctl", targets: ["lineupctl"]),
+    ],
+    dependencies: [
+        .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
+        .package(url: "https://github.com/LebJe/TOMLKit", from: "0.6.0"),
+        .package(url: "https://github.com/groue/GRDB.swift", from: "7.10.0"),
+        .package(url: "https://github.com/x-sheep/swift-property-based", from: "2.0.1"),
+        .package(url: "https://github.com/ordo-one/malloc-interposer", from: "1.6.1"),
+    ],
+    targets: [
+        .systemLibrary(
+            name: "CGPIOD",
+            pkgConfig: "libgpiod",
+            providers: [.apt(["libgpiod-dev"])]
+        ),
+        .systemLibrary(
+            name: "CALSA",
+            pkgConfig: "alsa",
+            providers: [.apt(["libasound2-dev"])]
+        ),
+        .target(
+            name: "CStationShim",
+            dependencies: ["CGPIOD", "CALSA"]
+        ),
+        .target(
+            name: "StationConfig",
+            dependencies: [.product(name: "TOMLKit", package: "TOMLKit")]
+        ),
+        .target(
+            name: "StationIO",
+            dependencies: ["CStationShim", "CALSA", "StationConfig"]
+        ),
+        .target(
+            name: "TrainingEngine",
+            dependencies: [.product(name: "TOMLKit", package: "TOMLKit")],
+            exclude: ["Programs"]
+        ),
+        .target(
+            name: "VirtualDog",
+            dependencies: ["TrainingEngine"]
+        ),
+        .target(
+            name: "SessionLog",
+            dependencies: ["TrainingEngine", .product(name: "GRDB", package: "GRDB.swift")]
+        ),
+        .executableTarget(
+            name: "lineupd",
+            dependencies: [
+                "StationConfig", "StationIO", "TrainingEngine", "VirtualDog", "SessionLog",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+            ]
+        ),
+        .executableTarget(
+            name: "lineupctl",
+            dependencies: [
+                "StationConfig", "StationIO", "TrainingEngine", "VirtualDog", "SessionLog",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "MallocInterposerSwift", package: "malloc-interposer"),
+            ]
+        ),
+        .testTarget(name: "StationConfigTests", dependencies: ["StationConfig"]),
+        .testTarget(
+            name: "StationIOTests",
+            dependencies: ["StationIO", "StationConfig"],
+            exclude: ["Fixtures"]
+        ),
+        .testTarget(
+            name: "TrainingEngineTests",
+            dependencies: [
+                "TrainingEngine",
+                .product(name: "PropertyBased", package: "swift-property-based"),
+            ]
+        ),
+        .testTarget(
+            name: "VirtualDogTests",
+            dependencies: [
+                "VirtualDog", "TrainingEngine",
+                .product(name: "PropertyBased", package: "swift-property-based"),
+            ]
+        ),
+        .testTarget(name: "SessionLogTests", dependencies: ["SessionLog", "TrainingEngine"]),
+    ],
+    swiftLanguageModes: [.v6]
+)

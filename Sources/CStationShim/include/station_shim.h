@@ -1,0 +1,3 @@
+#ifndef LINEUP_STATION_SHIM_H
+#define LINEUP_STATION_SHIM_H
+#endif

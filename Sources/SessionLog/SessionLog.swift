@@ -1,0 +1,1 @@
+// Module SessionLog: see Package.swift for its concern.

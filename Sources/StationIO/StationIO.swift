@@ -1,0 +1,1 @@
+// Module StationIO: see Package.swift for its concern.

@@ -1,0 +1,1 @@
+// Module VirtualDog: see Package.swift for its concern.

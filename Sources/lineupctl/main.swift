@@ -1,0 +1,1 @@
+print("lineupctl: not built yet")

@@ -1,0 +1,1 @@
+print("lineupd: not built yet")
