@@ -1,1 +1,0 @@
-print("lineupctl: not built yet")
