@@ -15,6 +15,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include <gpiod.h>
+#include <poll.h>
+#include <sys/eventfd.h>
+#include <time.h>
 
 #ifdef GPIOD_LINE_BULK_MAX_LINES
 #define LINEUP_GPIOD_V1 1
@@ -464,4 +467,15 @@ void lineup_gpio_describe(const lineup_gpio *g, size_t line, char *out, size_t o
     const struct chip_entry *c = &g->chips[l->chip];
     snprintf(out, out_len, "%s [%s] offset %u%s%s%s", c->path, c->label, l->offset, l->name[0] ? " (" : "",
              l->name, l->name[0] ? ")" : "");
+}
+
+int lineup_eventfd(void) {
+    int fd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+    return fd < 0 ? -errno : fd;
+}
+
+int lineup_ppoll(struct pollfd *fds, unsigned long count, int64_t timeout_ns) {
+    if (timeout_ns < 0) return ppoll(fds, (nfds_t)count, NULL, NULL);
+    struct timespec ts = {.tv_sec = timeout_ns / 1000000000, .tv_nsec = timeout_ns % 1000000000};
+    return ppoll(fds, (nfds_t)count, &ts, NULL);
 }

@@ -10,6 +10,7 @@
 #ifndef LINEUP_STATION_SHIM_H
 #define LINEUP_STATION_SHIM_H
 
+#include <poll.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -78,6 +79,13 @@ int lineup_gpio_set(lineup_gpio *gpio, size_t line, int active);
 
 /* Where a requested line was found: "/dev/gpiochip0 [pinctrl-bcm2711] offset 17 (GPIO17)". */
 void lineup_gpio_describe(const lineup_gpio *gpio, size_t line, char *out, size_t out_len);
+
+/* Linux calls Swift's Glibc module does not export (they need _GNU_SOURCE). */
+
+/* A non-blocking, close-on-exec eventfd, or -errno. */
+int lineup_eventfd(void);
+/* poll with a nanosecond timeout (negative: wait for ever). Returns as poll(2) does. */
+int lineup_ppoll(struct pollfd *fds, unsigned long count, int64_t timeout_ns);
 
 #ifdef __cplusplus
 }

@@ -1,0 +1,325 @@
+import Foundation
+import Glibc
+import StationConfig
+import Synchronization
+
+/// What the station keeps of every click: enough to recover its onset from the log.
+public struct ClickRecord: Sendable, Hashable, BitwiseCopyable {
+    /// The triggering edge's kernel timestamp (CLOCK_MONOTONIC ns).
+    public var edgeTimestamp: UInt64
+    /// When ALSA had accepted the click's first frames.
+    public var handedTimestamp: UInt64
+    /// ALSA's trigger timestamp: when the stream started, so when the click's first frame
+    /// began to play (the stream is stopped between clicks). 0 when the device gives none.
+    public var triggerTimestamp: UInt64
+    /// The delay ALSA reported just after the first write, in frames.
+    public var delayFrames: Int32
+    public var rate: UInt32
+    /// Underruns or suspends recovered from while writing this click.
+    public var recoveries: UInt8
+
+    /// Edge to samples accepted by ALSA: what `lineupctl bench click` measures.
+    public var handedLatency: UInt64 { handedTimestamp &- edgeTimestamp }
+
+    /// Edge to the stream's start: the click's onset as far as software can see it. Falls
+    /// back to the handed time when the device reports no trigger timestamp.
+    public var onsetLatency: UInt64 {
+        triggerTimestamp >= edgeTimestamp && triggerTimestamp != 0 ? triggerTimestamp - edgeTimestamp : handedLatency
+    }
+}
+
+/// Why a reward could not sound.
+public enum ClickFailure: Sendable, Hashable, BitwiseCopyable, CustomStringConvertible {
+    /// The audio device is gone (unplugged) or not yet reopened.
+    case deviceUnavailable
+    /// ALSA refused the write with this error number, after recovery was tried.
+    case writeFailed(errno: Int32)
+
+    public var description: String {
+        switch self {
+        case .deviceUnavailable: return "audio device unavailable"
+        case .writeFailed(let e): return "write failed: \(String(cString: strerror(e)))"
+        }
+    }
+}
+
+public enum ClickOutcome: Sendable, Hashable, BitwiseCopyable {
+    case played(ClickRecord)
+    case failed(edgeTimestamp: UInt64, ClickFailure)
+}
+
+/// The click through ALSA.
+///
+/// The device is opened and prepared, and the click rendered for it, before any reward is
+/// due. `click(edgeTimestamp:)` runs on the hot thread: it writes the rendered frames with no
+/// allocation, no file access and no lock. A click longer than the device's buffer is
+/// finished by `continueClick()` when the stream's descriptors say it can take more.
+///
+/// Underruns and suspends are recovered in place. A device that vanishes (a USB DAC pulled
+/// out) is handed to a supervisor thread that closes it and reopens with back-off; rewards
+/// in between fail, each reported, and the station goes on.
+public final class ClickPlayer: @unchecked Sendable {
+    public typealias Opener = @Sendable () throws(StationIOError) -> any PCMDevice
+
+    /// A device with the click rendered for its negotiated format.
+    final class Prepared: @unchecked Sendable {
+        let device: any PCMDevice
+        let frames: UnsafeMutableBufferPointer<Int16>
+        let base: UnsafeMutablePointer<Int16>
+        let frameCount: Int
+        let channels: Int
+
+        init(device: any PCMDevice, sound: ClickSound) {
+            self.device = device
+            let n = device.negotiated
+            let rendered = ClickRendering.render(sound, rate: n.rate, channels: n.channels)
+            base = .allocate(capacity: max(1, rendered.count))
+            base.initialize(repeating: 0, count: max(1, rendered.count))
+            frames = UnsafeMutableBufferPointer(start: base, count: max(1, rendered.count))
+            _ = frames.initialize(from: rendered)
+            channels = n.channels
+            frameCount = rendered.count / max(1, n.channels)
+        }
+
+        deinit { base.deallocate() }
+    }
+
+    private let sound: ClickSound
+    private let opener: Opener
+    private var current: Prepared?
+    // Hand-over between the hot thread and the supervisor, lock-free: each slot holds one
+    // retained object's address or 0.
+    private let reopened = Atomic<UInt>(0)
+    private let lost = Atomic<UInt>(0)
+    private var wake = sem_t()
+    private let stopping = Atomic<Bool>(false)
+    private var supervisor: Thread?
+
+    // The click being written.
+    private var writeOffset = 0
+    private var writeRemaining = 0
+    private var writeRecoveries: UInt8 = 0
+
+    private let failures = Atomic<UInt64>(0)
+    private let recoveredXruns = Atomic<UInt64>(0)
+    private let truncated = Atomic<UInt64>(0)
+    private let reopenCount = Atomic<UInt64>(0)
+    private let available = Atomic<Bool>(false)
+    private let lastProblem = Mutex<String?>(nil)
+    private let negotiatedNow = Mutex<NegotiatedAudio?>(nil)
+    /// Back-off between reopen attempts, doubling from the first to the last.
+    public let backoff: (first: Double, last: Double)
+
+    /// Opens the device now. If that fails and `keepTrying` is set, starts without sound and
+    /// keeps reopening in the background (a USB DAC not yet enumerated at boot); otherwise throws.
+    public init(
+        sound: ClickSound, opener: @escaping Opener, keepTrying: Bool = true, backoff: (Double, Double) = (0.1, 5)
+    ) throws(StationIOError) {
+        self.sound = sound
+        self.opener = opener
+        self.backoff = backoff
+        sem_init(&wake, 0, 0)
+        do {
+            let device = try opener()
+            current = Prepared(device: device, sound: sound)
+            available.store(true, ordering: .relaxed)
+            negotiatedNow.withLock { $0 = device.negotiated }
+        } catch {
+            guard keepTrying else { throw error }
+            lastProblem.withLock { $0 = error.message }
+        }
+        startSupervisor()
+        if current == nil { sem_post(&wake) }
+    }
+
+    /// A click from the real ALSA library on `spec.device`.
+    public convenience init(audio spec: AudioSpec, keepTrying: Bool = true) throws(StationIOError) {
+        try self.init(
+            sound: spec.click,
+            opener: { () throws(StationIOError) -> any PCMDevice in
+                try ALSAPlayback(
+                    device: spec.device, rate: spec.rate, channels: spec.channels, periodFrames: spec.periodFrames,
+                    periods: spec.periods)
+            }, keepTrying: keepTrying)
+    }
+
+    deinit {
+        stopping.store(true, ordering: .relaxed)
+        sem_post(&wake)
+        while supervisor?.isFinished == false { usleep(1000) }
+        for bits in [reopened.exchange(0, ordering: .acquiring), lost.exchange(0, ordering: .acquiring)] {
+            if let raw = UnsafeRawPointer(bitPattern: bits) { Unmanaged<Prepared>.fromOpaque(raw).release() }
+        }
+        sem_destroy(&wake)
+    }
+
+    // MARK: Hot path
+
+    /// Writes the click now. Returns what happened; never waits, never allocates.
+    @inline(__always)
+    public func click(edgeTimestamp: UInt64) -> ClickOutcome {
+        if current == nil { adoptReopened() }
+        guard let out = current else {
+            failures.add(1, ordering: .relaxed)
+            return .failed(edgeTimestamp: edgeTimestamp, .deviceUnavailable)
+        }
+        let device = out.device
+        writeRecoveries = 0
+        switch device.state {
+        case .prepared: break
+        case .running, .draining, .xrun, .paused:
+            // A click still sounding, or one that ran out: cut it and start clean.
+            _ = device.drop()
+            _ = device.prepare()
+        case .suspended:
+            if device.resume() < 0 { _ = device.prepare() }
+            writeRecoveries &+= 1
+        case .disconnected:
+            return deviceLost(edgeTimestamp)
+        case .other:
+            _ = device.prepare()
+        }
+        let first = min(out.frameCount, device.negotiated.bufferFrames)
+        var written = device.write(out.base, count: first)
+        if written < 0, recover(device, error: Int32(-written)) {
+            written = device.write(out.base, count: first)
+        }
+        let handed = MonotonicClock.now()
+        if written < 0 {
+            let err = Int32(-written)
+            if Self.isFatal(err) { return deviceLost(edgeTimestamp) }
+            failures.add(1, ordering: .relaxed)
+            return .failed(edgeTimestamp: edgeTimestamp, .writeFailed(errno: err))
+        }
+        let (trigger, delay) = device.triggerAndDelay()
+        writeOffset = written
+        writeRemaining = out.frameCount - written
+        return .played(
+            ClickRecord(
+                edgeTimestamp: edgeTimestamp, handedTimestamp: handed, triggerTimestamp: trigger,
+                delayFrames: Int32(clamping: delay), rate: UInt32(clamping: device.negotiated.rate),
+                recoveries: writeRecoveries))
+    }
+
+    /// Whether part of a click still waits to be written.
+    public var isWritingClick: Bool { writeRemaining > 0 && current != nil }
+
+    /// The current device's descriptors, to poll while `isWritingClick`.
+    public var pollDescriptors: UnsafeMutableBufferPointer<pollfd>? { current?.device.pollDescriptors }
+
+    /// Writes what the device can take of the click's rest. Call when its descriptors fire.
+    public func continueClick() {
+        guard writeRemaining > 0, let out = current, out.device.isWritable() else { return }
+        let base = out.base + writeOffset * out.channels
+        let written = out.device.write(base, count: writeRemaining)
+        if written > 0 {
+            writeOffset += written
+            writeRemaining -= written
+        } else if written == -Int(EAGAIN) {
+            return
+        } else if written < 0 {
+            // Fell behind mid-click: the rest is lost; the stream is made ready for the next.
+            truncated.add(1, ordering: .relaxed)
+            writeRemaining = 0
+            if Self.isFatal(Int32(-written)) { _ = deviceLost(0) } else { _ = out.device.prepare() }
+        }
+    }
+
+    // MARK: Recovery
+
+    static func isFatal(_ err: Int32) -> Bool {
+        err == ENODEV || err == EBADFD || err == EIO || err == ENXIO || err == ENOTTY
+    }
+
+    private func recover(_ device: any PCMDevice, error err: Int32) -> Bool {
+        switch err {
+        case EPIPE:  // underrun
+            recoveredXruns.add(1, ordering: .relaxed)
+            writeRecoveries &+= 1
+            return device.prepare() == 0
+        case ESTRPIPE:  // suspended: resume if the driver can, else start over
+            writeRecoveries &+= 1
+            return device.resume() == 0 || device.prepare() == 0
+        default:
+            return false
+        }
+    }
+
+    private func deviceLost(_ edgeTimestamp: UInt64) -> ClickOutcome {
+        failures.add(1, ordering: .relaxed)
+        available.store(false, ordering: .relaxed)
+        if let dead = current {
+            // Closing the device is the supervisor's job: it may touch files and take time.
+            let bits = UInt(bitPattern: Unmanaged.passRetained(dead).toOpaque())
+            let previous = lost.exchange(bits, ordering: .acquiringAndReleasing)
+            if previous != 0 { lost.store(previous, ordering: .relaxed) }  // one pending already; keep it
+            current = nil
+            writeRemaining = 0
+        }
+        sem_post(&wake)
+        return .failed(edgeTimestamp: edgeTimestamp, .deviceUnavailable)
+    }
+
+    private func adoptReopened() {
+        let bits = reopened.exchange(0, ordering: .acquiring)
+        guard let raw = UnsafeRawPointer(bitPattern: bits) else { return }
+        current = Unmanaged<Prepared>.fromOpaque(raw).takeRetainedValue()
+    }
+
+    private func startSupervisor() {
+        let thread = Thread { [unowned self] in self.supervise() }
+        thread.name = "lineup-audio"
+        supervisor = thread
+        thread.start()
+    }
+
+    private func supervise() {
+        while !stopping.load(ordering: .relaxed) {
+            while sem_wait(&wake) != 0 && errno == EINTR {}
+            if stopping.load(ordering: .relaxed) { return }
+            let deadBits = lost.exchange(0, ordering: .acquiring)
+            if let raw = UnsafeRawPointer(bitPattern: deadBits) {
+                Unmanaged<Prepared>.fromOpaque(raw).release()  // closes the vanished device
+            }
+            guard available.load(ordering: .relaxed) == false, reopened.load(ordering: .relaxed) == 0 else { continue }
+            var wait = backoff.first
+            while !stopping.load(ordering: .relaxed) {
+                reopenCount.add(1, ordering: .relaxed)
+                do {
+                    let device = try opener()
+                    let prepared = Prepared(device: device, sound: sound)
+                    negotiatedNow.withLock { $0 = device.negotiated }
+                    lastProblem.withLock { $0 = nil }
+                    reopened.store(UInt(bitPattern: Unmanaged.passRetained(prepared).toOpaque()), ordering: .releasing)
+                    available.store(true, ordering: .relaxed)
+                    break
+                } catch {
+                    lastProblem.withLock { $0 = error.message }
+                    let until = MonotonicClock.now() + UInt64(wait * 1e9)
+                    // Wakes early only to stop.
+                    while MonotonicClock.now() < until && !stopping.load(ordering: .relaxed) {
+                        MonotonicClock.sleep(until: min(until, MonotonicClock.now() + 50_000_000))
+                    }
+                    wait = min(backoff.last, wait * 2)
+                }
+            }
+        }
+    }
+
+    // MARK: Status
+
+    /// Rewards that could not sound.
+    public var failedClicks: UInt64 { failures.load(ordering: .relaxed) }
+    /// Underruns recovered from.
+    public var recoveredUnderruns: UInt64 { recoveredXruns.load(ordering: .relaxed) }
+    /// Clicks cut short because the stream ran dry while they were written.
+    public var truncatedClicks: UInt64 { truncated.load(ordering: .relaxed) }
+    /// Attempts to reopen a vanished device.
+    public var reopenAttempts: UInt64 { reopenCount.load(ordering: .relaxed) }
+    /// Whether a device is open (or reopened and waiting to be picked up).
+    public var isAvailable: Bool { available.load(ordering: .relaxed) }
+    /// The last reason the device could not be opened, while it cannot.
+    public var problem: String? { lastProblem.withLock { $0 } }
+    /// What the device agreed to, once one has been opened.
+    public var negotiated: NegotiatedAudio? { negotiatedNow.withLock { $0 } }
+}

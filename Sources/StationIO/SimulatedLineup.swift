@@ -1,0 +1,71 @@
+import Glibc
+import Synchronization
+
+/// A lineup with no hardware: edges written by simulated sensors (a virtual dog, a storm
+/// generator, a test) reach the hot loop through a pipe, so it polls and reads them exactly
+/// as it does the kernel's GPIO request descriptors. Each edge is stamped when it is
+/// injected, as the kernel stamps an edge in its interrupt handler.
+///
+/// Like the kernel's per-line buffer, the pipe is bounded: when the loop falls behind and
+/// it is full, the edge is dropped and counted rather than blocking the sensor.
+public final class SimulatedLineup: EdgeSource, @unchecked Sendable {
+    private let readEnd: Int32
+    private let writeEnd: Int32
+    private let levels: UnsafeMutablePointer<UInt8>
+    private let lineCount: Int
+    private let dropped = Atomic<UInt64>(0)
+    private let injected = Atomic<UInt64>(0)
+
+    public init(lineCount: Int) throws(StationIOError) {
+        var fds: [Int32] = [0, 0]
+        guard pipe(&fds) == 0 else { throw .system("making the simulated lineup's pipe") }
+        for fd in fds {
+            _ = fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK)
+            _ = fcntl(fd, F_SETFD, FD_CLOEXEC)
+        }
+        readEnd = fds[0]
+        writeEnd = fds[1]
+        self.lineCount = lineCount
+        levels = .allocate(capacity: max(1, lineCount))
+        levels.initialize(repeating: 0, count: max(1, lineCount))
+    }
+
+    deinit {
+        close(readEnd)
+        close(writeEnd)
+        levels.deallocate()
+    }
+
+    public var pollDescriptors: [Int32] { [readEnd] }
+    public var countsDrops: Bool { true }
+    public var droppedEdges: UInt64 { dropped.load(ordering: .relaxed) }
+    /// Edges that entered the pipe.
+    public var injectedEdges: UInt64 { injected.load(ordering: .relaxed) }
+
+    public func readEdges(descriptor index: Int, into buffer: UnsafeMutableBufferPointer<SensorEdge>) -> Int {
+        let stride = MemoryLayout<SensorEdge>.stride
+        let n = read(readEnd, buffer.baseAddress, buffer.count * stride)
+        guard n > 0 else { return 0 }
+        // Writes of one record are atomic (smaller than PIPE_BUF), so reads come in whole records.
+        return n / stride
+    }
+
+    public func level(of line: UInt32) -> Bool? {
+        Int(line) < lineCount ? levels[Int(line)] != 0 : nil
+    }
+
+    /// Puts an edge on the lineup, stamped now unless a time is given. Safe from any thread.
+    /// Returns false when the edge was dropped because the loop is behind.
+    @discardableResult
+    public func inject(line: UInt32, active: Bool, at timestamp: UInt64 = MonotonicClock.now()) -> Bool {
+        var edge = SensorEdge(timestamp: timestamp, line: line, isActive: active)
+        if Int(line) < lineCount { levels[Int(line)] = active ? 1 : 0 }
+        let written = write(writeEnd, &edge, MemoryLayout<SensorEdge>.stride)
+        guard written == MemoryLayout<SensorEdge>.stride else {
+            dropped.add(1, ordering: .relaxed)
+            return false
+        }
+        injected.add(1, ordering: .relaxed)
+        return true
+    }
+}

@@ -1,1 +1,0 @@
-// Module StationIO: see Package.swift for its concern.
