@@ -91,7 +91,8 @@ public final class ClickPlayer: @unchecked Sendable {
     // retained object's address or 0.
     private let reopened = Atomic<UInt>(0)
     private let lost = Atomic<UInt>(0)
-    private var wake = sem_t()
+    // A POSIX semaphore at a fixed address: posting it never blocks or allocates.
+    private let wake: UnsafeMutablePointer<sem_t> = .allocate(capacity: 1)
     private let stopping = Atomic<Bool>(false)
     private var supervisor: Thread?
 
@@ -118,7 +119,7 @@ public final class ClickPlayer: @unchecked Sendable {
         self.sound = sound
         self.opener = opener
         self.backoff = backoff
-        sem_init(&wake, 0, 0)
+        sem_init(wake, 0, 0)
         do {
             let device = try opener()
             current = Prepared(device: device, sound: sound)
@@ -129,7 +130,7 @@ public final class ClickPlayer: @unchecked Sendable {
             lastProblem.withLock { $0 = error.message }
         }
         startSupervisor()
-        if current == nil { sem_post(&wake) }
+        if current == nil { sem_post(wake) }
     }
 
     /// A click from the real ALSA library on `spec.device`.
@@ -145,12 +146,13 @@ public final class ClickPlayer: @unchecked Sendable {
 
     deinit {
         stopping.store(true, ordering: .relaxed)
-        sem_post(&wake)
+        sem_post(wake)
         while supervisor?.isFinished == false { usleep(1000) }
         for bits in [reopened.exchange(0, ordering: .acquiring), lost.exchange(0, ordering: .acquiring)] {
             if let raw = UnsafeRawPointer(bitPattern: bits) { Unmanaged<Prepared>.fromOpaque(raw).release() }
         }
-        sem_destroy(&wake)
+        sem_destroy(wake)
+        wake.deallocate()
     }
 
     // MARK: Hot path
@@ -256,7 +258,7 @@ public final class ClickPlayer: @unchecked Sendable {
             current = nil
             writeRemaining = 0
         }
-        sem_post(&wake)
+        sem_post(wake)
         return .failed(edgeTimestamp: edgeTimestamp, .deviceUnavailable)
     }
 
@@ -275,7 +277,7 @@ public final class ClickPlayer: @unchecked Sendable {
 
     private func supervise() {
         while !stopping.load(ordering: .relaxed) {
-            while sem_wait(&wake) != 0 && errno == EINTR {}
+            while sem_wait(wake) != 0 && errno == EINTR {}
             if stopping.load(ordering: .relaxed) { return }
             let deadBits = lost.exchange(0, ordering: .acquiring)
             if let raw = UnsafeRawPointer(bitPattern: deadBits) {

@@ -26,3 +26,8 @@ public enum WallClock {
         return Int64(ts.tv_sec) &* 1_000_000_000 &+ Int64(ts.tv_nsec)
     }
 }
+
+import CStationShim
+
+/// A non-blocking eventfd, or -errno (Glibc's module does not export eventfd).
+public func makeEventFD() -> Int32 { lineup_eventfd() }

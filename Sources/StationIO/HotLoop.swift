@@ -107,15 +107,17 @@ public final class HotLoop: @unchecked Sendable {
     /// Raw edges the debouncer treated as chatter.
     public var chatterCount: UInt64 { debouncer.chatterCount }
 
-    /// Asks for SCHED_FIFO at `priority` for the calling thread and locks memory so page faults
-    /// cannot delay a click. Returns nil, or why it could not (not root, no CAP_SYS_NICE).
-    public static func makeCurrentThreadRealtime(priority: Int32 = 80) -> String? {
+    /// Asks for SCHED_FIFO at `priority` for the calling thread and locks the process's memory
+    /// as it is touched (MCL_ONFAULT: what is used stays resident, nothing more is faulted in),
+    /// so a page fault cannot delay a click. Returns nil, or why it could not (not root, no
+    /// CAP_SYS_NICE / CAP_IPC_LOCK, or RLIMIT_MEMLOCK too small).
+    public static func makeCurrentThreadRealtime(priority: Int32 = 80, lockMemory: Bool = true) -> String? {
         var problems: [String] = []
         var param = sched_param()
         param.sched_priority = priority
         let rc = pthread_setschedparam(pthread_self(), SCHED_FIFO, &param)
         if rc != 0 { problems.append("SCHED_FIFO \(priority): \(String(cString: strerror(rc)))") }
-        if mlockall(MCL_CURRENT | MCL_FUTURE) != 0 { problems.append("mlockall: \(String(cString: strerror(errno)))") }
+        if lockMemory, mlockall(MCL_CURRENT | MCL_FUTURE | 4 /* MCL_ONFAULT */) != 0 { problems.append("mlockall: \(String(cString: strerror(errno)))") }
         return problems.isEmpty ? nil : problems.joined(separator: "; ")
     }
 
@@ -139,7 +141,11 @@ public final class HotLoop: @unchecked Sendable {
             let ready = lineup_ppoll(pollSet, UInt(count), timeout)
             if ready > 0 {
                 for i in 0..<sourceCount where pollSet[i].revents != 0 { readSource(i) }
-                if count > sourceCount + 1 { player?.continueClick() }
+                if count > sourceCount + 1, let player, let fds = player.pollDescriptors {
+                    // ALSA reads the events back from its own descriptors.
+                    for k in 0..<min(fds.count, count - sourceCount - 1) { fds[k].revents = pollSet[sourceCount + 1 + k].revents }
+                    player.continueClick()
+                }
                 if pollSet[sourceCount].revents != 0 {
                     var value: UInt64 = 0
                     _ = read(wakeFD, &value, 8)

@@ -1,0 +1,214 @@
+import Foundation
+import Glibc
+import Synchronization
+
+/// The hot-path benchmark behind `lineupctl bench click`: pulses on one station of the
+/// simulated lineup are clicked through the real ALSA library while a storm of edges on the
+/// other stations is read, debounced and queued for the log. Measures each click from the
+/// edge's timestamp to the samples accepted by ALSA.
+public struct ClickBenchmark {
+    public struct Settings: Sendable {
+        public var clicks = 1000
+        public var interval = 0.020
+        public var stormEdgesPerSecond = 10_000
+        public var stations = 5
+        public var device = "null"
+        public var periodFrames = 64
+        public var periods = 2
+        public var rate = 48_000
+        public var debounceMilliseconds = 5.0
+        public var realtime = true
+        public var lockMemory = true
+        public init() {}
+    }
+
+    public struct Result: Sendable {
+        public var handedLatencies: [UInt64]
+        public var onsetLatencies: [UInt64]
+        public var stormEdgesInjected: UInt64
+        public var edgesRead: UInt64
+        public var edgesLogged: UInt64
+        public var droppedAtSource: UInt64
+        public var ringOverflows: UInt64
+        public var failedClicks: UInt64
+        public var negotiated: NegotiatedAudio?
+        public var realtimeProblem: String?
+        public var hotThreadAllocations: Int?
+        public var seconds: Double
+
+        public var dropped: UInt64 { droppedAtSource + ringOverflows + (edgesRead - min(edgesRead, edgesLogged)) }
+    }
+
+    /// Counts allocations made on the hot thread while measuring, when the caller can.
+    /// `attach` runs on the hot thread before its loop; `begin` and `end` bracket the
+    /// measured clicks (after warm-up, so the runtime's first-use set-up is not counted).
+    public struct AllocationCounter: Sendable {
+        public var attach: @Sendable (_ hotThread: pthread_t) -> Void
+        public var begin: @Sendable () -> Void
+        public var end: @Sendable () -> Int?
+        public init(
+            attach: @escaping @Sendable (pthread_t) -> Void, begin: @escaping @Sendable () -> Void,
+            end: @escaping @Sendable () -> Int?
+        ) {
+            self.attach = attach
+            self.begin = begin
+            self.end = end
+        }
+    }
+
+    /// Pulses before measuring: first use of each code path, page faults, caches.
+    public static let warmUpClicks = 20
+
+    /// Clicks on the first station's nose-in edges; everything else is only debounced and logged.
+    final class TargetRule: HotPathHandler {
+        var nextDeadline: UInt64 { .max }
+        func handle(_ edge: SensorEdge) -> HotPathDecision { edge.line == 0 && edge.isActive ? .click : .none }
+        func deadline(now: UInt64) -> HotPathDecision { .none }
+    }
+
+    public static func run(_ s: Settings, allocations: AllocationCounter? = nil) throws(StationIOError) -> Result {
+        let lineup = try SimulatedLineup(lineCount: s.stations)
+        let player = try ClickPlayer(
+            sound: .standard,
+            opener: { () throws(StationIOError) -> any PCMDevice in
+                try ALSAPlayback(device: s.device, rate: s.rate, channels: 2, periodFrames: s.periodFrames, periods: s.periods)
+            }, keepTrying: false)
+        let ring = EventRing<StationRecord>(capacity: 1 << 16)
+        let ready = makeEventFD()
+        guard ready >= 0 else { throw .system("making the log consumer's eventfd", errno: -ready) }
+        defer { close(ready) }
+        let loop = try HotLoop(
+            source: lineup,
+            debouncer: Debouncer(lineCount: s.stations, windowNanoseconds: UInt64(s.debounceMilliseconds * 1e6)),
+            handler: TargetRule(), player: player, records: ring, recordsReady: ready)
+
+        // The log's consumer: drains the ring as the writer will, keeping the click figures.
+        let collected = Mutex<(handed: [UInt64], onset: [UInt64], edges: UInt64)>(([], [], 0))
+        let consumerDone = Atomic<Bool>(false)
+        let consumer = Thread {
+            var handed: [UInt64] = []
+            var onset: [UInt64] = []
+            handed.reserveCapacity(s.clicks)
+            onset.reserveCapacity(s.clicks)
+            var edges: UInt64 = 0
+            var warmUp = warmUpClicks
+            var value: UInt64 = 0
+            var pfd = pollfd(fd: ready, events: Int16(POLLIN), revents: 0)
+            while true {
+                let finishing = consumerDone.load(ordering: .acquiring)
+                ring.drain { record in
+                    switch record {
+                    case .click(let c) where warmUp > 0:
+                        warmUp -= 1
+                    case .click(let c):
+                        handed.append(c.handedLatency)
+                        onset.append(c.onsetLatency)
+                    case .edge: edges += 1
+                    default: break
+                    }
+                }
+                if finishing { break }
+                _ = poll(&pfd, 1, 100)
+                _ = read(ready, &value, 8)
+            }
+            collected.withLock { $0 = (handed, onset, edges) }
+        }
+        consumer.start()
+
+        let realtimeProblem = Mutex<String?>(nil)
+        let loopStarted = Atomic<Bool>(false)
+        let loopDone = Atomic<Bool>(false)
+        let hot = Thread {
+            if s.realtime {
+                let problem = HotLoop.makeCurrentThreadRealtime(lockMemory: s.lockMemory)
+                realtimeProblem.withLock { $0 = problem }
+            }
+            allocations?.attach(pthread_self())
+            loopStarted.store(true, ordering: .releasing)
+            loop.run()
+            loopDone.store(true, ordering: .releasing)
+        }
+        hot.start()
+        while !loopStarted.load(ordering: .acquiring) { usleep(1000) }
+
+        // The storm: edges on the other stations at the asked rate, each stamped as injected.
+        let stormStop = Atomic<Bool>(false)
+        let stormCount = Atomic<UInt64>(0)
+        let storm = Thread {
+            guard s.stormEdgesPerSecond > 0, s.stations > 1 else { return }
+            let gap = 1_000_000_000 / UInt64(s.stormEdgesPerSecond)
+            var next = MonotonicClock.now()
+            var k: UInt64 = 0
+            var levels = [Bool](repeating: false, count: s.stations)
+            while !stormStop.load(ordering: .relaxed) {
+                let now = MonotonicClock.now()
+                while next <= now {
+                    let line = Int(1 + k % UInt64(s.stations - 1))
+                    levels[line].toggle()
+                    lineup.inject(line: UInt32(line), active: levels[line])
+                    k += 1
+                    next += gap
+                }
+                MonotonicClock.sleep(until: next)
+            }
+            stormCount.store(k, ordering: .relaxed)
+        }
+        storm.start()
+
+        // The dog at the target: nose in, then out after the debounce window.
+        let start = MonotonicClock.now() + 10_000_000
+        let period = UInt64(s.interval * 1e9)
+        var seed: UInt64 = 0x5EED_C11C
+        for i in 0..<(s.clicks + warmUpClicks) {
+            if i == warmUpClicks {
+                MonotonicClock.sleep(until: start + UInt64(i) * period - period / 2)
+                allocations?.begin()
+            }
+            // A little jitter so pulses do not lock to the storm's phase.
+            seed = seed &* 6_364_136_223_846_793_005 &+ 1_442_695_040_888_963_407
+            let at = start + UInt64(i) * period + (seed >> 33) % (period / 4)
+            MonotonicClock.sleep(until: at)
+            lineup.inject(line: 0, active: true)
+            MonotonicClock.sleep(until: at + UInt64(s.debounceMilliseconds * 1e6) + 1_000_000)
+            lineup.inject(line: 0, active: false)
+        }
+        // Let the last click and the storm's tail through.
+        MonotonicClock.sleep(until: MonotonicClock.now() + 50_000_000)
+        stormStop.store(true, ordering: .relaxed)
+        while !storm.isFinished { usleep(1000) }
+        MonotonicClock.sleep(until: MonotonicClock.now() + 50_000_000)
+        let seconds = Double(MonotonicClock.now() - start) / 1e9
+        loop.stop()
+        while !loopDone.load(ordering: .acquiring) { usleep(1000) }
+        let hotAllocations = allocations?.end()
+        consumerDone.store(true, ordering: .releasing)
+        var one: UInt64 = 1
+        _ = write(ready, &one, 8)
+        while !consumer.isFinished { usleep(1000) }
+
+        let (handed, onset, logged) = collected.withLock { $0 }
+        return Result(
+            handedLatencies: handed, onsetLatencies: onset, stormEdgesInjected: stormCount.load(ordering: .relaxed),
+            edgesRead: loop.edgeCount, edgesLogged: logged, droppedAtSource: lineup.droppedEdges,
+            ringOverflows: ring.overflowCount, failedClicks: player.failedClicks, negotiated: player.negotiated,
+            realtimeProblem: realtimeProblem.withLock { $0 }, hotThreadAllocations: hotAllocations, seconds: seconds)
+    }
+}
+
+/// Percentiles by nearest rank over a sorted copy.
+public func percentile(_ values: [UInt64], _ p: Double) -> UInt64 {
+    guard !values.isEmpty else { return 0 }
+    let sorted = values.sorted()
+    let rank = Int((p / 100 * Double(sorted.count)).rounded(.up)) - 1
+    return sorted[max(0, min(sorted.count - 1, rank))]
+}
+
+/// Peak resident memory of this process (VmHWM), in MiB.
+public func peakResidentMegabytes() -> Double {
+    guard let text = try? String(contentsOfFile: "/proc/self/status", encoding: .utf8) else { return 0 }
+    for line in text.split(separator: "\n") where line.hasPrefix("VmHWM:") {
+        let kb = line.split(separator: " ").compactMap { Double($0) }.first ?? 0
+        return kb / 1024
+    }
+    return 0
+}

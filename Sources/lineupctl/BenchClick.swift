@@ -1,0 +1,161 @@
+import ArgumentParser
+import Glibc
+import MallocInterposerSwift
+import StationIO
+import Synchronization
+
+/// Which thread's allocations the interposer's hook counts: the hot thread's only.
+nonisolated(unsafe) private var countedThread: pthread_t = 0
+private let hotThreadAllocations = Atomic<Int>(0)
+
+private let countHotThreadAllocation: MallocInterposerSwift.AllocationHook = { _ in
+    if pthread_equal(pthread_self(), countedThread) != 0 { hotThreadAllocations.add(1, ordering: .relaxed) }
+}
+
+/// Whether the interposer really sees this process's mallocs (it must be loaded before libc's).
+private func interposerCounts() -> Bool {
+    MallocInterposerSwift.initialize()
+    MallocInterposerSwift.hook()
+    let p = malloc(64)
+    free(p)
+    MallocInterposerSwift.unhook()
+    return MallocInterposerSwift.getStatistics().mallocCount > 0
+}
+
+struct BenchClick: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "click",
+        abstract: "Edge-to-click latency on the simulated lineup through the real ALSA library.",
+        discussion: """
+            Pulses one station of the simulated lineup and measures each click from the edge's \
+            timestamp to the moment ALSA accepted the samples, while a storm of edges on the \
+            other stations is read, debounced and queued for the log. Prints one JSON object.
+
+            Examples:
+              lineupctl bench click
+              lineupctl bench click --clicks 2000 --storm 20000 --device null
+            """)
+
+    @Option(help: "Clicks to measure.") var clicks = 1000
+    @Option(help: "Edges per second on the other stations.") var storm = 10_000
+    @Option(help: "Milliseconds between pulses at the target station.") var intervalMs = 20.0
+    @Option(help: "ALSA device (null discards the samples; a real card measures it too).") var device = "null"
+    @Option(help: "Frames per ALSA period.") var periodFrames = 64
+    @Option(help: "ALSA periods in the buffer.") var periods = 2
+    @Flag(help: "Do not ask for SCHED_FIFO on the hot thread.") var noRealtime = false
+    @Flag(help: "Do not lock memory (mlockall) for the hot thread.") var noMemoryLock = false
+
+    func validate() throws {
+        guard clicks > 0 else { throw ValidationError("--clicks must be at least 1") }
+        guard storm >= 0 else { throw ValidationError("--storm cannot be negative") }
+        // A pulse lasts the debounce window plus 1 ms; the next must clear the window of its end.
+        guard intervalMs >= 16 else { throw ValidationError("--interval-ms must be at least 16") }
+    }
+
+    func run() throws {
+        var settings = ClickBenchmark.Settings()
+        settings.clicks = clicks
+        settings.stormEdgesPerSecond = storm
+        settings.interval = intervalMs / 1000
+        settings.device = device
+        settings.periodFrames = periodFrames
+        settings.periods = periods
+        settings.realtime = !noRealtime
+        settings.lockMemory = !noMemoryLock
+        let counting = interposerCounts()
+        let counter = ClickBenchmark.AllocationCounter(
+            attach: { thread in countedThread = thread },
+            begin: {
+                hotThreadAllocations.store(0, ordering: .relaxed)
+                MallocInterposerSwift.setAllocationHook(countHotThreadAllocation)
+                MallocInterposerSwift.hook()
+            },
+            end: {
+                MallocInterposerSwift.unhook()
+                MallocInterposerSwift.setAllocationHook(nil)
+                return hotThreadAllocations.load(ordering: .relaxed)
+            })
+        let result: ClickBenchmark.Result
+        do {
+            result = try ClickBenchmark.run(settings, allocations: counting ? counter : nil)
+        } catch {
+            printError("bench click: \(error)")
+            throw ExitCode(1)
+        }
+        let us = { (ns: UInt64) in Double(ns / 100) / 10 }
+        var json = JSONObject()
+        json["n"] = result.handedLatencies.count
+        json["p50_us"] = us(percentile(result.handedLatencies, 50))
+        json["p99_us"] = us(percentile(result.handedLatencies, 99))
+        json["max_us"] = us(result.handedLatencies.max() ?? 0)
+        json["storm_eps"] = Int((Double(result.stormEdgesInjected) / result.seconds).rounded())
+        json["dropped"] = Int(result.dropped)
+        json["rss_mb"] = (peakResidentMegabytes() * 10).rounded() / 10
+        json["onset_p50_us"] = us(percentile(result.onsetLatencies, 50))
+        json["onset_p99_us"] = us(percentile(result.onsetLatencies, 99))
+        json["failed_clicks"] = Int(result.failedClicks)
+        json["edges_read"] = Int(result.edgesRead)
+        json["edges_logged"] = Int(result.edgesLogged)
+        json["hot_thread_allocations"] = result.hotThreadAllocations.map { $0 as Any } ?? "not counted"
+        json["realtime"] =
+            noRealtime
+            ? "not asked" : result.realtimeProblem.map { "no: \($0)" } ?? (noMemoryLock ? "SCHED_FIFO 80" : "SCHED_FIFO 80, memory locked on fault")
+        json["audio"] = result.negotiated?.description ?? "none"
+        json["cpus"] = Int(sysconf(Int32(_SC_NPROCESSORS_ONLN)))
+        print(json.render())
+    }
+}
+
+/// A JSON object printed with its keys in insertion order, for figures a person also reads.
+struct JSONObject {
+    private var entries: [(String, Any)] = []
+
+    subscript(key: String) -> Any? {
+        get { entries.first { $0.0 == key }?.1 }
+        set {
+            entries.removeAll { $0.0 == key }
+            if let newValue { entries.append((key, newValue)) }
+        }
+    }
+
+    func render() -> String {
+        "{" + entries.map { "\(Self.quote($0.0)):\(Self.value($0.1))" }.joined(separator: ",") + "}"
+    }
+
+    static func value(_ v: Any) -> String {
+        switch v {
+        case let s as String: return quote(s)
+        case let b as Bool: return b ? "true" : "false"
+        case let i as Int: return String(i)
+        case let d as Double: return d.isFinite ? String(d) : "null"
+        default: return quote(String(describing: v))
+        }
+    }
+
+    static func quote(_ s: String) -> String {
+        var out = "\""
+        for scalar in s.unicodeScalars {
+            switch scalar {
+            case "\"": out += "\\\""
+            case "\\": out += "\\\\"
+            case "\n": out += "\\n"
+            case let c where c.value < 0x20: out += "\\u" + String(repeating: "0", count: 4 - String(c.value, radix: 16).count) + String(c.value, radix: 16)
+            default: out.unicodeScalars.append(scalar)
+            }
+        }
+        return out + "\""
+    }
+}
+
+/// One line on stderr, as every command reports a problem.
+func printError(_ message: String) {
+    var stderr = FileHandleStderr()
+    print("lineupctl: \(message)", to: &stderr)
+}
+
+struct FileHandleStderr: TextOutputStream {
+    mutating func write(_ string: String) {
+        var bytes = Array(string.utf8)
+        _ = Glibc.write(2, &bytes, bytes.count)
+    }
+}
