@@ -84,53 +84,107 @@ public final class ClickPlayer: @unchecked Sendable {
         deinit { base.deallocate() }
     }
 
-    private let sound: ClickSound
-    private let opener: Opener
+    /// What the hot thread and the audio supervisor thread share: only atomics, a semaphore,
+    /// and status behind locks the hot thread never takes.
+    final class Shared: @unchecked Sendable {
+        let sound: ClickSound
+        let opener: Opener
+        let backoff: (first: Double, last: Double)
+        // Hand-over slots, lock-free: each holds one retained object's address or 0.
+        let reopened = Atomic<UInt>(0)
+        let lost = Atomic<UInt>(0)
+        // A POSIX semaphore at a fixed address: posting it never blocks or allocates.
+        let wake: UnsafeMutablePointer<sem_t> = .allocate(capacity: 1)
+        let stopping = Atomic<Bool>(false)
+        let finished = Atomic<Bool>(false)
+        let failures = Atomic<UInt64>(0)
+        let recoveredXruns = Atomic<UInt64>(0)
+        let truncated = Atomic<UInt64>(0)
+        let reopenCount = Atomic<UInt64>(0)
+        let available = Atomic<Bool>(false)
+        let lastProblem = Mutex<String?>(nil)
+        let negotiatedNow = Mutex<NegotiatedAudio?>(nil)
+
+        init(sound: ClickSound, opener: @escaping Opener, backoff: (Double, Double)) {
+            self.sound = sound
+            self.opener = opener
+            self.backoff = backoff
+            sem_init(wake, 0, 0)
+        }
+
+        deinit {
+            for bits in [reopened.exchange(0, ordering: .acquiring), lost.exchange(0, ordering: .acquiring)] {
+                if let raw = UnsafeRawPointer(bitPattern: bits) { Unmanaged<Prepared>.fromOpaque(raw).release() }
+            }
+            sem_destroy(wake)
+            wake.deallocate()
+        }
+
+        /// The supervisor thread: closes vanished devices and reopens with back-off.
+        func supervise() {
+            defer { finished.store(true, ordering: .releasing) }
+            while !stopping.load(ordering: .relaxed) {
+                while sem_wait(wake) != 0 && errno == EINTR {}
+                if stopping.load(ordering: .relaxed) { return }
+                let deadBits = lost.exchange(0, ordering: .acquiring)
+                if let raw = UnsafeRawPointer(bitPattern: deadBits) {
+                    Unmanaged<Prepared>.fromOpaque(raw).release()  // closes the vanished device
+                }
+                guard available.load(ordering: .relaxed) == false, reopened.load(ordering: .relaxed) == 0 else { continue }
+                var wait = backoff.first
+                while !stopping.load(ordering: .relaxed) {
+                    reopenCount.add(1, ordering: .relaxed)
+                    do {
+                        let device = try opener()
+                        let prepared = Prepared(device: device, sound: sound)
+                        negotiatedNow.withLock { $0 = device.negotiated }
+                        lastProblem.withLock { $0 = nil }
+                        reopened.store(UInt(bitPattern: Unmanaged.passRetained(prepared).toOpaque()), ordering: .releasing)
+                        available.store(true, ordering: .relaxed)
+                        break
+                    } catch {
+                        lastProblem.withLock { $0 = error.message }
+                        let until = MonotonicClock.now() + UInt64(wait * 1e9)
+                        // Wakes early only to stop.
+                        while MonotonicClock.now() < until && !stopping.load(ordering: .relaxed) {
+                            MonotonicClock.sleep(until: min(until, MonotonicClock.now() + 20_000_000))
+                        }
+                        wait = min(backoff.last, wait * 2)
+                    }
+                }
+            }
+        }
+    }
+
+    private let shared: Shared
     private var current: Prepared?
-    // Hand-over between the hot thread and the supervisor, lock-free: each slot holds one
-    // retained object's address or 0.
-    private let reopened = Atomic<UInt>(0)
-    private let lost = Atomic<UInt>(0)
-    // A POSIX semaphore at a fixed address: posting it never blocks or allocates.
-    private let wake: UnsafeMutablePointer<sem_t> = .allocate(capacity: 1)
-    private let stopping = Atomic<Bool>(false)
-    private var supervisor: Thread?
+    private var supervisorStarted = false
 
     // The click being written.
     private var writeOffset = 0
     private var writeRemaining = 0
     private var writeRecoveries: UInt8 = 0
 
-    private let failures = Atomic<UInt64>(0)
-    private let recoveredXruns = Atomic<UInt64>(0)
-    private let truncated = Atomic<UInt64>(0)
-    private let reopenCount = Atomic<UInt64>(0)
-    private let available = Atomic<Bool>(false)
-    private let lastProblem = Mutex<String?>(nil)
-    private let negotiatedNow = Mutex<NegotiatedAudio?>(nil)
-    /// Back-off between reopen attempts, doubling from the first to the last.
-    public let backoff: (first: Double, last: Double)
-
     /// Opens the device now. If that fails and `keepTrying` is set, starts without sound and
     /// keeps reopening in the background (a USB DAC not yet enumerated at boot); otherwise throws.
     public init(
         sound: ClickSound, opener: @escaping Opener, keepTrying: Bool = true, backoff: (Double, Double) = (0.1, 5)
     ) throws(StationIOError) {
-        self.sound = sound
-        self.opener = opener
-        self.backoff = backoff
-        sem_init(wake, 0, 0)
+        shared = Shared(sound: sound, opener: opener, backoff: backoff)
         do {
             let device = try opener()
             current = Prepared(device: device, sound: sound)
-            available.store(true, ordering: .relaxed)
-            negotiatedNow.withLock { $0 = device.negotiated }
+            shared.available.store(true, ordering: .relaxed)
+            shared.negotiatedNow.withLock { $0 = device.negotiated }
         } catch {
             guard keepTrying else { throw error }
-            lastProblem.withLock { $0 = error.message }
+            shared.lastProblem.withLock { $0 = error.message }
         }
-        startSupervisor()
-        if current == nil { sem_post(wake) }
+        let supervisor = Thread { [shared] in shared.supervise() }
+        supervisor.name = "lineup-audio"
+        supervisor.start()
+        supervisorStarted = true
+        if current == nil { sem_post(shared.wake) }
     }
 
     /// A click from the real ALSA library on `spec.device`.
@@ -145,14 +199,11 @@ public final class ClickPlayer: @unchecked Sendable {
     }
 
     deinit {
-        stopping.store(true, ordering: .relaxed)
-        sem_post(wake)
-        while supervisor?.isFinished == false { usleep(1000) }
-        for bits in [reopened.exchange(0, ordering: .acquiring), lost.exchange(0, ordering: .acquiring)] {
-            if let raw = UnsafeRawPointer(bitPattern: bits) { Unmanaged<Prepared>.fromOpaque(raw).release() }
-        }
-        sem_destroy(wake)
-        wake.deallocate()
+        // An init that threw never started the supervisor.
+        guard supervisorStarted else { return }
+        shared.stopping.store(true, ordering: .relaxed)
+        sem_post(shared.wake)
+        while !shared.finished.load(ordering: .acquiring) { usleep(1000) }
     }
 
     // MARK: Hot path
@@ -162,7 +213,7 @@ public final class ClickPlayer: @unchecked Sendable {
     public func click(edgeTimestamp: UInt64) -> ClickOutcome {
         if current == nil { adoptReopened() }
         guard let out = current else {
-            failures.add(1, ordering: .relaxed)
+            shared.failures.add(1, ordering: .relaxed)
             return .failed(edgeTimestamp: edgeTimestamp, .deviceUnavailable)
         }
         let device = out.device
@@ -190,7 +241,7 @@ public final class ClickPlayer: @unchecked Sendable {
         if written < 0 {
             let err = Int32(-written)
             if Self.isFatal(err) { return deviceLost(edgeTimestamp) }
-            failures.add(1, ordering: .relaxed)
+            shared.failures.add(1, ordering: .relaxed)
             return .failed(edgeTimestamp: edgeTimestamp, .writeFailed(errno: err))
         }
         let (trigger, delay) = device.triggerAndDelay()
@@ -221,7 +272,7 @@ public final class ClickPlayer: @unchecked Sendable {
             return
         } else if written < 0 {
             // Fell behind mid-click: the rest is lost; the stream is made ready for the next.
-            truncated.add(1, ordering: .relaxed)
+            shared.truncated.add(1, ordering: .relaxed)
             writeRemaining = 0
             if Self.isFatal(Int32(-written)) { _ = deviceLost(0) } else { _ = out.device.prepare() }
         }
@@ -236,7 +287,7 @@ public final class ClickPlayer: @unchecked Sendable {
     private func recover(_ device: any PCMDevice, error err: Int32) -> Bool {
         switch err {
         case EPIPE:  // underrun
-            recoveredXruns.add(1, ordering: .relaxed)
+            shared.recoveredXruns.add(1, ordering: .relaxed)
             writeRecoveries &+= 1
             return device.prepare() == 0
         case ESTRPIPE:  // suspended: resume if the driver can, else start over
@@ -248,80 +299,40 @@ public final class ClickPlayer: @unchecked Sendable {
     }
 
     private func deviceLost(_ edgeTimestamp: UInt64) -> ClickOutcome {
-        failures.add(1, ordering: .relaxed)
-        available.store(false, ordering: .relaxed)
+        shared.failures.add(1, ordering: .relaxed)
+        shared.available.store(false, ordering: .relaxed)
         if let dead = current {
             // Closing the device is the supervisor's job: it may touch files and take time.
             let bits = UInt(bitPattern: Unmanaged.passRetained(dead).toOpaque())
-            let previous = lost.exchange(bits, ordering: .acquiringAndReleasing)
-            if previous != 0 { lost.store(previous, ordering: .relaxed) }  // one pending already; keep it
+            let previous = shared.lost.exchange(bits, ordering: .acquiringAndReleasing)
+            if previous != 0 { shared.lost.store(previous, ordering: .relaxed) }  // one pending already; keep it
             current = nil
             writeRemaining = 0
         }
-        sem_post(wake)
+        sem_post(shared.wake)
         return .failed(edgeTimestamp: edgeTimestamp, .deviceUnavailable)
     }
 
     private func adoptReopened() {
-        let bits = reopened.exchange(0, ordering: .acquiring)
+        let bits = shared.reopened.exchange(0, ordering: .acquiring)
         guard let raw = UnsafeRawPointer(bitPattern: bits) else { return }
         current = Unmanaged<Prepared>.fromOpaque(raw).takeRetainedValue()
-    }
-
-    private func startSupervisor() {
-        let thread = Thread { [unowned self] in self.supervise() }
-        thread.name = "lineup-audio"
-        supervisor = thread
-        thread.start()
-    }
-
-    private func supervise() {
-        while !stopping.load(ordering: .relaxed) {
-            while sem_wait(wake) != 0 && errno == EINTR {}
-            if stopping.load(ordering: .relaxed) { return }
-            let deadBits = lost.exchange(0, ordering: .acquiring)
-            if let raw = UnsafeRawPointer(bitPattern: deadBits) {
-                Unmanaged<Prepared>.fromOpaque(raw).release()  // closes the vanished device
-            }
-            guard available.load(ordering: .relaxed) == false, reopened.load(ordering: .relaxed) == 0 else { continue }
-            var wait = backoff.first
-            while !stopping.load(ordering: .relaxed) {
-                reopenCount.add(1, ordering: .relaxed)
-                do {
-                    let device = try opener()
-                    let prepared = Prepared(device: device, sound: sound)
-                    negotiatedNow.withLock { $0 = device.negotiated }
-                    lastProblem.withLock { $0 = nil }
-                    reopened.store(UInt(bitPattern: Unmanaged.passRetained(prepared).toOpaque()), ordering: .releasing)
-                    available.store(true, ordering: .relaxed)
-                    break
-                } catch {
-                    lastProblem.withLock { $0 = error.message }
-                    let until = MonotonicClock.now() + UInt64(wait * 1e9)
-                    // Wakes early only to stop.
-                    while MonotonicClock.now() < until && !stopping.load(ordering: .relaxed) {
-                        MonotonicClock.sleep(until: min(until, MonotonicClock.now() + 50_000_000))
-                    }
-                    wait = min(backoff.last, wait * 2)
-                }
-            }
-        }
     }
 
     // MARK: Status
 
     /// Rewards that could not sound.
-    public var failedClicks: UInt64 { failures.load(ordering: .relaxed) }
+    public var failedClicks: UInt64 { shared.failures.load(ordering: .relaxed) }
     /// Underruns recovered from.
-    public var recoveredUnderruns: UInt64 { recoveredXruns.load(ordering: .relaxed) }
+    public var recoveredUnderruns: UInt64 { shared.recoveredXruns.load(ordering: .relaxed) }
     /// Clicks cut short because the stream ran dry while they were written.
-    public var truncatedClicks: UInt64 { truncated.load(ordering: .relaxed) }
+    public var truncatedClicks: UInt64 { shared.truncated.load(ordering: .relaxed) }
     /// Attempts to reopen a vanished device.
-    public var reopenAttempts: UInt64 { reopenCount.load(ordering: .relaxed) }
+    public var reopenAttempts: UInt64 { shared.reopenCount.load(ordering: .relaxed) }
     /// Whether a device is open (or reopened and waiting to be picked up).
-    public var isAvailable: Bool { available.load(ordering: .relaxed) }
+    public var isAvailable: Bool { shared.available.load(ordering: .relaxed) }
     /// The last reason the device could not be opened, while it cannot.
-    public var problem: String? { lastProblem.withLock { $0 } }
+    public var problem: String? { shared.lastProblem.withLock { $0 } }
     /// What the device agreed to, once one has been opened.
-    public var negotiated: NegotiatedAudio? { negotiatedNow.withLock { $0 } }
+    public var negotiated: NegotiatedAudio? { shared.negotiatedNow.withLock { $0 } }
 }

@@ -128,6 +128,11 @@ public final class ALSAPlayback: PCMDevice {
     }
 
     deinit {
+        // Let a click still sounding finish, for at most 100 ms (some plugins never drain).
+        if snd_pcm_state(pcm) == SND_PCM_STATE_RUNNING, snd_pcm_drain(pcm) == -EAGAIN {
+            let until = MonotonicClock.now() + 100_000_000
+            while snd_pcm_state(pcm) == SND_PCM_STATE_DRAINING, MonotonicClock.now() < until { usleep(2000) }
+        }
         snd_pcm_status_free(status)
         snd_pcm_close(pcm)
         UnsafeMutableBufferPointer(start: pollDescriptors.baseAddress, count: max(1, pollDescriptors.count)).deallocate()
