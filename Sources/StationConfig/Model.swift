@@ -5,201 +5,197 @@
 /// or by a chip's label (`pinctrl-bcm2711`) and an offset on that chip. Never by chip number,
 /// because Pi 5 kernels have renumbered the header's chip more than once.
 public enum LineLocator: Sendable, Hashable, CustomStringConvertible {
-  case name(String)
-  case chipLabel(String, offset: Int)
+    case name(String)
+    case chipLabel(String, offset: Int)
 
-  public var description: String {
-    switch self {
-    case .name(let name): return name
-    case .chipLabel(let label, let offset): return "\(label):\(offset)"
+    public var description: String {
+        switch self {
+        case .name(let name): return name
+        case .chipLabel(let label, let offset): return "\(label):\(offset)"
+        }
     }
-  }
 }
 
 /// The pull resistor asked of the line (libgpiod's bias).
 public enum LineBias: String, Sendable, Hashable, CaseIterable {
-  case asIs = "as-is"
-  case pullUp = "pull-up"
-  case pullDown = "pull-down"
-  case disabled
+    case asIs = "as-is"
+    case pullUp = "pull-up"
+    case pullDown = "pull-down"
+    case disabled
 }
 
 /// One digital input: a station's sensor or a button.
 public struct InputLine: Sendable, Hashable {
-  public var locator: LineLocator
-  /// True when the line reads low while the dog's nose (or a thumb) is there:
-  /// the usual wiring, a sensor pulling an input with a pull-up to ground.
-  public var activeLow: Bool
-  public var bias: LineBias
+    public var locator: LineLocator
+    /// True when the line reads low while the dog's nose (or a thumb) is there:
+    /// the usual wiring, a sensor pulling an input with a pull-up to ground.
+    public var activeLow: Bool
+    public var bias: LineBias
 
-  public init(locator: LineLocator, activeLow: Bool = true, bias: LineBias = .pullUp) {
-    self.locator = locator
-    self.activeLow = activeLow
-    self.bias = bias
-  }
+    public init(locator: LineLocator, activeLow: Bool = true, bias: LineBias = .pullUp) {
+        self.locator = locator
+        self.activeLow = activeLow
+        self.bias = bias
+    }
 }
 
 /// One digital output: a station's LED or valve, or the buzzer.
 public struct OutputLine: Sendable, Hashable {
-  public var locator: LineLocator
-  public var activeLow: Bool
+    public var locator: LineLocator
+    public var activeLow: Bool
 
-  public init(locator: LineLocator, activeLow: Bool = false) {
-    self.locator = locator
-    self.activeLow = activeLow
-  }
+    public init(locator: LineLocator, activeLow: Bool = false) {
+        self.locator = locator
+        self.activeLow = activeLow
+    }
 }
 
 /// A scent container's position in the lineup.
 public struct StationSpec: Sendable, Hashable {
-  public var name: String
-  public var input: InputLine
-  public var output: OutputLine?
+    public var name: String
+    public var input: InputLine
+    public var output: OutputLine?
 
-  public init(name: String, input: InputLine, output: OutputLine? = nil) {
-    self.name = name
-    self.input = input
-    self.output = output
-  }
+    public init(name: String, input: InputLine, output: OutputLine? = nil) {
+        self.name = name
+        self.input = input
+        self.output = output
+    }
 }
 
 /// The trainer's three physical buttons; each is optional on a given board.
 public struct ButtonSpecs: Sendable, Hashable {
-  public var clicker: InputLine?
-  public var error: InputLine?
-  public var ready: InputLine?
+    public var clicker: InputLine?
+    public var error: InputLine?
+    public var ready: InputLine?
 
-  public init(clicker: InputLine? = nil, error: InputLine? = nil, ready: InputLine? = nil) {
-    self.clicker = clicker
-    self.error = error
-    self.ready = ready
-  }
+    public init(clicker: InputLine? = nil, error: InputLine? = nil, ready: InputLine? = nil) {
+        self.clicker = clicker
+        self.error = error
+        self.ready = ready
+    }
 }
 
 /// A click from a piezo buzzer on a GPIO line, for a board without audio.
 public struct BuzzerSpec: Sendable, Hashable {
-  public var output: OutputLine
-  public var pulseMilliseconds: Int
+    public var output: OutputLine
+    public var pulseMilliseconds: Int
 
-  public init(output: OutputLine, pulseMilliseconds: Int = 15) {
-    self.output = output
-    self.pulseMilliseconds = pulseMilliseconds
-  }
+    public init(output: OutputLine, pulseMilliseconds: Int = 15) {
+        self.output = output
+        self.pulseMilliseconds = pulseMilliseconds
+    }
 }
 
 /// The click's sound: synthesised once at start, or mono/stereo 16-bit PCM from a WAV file.
 public enum ClickSound: Sendable, Hashable {
-  /// A short decaying burst, like a box clicker. Frequency in Hz, length in ms, level 0...1.
-  case builtin(frequency: Double, milliseconds: Double, level: Double)
-  /// Samples already read and checked from a WAV file at load time, interleaved, at `rate`.
-  case wav(path: String, samples: [Int16], channels: Int, rate: Int)
+    /// A short decaying burst, like a box clicker. Frequency in Hz, length in ms, level 0...1.
+    case builtin(frequency: Double, milliseconds: Double, level: Double)
+    /// Samples already read and checked from a WAV file at load time, interleaved, at `rate`.
+    case wav(path: String, samples: [Int16], channels: Int, rate: Int)
 
-  public static let standard = ClickSound.builtin(frequency: 3000, milliseconds: 12, level: 0.8)
+    public static let standard = ClickSound.builtin(frequency: 3000, milliseconds: 12, level: 0.8)
 }
 
 public struct AudioSpec: Sendable, Hashable {
-  /// An ALSA PCM name: `default`, `hw:CARD=sndrpihifiberry,DEV=0`, `null`, or a plugin.
-  public var device: String
-  public var rate: Int
-  public var periodFrames: Int
-  public var periods: Int
-  public var channels: Int
-  public var click: ClickSound
+    /// An ALSA PCM name: `default`, `hw:CARD=sndrpihifiberry,DEV=0`, `null`, or a plugin.
+    public var device: String
+    public var rate: Int
+    public var periodFrames: Int
+    public var periods: Int
+    public var channels: Int
+    public var click: ClickSound
 
-  public init(
-    device: String = "default", rate: Int = 48_000, periodFrames: Int = 64, periods: Int = 2,
-    channels: Int = 2, click: ClickSound = .standard
-  ) {
-    self.device = device
-    self.rate = rate
-    self.periodFrames = periodFrames
-    self.periods = periods
-    self.channels = channels
-    self.click = click
-  }
+    public init(
+        device: String = "default", rate: Int = 48_000, periodFrames: Int = 64, periods: Int = 2,
+        channels: Int = 2, click: ClickSound = .standard
+    ) {
+        self.device = device
+        self.rate = rate
+        self.periodFrames = periodFrames
+        self.periods = periods
+        self.channels = channels
+        self.click = click
+    }
 }
 
 public struct TimingSpec: Sendable, Hashable {
-  /// After acting on an edge, further edges on the same line within this window are chatter.
-  public var debounceMilliseconds: Double
-  /// How long the nose must stay at one station to count as an indication.
-  public var holdMilliseconds: Double
-  /// A break of the beam shorter than this does not end a hold.
-  public var holdToleranceMilliseconds: Double
+    /// After acting on an edge, further edges on the same line within this window are chatter.
+    public var debounceMilliseconds: Double
+    /// How long the nose must stay at one station to count as an indication.
+    public var holdMilliseconds: Double
+    /// A break of the beam shorter than this does not end a hold.
+    public var holdToleranceMilliseconds: Double
 
-  public init(
-    debounceMilliseconds: Double = 5, holdMilliseconds: Double = 2000,
-    holdToleranceMilliseconds: Double = 150
-  ) {
-    self.debounceMilliseconds = debounceMilliseconds
-    self.holdMilliseconds = holdMilliseconds
-    self.holdToleranceMilliseconds = holdToleranceMilliseconds
-  }
+    public init(debounceMilliseconds: Double = 5, holdMilliseconds: Double = 2000, holdToleranceMilliseconds: Double = 150) {
+        self.debounceMilliseconds = debounceMilliseconds
+        self.holdMilliseconds = holdMilliseconds
+        self.holdToleranceMilliseconds = holdToleranceMilliseconds
+    }
 }
 
 /// The selftest jumper: a wire from a spare output line to one station's sensor input
 /// (that station's sensor unplugged), so `lineupctl selftest` can drive edges itself and
 /// measure the rig's edge-to-click latency.
 public struct SelftestSpec: Sendable, Hashable {
-  /// The spare output line that drives the jumper wire.
-  public var output: OutputLine
-  /// The index in `StationConfiguration.stations` of the station whose input the wire drives.
-  public var stationIndex: Int
-  /// That station's name, for messages.
-  public var stationName: String
+    /// The spare output line that drives the jumper wire.
+    public var output: OutputLine
+    /// The index in `StationConfiguration.stations` of the station whose input the wire drives.
+    public var stationIndex: Int
+    /// That station's name, for messages.
+    public var stationName: String
 
-  public init(output: OutputLine, stationIndex: Int, stationName: String) {
-    self.output = output
-    self.stationIndex = stationIndex
-    self.stationName = stationName
-  }
+    public init(output: OutputLine, stationIndex: Int, stationName: String) {
+        self.output = output
+        self.stationIndex = stationIndex
+        self.stationName = stationName
+    }
 }
 
 /// The whole board.
 public struct StationConfiguration: Sendable, Hashable {
-  /// Where the configuration came from, for messages (`/etc/lineup/station.toml`, or `built-in`).
-  public var source: String
-  public var stations: [StationSpec]
-  public var buttons: ButtonSpecs
-  public var buzzer: BuzzerSpec?
-  public var audio: AudioSpec
-  public var timing: TimingSpec
-  /// The board's name from `[board] name`, for logs and `lineupctl` output; nil when not given.
-  public var boardName: String?
-  /// The selftest jumper from `[selftest]`; nil when the board has none.
-  public var selftest: SelftestSpec?
+    /// Where the configuration came from, for messages (`/etc/lineup/station.toml`, or `built-in`).
+    public var source: String
+    public var stations: [StationSpec]
+    public var buttons: ButtonSpecs
+    public var buzzer: BuzzerSpec?
+    public var audio: AudioSpec
+    public var timing: TimingSpec
+    /// The board's name from `[board] name`, for logs and `lineupctl` output; nil when not given.
+    public var boardName: String?
+    /// The selftest jumper from `[selftest]`; nil when the board has none.
+    public var selftest: SelftestSpec?
 
-  public init(
-    source: String, stations: [StationSpec], buttons: ButtonSpecs = ButtonSpecs(),
-    buzzer: BuzzerSpec? = nil,
-    audio: AudioSpec = AudioSpec(), timing: TimingSpec = TimingSpec(), boardName: String? = nil,
-    selftest: SelftestSpec? = nil
-  ) {
-    self.source = source
-    self.stations = stations
-    self.buttons = buttons
-    self.buzzer = buzzer
-    self.audio = audio
-    self.timing = timing
-    self.boardName = boardName
-    self.selftest = selftest
-  }
-
-  /// The simulated station's board: five stations and three buttons on named lines
-  /// (the Pi 4 example's pins), nothing read from disk.
-  public static func simulated(stationCount: Int = 5) -> StationConfiguration {
-    let pins = [17, 27, 22, 5, 6, 13, 19, 26]
-    let stations = (0..<max(1, min(stationCount, pins.count))).map { i in
-      StationSpec(
-        name: String(UnicodeScalar(UInt8(65 + i))),
-        input: InputLine(locator: .name("GPIO\(pins[i])")))
+    public init(
+        source: String, stations: [StationSpec], buttons: ButtonSpecs = ButtonSpecs(), buzzer: BuzzerSpec? = nil,
+        audio: AudioSpec = AudioSpec(), timing: TimingSpec = TimingSpec(), boardName: String? = nil,
+        selftest: SelftestSpec? = nil
+    ) {
+        self.source = source
+        self.stations = stations
+        self.buttons = buttons
+        self.buzzer = buzzer
+        self.audio = audio
+        self.timing = timing
+        self.boardName = boardName
+        self.selftest = selftest
     }
-    return StationConfiguration(
-      source: "built-in simulated board",
-      stations: stations,
-      buttons: ButtonSpecs(
-        clicker: InputLine(locator: .name("GPIO23")),
-        error: InputLine(locator: .name("GPIO24")),
-        ready: InputLine(locator: .name("GPIO25"))))
-  }
+
+    /// The simulated station's board: five stations and three buttons on named lines
+    /// (the Pi 4 example's pins), nothing read from disk.
+    public static func simulated(stationCount: Int = 5) -> StationConfiguration {
+        let pins = [17, 27, 22, 5, 6, 13, 19, 26]
+        let stations = (0..<max(1, min(stationCount, pins.count))).map { i in
+            StationSpec(
+                name: String(UnicodeScalar(UInt8(65 + i))),
+                input: InputLine(locator: .name("GPIO\(pins[i])")))
+        }
+        return StationConfiguration(
+            source: "built-in simulated board",
+            stations: stations,
+            buttons: ButtonSpecs(
+                clicker: InputLine(locator: .name("GPIO23")),
+                error: InputLine(locator: .name("GPIO24")),
+                ready: InputLine(locator: .name("GPIO25"))))
+    }
 }
