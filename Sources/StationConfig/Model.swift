@@ -134,6 +134,24 @@ public struct TimingSpec: Sendable, Hashable {
     }
 }
 
+/// The selftest jumper: a wire from a spare output line to one station's sensor input
+/// (that station's sensor unplugged), so `lineupctl selftest` can drive edges itself and
+/// measure the rig's edge-to-click latency.
+public struct SelftestSpec: Sendable, Hashable {
+    /// The spare output line that drives the jumper wire.
+    public var output: OutputLine
+    /// The index in `StationConfiguration.stations` of the station whose input the wire drives.
+    public var stationIndex: Int
+    /// That station's name, for messages.
+    public var stationName: String
+
+    public init(output: OutputLine, stationIndex: Int, stationName: String) {
+        self.output = output
+        self.stationIndex = stationIndex
+        self.stationName = stationName
+    }
+}
+
 /// The whole board.
 public struct StationConfiguration: Sendable, Hashable {
     /// Where the configuration came from, for messages (`/etc/lineup/station.toml`, or `built-in`).
@@ -143,10 +161,15 @@ public struct StationConfiguration: Sendable, Hashable {
     public var buzzer: BuzzerSpec?
     public var audio: AudioSpec
     public var timing: TimingSpec
+    /// The board's name from `[board] name`, for logs and `lineupctl` output; nil when not given.
+    public var boardName: String?
+    /// The selftest jumper from `[selftest]`; nil when the board has none.
+    public var selftest: SelftestSpec?
 
     public init(
         source: String, stations: [StationSpec], buttons: ButtonSpecs = ButtonSpecs(), buzzer: BuzzerSpec? = nil,
-        audio: AudioSpec = AudioSpec(), timing: TimingSpec = TimingSpec()
+        audio: AudioSpec = AudioSpec(), timing: TimingSpec = TimingSpec(), boardName: String? = nil,
+        selftest: SelftestSpec? = nil
     ) {
         self.source = source
         self.stations = stations
@@ -154,6 +177,8 @@ public struct StationConfiguration: Sendable, Hashable {
         self.buzzer = buzzer
         self.audio = audio
         self.timing = timing
+        self.boardName = boardName
+        self.selftest = selftest
     }
 
     /// The simulated station's board: five stations and three buttons on named lines
