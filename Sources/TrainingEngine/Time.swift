@@ -8,12 +8,12 @@ public typealias Nanoseconds = UInt64
 /// Nanoseconds from seconds, rounded; negative or non-finite values give zero.
 @inlinable
 public func nanoseconds(seconds: Double) -> Nanoseconds {
-  guard seconds.isFinite, seconds > 0 else { return 0 }
-  return Nanoseconds((seconds * 1e9).rounded())
+    guard seconds.isFinite, seconds > 0 else { return 0 }
+    return Nanoseconds((seconds * 1e9).rounded())
 }
 
 /// Nanoseconds from milliseconds, rounded; negative or non-finite values give zero.
 @inlinable
 public func nanoseconds(milliseconds: Double) -> Nanoseconds {
-  nanoseconds(seconds: milliseconds / 1000)
+    nanoseconds(seconds: milliseconds / 1000)
 }
