@@ -75,6 +75,16 @@ func startTrial(_ d: inout Driver, kinds: [SampleKind], at t: Nanoseconds = 0) {
         #expect(d.records.contains(.interTrialOver(at: 10 * sec)))
     }
 
+    @Test func clickComesFirstInItsAnswer() {
+        var m = LineupMachine(configuration: automated())
+        _ = m.load(layout: TrialLayout(kinds: [.blank, .target, .blank]), at: 0)
+        _ = m.readyButton(at: 0)
+        _ = m.stationEdge(station: 1, present: true, at: sec)
+        let answer = m.timerFired(at: 3 * sec)
+        #expect(answer.count > 1)
+        #expect(answer[0] == .click(station: 1, triggeredAt: 3 * sec, automatic: true))
+    }
+
     @Test func sniffJustShortOfHoldIsASniff() {
         var d = Driver(automated())
         startTrial(&d, kinds: [.target, .blank, .blank])
