@@ -50,7 +50,7 @@ let package = Package(
         .target(
             name: "TrainingEngine",
             dependencies: [.product(name: "TOMLKit", package: "TOMLKit")],
-            exclude: ["Programs"]
+            resources: [.embedInCode("Programs/study.toml"), .embedInCode("Programs/research-5-station.toml")]
         ),
         .target(
             name: "VirtualDog",

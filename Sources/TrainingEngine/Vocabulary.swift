@@ -66,7 +66,8 @@ public struct Proportion: Sendable, Hashable, Codable {
         let centre = (p + z2 / (2 * n)) / (1 + z2 / n)
         let half = z / (1 + z2 / n) * (p * (1 - p) / n + z2 / (4 * n * n)).squareRoot()
         value = p
-        lower = max(0, centre - half)
-        upper = min(1, centre + half)
+        // Clamped to enclose p: at p = 0 or 1 rounding can otherwise leave a bound a hair past it.
+        lower = min(p, max(0, centre - half))
+        upper = max(p, min(1, centre + half))
     }
 }

@@ -23,6 +23,6 @@ struct Lineupctl: ParsableCommand {
 struct Bench: ParsableCommand {
     static let configuration = CommandConfiguration(
         abstract: "Measure the station: each benchmark prints one JSON object.",
-        subcommands: [BenchClick.self]
+        subcommands: [BenchClick.self, BenchEngine.self, BenchBlock.self]
     )
 }

@@ -1,0 +1,215 @@
+// Layouts for automated blocks: which sample goes in which station, each trial. Seeded and
+// recorded, so a block can be generated again exactly from its seed and its sample list.
+
+/// A physical scent sample as the layout generator sees it.
+public struct Sample: Sendable, Hashable, Identifiable {
+    public var id: String
+    public var kind: SampleKind
+    /// How many times the sample may be presented in all (dogs learn individual samples); nil: no limit.
+    public var usageLimit: Int?
+    /// How many times it has been presented so far.
+    public var usageCount: Int
+
+    public init(id: String, kind: SampleKind, usageLimit: Int? = nil, usageCount: Int = 0) {
+        self.id = id
+        self.kind = kind
+        self.usageLimit = usageLimit
+        self.usageCount = usageCount
+    }
+
+    public var remainingUses: Int { usageLimit.map { max(0, $0 - usageCount) } ?? Int.max }
+}
+
+/// What one station holds on one trial.
+public struct StationContent: Sendable, Hashable {
+    public var kind: SampleKind
+    /// Nil when no sample of that kind is registered (an anonymous clean container, say).
+    public var sampleID: String?
+
+    public init(kind: SampleKind, sampleID: String? = nil) {
+        self.kind = kind
+        self.sampleID = sampleID
+    }
+}
+
+/// One trial's layout, with what is needed to generate it again.
+public struct TrialLayout: Sendable, Hashable {
+    /// The seed of the block this layout belongs to.
+    public var blockSeed: UInt64
+    /// Position within the block, from 0.
+    public var trialIndex: Int
+    public var stations: [StationContent]
+
+    public init(blockSeed: UInt64 = 0, trialIndex: Int = 0, stations: [StationContent]) {
+        self.blockSeed = blockSeed
+        self.trialIndex = trialIndex
+        self.stations = stations
+    }
+
+    /// A layout from kinds alone (hand-made trials, tests).
+    public init(kinds: [SampleKind], trialIndex: Int = 0) {
+        self.init(trialIndex: trialIndex, stations: kinds.map { StationContent(kind: $0) })
+    }
+
+    /// The station holding the target, if any.
+    public var targetStation: Int? { stations.firstIndex { $0.kind == .target } }
+    public var kinds: [SampleKind] { stations.map(\.kind) }
+}
+
+public enum LayoutError: Error, Sendable, Hashable, CustomStringConvertible {
+    /// Not enough usable samples of a kind for a trial (all at their usage limit).
+    case samplesExhausted(kind: SampleKind, trialIndex: Int, needed: Int, available: Int)
+    /// The run-length limit cannot be met with these counts (e.g. one station and a limit of 1).
+    case constraintsUnsatisfiable(String)
+
+    public var description: String {
+        switch self {
+        case .samplesExhausted(let kind, let trial, let needed, let available):
+            return
+                "trial \(trial + 1): \(needed) \(kind.rawValue) sample(s) needed but only \(available) still within their usage limit"
+        case .constraintsUnsatisfiable(let why): return why
+        }
+    }
+}
+
+/// Generates a block of layouts for a step's lineup.
+///
+/// - the target's station is balanced over the block (each station gets the target within one
+///   time of every other) and never more than `maxSameStationInARow` trials in a row;
+/// - a share of trials has no target (`noTargetShare`, rounded to whole trials);
+/// - controls, blanks and distractors rotate: the least-used samples go first, so no sample is
+///   presented far more than its peers, and never beyond its usage limit.
+public struct LayoutGenerator: Sendable {
+    public var setup: LineupSetup
+    /// The sample pool, with usage counts updated as layouts are made.
+    public private(set) var samples: [Sample]
+    public let seed: UInt64
+    private var random: SeededGenerator
+
+    public init(setup: LineupSetup, samples: [Sample], seed: UInt64) {
+        self.setup = setup
+        self.samples = samples
+        self.seed = seed
+        self.random = SeededGenerator(seed: seed)
+    }
+
+    /// The target's station for each trial of a block of `count` (nil: no target).
+    public mutating func targetStations(count: Int) throws(LayoutError) -> [Int?] {
+        guard count > 0 else { return [] }
+        guard setup.targets == 1 else { return Array(repeating: nil, count: count) }
+        let noTarget = Int((Double(count) * setup.noTargetShare).rounded())
+        let withTarget = count - noTarget
+        let n = setup.stations
+        // Balanced: every station gets floor(withTarget / n), the remainder goes to random stations.
+        var remaining = Array(repeating: withTarget / n, count: n)
+        var extra = Array(0..<n)
+        random.shuffle(&extra)
+        for s in extra.prefix(withTarget % n) { remaining[s] += 1 }
+        // Which trials have no target: a random choice.
+        var slots = Array(repeating: true, count: count)
+        var order = Array(0..<count)
+        random.shuffle(&order)
+        for i in order.prefix(noTarget) { slots[i] = false }
+
+        let k = setup.maxSameStationInARow
+        // Greedy with weighted draws; a dead end restarts from the same counts. The balanced
+        // counts make a dead end rare, and it only costs a retry.
+        for _ in 0..<1000 {
+            var left = remaining
+            var result: [Int?] = []
+            result.reserveCapacity(count)
+            var last = -1
+            var run = 0
+            var stuck = false
+            for hasTarget in slots {
+                guard hasTarget else {
+                    result.append(nil)
+                    last = -1
+                    run = 0
+                    continue
+                }
+                var total = 0
+                for s in 0..<n where left[s] > 0 && !(s == last && run >= k) { total += left[s] }
+                guard total > 0 else {
+                    stuck = true
+                    break
+                }
+                var pick = random.below(total)
+                var chosen = 0
+                for s in 0..<n where left[s] > 0 && !(s == last && run >= k) {
+                    if pick < left[s] {
+                        chosen = s
+                        break
+                    }
+                    pick -= left[s]
+                }
+                left[chosen] -= 1
+                run = chosen == last ? run + 1 : 1
+                last = chosen
+                result.append(chosen)
+            }
+            if !stuck { return result }
+        }
+        throw .constraintsUnsatisfiable(
+            "cannot place the target on \(withTarget) trials over \(n) station(s) with at most \(k) in a row"
+        )
+    }
+
+    /// A block of `count` layouts. Usage counts in `samples` are advanced as it goes.
+    public mutating func block(count: Int) throws(LayoutError) -> [TrialLayout] {
+        let targets = try targetStations(count: count)
+        var layouts: [TrialLayout] = []
+        layouts.reserveCapacity(count)
+        for (i, target) in targets.enumerated() {
+            layouts.append(try layout(trialIndex: i, targetStation: target))
+        }
+        return layouts
+    }
+
+    /// One layout with the target (if any) at `targetStation`.
+    public mutating func layout(trialIndex: Int, targetStation: Int?) throws(LayoutError)
+        -> TrialLayout
+    {
+        var kinds: [SampleKind] = []
+        kinds += Array(repeating: .control, count: setup.controls)
+        kinds += Array(repeating: .blank, count: setup.blanks)
+        kinds += Array(repeating: .distractor, count: setup.distractors)
+        if setup.targets == 1 && targetStation == nil { kinds.append(setup.fillerKind) }
+        random.shuffle(&kinds)
+        var stationKinds: [SampleKind] = []
+        var next = 0
+        for s in 0..<setup.stations {
+            if s == targetStation {
+                stationKinds.append(.target)
+            } else if next < kinds.count {
+                stationKinds.append(kinds[next])
+                next += 1
+            } else {
+                stationKinds.append(.blank)
+            }
+        }
+        // Pick samples kind by kind: least used first, ties broken at random.
+        var contents = stationKinds.map { StationContent(kind: $0) }
+        for kind in SampleKind.allCases {
+            let stationsOfKind = stationKinds.indices.filter { stationKinds[$0] == kind }
+            guard !stationsOfKind.isEmpty else { continue }
+            var pool = samples.indices.filter { samples[$0].kind == kind }
+            guard !pool.isEmpty else { continue }  // anonymous containers of that kind
+            random.shuffle(&pool)
+            pool = pool.filter { samples[$0].remainingUses > 0 }
+            guard pool.count >= stationsOfKind.count else {
+                throw .samplesExhausted(
+                    kind: kind, trialIndex: trialIndex, needed: stationsOfKind.count, available: pool.count)
+            }
+            // Stable sort keeps the random tie order.
+            let chosen = pool.enumerated().sorted {
+                (samples[$0.element].usageCount, $0.offset) < (samples[$1.element].usageCount, $1.offset)
+            }.prefix(stationsOfKind.count).map(\.element)
+            for (station, sampleIndex) in zip(stationsOfKind, chosen) {
+                contents[station].sampleID = samples[sampleIndex].id
+                samples[sampleIndex].usageCount += 1
+            }
+        }
+        return TrialLayout(blockSeed: seed, trialIndex: trialIndex, stations: contents)
+    }
+}

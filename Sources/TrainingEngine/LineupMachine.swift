@@ -1,0 +1,423 @@
+// The trial state machine, in the manner of swift-nio's pure state machines: a struct with a
+// private state; each input is a mutating function answering with actions; the caller does all
+// I/O (sound, timers, the log). Time comes in with every input, so tests use virtual time.
+//
+// Automated and double-blind trials:
+//   idle --load--> loading --ready/start--> searching --indication at target--> interTrial --timer--> idle
+//                                            searching --time-out--> interTrial (miss / correct rejection)
+// Trainer-led exercises:
+//   idle --start--> exercise --deadline--> exerciseOver --start--> exercise ... (up to `repeats`) --> ended
+// `abort` ends a trial at once (outcome aborted, back to idle) or the exercise (ended).
+
+/// How one trial went, kept as plain values (bit masks, not arrays) so ending a trial on the
+/// click path allocates nothing.
+public struct TrialSummary: Sendable, Hashable {
+    public var trialIndex: Int
+    public var stationCount: Int
+    /// The target's station, if the trial had one.
+    public var targetStation: Int?
+    public var outcome: TrialOutcome
+    /// Bit i set: station i was indicated at least once.
+    public var indicatedMask: UInt64
+    /// Bit i set: the dog's nose visited station i.
+    public var visitedMask: UInt64
+    public var searchStartedAt: Nanoseconds
+    /// When the first indication completed, and where.
+    public var firstIndicationAt: Nanoseconds?
+    public var firstIndicationStation: Int?
+    public var endedAt: Nanoseconds
+
+    public func indicated(_ station: Int) -> Bool {
+        station < 64 && indicatedMask & (1 << UInt64(station)) != 0
+    }
+    public func visited(_ station: Int) -> Bool {
+        station < 64 && visitedMask & (1 << UInt64(station)) != 0
+    }
+    /// From the start cue to the first indication.
+    public var latency: Nanoseconds? { firstIndicationAt.map { $0 &- searchStartedAt } }
+    /// From the start cue to the end of the trial.
+    public var searchTime: Nanoseconds { endedAt &- searchStartedAt }
+}
+
+/// The lineup's brain for one session: trials of an automated block, or a trainer-led exercise.
+public struct LineupMachine: Sendable {
+    public struct Configuration: Sendable, Hashable {
+        public var mode: TrainingMode
+        public var stationCount: Int
+        /// Indication hold time T.
+        public var hold: Nanoseconds
+        /// Beam breaks shorter than this do not end a visit.
+        public var holdTolerance: Nanoseconds
+        /// Automated trials: how long the dog may search.
+        public var searchTimeout: Nanoseconds
+        public var interTrialInterval: Nanoseconds
+        /// End the trial at the first false alert (otherwise the dog may go on and find the target).
+        public var endOnFalseAlert: Bool
+        /// Trainer-led: the exercise's length and how many times it may be performed.
+        public var exerciseDuration: Nanoseconds
+        public var exerciseRepeats: Int
+
+        public init(
+            mode: TrainingMode, stationCount: Int, hold: Nanoseconds = 2_000_000_000,
+            holdTolerance: Nanoseconds = 150_000_000, searchTimeout: Nanoseconds = 60_000_000_000,
+            interTrialInterval: Nanoseconds = 10_000_000_000, endOnFalseAlert: Bool = false,
+            exerciseDuration: Nanoseconds = 10_000_000_000, exerciseRepeats: Int = 4
+        ) {
+            self.mode = mode
+            self.stationCount = stationCount
+            self.hold = hold
+            self.holdTolerance = holdTolerance
+            self.searchTimeout = searchTimeout
+            self.interTrialInterval = interTrialInterval
+            self.endOnFalseAlert = endOnFalseAlert
+            self.exerciseDuration = exerciseDuration
+            self.exerciseRepeats = exerciseRepeats
+        }
+
+        /// A configuration for a program's step and exercise; `hold`/`tolerance` from the board
+        /// unless the step sets its own hold.
+        public init(
+            step: Step, exercise: Exercise, stationCount: Int, hold: Nanoseconds,
+            holdTolerance: Nanoseconds
+        ) {
+            self.init(
+                mode: step.mode, stationCount: stationCount,
+                hold: step.holdSeconds.map { nanoseconds(seconds: $0) } ?? hold,
+                holdTolerance: holdTolerance,
+                searchTimeout: nanoseconds(seconds: exercise.durationSeconds),
+                interTrialInterval: nanoseconds(seconds: step.interTrialSeconds),
+                exerciseDuration: nanoseconds(seconds: exercise.durationSeconds),
+                exerciseRepeats: exercise.repeats)
+        }
+    }
+
+    /// Where the machine is, for displays and tests.
+    public enum Phase: String, Sendable, Hashable {
+        case idle, loading, searching
+        case interTrial = "inter-trial"
+        case exercise
+        case exerciseOver = "exercise-over"
+        case ended
+    }
+
+    private struct Trial: Sendable {
+        var index: Int
+        var target: Int  // -1: no target
+        var startedAt: Nanoseconds = 0
+        var deadline: Nanoseconds = 0
+        var indicatedMask: UInt64 = 0
+        var visitedMask: UInt64 = 0
+        var falseAlerts = 0
+        var firstAt: Nanoseconds = 0
+        var firstStation = -1
+    }
+
+    private struct Run: Sendable {
+        var repetition: Int
+        var endsAt: Nanoseconds
+        var clicks = 0
+        var errors = 0
+    }
+
+    private enum State: Sendable {
+        case idle
+        case loading(Trial)
+        case searching(Trial)
+        case interTrial(until: Nanoseconds)
+        case exercise(Run)
+        case exerciseOver(done: Int)
+        case ended
+    }
+
+    public let configuration: Configuration
+    private var state: State = .idle
+    private var detector: HoldDetector
+    private var armed: Nanoseconds? = nil
+    /// The last finished trial, for scoring.
+    public private(set) var lastTrial: TrialSummary? = nil
+
+    public init(configuration: Configuration) {
+        self.configuration = configuration
+        self.detector = HoldDetector(hold: configuration.hold, tolerance: configuration.holdTolerance)
+    }
+
+    public var phase: Phase {
+        switch state {
+        case .idle: return .idle
+        case .loading: return .loading
+        case .searching: return .searching
+        case .interTrial: return .interTrial
+        case .exercise: return .exercise
+        case .exerciseOver: return .exerciseOver
+        case .ended: return .ended
+        }
+    }
+
+    /// The time the caller's timer should fire, if any.
+    public var timerDeadline: Nanoseconds? { armed }
+
+    // MARK: Commands
+
+    /// Hands a new trial's layout to the station: the assistant loads the containers.
+    public mutating func load(layout: TrialLayout, at t: Nanoseconds) -> Actions {
+        var out = Actions()
+        switch state {
+        case .idle:
+            let target = layout.targetStation ?? -1
+            state = .loading(Trial(index: layout.trialIndex, target: target < 64 ? target : -1))
+            let audience: Audience = configuration.mode == .doubleBlind ? .assistantOnly : .everyone
+            out.append(.record(.layoutToLoad(trial: layout.trialIndex, audience: audience)))
+        default:
+            out.append(.record(.ignored(.loadWhileBusy, at: t)))
+        }
+        return out
+    }
+
+    /// The containers are loaded (the ready button): sound the start cue and begin the search.
+    public mutating func readyButton(at t: Nanoseconds) -> Actions {
+        var out = Actions()
+        guard case .loading(var trial) = state else {
+            out.append(.record(.ignored(.readyWithoutTrial, at: t)))
+            return out
+        }
+        trial.startedAt = t
+        trial.deadline = t &+ configuration.searchTimeout
+        detector.reset()
+        state = .searching(trial)
+        out.append(.cue(.trialStart, at: t))
+        out.append(.record(.searchStarted(trial: trial.index, at: t)))
+        rearm(&out)
+        return out
+    }
+
+    /// The start command: the same as ready for a loaded trial; starts (or repeats) a
+    /// trainer-led exercise.
+    public mutating func start(at t: Nanoseconds) -> Actions {
+        switch state {
+        case .loading:
+            return readyButton(at: t)
+        case .idle where configuration.mode == .trainerLed:
+            return beginExercise(repetition: 1, at: t)
+        case .exerciseOver(let done):
+            return beginExercise(repetition: done + 1, at: t)
+        default:
+            var out = Actions()
+            out.append(.record(.ignored(.startInThisState, at: t)))
+            return out
+        }
+    }
+
+    /// Stops the trial or exercise at once; an unfinished trial is recorded as aborted.
+    public mutating func abort(at t: Nanoseconds) -> Actions {
+        var out = Actions()
+        switch state {
+        case .loading(let trial), .searching(let trial):
+            if case .searching = state { visitClosed(detector.close(at: t), &out) }
+            finish(trial, outcome: .aborted, at: t, &out, interTrial: false)
+        case .exercise(let run):
+            visitClosed(detector.close(at: t), &out)
+            out.append(
+                .record(
+                    .exerciseEnded(
+                        repetition: run.repetition, clicks: run.clicks, errors: run.errors, aborted: true, at: t
+                    )))
+            state = .ended
+        default:
+            state = .ended
+        }
+        rearm(&out)
+        return out
+    }
+
+    // MARK: Inputs from the lineup
+
+    /// A debounced edge at a station: `present` true when the nose arrived, false when it left.
+    public mutating func stationEdge(station: Int, present: Bool, at t: Nanoseconds) -> Actions {
+        var out = Actions()
+        guard station >= 0 && station < configuration.stationCount && station < 64 else {
+            out.append(.record(.ignored(.stationOutOfRange, at: t)))
+            return out
+        }
+        switch state {
+        case .searching(var trial):
+            if present { trial.visitedMask |= 1 << UInt64(station) }
+            let event =
+                present ? detector.arrive(station: station, at: t) : detector.leave(station: station, at: t)
+            handle(event, trial: &trial, &out)
+        case .exercise:
+            // Trainer-led: sniffs and indications are data; only the trainer's button clicks.
+            let event =
+                present ? detector.arrive(station: station, at: t) : detector.leave(station: station, at: t)
+            recordOnly(event, &out)
+        default:
+            return out  // nothing is being watched; the caller logs raw edges itself
+        }
+        rearm(&out)
+        return out
+    }
+
+    /// The caller's timer fired (at or after the armed time).
+    public mutating func timerFired(at t: Nanoseconds) -> Actions {
+        var out = Actions()
+        switch state {
+        case .searching(var trial):
+            handle(detector.expire(at: t), trial: &trial, &out)
+            if case .searching(let current) = state, t >= current.deadline {
+                visitClosed(detector.close(at: current.deadline), &out)
+                let outcome: TrialOutcome =
+                    current.falseAlerts > 0 ? .falseAlert : (current.target >= 0 ? .miss : .correctRejection)
+                finish(current, outcome: outcome, at: current.deadline, &out, interTrial: true)
+            }
+        case .interTrial(let until) where t >= until:
+            state = .idle
+            out.append(.record(.interTrialOver(at: t)))
+        case .exercise(let run):
+            recordOnly(detector.expire(at: t), &out)
+            if t >= run.endsAt {
+                visitClosed(detector.close(at: run.endsAt), &out)
+                out.append(.cue(.exerciseEnd, at: run.endsAt))
+                out.append(
+                    .record(
+                        .exerciseEnded(
+                            repetition: run.repetition, clicks: run.clicks, errors: run.errors, aborted: false,
+                            at: run.endsAt)))
+                state =
+                    run.repetition >= configuration.exerciseRepeats
+                    ? .ended : .exerciseOver(done: run.repetition)
+            }
+        default:
+            break
+        }
+        rearm(&out)
+        return out
+    }
+
+    /// The trainer's clicker: always clicks at once, attributed to the station the nose is at.
+    public mutating func clicker(at t: Nanoseconds) -> Actions {
+        var out = Actions()
+        let station = detector.stationPresent
+        out.append(.click(station: station, triggeredAt: t, automatic: false))
+        out.append(.record(.manualClick(station: station, at: t)))
+        if case .exercise(var run) = state {
+            run.clicks += 1
+            state = .exercise(run)
+        }
+        return out
+    }
+
+    /// The trainer's error button: "no reward", attributed like a click.
+    public mutating func errorButton(at t: Nanoseconds) -> Actions {
+        var out = Actions()
+        out.append(.record(.errorMark(station: detector.stationPresent, at: t)))
+        if case .exercise(var run) = state {
+            run.errors += 1
+            state = .exercise(run)
+        }
+        return out
+    }
+
+    // MARK: Inside
+
+    private mutating func beginExercise(repetition: Int, at t: Nanoseconds) -> Actions {
+        var out = Actions()
+        guard repetition <= configuration.exerciseRepeats else {
+            out.append(.record(.ignored(.noMoreRepeats, at: t)))
+            return out
+        }
+        detector.reset()
+        state = .exercise(Run(repetition: repetition, endsAt: t &+ configuration.exerciseDuration))
+        out.append(.cue(.exerciseStart, at: t))
+        out.append(.record(.exerciseStarted(repetition: repetition, at: t)))
+        rearm(&out)
+        return out
+    }
+
+    /// The hot path: an indication at the target clicks first, then everything else.
+    private mutating func handle(
+        _ event: HoldDetector.Event, trial: inout Trial, _ out: inout Actions
+    ) {
+        switch event {
+        case .none:
+            state = .searching(trial)
+        case .visitEnded:
+            state = .searching(trial)
+            visitClosed(event, &out)
+        case .indication(let station, let heldFrom, let at):
+            let atTarget = station == trial.target
+            let automatic = configuration.mode != .trainerLed
+            if atTarget && automatic {
+                out.append(.click(station: station, triggeredAt: at, automatic: true))
+            }
+            out.append(
+                .record(.indication(station: station, heldFrom: heldFrom, at: at, atTarget: atTarget)))
+            trial.indicatedMask |= 1 << UInt64(station)
+            if trial.firstStation < 0 {
+                trial.firstStation = station
+                trial.firstAt = at
+            }
+            if atTarget {
+                visitClosed(detector.close(at: at), &out)
+                finish(
+                    trial, outcome: trial.falseAlerts > 0 ? .falseAlert : .hit, at: at, &out, interTrial: true
+                )
+            } else {
+                trial.falseAlerts += 1
+                if configuration.endOnFalseAlert {
+                    visitClosed(detector.close(at: at), &out)
+                    finish(trial, outcome: .falseAlert, at: at, &out, interTrial: true)
+                } else {
+                    state = .searching(trial)
+                }
+            }
+        }
+    }
+
+    private func recordOnly(_ event: HoldDetector.Event, _ out: inout Actions) {
+        switch event {
+        case .none: break
+        case .visitEnded: visitClosed(event, &out)
+        case .indication(let station, let heldFrom, let at):
+            out.append(
+                .record(.indication(station: station, heldFrom: heldFrom, at: at, atTarget: false)))
+        }
+    }
+
+    private func visitClosed(_ event: HoldDetector.Event, _ out: inout Actions) {
+        if case .visitEnded(let station, let from, let to, let indicated) = event {
+            out.append(.record(.visit(station: station, from: from, to: to, indicated: indicated)))
+        }
+    }
+
+    private mutating func finish(
+        _ trial: Trial, outcome: TrialOutcome, at t: Nanoseconds, _ out: inout Actions, interTrial: Bool
+    ) {
+        lastTrial = TrialSummary(
+            trialIndex: trial.index, stationCount: configuration.stationCount,
+            targetStation: trial.target >= 0 ? trial.target : nil, outcome: outcome,
+            indicatedMask: trial.indicatedMask, visitedMask: trial.visitedMask,
+            searchStartedAt: trial.startedAt,
+            firstIndicationAt: trial.firstStation >= 0 ? trial.firstAt : nil,
+            firstIndicationStation: trial.firstStation >= 0 ? trial.firstStation : nil, endedAt: t)
+        if outcome != .aborted { out.append(.cue(.trialEnd, at: t)) }
+        out.append(.record(.trialEnded(trial: trial.index, outcome: outcome, at: t)))
+        state = interTrial ? .interTrial(until: t &+ configuration.interTrialInterval) : .idle
+    }
+
+    /// Asks for the earliest deadline still needed, only when it changed.
+    private mutating func rearm(_ out: inout Actions) {
+        var next: Nanoseconds? = nil
+        switch state {
+        case .searching(let trial):
+            next = min(detector.deadline ?? .max, trial.deadline)
+        case .interTrial(let until):
+            next = until
+        case .exercise(let run):
+            next = min(detector.deadline ?? .max, run.endsAt)
+        default:
+            next = nil
+        }
+        guard next != armed else { return }
+        armed = next
+        if let next { out.append(.armTimer(at: next)) } else { out.append(.cancelTimer) }
+    }
+}

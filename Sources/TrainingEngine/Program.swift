@@ -1,0 +1,215 @@
+// A training program as the study describes it: learning objectives (phases) made of steps
+// made of exercises. Programs are data: a TOML file, validated on load (see ProgramLoader).
+
+/// A whole training program: the phases a dog goes through, in order.
+public struct Program: Sendable, Hashable {
+    /// A short name used on the command line (`study`, `research-5-station`).
+    public var name: String
+    public var title: String
+    public var description: String
+    public var phases: [Phase]
+    /// Where it was read from (a path, or `built-in:study.toml`), for messages.
+    public var source: String
+
+    public init(
+        name: String, title: String, description: String = "", phases: [Phase], source: String
+    ) {
+        self.name = name
+        self.title = title
+        self.description = description
+        self.phases = phases
+        self.source = source
+    }
+
+    /// The largest lineup any step needs.
+    public var stationsNeeded: Int {
+        phases.flatMap(\.steps).map(\.lineup.stations).max() ?? 0
+    }
+
+    /// Checks that every step's lineup fits a board with `stationCount` stations.
+    public func validate(stationCount: Int) throws(ProgramError) {
+        for (p, phase) in phases.enumerated() {
+            for (s, step) in phase.steps.enumerated() where step.lineup.stations > stationCount {
+                throw ProgramError(
+                    file: source, keyPath: "phases[\(p)].steps[\(s)].lineup.stations",
+                    problem:
+                        "step \"\(step.title)\" needs \(step.lineup.stations) stations but the board has \(stationCount)"
+                )
+            }
+        }
+    }
+
+    /// Looks a step up by its phase and step ids.
+    public func step(phase phaseID: String, step stepID: String) -> Step? {
+        phases.first { $0.id == phaseID }?.steps.first { $0.id == stepID }
+    }
+}
+
+/// A learning objective: "learning to indicate", "learning the target scent", "discrimination".
+public struct Phase: Sendable, Hashable, Identifiable {
+    public var id: String
+    public var title: String
+    /// The purpose and goal, shown to the trainer when the phase is chosen.
+    public var description: String
+    public var steps: [Step]
+
+    public init(id: String, title: String, description: String = "", steps: [Step]) {
+        self.id = id
+        self.title = title
+        self.description = description
+        self.steps = steps
+    }
+}
+
+/// A step within a phase: one lineup set-up, some exercises, and when the dog may move on.
+public struct Step: Sendable, Hashable, Identifiable {
+    public var id: String
+    public var title: String
+    public var description: String
+    /// How the session is run: the trainer clicks, or the station clicks by itself.
+    public var mode: TrainingMode
+    public var lineup: LineupSetup
+    /// How long the nose must stay at one station to count as an indication (nil: the board's).
+    public var holdSeconds: Double?
+    /// The pause between automated trials.
+    public var interTrialSeconds: Double
+    /// When the dog has learnt the step; nil means the step is done once each exercise was done.
+    public var criterion: GraduationCriterion?
+    public var exercises: [Exercise]
+
+    public init(
+        id: String, title: String, description: String = "", mode: TrainingMode, lineup: LineupSetup,
+        holdSeconds: Double? = nil, interTrialSeconds: Double = 10,
+        criterion: GraduationCriterion? = nil,
+        exercises: [Exercise]
+    ) {
+        self.id = id
+        self.title = title
+        self.description = description
+        self.mode = mode
+        self.lineup = lineup
+        self.holdSeconds = holdSeconds
+        self.interTrialSeconds = interTrialSeconds
+        self.criterion = criterion
+        self.exercises = exercises
+    }
+}
+
+/// What the lineup holds for a step, and the rules for automated layouts.
+public struct LineupSetup: Sendable, Hashable {
+    /// Number of stations (scent containers) in the lineup.
+    public var stations: Int
+    /// How many stations hold the target (0 or 1) on a trial that has one.
+    public var targets: Int
+    public var controls: Int
+    public var blanks: Int
+    public var distractors: Int
+    /// Share of trials with no target at all (0...1); the target's station then holds a control,
+    /// or a blank if the step has no controls.
+    public var noTargetShare: Double
+    /// At most this many trials in a row with the target in the same station.
+    public var maxSameStationInARow: Int
+
+    public init(
+        stations: Int, targets: Int = 1, controls: Int = 0, blanks: Int = 0, distractors: Int = 0,
+        noTargetShare: Double = 0, maxSameStationInARow: Int = 2
+    ) {
+        self.stations = stations
+        self.targets = targets
+        self.controls = controls
+        self.blanks = blanks
+        self.distractors = distractors
+        self.noTargetShare = noTargetShare
+        self.maxSameStationInARow = maxSameStationInARow
+    }
+
+    /// The kind that replaces the target on a trial without one.
+    public var fillerKind: SampleKind { controls > 0 ? .control : .blank }
+}
+
+/// One exercise: what the trainer does, for how long, how often it may be repeated.
+public struct Exercise: Sendable, Hashable, Identifiable {
+    public var id: String
+    public var title: String
+    /// What to do, shown to the trainer ("Set can on setting and reward when sniffed").
+    public var instruction: String
+    /// Trainer-led: the exercise's length. Automated: each trial's search time-out.
+    public var durationSeconds: Double
+    /// How many times in a session the exercise may be performed (the study: up to four).
+    public var repeats: Int
+    /// Automated steps: how many trials make a block.
+    public var trials: Int
+
+    public init(
+        id: String, title: String, instruction: String, durationSeconds: Double = 10, repeats: Int = 4,
+        trials: Int = 20
+    ) {
+        self.id = id
+        self.title = title
+        self.instruction = instruction
+        self.durationSeconds = durationSeconds
+        self.repeats = repeats
+        self.trials = trials
+    }
+}
+
+/// When a step is learnt. Evaluated after each trial on the step's trials in order.
+public indirect enum GraduationCriterion: Sendable, Hashable, CustomStringConvertible {
+    /// The last `n` trials all correct (McCulloch 2006: 30).
+    case consecutiveCorrect(n: Int)
+    /// At least `correct` correct trials, after at least `minTrials` trials (Walczak 2012: 40 in 100).
+    case correctWithin(correct: Int, minTrials: Int)
+    /// At least `accuracy` of the last `window` trials correct (Ratrix: 95 % of 20, 85 % of 200).
+    case accuracyWindow(accuracy: Double, window: Int)
+    /// Any one of these is enough.
+    case anyOf([GraduationCriterion])
+
+    /// Whether the criterion is met by these results (true = correct), oldest first.
+    public func isMet<C: BidirectionalCollection<Bool>>(by results: C) -> Bool {
+        progress(results) >= 1
+    }
+
+    /// How far along the criterion the dog is, 0...1 (1 = met).
+    public func progress<C: BidirectionalCollection<Bool>>(_ results: C) -> Double {
+        switch self {
+        case .consecutiveCorrect(let n):
+            guard n > 0 else { return 1 }
+            var run = 0
+            for r in results.reversed() {
+                guard r else { break }
+                run += 1
+                if run >= n { break }
+            }
+            return min(1, Double(run) / Double(n))
+        case .correctWithin(let correct, let minTrials):
+            let done = results.count
+            let right = results.lazy.filter { $0 }.count
+            let a = correct > 0 ? Double(right) / Double(correct) : 1
+            let b = minTrials > 0 ? Double(done) / Double(minTrials) : 1
+            return min(1, a, b)
+        case .accuracyWindow(let accuracy, let window):
+            guard window > 0 else { return 1 }
+            let last = results.suffix(window)
+            let right = last.lazy.filter { $0 }.count
+            // Until the window is full the dog cannot have met it; show how far it has filled.
+            let needed = (accuracy * Double(window)).rounded(.up)
+            guard needed > 0 else { return 1 }
+            if last.count < window {
+                return min(0.99, Double(right) / needed * Double(last.count) / Double(window))
+            }
+            return min(1, Double(right) / needed)
+        case .anyOf(let list):
+            return list.map { $0.progress(results) }.max() ?? 0
+        }
+    }
+
+    public var description: String {
+        switch self {
+        case .consecutiveCorrect(let n): return "\(n) consecutive correct trials"
+        case .correctWithin(let c, let m): return "\(c) correct within at least \(m) trials"
+        case .accuracyWindow(let a, let w):
+            return "\(Int((a * 100).rounded())) % of the last \(w) trials correct"
+        case .anyOf(let list): return list.map(\.description).joined(separator: ", or ")
+        }
+    }
+}

@@ -1,0 +1,307 @@
+import TOMLKit
+
+// Reads a program from TOML and checks it thoroughly: a trainer's typo must give a clear
+// message naming the file and the key, never a silently different program.
+
+/// What is wrong with a program file, and where.
+public struct ProgramError: Error, Sendable, Hashable, CustomStringConvertible {
+    /// The file (or `built-in:study.toml`).
+    public var file: String
+    /// Where in the file, e.g. `phases[2].steps[1].exercises[0].duration_s`; empty for the whole file.
+    public var keyPath: String
+    public var problem: String
+
+    public init(file: String, keyPath: String, problem: String) {
+        self.file = file
+        self.keyPath = keyPath
+        self.problem = problem
+    }
+
+    public var description: String {
+        keyPath.isEmpty ? "\(file): \(problem)" : "\(file): \(keyPath): \(problem)"
+    }
+}
+
+extension Program {
+    /// Parses and validates a program file's text. `source` names it in messages.
+    public static func parse(toml text: String, source: String) throws(ProgramError) -> Program {
+        let root: TOMLTable
+        do {
+            root = try TOMLTable(string: text)
+        } catch let error as TOMLParseError {
+            throw ProgramError(
+                file: source, keyPath: "",
+                problem:
+                    "line \(error.source.begin.line), column \(error.source.begin.column): \(error.description)"
+            )
+        } catch {
+            throw ProgramError(file: source, keyPath: "", problem: "not a TOML file: \(error)")
+        }
+        return try ProgramReader(file: source).program(root)
+    }
+
+    /// The programs that ship inside the binary.
+    public static var builtinNames: [String] { ["study", "research-5-station"] }
+
+    /// A shipped program by name (`study`, `research-5-station`), or nil if there is none.
+    public static func builtin(named name: String) throws(ProgramError) -> Program? {
+        let bytes: [UInt8]
+        switch name {
+        case "study": bytes = PackageResources.study_toml
+        case "research-5-station": bytes = PackageResources.research_5_station_toml
+        default: return nil
+        }
+        return try parse(toml: String(decoding: bytes, as: UTF8.self), source: "built-in:\(name).toml")
+    }
+
+    /// All shipped programs.
+    public static func builtins() throws(ProgramError) -> [Program] {
+        var result: [Program] = []
+        for name in builtinNames {
+            if let p = try builtin(named: name) { result.append(p) }
+        }
+        return result
+    }
+}
+
+/// Walks the TOML tree, keeping the key path for messages.
+private struct ProgramReader {
+    let file: String
+
+    func fail(_ path: String, _ problem: String) -> ProgramError {
+        ProgramError(file: file, keyPath: path, problem: problem)
+    }
+
+    func join(_ path: String, _ key: String) -> String { path.isEmpty ? key : "\(path).\(key)" }
+
+    func checkKeys(_ table: TOMLTable, _ path: String, allowed: Set<String>) throws(ProgramError) {
+        for key in table.keys.sorted() where !allowed.contains(key) {
+            let list = allowed.sorted().joined(separator: ", ")
+            throw fail(join(path, key), "unknown key (expected one of: \(list))")
+        }
+    }
+
+    func string(_ t: TOMLTable, _ key: String, _ path: String, default value: String? = nil)
+        throws(ProgramError)
+        -> String
+    {
+        guard let v = t[key] else {
+            if let value { return value }
+            throw fail(join(path, key), "missing (a text is required)")
+        }
+        guard let s = v.string else { throw fail(join(path, key), "must be a text in quotes") }
+        return s
+    }
+
+    func int(_ t: TOMLTable, _ key: String, _ path: String, default value: Int? = nil, min: Int)
+        throws(ProgramError)
+        -> Int
+    {
+        guard let v = t[key] else {
+            if let value { return value }
+            throw fail(join(path, key), "missing (a whole number is required)")
+        }
+        guard let i = v.int else { throw fail(join(path, key), "must be a whole number") }
+        guard i >= min else { throw fail(join(path, key), "must be at least \(min), not \(i)") }
+        return i
+    }
+
+    /// A number of seconds or a share: integers are accepted where a decimal is expected.
+    func double(_ t: TOMLTable, _ key: String, _ path: String, default value: Double? = nil)
+        throws(ProgramError)
+        -> Double?
+    {
+        guard let v = t[key] else { return value }
+        if let d = v.double, d.isFinite { return d }
+        if let i = v.int { return Double(i) }
+        throw fail(join(path, key), "must be a number")
+    }
+
+    func seconds(_ t: TOMLTable, _ key: String, _ path: String, default value: Double?)
+        throws(ProgramError)
+        -> Double?
+    {
+        guard let d = try double(t, key, path, default: value) else { return nil }
+        guard d > 0 else { throw fail(join(path, key), "must be greater than zero, not \(d)") }
+        return d
+    }
+
+    func tables(_ t: TOMLTable, _ key: String, _ path: String) throws(ProgramError) -> [TOMLTable] {
+        guard let v = t[key] else { throw fail(join(path, key), "missing (at least one is required)") }
+        guard let array = v.array else {
+            throw fail(join(path, key), "must be a list of tables ([[\(key)]])")
+        }
+        var result: [TOMLTable] = []
+        for (i, item) in array.enumerated() {
+            guard let table = item.table else {
+                throw fail("\(join(path, key))[\(i)]", "must be a table")
+            }
+            result.append(table)
+        }
+        guard !result.isEmpty else { throw fail(join(path, key), "must not be empty") }
+        return result
+    }
+
+    func program(_ root: TOMLTable) throws(ProgramError) -> Program {
+        try checkKeys(root, "", allowed: ["name", "title", "description", "phases"])
+        let name = try string(root, "name", "")
+        let title = try string(root, "title", "")
+        let description = try string(root, "description", "", default: "")
+        var phases: [Phase] = []
+        var phaseIDs: Set<String> = []
+        for (i, table) in try tables(root, "phases", "").enumerated() {
+            let phase = try self.phase(table, "phases[\(i)]")
+            guard phaseIDs.insert(phase.id).inserted else {
+                throw fail("phases[\(i)].id", "\"\(phase.id)\" is used by an earlier phase")
+            }
+            phases.append(phase)
+        }
+        return Program(name: name, title: title, description: description, phases: phases, source: file)
+    }
+
+    func phase(_ t: TOMLTable, _ path: String) throws(ProgramError) -> Phase {
+        try checkKeys(t, path, allowed: ["id", "title", "description", "steps"])
+        var steps: [Step] = []
+        var ids: Set<String> = []
+        for (i, table) in try tables(t, "steps", path).enumerated() {
+            let step = try self.step(table, "\(path).steps[\(i)]")
+            guard ids.insert(step.id).inserted else {
+                throw fail(
+                    "\(path).steps[\(i)].id", "\"\(step.id)\" is used by an earlier step of this phase")
+            }
+            steps.append(step)
+        }
+        return Phase(
+            id: try string(t, "id", path), title: try string(t, "title", path),
+            description: try string(t, "description", path, default: ""), steps: steps)
+    }
+
+    func step(_ t: TOMLTable, _ path: String) throws(ProgramError) -> Step {
+        try checkKeys(
+            t, path,
+            allowed: [
+                "id", "title", "description", "mode", "lineup", "hold_s", "inter_trial_s", "criterion",
+                "exercises",
+            ])
+        let modeText = try string(t, "mode", path)
+        guard let mode = TrainingMode(rawValue: modeText) else {
+            throw fail(
+                join(path, "mode"),
+                "unknown mode \"\(modeText)\" (expected trainer-led, automated or double-blind)")
+        }
+        guard let lineupTable = t["lineup"]?.table else {
+            throw fail(join(path, "lineup"), t["lineup"] == nil ? "missing" : "must be a table")
+        }
+        let lineup = try self.lineup(lineupTable, join(path, "lineup"))
+        var criterion: GraduationCriterion? = nil
+        if let c = t["criterion"] {
+            criterion = try self.criterion(c, join(path, "criterion"))
+        }
+        var exercises: [Exercise] = []
+        var ids: Set<String> = []
+        for (i, table) in try tables(t, "exercises", path).enumerated() {
+            let exercise = try self.exercise(table, "\(path).exercises[\(i)]")
+            guard ids.insert(exercise.id).inserted else {
+                throw fail(
+                    "\(path).exercises[\(i)].id", "\"\(exercise.id)\" is used by an earlier exercise")
+            }
+            exercises.append(exercise)
+        }
+        return Step(
+            id: try string(t, "id", path), title: try string(t, "title", path),
+            description: try string(t, "description", path, default: ""), mode: mode, lineup: lineup,
+            holdSeconds: try seconds(t, "hold_s", path, default: nil),
+            interTrialSeconds: try seconds(t, "inter_trial_s", path, default: 10) ?? 10,
+            criterion: criterion, exercises: exercises)
+    }
+
+    func lineup(_ t: TOMLTable, _ path: String) throws(ProgramError) -> LineupSetup {
+        try checkKeys(
+            t, path,
+            allowed: [
+                "stations", "targets", "controls", "blanks", "distractors", "no_target_share",
+                "max_same_station_in_a_row",
+            ])
+        let stations = try int(t, "stations", path, min: 1)
+        let targets = try int(t, "targets", path, default: 1, min: 0)
+        guard targets <= 1 else {
+            throw fail(join(path, "targets"), "at most one station may hold the target")
+        }
+        let controls = try int(t, "controls", path, default: 0, min: 0)
+        let distractors = try int(t, "distractors", path, default: 0, min: 0)
+        // Blanks fill what is left unless given, so `{ stations = 2, targets = 1 }` is one target and one blank.
+        let blanks = try int(
+            t, "blanks", path, default: max(0, stations - targets - controls - distractors), min: 0)
+        guard targets + controls + blanks + distractors == stations else {
+            throw fail(
+                path,
+                "targets + controls + blanks + distractors is \(targets + controls + blanks + distractors), but stations is \(stations)"
+            )
+        }
+        let share = try double(t, "no_target_share", path, default: 0) ?? 0
+        guard (0...1).contains(share) else {
+            throw fail(join(path, "no_target_share"), "must be within 0...1")
+        }
+        guard targets == 1 || share == 0 else {
+            throw fail(
+                join(path, "no_target_share"), "a lineup without a target cannot have target-free trials")
+        }
+        let run = try int(
+            t, "max_same_station_in_a_row", path, default: stations > 1 ? 2 : 1_000_000, min: 1)
+        return LineupSetup(
+            stations: stations, targets: targets, controls: controls, blanks: blanks,
+            distractors: distractors,
+            noTargetShare: share, maxSameStationInARow: run)
+    }
+
+    func criterion(_ value: TOMLValueConvertible, _ path: String) throws(ProgramError)
+        -> GraduationCriterion
+    {
+        if let array = value.array {
+            var list: [GraduationCriterion] = []
+            for (i, item) in array.enumerated() {
+                list.append(try criterion(item, "\(path)[\(i)]"))
+            }
+            guard !list.isEmpty else { throw fail(path, "an empty list of criteria can never be met") }
+            return list.count == 1 ? list[0] : .anyOf(list)
+        }
+        guard let t = value.table else {
+            throw fail(
+                path, "must be a table like { kind = \"consecutive-correct\", n = 30 } or a list of them")
+        }
+        let kind = try string(t, "kind", path)
+        switch kind {
+        case "consecutive-correct":
+            try checkKeys(t, path, allowed: ["kind", "n"])
+            return .consecutiveCorrect(n: try int(t, "n", path, min: 1))
+        case "correct-within":
+            try checkKeys(t, path, allowed: ["kind", "correct", "min_trials"])
+            let correct = try int(t, "correct", path, min: 1)
+            let minTrials = try int(t, "min_trials", path, min: 1)
+            return .correctWithin(correct: correct, minTrials: minTrials)
+        case "accuracy-window":
+            try checkKeys(t, path, allowed: ["kind", "accuracy", "window"])
+            let accuracy = try double(t, "accuracy", path) ?? -1
+            guard accuracy > 0 && accuracy <= 1 else {
+                throw fail(join(path, "accuracy"), "must be a share above 0 and at most 1 (e.g. 0.95)")
+            }
+            return .accuracyWindow(accuracy: accuracy, window: try int(t, "window", path, min: 1))
+        default:
+            throw fail(
+                join(path, "kind"),
+                "unknown criterion \"\(kind)\" (expected consecutive-correct, correct-within or accuracy-window)"
+            )
+        }
+    }
+
+    func exercise(_ t: TOMLTable, _ path: String) throws(ProgramError) -> Exercise {
+        try checkKeys(
+            t, path, allowed: ["id", "title", "instruction", "duration_s", "repeats", "trials"])
+        return Exercise(
+            id: try string(t, "id", path), title: try string(t, "title", path),
+            instruction: try string(t, "instruction", path),
+            durationSeconds: try seconds(t, "duration_s", path, default: 10) ?? 10,
+            repeats: try int(t, "repeats", path, default: 4, min: 1),
+            trials: try int(t, "trials", path, default: 20, min: 1))
+    }
+}

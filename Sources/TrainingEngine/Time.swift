@@ -1,0 +1,19 @@
+// Time in the engine is monotonic nanoseconds handed in by the caller (the kernel's edge
+// timestamps on the board, a virtual clock in tests and simulations). The engine never reads
+// a clock, so every session can be replayed exactly.
+
+/// Monotonic time or a duration, in nanoseconds.
+public typealias Nanoseconds = UInt64
+
+/// Nanoseconds from seconds, rounded; negative or non-finite values give zero.
+@inlinable
+public func nanoseconds(seconds: Double) -> Nanoseconds {
+    guard seconds.isFinite, seconds > 0 else { return 0 }
+    return Nanoseconds((seconds * 1e9).rounded())
+}
+
+/// Nanoseconds from milliseconds, rounded; negative or non-finite values give zero.
+@inlinable
+public func nanoseconds(milliseconds: Double) -> Nanoseconds {
+    nanoseconds(seconds: milliseconds / 1000)
+}

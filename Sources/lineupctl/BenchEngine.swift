@@ -1,0 +1,176 @@
+import ArgumentParser
+import MallocInterposerSwift
+import TrainingEngine
+import VirtualDog
+
+#if canImport(Glibc)
+    import Glibc
+#endif
+
+/// Monotonic now in nanoseconds: benchmarks time themselves; the engine never reads a clock.
+private func monotonicNow() -> UInt64 {
+    var ts = timespec()
+    clock_gettime(CLOCK_MONOTONIC, &ts)
+    return UInt64(ts.tv_sec) * 1_000_000_000 + UInt64(ts.tv_nsec)
+}
+
+/// Whether the malloc interposer actually sees this process's allocations. Being linked is not
+/// always enough: it must come before libc in symbol resolution, which LD_PRELOAD guarantees.
+private func interposerCounts() -> Bool {
+    MallocInterposerSwift.initialize()
+    MallocInterposerSwift.hook()
+    // An array of a size known only at run time, so the optimiser cannot drop the allocation.
+    let probe = [UInt8](repeating: 1, count: 64 + CommandLine.arguments.count)
+    MallocInterposerSwift.unhook()
+    let seen = MallocInterposerSwift.getStatistics().mallocCount
+    return seen > 0 && probe.count > 0
+}
+
+/// Re-runs this command with the interposer preloaded, if it is not counting yet and the
+/// library sits next to the executable. Returns only if it could not (or need not) re-exec.
+private func preloadInterposerIfNeeded() -> String? {
+    if interposerCounts() { return nil }
+    if getenv("LINEUPCTL_BENCH_PRELOADED") != nil {
+        return "the malloc interposer is preloaded but counts nothing"
+    }
+    var buffer = [CChar](repeating: 0, count: 4096)
+    let n = readlink("/proc/self/exe", &buffer, buffer.count - 1)
+    guard n > 0 else { return "cannot find the executable to re-run it with LD_PRELOAD" }
+    let exe = String(decoding: buffer[0..<n].map { UInt8(bitPattern: $0) }, as: UTF8.self)
+    let dir = exe.split(separator: "/", omittingEmptySubsequences: false).dropLast().joined(separator: "/")
+    let library = dir + "/libMallocInterposerSwift.so"
+    guard access(library, R_OK) == 0 else { return "\(library) not found: cannot count allocations" }
+    setenv("LD_PRELOAD", library, 1)
+    setenv("LINEUPCTL_BENCH_PRELOADED", "1", 1)
+    let args = CommandLine.arguments.map { strdup($0) } + [nil]
+    execv(exe, args)
+    return "re-running with LD_PRELOAD failed (errno \(errno))"
+}
+
+/// Times the hot decision: an edge or timer that completes an indication at the target and
+/// answers with the click. Allocations are counted around the decision calls only.
+struct BenchEngine: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "engine",
+        abstract: "Time the engine's click decision (indication at the target) and count its allocations."
+    )
+
+    @Option(help: "Decisions to time (half completed by a timer, half by a returning edge).")
+    var iterations = 200_000
+
+    func run() throws {
+        let note = preloadInterposerIfNeeded()
+        let counting = note == nil
+        let hold: Nanoseconds = 2_000_000_000
+        var machine = LineupMachine(
+            configuration: LineupMachine.Configuration(
+                mode: .automated, stationCount: 5, hold: hold, holdTolerance: 150_000_000,
+                searchTimeout: 60_000_000_000, interTrialInterval: 1_000_000_000))
+        let layouts = (0..<5).map { target in
+            TrialLayout(kinds: (0..<5).map { $0 == target ? SampleKind.target : .control })
+        }
+        var samples = [UInt64](repeating: 0, count: iterations)
+        var mallocs = 0
+        var clicks = 0
+        var t: Nanoseconds = 1_000_000_000
+        if counting { MallocInterposerSwift.initialize() }
+        for i in 0..<iterations {
+            let layout = layouts[i % 5]
+            let target = i % 5
+            _ = machine.load(layout: layout, at: t)
+            _ = machine.readyButton(at: t)
+            let arrival = t + 500_000_000
+            _ = machine.stationEdge(station: target, present: true, at: arrival)
+            let answer: Actions
+            if i % 2 == 0 {
+                // Completed by the hold timer.
+                let fire = arrival + hold
+                if counting { MallocInterposerSwift.hook() }
+                let start = monotonicNow()
+                answer = machine.timerFired(at: fire)
+                let end = monotonicNow()
+                if counting { MallocInterposerSwift.unhook() }
+                samples[i] = end - start
+                t = fire
+            } else {
+                // Completed by the edge returning from a brief break after T had passed.
+                _ = machine.stationEdge(station: target, present: false, at: arrival + hold - 50_000_000)
+                _ = machine.timerFired(at: arrival + hold)  // T passes during the break: no indication yet
+                let back = arrival + hold + 50_000_000
+                if counting { MallocInterposerSwift.hook() }
+                let start = monotonicNow()
+                answer = machine.stationEdge(station: target, present: true, at: back)
+                let end = monotonicNow()
+                if counting { MallocInterposerSwift.unhook() }
+                samples[i] = end - start
+                t = back
+            }
+            if case .click = answer[0] { clicks += 1 }
+            // Through the inter-trial interval to idle.
+            while let d = machine.timerDeadline {
+                _ = machine.timerFired(at: d)
+                t = d
+            }
+            t += 1_000_000
+        }
+        if counting { mallocs = MallocInterposerSwift.getStatistics().mallocCount }
+        samples.sort()
+        func pct(_ q: Double) -> UInt64 { samples[min(samples.count - 1, Int(Double(samples.count) * q))] }
+        var json =
+            "{\"n\":\(iterations),\"clicks\":\(clicks),\"p50_ns\":\(pct(0.5)),\"p99_ns\":\(pct(0.99)),"
+            + "\"p999_ns\":\(pct(0.999)),\"max_ns\":\(samples.last ?? 0),"
+        if let note {
+            json += "\"mallocs_on_decision\":null,\"note\":\"\(note)\"}"
+        } else {
+            json += "\"mallocs_on_decision\":\(mallocs)}"
+        }
+        print(json)
+    }
+}
+
+/// Runs a simulated block in virtual time: layouts, virtual dog, debounce, engine, scoring.
+struct BenchBlock: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "block",
+        abstract: "Time a simulated block of trials (5 stations, virtual dog) in virtual time."
+    )
+
+    @Option(help: "Trials in the block.")
+    var trials = 10_000
+
+    @Option(help: "Seed for layouts and the virtual dog.")
+    var seed: UInt64 = 1
+
+    @Option(help: "The dog's sensitivity.")
+    var sensitivity = 0.71
+
+    @Option(help: "The dog's false-alert rate per non-target station it examines.")
+    var falseAlertRate = 0.07
+
+    func run() throws {
+        var settings = BlockSimulation.Settings.fiveStation(
+            trials: trials, seed: seed,
+            dog: DogParameters(
+                sensitivity: sensitivity, falseAlertRate: falseAlertRate, chatterToggles: 2, holdBreakChance: 0.2))
+        settings.lineup.noTargetShare = 0.1
+        let start = monotonicNow()
+        let result = try BlockSimulation(settings: settings).run()
+        let seconds = Double(monotonicNow() - start) / 1e9
+        let board = result.scoreboard
+        let tally = board.overall
+        func fmt(_ x: Double?) -> String { x.map { String($0) } ?? "null" }
+        let json =
+            "{\"trials\":\(trials),\"seed\":\(seed),\"seconds\":\(seconds),"
+            + "\"trials_per_second\":\(Double(trials) / max(seconds, 1e-9)),"
+            + "\"hits\":\(board.outcomes[.hit] ?? 0),\"misses\":\(board.outcomes[.miss] ?? 0),"
+            + "\"false_alerts\":\(board.outcomes[.falseAlert] ?? 0),"
+            + "\"correct_rejections\":\(board.outcomes[.correctRejection] ?? 0),"
+            + "\"station_hits\":\(tally.hits),\"station_misses\":\(tally.misses),"
+            + "\"station_false_alerts\":\(tally.falseAlerts),\"station_correct_rejections\":\(tally.correctRejections),"
+            + "\"sensitivity\":\(fmt(tally.sensitivity.value)),\"sensitivity_ci\":[\(fmt(tally.sensitivity.lower)),\(fmt(tally.sensitivity.upper))],"
+            + "\"specificity\":\(fmt(tally.specificity.value)),\"specificity_ci\":[\(fmt(tally.specificity.lower)),\(fmt(tally.specificity.upper))],"
+            + "\"clicks\":\(result.clicks),\"sniffs\":\(result.sniffs),\"raw_edges\":\(result.rawEdges),"
+            + "\"debounced_edges\":\(result.debouncedEdges),\"virtual_seconds\":\(Double(result.endedAt) / 1e9)}"
+        print(json)
+    }
+}
