@@ -405,3 +405,17 @@ private struct RowWriter {
         sink.buffer.append(34)
     }
 }
+
+extension LogReader {
+    /// How many rows an export query yields.
+    public func rowCount(of query: ExportQuery) throws -> Int {
+        try read { db in
+            try Int.fetchOne(db, sql: "SELECT count(*) FROM (\(query.sql))", arguments: query.arguments) ?? 0
+        }
+    }
+
+    /// Trial rows in the log, corrections included.
+    public func trialRowCount() throws -> Int {
+        try read { db in try Int.fetchOne(db, sql: "SELECT count(*) FROM trial") ?? 0 }
+    }
+}

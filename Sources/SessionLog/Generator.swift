@@ -83,7 +83,7 @@ public struct LogFiller: Sendable {
             header.append(dog)
         }
         var targets: [UUID] = []
-        var controls: [UUID] = []
+        var controls: [(UUID, SampleKind)] = []
         for index in 0..<12 {
             let kind: SampleKind = index < 4 ? .target : (index < 10 ? .control : .distractor)
             let sample = SampleRecord(
@@ -92,7 +92,7 @@ public struct LogFiller: Sendable {
                 kind: kind, diagnosis: kind == .target ? "lung cancer" : nil,
                 source: index % 2 == 0 ? "clinic A" : "clinic B", collection: "breath, face mask, 5 min",
                 processing: "frozen -20 C", collectedOn: "2025-01-\(10 + index)", time: tick(1_000))
-            if kind == .target { targets.append(sample.id) } else { controls.append(sample.id) }
+            if kind == .target { targets.append(sample.id) } else { controls.append((sample.id, kind)) }
             header.append(sample)
         }
         try log.append(header)
@@ -125,9 +125,8 @@ public struct LogFiller: Sendable {
                         } else if station % 2 == 0 {
                             layout.append(StationSlot(station: station, sampleId: nil, kind: .blank))
                         } else {
-                            layout.append(
-                                StationSlot(
-                                    station: station, sampleId: controls.randomElement(using: &random), kind: .control))
+                            let (sampleId, kind) = controls[Int.random(in: 0..<controls.count, using: &random)]
+                            layout.append(StationSlot(station: station, sampleId: sampleId, kind: kind))
                         }
                     }
                     let roll = Double.random(in: 0..<1, using: &random)

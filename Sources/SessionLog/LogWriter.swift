@@ -29,6 +29,8 @@ public final class LogWriter: @unchecked Sendable {
     private var lost = 0
     private var batches = 0
     private var batchMillis: [Double] = []
+    private var lagMillis: [Double] = []
+    private var maxLag: Double = 0
     private var lastError: String?
     private var oldestPending: ContinuousClock.Instant?
 
@@ -120,10 +122,13 @@ public final class LogWriter: @unchecked Sendable {
         func percentile(_ p: Double) -> Double? {
             sorted.isEmpty ? nil : sorted[min(sorted.count - 1, Int(Double(sorted.count) * p))]
         }
+        let lags = lagMillis.sorted()
         return LogWriterStatus(
             submitted: submitted, written: written, queued: pending.count, overflow: overflow,
             lost: lost, batches: batches, batchMillisP50: percentile(0.5),
-            batchMillisP99: percentile(0.99), batchMillisMax: sorted.last, lastError: lastError)
+            batchMillisP99: percentile(0.99), batchMillisMax: sorted.last,
+            durableLagMillisP99: lags.isEmpty ? nil : lags[min(lags.count - 1, Int(Double(lags.count) * 0.99))],
+            durableLagMillisMax: lags.isEmpty ? nil : maxLag, lastError: lastError)
     }
 
     // MARK: The writer thread
@@ -143,6 +148,7 @@ public final class LogWriter: @unchecked Sendable {
                 _ = condition.wait(until: Date(timeIntervalSinceNow: seconds))
             }
             swap(&pending, &spare)
+            let batchOldest = oldestPending
             oldestPending = nil
             let batchRequests = requests
             requests.removeAll()
@@ -151,7 +157,7 @@ public final class LogWriter: @unchecked Sendable {
             let isLast = closing
             condition.unlock()
 
-            writeBatch(events: spare, requests: batchRequests, dropped: dropped)
+            writeBatch(events: spare, requests: batchRequests, dropped: dropped, oldest: batchOldest)
             spare.removeAll(keepingCapacity: true)
             for request in batchRequests { request.done.signal() }
             if isLast {
@@ -164,7 +170,9 @@ public final class LogWriter: @unchecked Sendable {
         stopped.signal()
     }
 
-    private func writeBatch(events: [LoggedEvent], requests: [CommitRequest], dropped: Int) {
+    private func writeBatch(
+        events: [LoggedEvent], requests: [CommitRequest], dropped: Int, oldest: ContinuousClock.Instant?
+    ) {
         if events.isEmpty && requests.allSatisfy({ $0.records.isEmpty }) && dropped == 0 { return }
         let start = ContinuousClock.now
         do {
@@ -196,6 +204,14 @@ public final class LogWriter: @unchecked Sendable {
             batches += 1
             if batchMillis.count >= 4_096 { batchMillis.removeFirst(2_048) }
             batchMillis.append(millis)
+            if let oldest {
+                // How long the oldest event of the batch waited to be durable.
+                let lag = oldest.duration(to: .now)
+                let lagMs = Double(lag.components.attoseconds) * 1e-15 + Double(lag.components.seconds) * 1e3
+                if lagMillis.count >= 4_096 { lagMillis.removeFirst(2_048) }
+                lagMillis.append(lagMs)
+                maxLag = max(maxLag, lagMs)
+            }
             condition.unlock()
         } catch {
             for request in requests where request.error == nil { request.error = error }
@@ -226,6 +242,11 @@ public struct LogWriterStatus: Sendable, Hashable, Codable {
     public var batchMillisP50: Double?
     public var batchMillisP99: Double?
     public var batchMillisMax: Double?
+    /// From an event's batch starting to gather to its commit (recent batches): the
+    /// "durable within 100 ms" figure.
+    public var durableLagMillisP99: Double?
+    /// The same, worst since the writer started.
+    public var durableLagMillisMax: Double?
     public var lastError: String?
 }
 

@@ -180,3 +180,24 @@ public enum ResearcherDate {
         return Int64((date.timeIntervalSince1970).rounded()) * 1_000_000_000 + Int64(nanos)
     }
 }
+
+extension ResearcherDate {
+    /// For an upper bound: a bare date (`2025-05-01`) means the end of that day, so
+    /// `--until 2025-05-01` includes the whole day; a date with a time is taken as is.
+    public static func parseUpperBound(_ text: String, timeZone: TimeZone = .current) throws -> Int64 {
+        let start = try parse(text, timeZone: timeZone)
+        guard text.utf8.count == 10 else { return start }
+        var calendar = Calendar(identifier: .gregorian)
+        calendar.timeZone = timeZone
+        let day = Date(timeIntervalSince1970: TimeInterval(start / 1_000_000_000))
+        guard let next = calendar.date(byAdding: .day, value: 1, to: day) else { return start }
+        return Int64(next.timeIntervalSince1970.rounded()) * 1_000_000_000
+    }
+
+    /// A calendar date alone (`YYYY-MM-DD`), checked and returned as typed.
+    public static func validateDay(_ text: String) throws -> String {
+        guard text.utf8.count == 10 else { throw SessionLogError.malformedDate(text) }
+        _ = try parse(text)
+        return text
+    }
+}
