@@ -69,10 +69,12 @@ public final class LogWriter: @unchecked Sendable {
             overflowUnreported += 1
             return false
         }
-        if pending.isEmpty { oldestPending = .now }
+        let wasEmpty = pending.isEmpty
+        if wasEmpty { oldestPending = .now }
         pending.append(event)
         submitted += 1
-        if pending.count == batchSize { condition.signal() }
+        // Wake the writer to start the batch's clock, and again when the batch is full.
+        if wasEmpty || pending.count == batchSize { condition.signal() }
         return true
     }
 
