@@ -1,5 +1,6 @@
 import Foundation
 import GRDB
+import GRDBSQLite
 
 /// What can go wrong opening or reading the log, each said in one line.
 public enum SessionLogError: Error, Equatable, CustomStringConvertible {
@@ -101,6 +102,11 @@ public final class SessionLog: Sendable {
             // FULL: each commit reaches the disk before commitTrial returns, so an
             // announced outcome survives a power cut, not only a crash.
             try db.execute(sql: "PRAGMA synchronous = FULL")
+            // Keep -wal and -shm when the daemon closes: a researcher who may only read
+            // the state directory can then still open the log (SQLite cannot create
+            // them for a read-only connection).
+            var persist: CInt = 1
+            _ = sqlite3_file_control(db.sqliteConnection, "main", SQLITE_FCNTL_PERSIST_WAL, &persist)
         }
         do {
             pool = try DatabasePool(path: path, configuration: config)
@@ -129,6 +135,18 @@ public final class SessionLog: Sendable {
             let queue = try DatabaseQueue(path: path, configuration: config)
             try queue.read { db in try checkSchema(db, path: path, allowOlder: false) }
             return LogReader(database: queue, path: path)
+        } catch let error as DatabaseError
+            where error.resultCode == .SQLITE_READONLY
+            || error.resultCode == .SQLITE_CANTOPEN
+        {
+            // A WAL log needs its -shm file; a reader cannot create it without write
+            // access to the directory.
+            let shm = path + "-shm"
+            if !FileManager.default.fileExists(atPath: shm) {
+                throw SessionLogError.cannotOpen(
+                    path: path, reason: "\(shm) is missing and this user cannot create it; start lineupd once")
+            }
+            throw SessionLogError.from(error, path: path)
         } catch {
             throw SessionLogError.from(error, path: path)
         }

@@ -25,6 +25,17 @@ import TrainingEngine
         #expect(try again.reader.dogs().map(\.name) == ["Aino"])
     }
 
+    @Test func walFilesOutliveTheWriterSoReadOnlyUsersCanOpenTheLog() throws {
+        let path = temporaryLogPath()
+        do {
+            let log = try SessionLog(path: path)
+            try log.append([DogRecord(name: "Aino")])
+        }
+        #expect(FileManager.default.fileExists(atPath: path + "-wal"))
+        #expect(FileManager.default.fileExists(atPath: path + "-shm"))
+        #expect(try SessionLog.openReader(path: path).dogs().count == 1)
+    }
+
     @Test func rowsCannotBeRewritten() throws {
         let log = try SessionLog(path: temporaryLogPath())
         try log.append([DogRecord(name: "Aino")])
