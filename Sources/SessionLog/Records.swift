@@ -461,6 +461,11 @@ extension SessionNote: AppendableRecord {
 }
 
 extension TrialRecord: AppendableRecord {
+    /// `1:target:<uuid>;2:blank:;...`, as stored in `trial.layout`.
+    var compactLayout: String {
+        layout.map { "\($0.station):\($0.kind.rawValue):\($0.sampleId?.logText ?? "")" }.joined(separator: ";")
+    }
+
     public func append(to db: Database) throws {
         // The seed is a UInt64; SQLite integers are signed, so its bits are kept as Int64.
         let storedSeed = seed.map { Int64(bitPattern: $0) }
@@ -468,13 +473,13 @@ extension TrialRecord: AppendableRecord {
             sql: """
                 INSERT INTO trial (id, session_id, number, seed, outcome, indicated_station,
                     latency_ns, search_ns, started_mono_ns, started_wall_ns, corrects, reason,
-                    mono_ns, wall_ns)
-                VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+                    layout, mono_ns, wall_ns)
+                VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
                 """
         ).execute(arguments: [
             id.logText, sessionId.logText, number, storedSeed, outcome.rawValue, indicatedStation,
             latencyNs, searchNs, started.monoNs, started.wallNs, corrects?.logText, reason,
-            ended.monoNs, ended.wallNs,
+            compactLayout, ended.monoNs, ended.wallNs,
         ])
         let slot = try db.cachedStatement(
             sql: "INSERT INTO trial_station (trial_id, station, sample_id, kind) VALUES (?, ?, ?, ?)")

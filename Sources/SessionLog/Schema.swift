@@ -117,6 +117,9 @@ enum Schema {
                     started_wall_ns INTEGER NOT NULL,
                     corrects TEXT REFERENCES trial(id),
                     reason TEXT,
+                    -- The layout again, compact (`station:kind:sample_id;...`), so that
+                    -- statistics over 100,000 trials need no join with trial_station.
+                    layout TEXT NOT NULL DEFAULT '',
                     mono_ns INTEGER NOT NULL,
                     wall_ns INTEGER NOT NULL);
                 CREATE INDEX trial_by_session ON trial(session_id, number);
