@@ -9,7 +9,7 @@ import GRDB
 ///   before it) is committed, so a trial's outcome is durable before the next trial
 ///   starts;
 /// - an event accepted by ``submit(_:)`` is committed within `batchInterval` plus one
-///   transaction (50 ms + a few ms by default, inside the 100 ms promised);
+///   transaction (25 ms plus the commit by default, to keep inside the 100 ms promised);
 /// - a `kill -9` at any moment leaves a database that passes `PRAGMA integrity_check`
 ///   (SQLite's WAL guarantees it) and holds every trial whose commit had returned.
 ///

@@ -157,7 +157,7 @@ public final class SessionLog: Sendable {
 
     /// Starts the one writer thread of this log.
     public func makeWriter(
-        capacity: Int = 65_536, batchInterval: Duration = .milliseconds(50), batchSize: Int = 4_096
+        capacity: Int = 65_536, batchInterval: Duration = .milliseconds(25), batchSize: Int = 4_096
     ) -> LogWriter {
         LogWriter(
             pool: pool, path: path, capacity: capacity, batchInterval: batchInterval, batchSize: batchSize
