@@ -1,1 +1,207 @@
-// Module SessionLog: see Package.swift for its concern.
+import Foundation
+import GRDB
+import GRDBSQLite
+
+/// What can go wrong opening or reading the log, each said in one line.
+public enum SessionLogError: Error, Equatable, CustomStringConvertible {
+    case databaseMissing(path: String)
+    case databaseLocked(path: String)
+    case newerSchema(path: String, unknownVersions: [String])
+    case olderSchema(path: String, missingVersions: [String])
+    case notASessionLog(path: String)
+    case cannotOpen(path: String, reason: String)
+    case unknownDog(String)
+    case unknownSession(String)
+    case unknownSample(String)
+    case unknownTrial(String)
+    case ambiguousId(String, kind: String)
+    case duplicateSample(label: String)
+    case malformedDate(String)
+    case invalidInput(String)
+    case writerClosed
+    case database(String)
+
+    public var description: String {
+        switch self {
+        case .databaseMissing(let path):
+            return "no session log at \(path) (use --db PATH or LINEUP_DB)"
+        case .databaseLocked(let path):
+            return "the session log at \(path) is locked by another process; try again"
+        case .newerSchema(let path, let unknown):
+            return
+                "the session log at \(path) was written by a newer lineup (schema \(unknown.joined(separator: ", "))); update lineupctl"
+        case .olderSchema(let path, let missing):
+            return
+                "the session log at \(path) has an older schema (missing \(missing.joined(separator: ", "))); start lineupd once to migrate it"
+        case .notASessionLog(let path):
+            return "\(path) is not a lineup session log"
+        case .cannotOpen(let path, let reason):
+            return "cannot open \(path): \(reason)"
+        case .unknownDog(let text): return "no dog \"\(text)\" in the log"
+        case .unknownSession(let text): return "no session \"\(text)\" in the log"
+        case .unknownSample(let text): return "no sample \"\(text)\" in the log"
+        case .unknownTrial(let text): return "no trial \"\(text)\" in the log"
+        case .ambiguousId(let text, let kind):
+            return "\"\(text)\" matches more than one \(kind); give more of the id"
+        case .duplicateSample(let label): return "a sample labelled \"\(label)\" is already in the log"
+        case .malformedDate(let text):
+            return "malformed date \"\(text)\": use YYYY-MM-DD or ISO 8601 like 2025-05-01T14:30:00+02:00"
+        case .invalidInput(let text): return text
+        case .writerClosed: return "the log writer is closed"
+        case .database(let text): return "database error: \(text)"
+        }
+    }
+
+    /// Maps SQLite's errors to the researcher's words.
+    static func from(_ error: any Error, path: String) -> SessionLogError {
+        if let known = error as? SessionLogError { return known }
+        guard let dbError = error as? DatabaseError else {
+            return .database(String(describing: error))
+        }
+        switch dbError.resultCode {
+        case .SQLITE_BUSY, .SQLITE_LOCKED: return .databaseLocked(path: path)
+        case .SQLITE_NOTADB, .SQLITE_CORRUPT: return .notASessionLog(path: path)
+        case .SQLITE_CANTOPEN, .SQLITE_PERM, .SQLITE_AUTH, .SQLITE_READONLY:
+            return .cannotOpen(path: path, reason: dbError.message ?? "\(dbError.resultCode)")
+        default: return .database(dbError.message ?? "\(dbError.resultCode)")
+        }
+    }
+}
+
+/// The station's session log: one SQLite database in WAL mode, written by one writer,
+/// read by anyone in the station's group.
+///
+/// Shaped as GRDB's demo `AppDatabase`: the writer connection is private, the schema is
+/// a migrator, and each write method is one transaction.
+public final class SessionLog: Sendable {
+    /// The station's database in its state directory.
+    public static let defaultPath = "/var/lib/lineup/lineup.db"
+
+    /// `LINEUP_DB` if set, else ``defaultPath``.
+    public static var pathFromEnvironment: String {
+        ProcessInfo.processInfo.environment["LINEUP_DB"].flatMap { $0.isEmpty ? nil : $0 }
+            ?? defaultPath
+    }
+
+    public let path: String
+    let pool: DatabasePool
+
+    /// Opens the log for writing, creating it if `create` and migrating it forward.
+    ///
+    /// Refuses a log written by a newer lineup: its schema may hold rows this build
+    /// would misread, so nothing is written to it.
+    public init(path: String, create: Bool = true, busyTimeout: TimeInterval = 5) throws {
+        self.path = path
+        if !create && !FileManager.default.fileExists(atPath: path) {
+            throw SessionLogError.databaseMissing(path: path)
+        }
+        var config = Configuration()
+        config.busyMode = .timeout(busyTimeout)
+        config.label = "lineup.log"
+        config.prepareDatabase { db in
+            // FULL: each commit reaches the disk before commitTrial returns, so an
+            // announced outcome survives a power cut, not only a crash.
+            try db.execute(sql: "PRAGMA synchronous = FULL")
+            // Keep -wal and -shm when the daemon closes: a researcher who may only read
+            // the state directory can then still open the log (SQLite cannot create
+            // them for a read-only connection).
+            var persist: CInt = 1
+            _ = sqlite3_file_control(db.sqliteConnection, "main", SQLITE_FCNTL_PERSIST_WAL, &persist)
+        }
+        do {
+            pool = try DatabasePool(path: path, configuration: config)
+            try pool.read { db in try Self.checkSchema(db, path: path, allowOlder: true) }
+            try Schema.migrator.migrate(pool)
+        } catch {
+            throw SessionLogError.from(error, path: path)
+        }
+    }
+
+    /// Opens the log read-only: it works while the daemon writes, never writes itself,
+    /// and refuses a log whose schema this build does not know.
+    public static func openReader(path: String, busyTimeout: TimeInterval = 2) throws -> LogReader {
+        var isDirectory: ObjCBool = false
+        guard FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory) else {
+            throw SessionLogError.databaseMissing(path: path)
+        }
+        if isDirectory.boolValue {
+            throw SessionLogError.cannotOpen(path: path, reason: "it is a directory")
+        }
+        var config = Configuration()
+        config.readonly = true
+        config.busyMode = .timeout(busyTimeout)
+        config.label = "lineup.log.reader"
+        do {
+            let queue = try DatabaseQueue(path: path, configuration: config)
+            try queue.read { db in try checkSchema(db, path: path, allowOlder: false) }
+            return LogReader(database: queue, path: path)
+        } catch let error as DatabaseError
+            where error.resultCode == .SQLITE_READONLY
+            || error.resultCode == .SQLITE_CANTOPEN
+        {
+            // A WAL log needs its -shm file; a reader cannot create it without write
+            // access to the directory.
+            let shm = path + "-shm"
+            if !FileManager.default.fileExists(atPath: shm) {
+                throw SessionLogError.cannotOpen(
+                    path: path, reason: "\(shm) is missing and this user cannot create it; start lineupd once")
+            }
+            throw SessionLogError.from(error, path: path)
+        } catch {
+            throw SessionLogError.from(error, path: path)
+        }
+    }
+
+    /// A reader over this log's own pool (for the daemon's status and for tests).
+    public var reader: LogReader { LogReader(database: pool, path: path) }
+
+    /// Starts the one writer thread of this log.
+    public func makeWriter(
+        capacity: Int = 65_536, batchInterval: Duration = .milliseconds(25), batchSize: Int = 4_096
+    ) -> LogWriter {
+        LogWriter(
+            pool: pool, path: path, capacity: capacity, batchInterval: batchInterval, batchSize: batchSize
+        )
+    }
+
+    /// Appends records in one transaction, directly on the caller's thread. For the
+    /// researcher's own edits (dogs, samples, notes) while no daemon runs; the daemon
+    /// writes through its ``LogWriter``.
+    public func append(_ records: [any AppendableRecord]) throws {
+        do {
+            try pool.write { db in
+                for record in records { try record.append(to: db) }
+            }
+        } catch {
+            throw SessionLogError.from(error, path: path)
+        }
+    }
+
+    /// Writes a consistent copy of the log to `destination` through SQLite's online
+    /// backup; safe while the daemon writes.
+    public static func backup(from reader: LogReader, to destination: String) throws {
+        try reader.backup(to: destination)
+    }
+
+    /// The migrations in a database that this build does not know mean a newer
+    /// schema; an empty database is fine for the writer, which will migrate it.
+    static func checkSchema(_ db: Database, path: String, allowOlder: Bool) throws {
+        let hasMigrations = try db.tableExists("grdb_migrations")
+        if !hasMigrations {
+            let tables = try Int.fetchOne(
+                db,
+                sql: "SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%'")
+            if (tables ?? 0) > 0 { throw SessionLogError.notASessionLog(path: path) }
+            if allowOlder { return }
+            throw SessionLogError.olderSchema(path: path, missingVersions: Schema.knownVersions)
+        }
+        let applied = try String.fetchAll(db, sql: "SELECT identifier FROM grdb_migrations")
+        let known = Set(Schema.knownVersions)
+        let unknown = applied.filter { !known.contains($0) }.sorted()
+        if !unknown.isEmpty { throw SessionLogError.newerSchema(path: path, unknownVersions: unknown) }
+        let missing = Schema.knownVersions.filter { !applied.contains($0) }
+        if !missing.isEmpty && !allowOlder {
+            throw SessionLogError.olderSchema(path: path, missingVersions: missing)
+        }
+    }
+}

@@ -14,7 +14,9 @@ struct Lineupctl: ParsableCommand {
               lineupctl bench click
             """,
         subcommands: [
-            Bench.self
+            Bench.self,
+            Dogs.self, Samples.self, Sessions.self, SessionCommand.self, Trials.self, Events.self,
+            Progress.self, Stats.self, Export.self, Backup.self,
         ]
     )
 }
@@ -23,6 +25,9 @@ struct Lineupctl: ParsableCommand {
 struct Bench: ParsableCommand {
     static let configuration = CommandConfiguration(
         abstract: "Measure the station: each benchmark prints one JSON object.",
-        subcommands: [BenchClick.self, BenchEngine.self, BenchBlock.self]
+        subcommands: [
+            BenchClick.self, BenchEngine.self, BenchBlock.self, BenchLog.self, BenchFill.self, BenchExport.self,
+            BenchStats.self,
+        ]
     )
 }

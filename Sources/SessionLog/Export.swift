@@ -1,0 +1,421 @@
+import Foundation
+import GRDB
+import GRDBSQLite
+
+#if canImport(Glibc)
+    import Glibc
+#endif
+
+/// What `export` writes.
+public enum ExportTable: String, Sendable, CaseIterable {
+    case sessions, trials, events, samples
+}
+
+public enum ExportFormat: String, Sendable, CaseIterable {
+    /// RFC 4180: a header row, CRLF line ends, fields quoted only when they must be.
+    case csv
+    /// One JSON object per line, keys as the CSV header.
+    case jsonl
+}
+
+/// A buffered writer to a file descriptor: exports write a million rows, so bytes are
+/// gathered in 64 KiB and written with one `write(2)` each.
+public final class ByteSink {
+    private let fd: Int32
+    fileprivate var buffer: [UInt8]
+    private let limit: Int
+    /// Set once the reader went away (`| head`): the export stops quietly.
+    public private(set) var closedByReader = false
+
+    public init(fd: Int32 = STDOUT_FILENO, capacity: Int = 1 << 16) {
+        self.fd = fd
+        limit = capacity
+        buffer = []
+        buffer.reserveCapacity(capacity + 4_096)
+    }
+
+    func append(_ text: String) {
+        var text = text
+        text.withUTF8 { buffer.append(contentsOf: $0) }
+    }
+
+    func append(int value: Int64) {
+        if value < 0 { buffer.append(UInt8(ascii: "-")) }
+        append(unsigned: value.magnitude)
+    }
+
+    func append(unsigned value: UInt64) {
+        var digits: (UInt64, UInt64, UInt64) = (0, 0, 0)  // 24 bytes: room for 20 digits
+        var count = 0
+        var rest = value
+        withUnsafeMutableBytes(of: &digits) { raw in
+            repeat {
+                raw[23 - count] = UInt8(truncatingIfNeeded: 48 + rest % 10)
+                rest /= 10
+                count += 1
+            } while rest > 0
+            buffer.append(contentsOf: raw[(24 - count)...])
+        }
+    }
+
+    /// Writes what is buffered once the buffer is full.
+    @inline(__always) func flushIfFull() throws {
+        if buffer.count >= limit { try flush() }
+    }
+
+    /// Writes what is buffered.
+    public func flush() throws {
+        var offset = 0
+        while offset < buffer.count && !closedByReader {
+            let written = buffer.withUnsafeBytes { raw in
+                write(fd, raw.baseAddress.map { $0 + offset }, raw.count - offset)
+            }
+            if written < 0 {
+                if errno == EINTR { continue }
+                if errno == EPIPE {
+                    closedByReader = true
+                    break
+                }
+                throw SessionLogError.invalidInput("cannot write the export: \(String(cString: strerror(errno)))")
+            }
+            offset += written
+        }
+        buffer.removeAll(keepingCapacity: true)
+    }
+}
+
+/// How a column's SQLite value is written.
+enum ExportStyle {
+    case integer
+    case text
+    /// Integer nanoseconds since 1970 (UTC), written as ISO 8601 with offset.
+    case isoTime
+    /// A UInt64 stored in SQLite's signed integer (seeds).
+    case unsigned
+}
+
+struct ExportColumn {
+    var name: String
+    var expression: String
+    var style: ExportStyle
+}
+
+/// The queries behind `export`, public so a benchmark can hand the same rows to
+/// `sqlite3 -csv`.
+public struct ExportQuery {
+    let columns: [ExportColumn]
+    let from: String
+    let order: String
+    let values: [DatabaseValue]
+    var arguments: StatementArguments { StatementArguments(values) }
+
+    /// The SQL that selects the exported rows.
+    public var sql: String {
+        "SELECT " + columns.map(\.expression).joined(separator: ", ") + "\n" + from + "\n" + order
+    }
+
+    public var header: [String] { columns.map(\.name) }
+
+    /// The same query with its arguments written in, for `sqlite3`.
+    public var inlineSQL: String {
+        var text = sql
+        for (index, value) in values.enumerated().reversed() {
+            let literal: String
+            switch value.storage {
+            case .int64(let v): literal = String(v)
+            case .string(let s): literal = "'" + s.replacingOccurrences(of: "'", with: "''") + "'"
+            default: literal = "NULL"
+            }
+            text = text.replacingOccurrences(of: "?\(index + 1)", with: literal)
+        }
+        return text
+    }
+
+    static func make(_ table: ExportTable, _ filter: LogFilter, stations: Int) -> ExportQuery {
+        let arguments: [DatabaseValue] = [
+            filter.dogId.databaseValue, filter.sessionId.databaseValue, filter.since.databaseValue,
+            filter.until.databaseValue,
+        ]
+        func col(_ name: String, _ expression: String, _ style: ExportStyle = .text) -> ExportColumn {
+            ExportColumn(name: name, expression: expression, style: style)
+        }
+        switch table {
+        case .events:
+            return ExportQuery(
+                columns: [
+                    col("event_id", "e.id"), col("dog", "d.name"), col("session_id", "e.session_id"),
+                    col("trial_id", "e.trial_id"), col("kind", "e.kind"), col("station", "e.station", .integer),
+                    col("sample", "sm.label"), col("sample_kind", "ts.kind"), col("time", "e.wall_ns", .isoTime),
+                    col("mono_ns", "e.mono_ns", .integer), col("kernel_ns", "e.kernel_ns", .integer),
+                    col("value", "e.value", .integer), col("duration_ns", "e.duration_ns", .integer),
+                    col("click_edge_ns", "e.click_edge_ns", .integer),
+                    col("click_handed_ns", "e.click_handed_ns", .integer),
+                    col("click_trigger_ns", "e.click_trigger_ns", .integer),
+                    col("click_delay_frames", "e.click_delay_frames", .integer),
+                    col("click_onset_latency_ns", "e.click_onset_latency_ns", .integer), col("detail", "e.detail"),
+                ],
+                from: """
+                    FROM event e LEFT JOIN session s ON s.id = e.session_id LEFT JOIN dog d ON d.id = s.dog_id
+                    LEFT JOIN trial_station ts ON ts.trial_id = e.trial_id AND ts.station = e.station
+                    LEFT JOIN sample sm ON sm.id = ts.sample_id
+                    WHERE (?1 IS NULL OR s.dog_id = ?1) AND (?2 IS NULL OR e.session_id = ?2)
+                        AND (?3 IS NULL OR e.wall_ns >= ?3) AND (?4 IS NULL OR e.wall_ns < ?4)
+                    """, order: "ORDER BY e.seq", values: arguments)
+        case .trials:
+            var columns = [
+                col("trial_id", "t.id"), col("dog", "d.name"), col("session_id", "t.session_id"),
+                col("phase", "s.phase"), col("step", "s.step"), col("exercise", "s.exercise"),
+                col("mode", "s.mode"), col("number", "t.number", .integer), col("outcome", "t.outcome"),
+                col("indicated_station", "t.indicated_station", .integer),
+                col("latency_ns", "t.latency_ns", .integer), col("search_ns", "t.search_ns", .integer),
+                col("seed", "t.seed", .unsigned), col("started", "t.started_wall_ns", .isoTime),
+                col("started_mono_ns", "t.started_mono_ns", .integer), col("ended", "t.wall_ns", .isoTime),
+                col("ended_mono_ns", "t.mono_ns", .integer), col("corrects", "t.corrects"),
+                col("reason", "t.reason"),
+            ]
+            for station in stride(from: 1, through: stations, by: 1) {
+                columns.append(
+                    col(
+                        "station_\(station)_sample",
+                        """
+                        (SELECT sm.label FROM trial_station ts JOIN sample sm ON sm.id = ts.sample_id
+                         WHERE ts.trial_id = t.id AND ts.station = \(station))
+                        """))
+                columns.append(
+                    col(
+                        "station_\(station)_kind",
+                        "(SELECT ts.kind FROM trial_station ts WHERE ts.trial_id = t.id AND ts.station = \(station))"))
+            }
+            return ExportQuery(
+                columns: columns,
+                from: """
+                    FROM trial_current t JOIN session s ON s.id = t.session_id JOIN dog d ON d.id = s.dog_id
+                    WHERE (?1 IS NULL OR s.dog_id = ?1) AND (?2 IS NULL OR t.session_id = ?2)
+                        AND (?3 IS NULL OR t.wall_ns >= ?3) AND (?4 IS NULL OR t.wall_ns < ?4)
+                    """, order: "ORDER BY t.wall_ns, t.number", values: arguments)
+        case .sessions:
+            return ExportQuery(
+                columns: [
+                    col("session_id", "s.id"), col("dog_id", "s.dog_id"), col("dog", "d.name"),
+                    col("handler", "h.code"), col("program", "p.name"), col("program_sha256", "p.sha256"),
+                    col("phase", "s.phase"), col("phase_steps", "s.phase_steps", .integer), col("step", "s.step"),
+                    col("exercise", "s.exercise"), col("mode", "s.mode"), col("station", "s.station"),
+                    col("started", "s.wall_ns", .isoTime), col("started_mono_ns", "s.mono_ns", .integer),
+                    col("trials", "coalesce(c.trials, 0)", .integer), col("hits", "coalesce(c.hits, 0)", .integer),
+                    col("misses", "coalesce(c.misses, 0)", .integer),
+                    col("false_alerts", "coalesce(c.false_alerts, 0)", .integer),
+                    col("correct_rejections", "coalesce(c.correct_rejections, 0)", .integer),
+                    col("aborted", "coalesce(c.aborted, 0)", .integer),
+                    col(
+                        "improvement_suggestions",
+                        """
+                        (SELECT group_concat(n.text, ' | ') FROM session_note n
+                         WHERE n.session_id = s.id AND n.kind = 'improvement')
+                        """),
+                    col("settings", "s.settings"),
+                ],
+                from: """
+                    FROM session s JOIN dog d ON d.id = s.dog_id LEFT JOIN handler h ON h.id = s.handler_id
+                    LEFT JOIN program p ON p.id = s.program_id
+                    LEFT JOIN (SELECT session_id, count(*) AS trials, sum(outcome = 'hit') AS hits,
+                            sum(outcome = 'miss') AS misses, sum(outcome = 'false-alert') AS false_alerts,
+                            sum(outcome = 'correct-rejection') AS correct_rejections,
+                            sum(outcome = 'aborted') AS aborted
+                        FROM trial_current GROUP BY session_id) c ON c.session_id = s.id
+                    WHERE (?1 IS NULL OR s.dog_id = ?1) AND (?2 IS NULL OR s.id = ?2)
+                        AND (?3 IS NULL OR s.wall_ns >= ?3) AND (?4 IS NULL OR s.wall_ns < ?4)
+                    """, order: "ORDER BY s.wall_ns, s.id", values: arguments)
+        case .samples:
+            return ExportQuery(
+                columns: [
+                    col("sample_id", "sm.id"), col("label", "sm.label"), col("kind", "sm.kind"),
+                    col("diagnosis", "sm.diagnosis"), col("source", "sm.source"),
+                    col("collection", "sm.collection"), col("processing", "sm.processing"),
+                    col("collected_on", "sm.collected_on"), col("added", "sm.wall_ns", .isoTime),
+                    col("added_mono_ns", "sm.mono_ns", .integer), col("uses", "u.uses", .integer),
+                    col(
+                        "notes",
+                        "(SELECT group_concat(n.text, ' | ') FROM sample_note n WHERE n.sample_id = sm.id)"),
+                ],
+                from: """
+                    FROM sample sm JOIN sample_usage u ON u.sample_id = sm.id
+                    WHERE (?1 IS NULL OR sm.id IN (SELECT ts.sample_id FROM trial_station ts
+                            JOIN trial t ON t.id = ts.trial_id JOIN session s ON s.id = t.session_id
+                            WHERE s.dog_id = ?1))
+                        AND (?2 IS NULL OR sm.id IN (SELECT ts.sample_id FROM trial_station ts
+                            JOIN trial t ON t.id = ts.trial_id WHERE t.session_id = ?2))
+                        AND (?3 IS NULL OR sm.wall_ns >= ?3) AND (?4 IS NULL OR sm.wall_ns < ?4)
+                    """, order: "ORDER BY sm.label", values: arguments)
+        }
+    }
+}
+
+extension LogReader {
+    /// The query `export` runs, for benchmarks and tests.
+    public func exportQuery(_ table: ExportTable, _ filter: LogFilter = LogFilter()) throws -> ExportQuery {
+        let stations = try read { db in try Int.fetchOne(db, sql: "SELECT max(station) FROM trial_station") ?? 0 }
+        return ExportQuery.make(table, filter, stations: stations)
+    }
+
+    /// Streams rows to `sink` from one read transaction (a consistent snapshot, while
+    /// the daemon goes on writing), never holding more than one row and the buffer.
+    /// Returns the number of rows written.
+    @discardableResult
+    public func export(
+        _ table: ExportTable, format: ExportFormat, filter: LogFilter = LogFilter(), to sink: ByteSink,
+        timeZone: TimeZone = .current
+    ) throws -> Int {
+        let query = try exportQuery(table, filter)
+        let rows = try read { db in
+            let statement = try db.makeStatement(sql: query.sql)
+            try statement.setArguments(query.arguments)
+            var writer = RowWriter(columns: query.columns, format: format, sink: sink, timeZone: timeZone)
+            return try writer.write(statement.sqliteStatement)
+        }
+        try sink.flush()
+        return rows
+    }
+}
+
+/// Formats rows straight from SQLite's column accessors into the sink's buffer.
+private struct RowWriter {
+    let columns: [ExportColumn]
+    let format: ExportFormat
+    let sink: ByteSink
+    var iso: ISOTimeFormatter
+    // Pre-encoded `"name":` keys for JSON Lines.
+    let keys: [[UInt8]]
+
+    init(columns: [ExportColumn], format: ExportFormat, sink: ByteSink, timeZone: TimeZone) {
+        self.columns = columns
+        self.format = format
+        self.sink = sink
+        iso = ISOTimeFormatter(timeZone: timeZone)
+        keys = columns.map { Array("\"\($0.name)\":".utf8) }
+    }
+
+    mutating func write(_ statement: OpaquePointer) throws -> Int {
+        if format == .csv {
+            for (index, column) in columns.enumerated() {
+                if index > 0 { sink.buffer.append(UInt8(ascii: ",")) }
+                sink.append(column.name)
+            }
+            sink.buffer.append(13)
+            sink.buffer.append(10)
+        }
+        var count = 0
+        while true {
+            let rc = sqlite3_step(statement)
+            if rc == SQLITE_DONE { break }
+            guard rc == SQLITE_ROW else {
+                throw DatabaseError(
+                    resultCode: ResultCode(rawValue: rc),
+                    message: String(cString: sqlite3_errmsg(sqlite3_db_handle(statement))))
+            }
+            if format == .csv { writeCSVRow(statement) } else { writeJSONRow(statement) }
+            count += 1
+            try sink.flushIfFull()
+            if sink.closedByReader { break }
+        }
+        return count
+    }
+
+    private mutating func writeCSVRow(_ statement: OpaquePointer) {
+        for index in columns.indices {
+            if index > 0 { sink.buffer.append(UInt8(ascii: ",")) }
+            let i = Int32(index)
+            if sqlite3_column_type(statement, i) == SQLITE_NULL { continue }
+            switch columns[index].style {
+            case .integer: sink.append(int: sqlite3_column_int64(statement, i))
+            case .unsigned: sink.append(unsigned: UInt64(bitPattern: sqlite3_column_int64(statement, i)))
+            case .isoTime: iso.append(wallNs: sqlite3_column_int64(statement, i), to: &sink.buffer)
+            case .text: appendCSVText(statement, i)
+            }
+        }
+        sink.buffer.append(13)
+        sink.buffer.append(10)
+    }
+
+    private func appendCSVText(_ statement: OpaquePointer, _ i: Int32) {
+        guard let text = sqlite3_column_text(statement, i) else { return }
+        let bytes = UnsafeBufferPointer(start: text, count: Int(sqlite3_column_bytes(statement, i)))
+        // RFC 4180: quote a field holding a comma, a quote or a line break; double quotes.
+        let needsQuotes = bytes.contains { (byte: UInt8) -> Bool in
+            byte == 44 || byte == 34 || byte == 10 || byte == 13
+        }
+        if !needsQuotes {
+            sink.buffer.append(contentsOf: bytes)
+            return
+        }
+        sink.buffer.append(34)
+        for byte in bytes {
+            if byte == 34 { sink.buffer.append(34) }
+            sink.buffer.append(byte)
+        }
+        sink.buffer.append(34)
+    }
+
+    private mutating func writeJSONRow(_ statement: OpaquePointer) {
+        sink.buffer.append(UInt8(ascii: "{"))
+        for index in columns.indices {
+            if index > 0 { sink.buffer.append(UInt8(ascii: ",")) }
+            sink.buffer.append(contentsOf: keys[index])
+            let i = Int32(index)
+            if sqlite3_column_type(statement, i) == SQLITE_NULL {
+                sink.append("null")
+                continue
+            }
+            switch columns[index].style {
+            case .integer: sink.append(int: sqlite3_column_int64(statement, i))
+            case .unsigned: sink.append(unsigned: UInt64(bitPattern: sqlite3_column_int64(statement, i)))
+            case .isoTime:
+                sink.buffer.append(34)
+                iso.append(wallNs: sqlite3_column_int64(statement, i), to: &sink.buffer)
+                sink.buffer.append(34)
+            case .text:
+                guard let text = sqlite3_column_text(statement, i) else {
+                    sink.append("null")
+                    continue
+                }
+                let bytes = UnsafeBufferPointer(start: text, count: Int(sqlite3_column_bytes(statement, i)))
+                appendJSONString(bytes)
+            }
+        }
+        sink.buffer.append(UInt8(ascii: "}"))
+        sink.buffer.append(10)
+    }
+
+    private func appendJSONString(_ bytes: UnsafeBufferPointer<UInt8>) {
+        let hex = Array("0123456789abcdef".utf8)
+        sink.buffer.append(34)
+        for byte in bytes {
+            switch byte {
+            case 34: sink.append("\\\"")
+            case 92: sink.append("\\\\")
+            case 10: sink.append("\\n")
+            case 13: sink.append("\\r")
+            case 9: sink.append("\\t")
+            case 0..<32:
+                sink.append("\\u00")
+                sink.buffer.append(hex[Int(byte >> 4)])
+                sink.buffer.append(hex[Int(byte & 15)])
+            default: sink.buffer.append(byte)
+            }
+        }
+        sink.buffer.append(34)
+    }
+}
+
+extension LogReader {
+    /// How many rows an export query yields.
+    public func rowCount(of query: ExportQuery) throws -> Int {
+        try read { db in
+            try Int.fetchOne(db, sql: "SELECT count(*) FROM (\(query.sql))", arguments: query.arguments) ?? 0
+        }
+    }
+
+    /// Trial rows in the log, corrections included.
+    public func trialRowCount() throws -> Int {
+        try read { db in try Int.fetchOne(db, sql: "SELECT count(*) FROM trial") ?? 0 }
+    }
+}

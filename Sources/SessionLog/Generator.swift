@@ -1,0 +1,208 @@
+import Foundation
+import GRDB
+import TrainingEngine
+
+/// A small, fast, seedable generator (SplitMix64): the same seed fills the same log.
+public struct SeededGenerator: RandomNumberGenerator, Sendable {
+    private var state: UInt64
+
+    public init(seed: UInt64) { state = seed }
+
+    public mutating func next() -> UInt64 {
+        state &+= 0x9E37_79B9_7F4A_7C15
+        var z = state
+        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
+        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
+        return z ^ (z >> 31)
+    }
+}
+
+/// Fills a log with plausible training data for tests and benchmarks: dogs working
+/// through three phases on a five-station lineup, a virtual dog's sniffs, indications
+/// and clicks, every row from one seed.
+public struct LogFiller: Sendable {
+    public var dogs = 3
+    public var sessionsPerDog = 4
+    public var trialsPerSession = 10
+    /// Raw events per trial (edges, sniffs, the indication and the click among them).
+    public var eventsPerTrial = 20
+    public var stations = 5
+    /// The virtual dog: chance to indicate a present target, and to false-alert.
+    public var sensitivity = 0.8
+    public var falseAlertRate = 0.1
+    /// Share of trials with no target at all.
+    public var blankTrialRate = 0.2
+    public var seed: UInt64 = 1
+    /// Where the wall clock starts (2025-03-01T09:00:00Z by default).
+    public var startWallNs: Int64 = 1_740_819_600_000_000_000
+
+    public init() {}
+
+    public struct Summary: Sendable, Hashable, Codable {
+        public var dogs = 0
+        public var samples = 0
+        public var sessions = 0
+        public var trials = 0
+        public var events = 0
+    }
+
+    /// Writes the data, one transaction per session.
+    @discardableResult
+    public func fill(_ log: SessionLog) throws -> Summary {
+        var random = SeededGenerator(seed: seed)
+        var summary = Summary()
+        var mono: Int64 = 1_000_000_000
+        var wall = startWallNs
+        func tick(_ ns: Int64) -> LogTime {
+            mono += ns
+            wall += ns
+            return LogTime(monoNs: mono, wallNs: wall)
+        }
+        func uuid() -> UUID {
+            var bytes = (0..<16).map { _ in UInt8.random(in: 0...255, using: &random) }
+            bytes[6] = (bytes[6] & 0x0F) | 0x40
+            bytes[8] = (bytes[8] & 0x3F) | 0x80
+            return UUID(
+                uuid: (
+                    bytes[0], bytes[1], bytes[2], bytes[3], bytes[4], bytes[5], bytes[6], bytes[7], bytes[8],
+                    bytes[9], bytes[10], bytes[11], bytes[12], bytes[13], bytes[14], bytes[15]
+                ))
+        }
+        let names = ["Aino", "Bruno", "Cara", "Dusty", "Eetu", "Fanni", "Gizmo", "Halla", "Iso", "Jeppe"]
+        var header: [any AppendableRecord] = []
+        let program = ProgramRecord(
+            id: uuid(), name: "default", content: "# default program (generated)\n", time: tick(1_000))
+        header.append(program)
+        let handler = HandlerRecord(id: uuid(), code: "H1", time: tick(1_000))
+        header.append(handler)
+        var dogIds: [UUID] = []
+        for index in 0..<dogs {
+            let name = index < names.count ? names[index] : "Dog \(index + 1)"
+            let dog = DogRecord(id: uuid(), name: name, born: "2021-0\(index % 9 + 1)-15", time: tick(1_000))
+            dogIds.append(dog.id)
+            header.append(dog)
+        }
+        var targets: [UUID] = []
+        var controls: [(UUID, SampleKind)] = []
+        for index in 0..<12 {
+            let kind: SampleKind = index < 4 ? .target : (index < 10 ? .control : .distractor)
+            let sample = SampleRecord(
+                id: uuid(),
+                label: String(format: "%@-%03d", kind == .target ? "T" : (kind == .control ? "C" : "D"), index + 1),
+                kind: kind, diagnosis: kind == .target ? "lung cancer" : nil,
+                source: index % 2 == 0 ? "clinic A" : "clinic B", collection: "breath, face mask, 5 min",
+                processing: "frozen -20 C", collectedOn: "2025-01-\(10 + index)", time: tick(1_000))
+            if kind == .target { targets.append(sample.id) } else { controls.append((sample.id, kind)) }
+            header.append(sample)
+        }
+        try log.append(header)
+        summary.dogs = dogs
+        summary.samples = 12
+        let phases = ["1 learning to indicate", "2 learning the target scent", "3 discrimination"]
+        for dogId in dogIds {
+            for sessionIndex in 0..<sessionsPerDog {
+                let phaseIndex = min(phases.count - 1, sessionIndex * phases.count / max(1, sessionsPerDog))
+                let session = SessionRecord(
+                    id: uuid(), dogId: dogId, handlerId: handler.id, programId: program.id,
+                    phase: phases[phaseIndex], phaseSteps: 3, step: "step \(sessionIndex % 3 + 1)",
+                    exercise: "exercise 1", mode: .automated,
+                    settings: #"{"hold_s":2,"trial_timeout_s":60,"stations":\#(stations)}"#, station: "pi",
+                    bootId: nil, time: tick(60_000_000_000))
+                var events: [LoggedEvent] = []
+                var trials: [TrialRecord] = []
+                events.reserveCapacity(trialsPerSession * eventsPerTrial)
+                for number in 1...max(1, trialsPerSession) {
+                    let started = tick(20_000_000_000)
+                    let trialId = uuid()
+                    let hasTarget = Double.random(in: 0..<1, using: &random) >= blankTrialRate
+                    let targetStation = hasTarget ? Int.random(in: 1...stations, using: &random) : nil
+                    var layout: [StationSlot] = []
+                    for station in 1...stations {
+                        if station == targetStation {
+                            layout.append(
+                                StationSlot(
+                                    station: station, sampleId: targets.randomElement(using: &random), kind: .target))
+                        } else if station % 2 == 0 {
+                            layout.append(StationSlot(station: station, sampleId: nil, kind: .blank))
+                        } else {
+                            let (sampleId, kind) = controls[Int.random(in: 0..<controls.count, using: &random)]
+                            layout.append(StationSlot(station: station, sampleId: sampleId, kind: kind))
+                        }
+                    }
+                    let roll = Double.random(in: 0..<1, using: &random)
+                    var indicated: Int? = nil
+                    if let target = targetStation, roll < sensitivity {
+                        indicated = target
+                    } else if roll > 1 - falseAlertRate {
+                        indicated = layout.filter { $0.kind != .target }.randomElement(using: &random)?.station
+                    }
+                    let outcome: TrialOutcome =
+                        indicated == nil
+                        ? (hasTarget ? .miss : .correctRejection) : (indicated == targetStation ? .hit : .falseAlert)
+                    let latency = Int64.random(in: 2_000_000_000...20_000_000_000, using: &random)
+                    var t = started
+                    for k in 0..<eventsPerTrial {
+                        let station = Int.random(in: 1...stations, using: &random)
+                        t.monoNs += latency / Int64(max(1, eventsPerTrial))
+                        t.wallNs += latency / Int64(max(1, eventsPerTrial))
+                        var event = LoggedEvent(
+                            id: uuid(), kind: .edge, sessionId: session.id, trialId: trialId, station: station, time: t,
+                            kernelNs: t.monoNs - 40_000, value: Int64(k % 2))
+                        if k == eventsPerTrial - 2, let at = indicated {
+                            event.kind = .indication
+                            event.station = at
+                            event.durationNs = 2_000_000_000
+                            event.kernelNs = nil
+                            event.value = nil
+                        } else if k == eventsPerTrial - 1, let at = indicated, at == targetStation {
+                            event.kind = .click
+                            event.station = at
+                            event.kernelNs = nil
+                            event.value = nil
+                            event.click = ClickTiming(
+                                edgeNs: t.monoNs - 3_000_000, handedNs: t.monoNs - 2_900_000,
+                                triggerNs: t.monoNs - 2_800_000, delayFrames: 128, onsetLatencyNs: 2_700_000)
+                        } else if k % 5 == 4 {
+                            event.kind = .sniff
+                            event.durationNs = Int64.random(in: 100_000_000...900_000_000, using: &random)
+                            event.kernelNs = nil
+                            event.value = nil
+                            event.detail = #"{"source":"generator","note":"short visit, \"quick\""}"#
+                        }
+                        events.append(event)
+                    }
+                    let ended = tick(latency)
+                    trials.append(
+                        TrialRecord(
+                            id: trialId, sessionId: session.id, number: number, seed: random.next(), layout: layout,
+                            outcome: outcome, indicatedStation: indicated, latencyNs: indicated == nil ? nil : latency,
+                            searchNs: latency, started: started, ended: ended))
+                }
+                let note = SessionNote(
+                    id: uuid(), sessionId: session.id, kind: .improvement,
+                    text: "Try a higher-value reward, e.g. cheese", time: tick(1_000_000_000))
+                try log.write { db in
+                    try session.append(to: db)
+                    for event in events { try event.append(to: db) }
+                    for trial in trials { try trial.append(to: db) }
+                    try note.append(to: db)
+                }
+                summary.sessions += 1
+                summary.trials += trials.count
+                summary.events += events.count
+            }
+        }
+        return summary
+    }
+}
+
+extension SessionLog {
+    /// One transaction on the caller's thread, for the filler and tests.
+    func write(_ body: (Database) throws -> Void) throws {
+        do {
+            try pool.write(body)
+        } catch {
+            throw SessionLogError.from(error, path: path)
+        }
+    }
+}

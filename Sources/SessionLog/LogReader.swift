@@ -1,0 +1,653 @@
+import Foundation
+import GRDB
+import TrainingEngine
+
+/// Which rows a listing, statistic or export covers. Ids are full UUIDs (resolve what
+/// the researcher typed with ``LogReader/resolveDog(_:)`` and friends first).
+public struct LogFilter: Sendable, Hashable {
+    public var dogId: String?
+    public var sessionId: String?
+    public var trialId: String?
+    public var eventKind: EventKind?
+    /// Wall-clock bounds, nanoseconds since 1970 (UTC): `since` inclusive, `until` exclusive.
+    public var since: Int64?
+    public var until: Int64?
+
+    public init(
+        dogId: String? = nil, sessionId: String? = nil, trialId: String? = nil,
+        eventKind: EventKind? = nil, since: Int64? = nil, until: Int64? = nil
+    ) {
+        self.dogId = dogId
+        self.sessionId = sessionId
+        self.trialId = trialId
+        self.eventKind = eventKind
+        self.since = since
+        self.until = until
+    }
+}
+
+/// Read-only access to the log: everything `lineupctl` shows the researcher.
+public struct LogReader: Sendable {
+    let database: any DatabaseReader
+    public let path: String
+
+    init(database: any DatabaseReader, path: String) {
+        self.database = database
+        self.path = path
+    }
+
+    /// Runs `body` in one read transaction, so what it sees is one consistent state.
+    public func read<T>(_ body: (Database) throws -> T) throws -> T {
+        do {
+            return try database.read(body)
+        } catch {
+            throw SessionLogError.from(error, path: path)
+        }
+    }
+
+    // MARK: Resolving what the researcher typed
+
+    /// A dog by full id, unique id prefix (4+ characters) or name (any case).
+    public func resolveDog(_ text: String) throws -> String {
+        try read { db in
+            if let id = try Self.resolve(db, table: "dog", text: text, kind: "dog") { return id }
+            let byName = try String.fetchAll(
+                db, sql: "SELECT id FROM dog WHERE name = ? COLLATE NOCASE", arguments: [text])
+            if byName.count == 1 { return byName[0] }
+            if byName.count > 1 { throw SessionLogError.ambiguousId(text, kind: "dog") }
+            throw SessionLogError.unknownDog(text)
+        }
+    }
+
+    /// A session by full id or unique id prefix.
+    public func resolveSession(_ text: String) throws -> String {
+        try read { db in
+            guard let id = try Self.resolve(db, table: "session", text: text, kind: "session") else {
+                throw SessionLogError.unknownSession(text)
+            }
+            return id
+        }
+    }
+
+    /// A trial by full id or unique id prefix.
+    public func resolveTrial(_ text: String) throws -> String {
+        try read { db in
+            guard let id = try Self.resolve(db, table: "trial", text: text, kind: "trial") else {
+                throw SessionLogError.unknownTrial(text)
+            }
+            return id
+        }
+    }
+
+    /// A sample by its label (as written on it), full id or unique id prefix.
+    public func resolveSample(_ text: String) throws -> String {
+        try read { db in
+            if let id = try String.fetchOne(
+                db, sql: "SELECT id FROM sample WHERE label = ?", arguments: [text])
+            {
+                return id
+            }
+            guard let id = try Self.resolve(db, table: "sample", text: text, kind: "sample") else {
+                throw SessionLogError.unknownSample(text)
+            }
+            return id
+        }
+    }
+
+    static func resolve(_ db: Database, table: String, text: String, kind: String) throws -> String? {
+        let lowered = text.lowercased()
+        if try String.fetchOne(db, sql: "SELECT id FROM \(table) WHERE id = ?", arguments: [lowered])
+            != nil
+        {
+            return lowered
+        }
+        // Only hex digits and dashes can be an id prefix; anything else is not an id.
+        guard lowered.count >= 4, lowered.allSatisfy({ $0.isHexDigit || $0 == "-" }) else { return nil }
+        let matches = try String.fetchAll(
+            db, sql: "SELECT id FROM \(table) WHERE id >= ? AND id < ? LIMIT 2",
+            arguments: [lowered, lowered + "~"])
+        if matches.count > 1 { throw SessionLogError.ambiguousId(text, kind: kind) }
+        return matches.first
+    }
+
+    // MARK: Dogs and samples
+
+    public func dogs() throws -> [DogSummary] {
+        try read { db in
+            var iso = ISOTimeFormatter()
+            return try Row.fetchAll(
+                db,
+                sql: """
+                    SELECT d.id, d.name, d.born, d.notes, d.wall_ns,
+                        (SELECT count(*) FROM session s WHERE s.dog_id = d.id) AS sessions,
+                        (SELECT count(*) FROM trial_current t JOIN session s ON s.id = t.session_id
+                         WHERE s.dog_id = d.id) AS trials,
+                        (SELECT max(s.wall_ns) FROM session s WHERE s.dog_id = d.id) AS last
+                    FROM dog d ORDER BY d.name COLLATE NOCASE, d.wall_ns
+                    """
+            ).map { row in
+                DogSummary(
+                    id: row["id"], name: row["name"], born: row["born"], notes: row["notes"],
+                    added: iso.string(wallNs: row["wall_ns"]), sessions: row["sessions"],
+                    trials: row["trials"],
+                    lastSession: (row["last"] as Int64?).map { iso.string(wallNs: $0) })
+            }
+        }
+    }
+
+    public func samples(kind: SampleKind? = nil) throws -> [SampleSummary] {
+        try read { db in
+            var iso = ISOTimeFormatter()
+            return try Row.fetchAll(
+                db,
+                sql: """
+                    SELECT s.*, u.uses,
+                        (SELECT count(*) FROM sample_note n WHERE n.sample_id = s.id) AS notes
+                    FROM sample s JOIN sample_usage u ON u.sample_id = s.id
+                    WHERE ?1 IS NULL OR s.kind = ?1
+                    ORDER BY s.label
+                    """, arguments: [kind?.rawValue]
+            ).map { Self.sampleSummary($0, &iso) }
+        }
+    }
+
+    static func sampleSummary(_ row: Row, _ iso: inout ISOTimeFormatter) -> SampleSummary {
+        SampleSummary(
+            id: row["id"], label: row["label"], kind: row["kind"], diagnosis: row["diagnosis"],
+            source: row["source"], collection: row["collection"], processing: row["processing"],
+            collectedOn: row["collected_on"], added: iso.string(wallNs: row["wall_ns"]),
+            uses: row["uses"],
+            notes: row["notes"])
+    }
+
+    public func sample(id: String) throws -> SampleDetails {
+        try read { db in
+            var iso = ISOTimeFormatter()
+            guard
+                let row = try Row.fetchOne(
+                    db,
+                    sql: """
+                        SELECT s.*, u.uses, (SELECT count(*) FROM sample_note n WHERE n.sample_id = s.id) AS notes
+                        FROM sample s JOIN sample_usage u ON u.sample_id = s.id WHERE s.id = ?
+                        """, arguments: [id])
+            else { throw SessionLogError.unknownSample(id) }
+            let notes = try Row.fetchAll(
+                db,
+                sql: "SELECT text, wall_ns FROM sample_note WHERE sample_id = ? ORDER BY wall_ns, mono_ns",
+                arguments: [id]
+            ).map { NoteLine(time: iso.string(wallNs: $0["wall_ns"]), text: $0["text"]) }
+            let dogs = try Row.fetchAll(
+                db,
+                sql: """
+                    SELECT d.name, count(*) AS uses, max(t.wall_ns) AS last FROM trial_station ts
+                    JOIN trial t ON t.id = ts.trial_id AND t.corrects IS NULL
+                    JOIN session s ON s.id = t.session_id JOIN dog d ON d.id = s.dog_id
+                    WHERE ts.sample_id = ? GROUP BY d.id ORDER BY d.name
+                    """, arguments: [id]
+            ).map {
+                SampleUse(dog: $0["name"], uses: $0["uses"], lastUsed: iso.string(wallNs: $0["last"]))
+            }
+            return SampleDetails(sample: Self.sampleSummary(row, &iso), notes: notes, usedBy: dogs)
+        }
+    }
+
+    // MARK: Sessions
+
+    public func sessions(_ filter: LogFilter = LogFilter()) throws -> [SessionSummary] {
+        try read { db in
+            var iso = ISOTimeFormatter()
+            return try Row.fetchAll(
+                db,
+                sql: """
+                    SELECT s.id, s.dog_id, d.name AS dog, s.wall_ns, s.phase, s.step, s.exercise, s.mode,
+                        count(t.id) AS trials,
+                        coalesce(sum(t.outcome = 'hit'), 0) AS hits,
+                        coalesce(sum(t.outcome = 'miss'), 0) AS misses,
+                        coalesce(sum(t.outcome = 'false-alert'), 0) AS false_alerts,
+                        coalesce(sum(t.outcome = 'correct-rejection'), 0) AS correct_rejections,
+                        coalesce(sum(t.outcome = 'aborted'), 0) AS aborted
+                    FROM session s JOIN dog d ON d.id = s.dog_id
+                    LEFT JOIN trial_current t ON t.session_id = s.id
+                    WHERE (?1 IS NULL OR s.dog_id = ?1) AND (?2 IS NULL OR s.id = ?2)
+                        AND (?3 IS NULL OR s.wall_ns >= ?3) AND (?4 IS NULL OR s.wall_ns < ?4)
+                    GROUP BY s.id ORDER BY s.wall_ns, s.id
+                    """, arguments: [filter.dogId, filter.sessionId, filter.since, filter.until]
+            ).map { row in
+                SessionSummary(
+                    id: row["id"], dogId: row["dog_id"], dog: row["dog"],
+                    started: iso.string(wallNs: row["wall_ns"]),
+                    phase: row["phase"], step: row["step"], exercise: row["exercise"], mode: row["mode"],
+                    results: OutcomeCounts(row))
+            }
+        }
+    }
+
+    /// Everything the study's session-details view shows.
+    public func session(id: String) throws -> SessionDetails {
+        let trials = try trials(LogFilter(sessionId: id))
+        return try read { db in
+            var iso = ISOTimeFormatter()
+            guard
+                let row = try Row.fetchOne(
+                    db,
+                    sql: """
+                        SELECT s.*, d.name AS dog, h.code AS handler, p.name AS program, p.sha256
+                        FROM session s JOIN dog d ON d.id = s.dog_id
+                        LEFT JOIN handler h ON h.id = s.handler_id
+                        LEFT JOIN program p ON p.id = s.program_id WHERE s.id = ?
+                        """, arguments: [id])
+            else { throw SessionLogError.unknownSession(id) }
+            let notes = try Row.fetchAll(
+                db,
+                sql:
+                    "SELECT kind, text, wall_ns FROM session_note WHERE session_id = ? ORDER BY wall_ns, mono_ns",
+                arguments: [id])
+            let samples = try Row.fetchAll(
+                db,
+                sql: """
+                    SELECT sm.label, ts.kind, count(*) AS presented,
+                        sum(t.indicated_station = ts.station) AS indicated
+                    FROM trial_current t JOIN trial_station ts ON ts.trial_id = t.id
+                    LEFT JOIN sample sm ON sm.id = ts.sample_id
+                    WHERE t.session_id = ? GROUP BY sm.label, ts.kind ORDER BY ts.kind, sm.label
+                    """, arguments: [id]
+            ).map {
+                SessionSample(
+                    label: $0["label"], kind: $0["kind"], presented: $0["presented"],
+                    indicated: $0["indicated"] ?? 0)
+            }
+            let counts = OutcomeCounts(trials: trials)
+            let ended = try Int64.fetchOne(
+                db, sql: "SELECT max(wall_ns) FROM trial WHERE session_id = ?", arguments: [id])
+            return SessionDetails(
+                id: row["id"], dogId: row["dog_id"], dog: row["dog"], handler: row["handler"],
+                program: row["program"],
+                programSha256: row["sha256"], phase: row["phase"], phaseSteps: row["phase_steps"],
+                step: row["step"],
+                exercise: row["exercise"], mode: row["mode"], station: row["station"],
+                settings: row["settings"],
+                started: iso.string(wallNs: row["wall_ns"]), ended: ended.map { iso.string(wallNs: $0) },
+                results: counts,
+                correct: Proportion(
+                    successes: counts.hits + counts.correctRejections, trials: counts.scored),
+                samples: samples,
+                improvementSuggestions: notes.filter { $0["kind"] == "improvement" }.map { $0["text"] },
+                comments: notes.filter { $0["kind"] == "comment" }.map { $0["text"] },
+                trials: trials)
+        }
+    }
+
+    // MARK: Trials and events
+
+    /// Trials as they stand after corrections, oldest first.
+    public func trials(_ filter: LogFilter = LogFilter(), limit: Int? = nil) throws -> [TrialSummary] {
+        try read { db in
+            var iso = ISOTimeFormatter()
+            let rows = try Row.fetchAll(
+                db,
+                sql: """
+                    SELECT t.*, d.name AS dog FROM trial_current t
+                    JOIN session s ON s.id = t.session_id JOIN dog d ON d.id = s.dog_id
+                    WHERE (?1 IS NULL OR s.dog_id = ?1) AND (?2 IS NULL OR t.session_id = ?2)
+                        AND (?3 IS NULL OR t.wall_ns >= ?3) AND (?4 IS NULL OR t.wall_ns < ?4)
+                    ORDER BY t.wall_ns, t.number LIMIT ?5
+                    """, arguments: [filter.dogId, filter.sessionId, filter.since, filter.until, limit ?? -1])
+            let layoutStatement = try db.cachedStatement(
+                sql: """
+                    SELECT ts.station, sm.label, ts.kind FROM trial_station ts
+                    LEFT JOIN sample sm ON sm.id = ts.sample_id WHERE ts.trial_id = ? ORDER BY ts.station
+                    """)
+            return try rows.map { row in
+                let id: String = row["id"]
+                let layout = try Row.fetchAll(layoutStatement, arguments: [id]).map {
+                    LayoutSlot(station: $0["station"], sample: $0["label"], kind: $0["kind"])
+                }
+                return TrialSummary(
+                    id: id, sessionId: row["session_id"], dog: row["dog"], number: row["number"],
+                    outcome: row["outcome"], indicatedStation: row["indicated_station"],
+                    latencyMs: (row["latency_ns"] as Int64?).map { Double($0) / 1e6 },
+                    searchMs: (row["search_ns"] as Int64?).map { Double($0) / 1e6 },
+                    started: iso.string(wallNs: row["started_wall_ns"]),
+                    ended: iso.string(wallNs: row["wall_ns"]),
+                    seed: (row["seed"] as Int64?).map { UInt64(bitPattern: $0) }, layout: layout,
+                    corrects: row["corrects"], reason: row["reason"])
+            }
+        }
+    }
+
+    /// Events in the order the station logged them.
+    public func events(_ filter: LogFilter = LogFilter(), limit: Int? = nil) throws -> [EventSummary] {
+        try read { db in
+            var iso = ISOTimeFormatter()
+            return try Row.fetchAll(
+                db,
+                sql: """
+                    SELECT e.* FROM event e
+                    WHERE (?1 IS NULL OR e.session_id IN (SELECT id FROM session WHERE dog_id = ?1))
+                        AND (?2 IS NULL OR e.session_id = ?2) AND (?3 IS NULL OR e.trial_id = ?3)
+                        AND (?4 IS NULL OR e.kind = ?4)
+                        AND (?5 IS NULL OR e.wall_ns >= ?5) AND (?6 IS NULL OR e.wall_ns < ?6)
+                    ORDER BY e.seq LIMIT ?7
+                    """,
+                arguments: [
+                    filter.dogId, filter.sessionId, filter.trialId, filter.eventKind?.rawValue, filter.since,
+                    filter.until, limit ?? -1,
+                ]
+            ).map { row in
+                EventSummary(
+                    seq: row["seq"], id: row["id"], sessionId: row["session_id"], trialId: row["trial_id"],
+                    kind: row["kind"], station: row["station"], time: iso.string(wallNs: row["wall_ns"]),
+                    monoNs: row["mono_ns"], kernelNs: row["kernel_ns"], value: row["value"],
+                    durationNs: row["duration_ns"], clickOnsetLatencyNs: row["click_onset_latency_ns"],
+                    detail: row["detail"])
+            }
+        }
+    }
+
+    /// How many events match, for "showing N of M".
+    public func eventCount(_ filter: LogFilter = LogFilter()) throws -> Int {
+        try read { db in
+            try Int.fetchOne(
+                db,
+                sql: """
+                    SELECT count(*) FROM event e
+                    WHERE (?1 IS NULL OR e.session_id IN (SELECT id FROM session WHERE dog_id = ?1))
+                        AND (?2 IS NULL OR e.session_id = ?2) AND (?3 IS NULL OR e.trial_id = ?3)
+                        AND (?4 IS NULL OR e.kind = ?4)
+                        AND (?5 IS NULL OR e.wall_ns >= ?5) AND (?6 IS NULL OR e.wall_ns < ?6)
+                    """,
+                arguments: [
+                    filter.dogId, filter.sessionId, filter.trialId, filter.eventKind?.rawValue, filter.since,
+                    filter.until,
+                ]) ?? 0
+        }
+    }
+
+    // MARK: Progress
+
+    /// A dog's progress through the program, phase by phase, as the log holds it.
+    ///
+    /// A step counts as passed, and a phase as graduated, only when a milestone row says
+    /// so (written when the program's criteria are met); the percentage is passed steps
+    /// over the phase's steps. Accuracy figures come straight from the trials.
+    public func progress(dogId: String, window: Int = 20) throws -> [PhaseProgress] {
+        try read { db in
+            var iso = ISOTimeFormatter()
+            guard
+                try String.fetchOne(db, sql: "SELECT id FROM dog WHERE id = ?", arguments: [dogId]) != nil
+            else {
+                throw SessionLogError.unknownDog(dogId)
+            }
+            var order: [String] = []
+            var phases: [String: PhaseProgress] = [:]
+            var outcomes: [String: [Bool]] = [:]
+            let sessionRows = try Row.fetchAll(
+                db,
+                sql: "SELECT phase, phase_steps FROM session WHERE dog_id = ? ORDER BY wall_ns, mono_ns",
+                arguments: [dogId])
+            for row in sessionRows {
+                let phase: String = row["phase"] ?? "(no phase)"
+                if phases[phase] == nil {
+                    order.append(phase)
+                    phases[phase] = PhaseProgress(phase: phase)
+                }
+                phases[phase]?.sessions += 1
+                if let steps: Int = row["phase_steps"] { phases[phase]?.phaseSteps = steps }
+            }
+            let trialRows = try Row.fetchAll(
+                db,
+                sql: """
+                    SELECT s.phase, t.outcome FROM trial_current t JOIN session s ON s.id = t.session_id
+                    WHERE s.dog_id = ? AND t.outcome <> 'aborted' ORDER BY t.wall_ns, t.number
+                    """, arguments: [dogId])
+            for row in trialRows {
+                let phase: String = row["phase"] ?? "(no phase)"
+                let outcome = TrialOutcome(rawValue: row["outcome"]) ?? .aborted
+                outcomes[phase, default: []].append(outcome.isCorrect)
+            }
+            var passedSteps: [String: Set<String>] = [:]
+            for row in try Row.fetchAll(
+                db,
+                sql:
+                    "SELECT phase, step, criterion, wall_ns FROM milestone WHERE dog_id = ? ORDER BY wall_ns",
+                arguments: [dogId])
+            {
+                let phase: String = row["phase"]
+                if phases[phase] == nil {
+                    order.append(phase)
+                    phases[phase] = PhaseProgress(phase: phase)
+                }
+                if let step: String = row["step"] {
+                    passedSteps[phase, default: []].insert(step)
+                } else if phases[phase]?.graduated == nil {
+                    phases[phase]?.graduated = iso.string(wallNs: row["wall_ns"])
+                    phases[phase]?.criterion = row["criterion"]
+                }
+            }
+            return order.compactMap { phase in
+                guard var entry = phases[phase] else { return nil }
+                let results = outcomes[phase] ?? []
+                entry.trials = results.count
+                entry.correct = Proportion(successes: results.filter { $0 }.count, trials: results.count)
+                let recent = results.suffix(window)
+                entry.recentWindow = recent.count
+                entry.recentCorrectPercent =
+                    recent.isEmpty ? nil : 100 * Double(recent.filter { $0 }.count) / Double(recent.count)
+                entry.stepsPassed = passedSteps[phase]?.count ?? 0
+                if entry.graduated != nil {
+                    entry.progressPercent = 100
+                } else if let steps = entry.phaseSteps, steps > 0 {
+                    entry.progressPercent = min(100, 100 * Double(entry.stepsPassed) / Double(steps))
+                }
+                return entry
+            }
+        }
+    }
+
+    // MARK: Backup
+
+    /// A consistent copy through SQLite's online backup; the copy is a complete
+    /// database on its own (no -wal file needed).
+    public func backup(to destination: String) throws {
+        if FileManager.default.fileExists(atPath: destination) {
+            throw SessionLogError.invalidInput(
+                "\(destination) already exists; choose a new file for the backup")
+        }
+        do {
+            let copy = try DatabaseQueue(path: destination)
+            try database.backup(to: copy)
+            try copy.writeWithoutTransaction { db in try db.execute(sql: "PRAGMA journal_mode = DELETE") }
+            try copy.close()
+        } catch {
+            throw SessionLogError.from(error, path: destination)
+        }
+    }
+}
+
+// MARK: - What the reader returns
+
+public struct DogSummary: Sendable, Hashable, Codable {
+    public var id: String
+    public var name: String
+    public var born: String?
+    public var notes: String?
+    public var added: String
+    public var sessions: Int
+    public var trials: Int
+    public var lastSession: String?
+}
+
+public struct SampleSummary: Sendable, Hashable, Codable {
+    public var id: String
+    public var label: String
+    public var kind: String
+    public var diagnosis: String?
+    public var source: String?
+    public var collection: String?
+    public var processing: String?
+    public var collectedOn: String?
+    public var added: String
+    /// How many trials the sample stood in.
+    public var uses: Int
+    public var notes: Int
+}
+
+public struct NoteLine: Sendable, Hashable, Codable {
+    public var time: String
+    public var text: String
+}
+
+public struct SampleUse: Sendable, Hashable, Codable {
+    public var dog: String
+    public var uses: Int
+    public var lastUsed: String
+}
+
+public struct SampleDetails: Sendable, Hashable, Codable {
+    public var sample: SampleSummary
+    public var notes: [NoteLine]
+    public var usedBy: [SampleUse]
+}
+
+/// Trial outcomes counted.
+public struct OutcomeCounts: Sendable, Hashable, Codable {
+    public var trials = 0
+    public var hits = 0
+    public var misses = 0
+    public var falseAlerts = 0
+    public var correctRejections = 0
+    public var aborted = 0
+
+    /// Trials that were scored (not aborted).
+    public var scored: Int { trials - aborted }
+
+    public init() {}
+
+    init(_ row: Row) {
+        trials = row["trials"]
+        hits = row["hits"]
+        misses = row["misses"]
+        falseAlerts = row["false_alerts"]
+        correctRejections = row["correct_rejections"]
+        aborted = row["aborted"]
+    }
+
+    init(trials list: [TrialSummary]) {
+        for trial in list { add(TrialOutcome(rawValue: trial.outcome) ?? .aborted) }
+    }
+
+    mutating func add(_ outcome: TrialOutcome, count: Int = 1) {
+        trials += count
+        switch outcome {
+        case .hit: hits += count
+        case .miss: misses += count
+        case .falseAlert: falseAlerts += count
+        case .correctRejection: correctRejections += count
+        case .aborted: aborted += count
+        }
+    }
+}
+
+public struct SessionSummary: Sendable, Hashable, Codable {
+    public var id: String
+    public var dogId: String
+    public var dog: String
+    public var started: String
+    public var phase: String?
+    public var step: String?
+    public var exercise: String?
+    public var mode: String
+    public var results: OutcomeCounts
+}
+
+public struct SessionSample: Sendable, Hashable, Codable {
+    /// Nil for a blank container without a sample id.
+    public var label: String?
+    public var kind: String
+    public var presented: Int
+    public var indicated: Int
+}
+
+public struct LayoutSlot: Sendable, Hashable, Codable {
+    public var station: Int
+    public var sample: String?
+    public var kind: String
+}
+
+public struct TrialSummary: Sendable, Hashable, Codable {
+    public var id: String
+    public var sessionId: String
+    public var dog: String
+    public var number: Int
+    public var outcome: String
+    public var indicatedStation: Int?
+    public var latencyMs: Double?
+    public var searchMs: Double?
+    public var started: String
+    public var ended: String
+    public var seed: UInt64?
+    public var layout: [LayoutSlot]
+    public var corrects: String?
+    public var reason: String?
+}
+
+public struct SessionDetails: Sendable, Hashable, Codable {
+    public var id: String
+    public var dogId: String
+    public var dog: String
+    public var handler: String?
+    public var program: String?
+    public var programSha256: String?
+    public var phase: String?
+    public var phaseSteps: Int?
+    public var step: String?
+    public var exercise: String?
+    public var mode: String
+    public var station: String?
+    public var settings: String
+    public var started: String
+    public var ended: String?
+    public var results: OutcomeCounts
+    /// Hits and correct rejections over scored trials.
+    public var correct: Proportion
+    public var samples: [SessionSample]
+    public var improvementSuggestions: [String]
+    public var comments: [String]
+    public var trials: [TrialSummary]
+}
+
+public struct EventSummary: Sendable, Hashable, Codable {
+    public var seq: Int64
+    public var id: String
+    public var sessionId: String?
+    public var trialId: String?
+    public var kind: String
+    public var station: Int?
+    public var time: String
+    public var monoNs: Int64
+    public var kernelNs: Int64?
+    public var value: Int64?
+    public var durationNs: Int64?
+    public var clickOnsetLatencyNs: Int64?
+    public var detail: String?
+}
+
+public struct PhaseProgress: Sendable, Hashable, Codable {
+    public var phase: String
+    public var sessions = 0
+    /// Scored trials in the phase.
+    public var trials = 0
+    public var correct = Proportion(successes: 0, trials: 0)
+    public var recentWindow = 0
+    public var recentCorrectPercent: Double?
+    public var stepsPassed = 0
+    public var phaseSteps: Int?
+    /// Passed steps over the phase's steps, 100 once graduated; nil if the phase's
+    /// size is not known.
+    public var progressPercent: Double?
+    /// When the phase was graduated, if it was.
+    public var graduated: String?
+    public var criterion: String?
+
+    public init(phase: String) { self.phase = phase }
+}

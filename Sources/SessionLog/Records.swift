@@ -1,0 +1,523 @@
+import Foundation
+import GRDB
+import TrainingEngine
+
+#if canImport(Glibc)
+    import Glibc
+#endif
+
+/// When something happened, on both clocks: monotonic nanoseconds order events on one
+/// station (and match the kernel's edge timestamps), wall-clock nanoseconds since 1970
+/// (UTC) place them in the calendar and across stations.
+public struct LogTime: Sendable, Hashable, Codable {
+    public var monoNs: Int64
+    public var wallNs: Int64
+
+    public init(monoNs: Int64, wallNs: Int64) {
+        self.monoNs = monoNs
+        self.wallNs = wallNs
+    }
+
+    /// Both clocks read now.
+    public static func now() -> LogTime {
+        LogTime(monoNs: readClock(CLOCK_MONOTONIC), wallNs: readClock(CLOCK_REALTIME))
+    }
+
+    private static func readClock(_ clock: clockid_t) -> Int64 {
+        var ts = timespec()
+        clock_gettime(clock, &ts)
+        return Int64(ts.tv_sec) * 1_000_000_000 + Int64(ts.tv_nsec)
+    }
+}
+
+extension UUID {
+    /// The form stored in the log: lower-case text, readable in `sqlite3` and exports.
+    var logText: String { uuidString.lowercased() }
+}
+
+/// A dog, the subject of training. Personal data of people stays out of the log.
+public struct DogRecord: Sendable, Hashable, Codable {
+    public var id: UUID
+    public var name: String
+    /// Date of birth as `YYYY-MM-DD`, if known.
+    public var born: String?
+    public var notes: String?
+    public var time: LogTime
+
+    public init(
+        id: UUID = UUID(), name: String, born: String? = nil, notes: String? = nil,
+        time: LogTime = .now()
+    ) {
+        self.id = id
+        self.name = name
+        self.born = born
+        self.notes = notes
+        self.time = time
+    }
+}
+
+/// A handler, by a pseudonymous code only.
+public struct HandlerRecord: Sendable, Hashable, Codable {
+    public var id: UUID
+    public var code: String
+    public var time: LogTime
+
+    public init(id: UUID = UUID(), code: String, time: LogTime = .now()) {
+        self.id = id
+        self.code = code
+        self.time = time
+    }
+}
+
+/// A physical scent sample and its research details.
+public struct SampleRecord: Sendable, Hashable, Codable {
+    public var id: UUID
+    /// The unique id written on the sample, as the researcher searches for it.
+    public var label: String
+    public var kind: SampleKind
+    public var diagnosis: String?
+    public var source: String?
+    /// How it was collected.
+    public var collection: String?
+    /// How it was processed and stored.
+    public var processing: String?
+    /// Collection date as `YYYY-MM-DD`.
+    public var collectedOn: String?
+    public var time: LogTime
+
+    public init(
+        id: UUID = UUID(), label: String, kind: SampleKind, diagnosis: String? = nil,
+        source: String? = nil, collection: String? = nil, processing: String? = nil,
+        collectedOn: String? = nil, time: LogTime = .now()
+    ) {
+        self.id = id
+        self.label = label
+        self.kind = kind
+        self.diagnosis = diagnosis
+        self.source = source
+        self.collection = collection
+        self.processing = processing
+        self.collectedOn = collectedOn
+        self.time = time
+    }
+}
+
+/// A comment on a sample; notes are appended, never edited.
+public struct SampleNote: Sendable, Hashable, Codable {
+    public var id: UUID
+    public var sampleId: UUID
+    public var text: String
+    public var time: LogTime
+
+    public init(id: UUID = UUID(), sampleId: UUID, text: String, time: LogTime = .now()) {
+        self.id = id
+        self.sampleId = sampleId
+        self.text = text
+        self.time = time
+    }
+}
+
+/// A training program as it was run: its full text and the SHA-256 of that text, so a
+/// session can be tied to the exact program even after the file changes.
+public struct ProgramRecord: Sendable, Hashable, Codable {
+    public var id: UUID
+    public var name: String
+    public var content: String
+    public var sha256: String
+    public var time: LogTime
+
+    public init(id: UUID = UUID(), name: String, content: String, time: LogTime = .now()) {
+        self.id = id
+        self.name = name
+        self.content = content
+        self.sha256 = SHA256Digest.hex(of: Array(content.utf8))
+        self.time = time
+    }
+}
+
+/// One session: a dog, an exercise or a block of trials, as set up when it started.
+public struct SessionRecord: Sendable, Hashable, Codable {
+    public var id: UUID
+    public var dogId: UUID
+    public var handlerId: UUID?
+    public var programId: UUID?
+    public var phase: String?
+    /// How many steps the phase has in its program, for progress percentages.
+    public var phaseSteps: Int?
+    public var step: String?
+    public var exercise: String?
+    public var mode: TrainingMode
+    /// The settings in force (duration, hold time, repeats...), as a JSON object.
+    public var settings: String
+    /// The station's name, so logs of several stations can be merged.
+    public var station: String?
+    /// The kernel's boot id: monotonic times compare only within one boot.
+    public var bootId: String?
+    public var time: LogTime
+
+    public init(
+        id: UUID = UUID(), dogId: UUID, handlerId: UUID? = nil, programId: UUID? = nil,
+        phase: String? = nil, phaseSteps: Int? = nil, step: String? = nil,
+        exercise: String? = nil, mode: TrainingMode, settings: String = "{}",
+        station: String? = nil, bootId: String? = SessionRecord.currentBootId(),
+        time: LogTime = .now()
+    ) {
+        self.id = id
+        self.dogId = dogId
+        self.handlerId = handlerId
+        self.programId = programId
+        self.phase = phase
+        self.phaseSteps = phaseSteps
+        self.step = step
+        self.exercise = exercise
+        self.mode = mode
+        self.settings = settings
+        self.station = station
+        self.bootId = bootId
+        self.time = time
+    }
+
+    /// `/proc/sys/kernel/random/boot_id`, or nil where there is none.
+    public static func currentBootId() -> String? {
+        guard let text = try? String(contentsOfFile: "/proc/sys/kernel/random/boot_id", encoding: .utf8)
+        else { return nil }
+        return text.trimmingCharacters(in: .whitespacesAndNewlines)
+    }
+}
+
+/// Written after a session: the study records improvement suggestions each time.
+public struct SessionNote: Sendable, Hashable, Codable {
+    public enum Kind: String, Sendable, Hashable, Codable, CaseIterable {
+        case improvement
+        case comment
+    }
+
+    public var id: UUID
+    public var sessionId: UUID
+    public var kind: Kind
+    public var text: String
+    public var time: LogTime
+
+    public init(
+        id: UUID = UUID(), sessionId: UUID, kind: Kind = .improvement, text: String,
+        time: LogTime = .now()
+    ) {
+        self.id = id
+        self.sessionId = sessionId
+        self.kind = kind
+        self.text = text
+        self.time = time
+    }
+}
+
+/// What stood in one station during a trial.
+public struct StationSlot: Sendable, Hashable, Codable {
+    /// 1-based, as the stations are numbered on the lineup.
+    public var station: Int
+    /// Nil for a clean empty container that carries no sample id.
+    public var sampleId: UUID?
+    public var kind: SampleKind
+
+    public init(station: Int, sampleId: UUID?, kind: SampleKind) {
+        self.station = station
+        self.sampleId = sampleId
+        self.kind = kind
+    }
+}
+
+/// One trial as it ended: the layout, the seed that chose it, and how it went.
+public struct TrialRecord: Sendable, Hashable, Codable {
+    public var id: UUID
+    public var sessionId: UUID
+    /// 1-based within the session.
+    public var number: Int
+    public var seed: UInt64?
+    public var layout: [StationSlot]
+    public var outcome: TrialOutcome
+    public var indicatedStation: Int?
+    /// From the start cue to the indication, if there was one.
+    public var latencyNs: Int64?
+    /// Time spent searching (at stations) before the trial ended.
+    public var searchNs: Int64?
+    public var started: LogTime
+    public var ended: LogTime
+    /// Set on a correction: the trial row this one replaces.
+    public var corrects: UUID?
+    /// Why a correction was made, or why the trial was aborted.
+    public var reason: String?
+
+    public init(
+        id: UUID = UUID(), sessionId: UUID, number: Int, seed: UInt64? = nil,
+        layout: [StationSlot], outcome: TrialOutcome, indicatedStation: Int? = nil,
+        latencyNs: Int64? = nil, searchNs: Int64? = nil, started: LogTime, ended: LogTime,
+        corrects: UUID? = nil, reason: String? = nil
+    ) {
+        self.id = id
+        self.sessionId = sessionId
+        self.number = number
+        self.seed = seed
+        self.layout = layout
+        self.outcome = outcome
+        self.indicatedStation = indicatedStation
+        self.latencyNs = latencyNs
+        self.searchNs = searchNs
+        self.started = started
+        self.ended = ended
+        self.corrects = corrects
+        self.reason = reason
+    }
+}
+
+/// A step passed or a phase graduated (`step` nil), as the program's criteria decided.
+public struct MilestoneRecord: Sendable, Hashable, Codable {
+    public var id: UUID
+    public var dogId: UUID
+    public var sessionId: UUID?
+    public var phase: String
+    public var step: String?
+    /// The criterion that was met, in words ("30 consecutive correct").
+    public var criterion: String?
+    public var time: LogTime
+
+    public init(
+        id: UUID = UUID(), dogId: UUID, sessionId: UUID? = nil, phase: String,
+        step: String? = nil, criterion: String? = nil, time: LogTime = .now()
+    ) {
+        self.id = id
+        self.dogId = dogId
+        self.sessionId = sessionId
+        self.phase = phase
+        self.step = step
+        self.criterion = criterion
+        self.time = time
+    }
+}
+
+/// What an event records.
+public enum EventKind: String, Sendable, Hashable, Codable, CaseIterable {
+    /// A raw sensor edge with the kernel's timestamp; `value` is the new level.
+    case edge
+    /// A short nose visit at a station; `durationNs` is its length.
+    case sniff
+    /// The agreed behaviour held long enough at a station.
+    case indication
+    /// The click sounded; the click fields carry its timing.
+    case click
+    /// A button press (clicker, error, ready); `value` is the button number.
+    case button
+    /// A cue sounded (start, end).
+    case cue
+    /// Something went wrong (dropped edges, ALSA underrun, queue overflow).
+    case fault
+    /// Free text from the trainer or the station.
+    case note
+}
+
+/// How late the click was, from the edge that earned it to sound leaving the DAC.
+public struct ClickTiming: Sendable, Hashable, Codable {
+    /// Kernel timestamp of the edge (or button press) that caused the click.
+    public var edgeNs: Int64?
+    /// When the samples were handed to ALSA.
+    public var handedNs: Int64?
+    /// ALSA's trigger timestamp for the stream start.
+    public var triggerNs: Int64?
+    /// ALSA's reported delay in frames when the click was written.
+    public var delayFrames: Int64?
+    /// From edge to estimated sound onset.
+    public var onsetLatencyNs: Int64?
+
+    public init(
+        edgeNs: Int64? = nil, handedNs: Int64? = nil, triggerNs: Int64? = nil,
+        delayFrames: Int64? = nil, onsetLatencyNs: Int64? = nil
+    ) {
+        self.edgeNs = edgeNs
+        self.handedNs = handedNs
+        self.triggerNs = triggerNs
+        self.delayFrames = delayFrames
+        self.onsetLatencyNs = onsetLatencyNs
+    }
+}
+
+/// One event of the raw log. Built by the station, queued, and written in batches.
+public struct LoggedEvent: Sendable, Hashable, Codable {
+    public var id: UUID
+    public var kind: EventKind
+    public var sessionId: UUID?
+    public var trialId: UUID?
+    /// 1-based station number, if the event belongs to one.
+    public var station: Int?
+    public var time: LogTime
+    /// The kernel's CLOCK_MONOTONIC timestamp of an edge.
+    public var kernelNs: Int64?
+    public var value: Int64?
+    public var durationNs: Int64?
+    public var click: ClickTiming?
+    /// Anything else, as a JSON object in text.
+    public var detail: String?
+
+    public init(
+        id: UUID = UUID(), kind: EventKind, sessionId: UUID? = nil, trialId: UUID? = nil,
+        station: Int? = nil, time: LogTime = .now(), kernelNs: Int64? = nil,
+        value: Int64? = nil, durationNs: Int64? = nil, click: ClickTiming? = nil,
+        detail: String? = nil
+    ) {
+        self.id = id
+        self.kind = kind
+        self.sessionId = sessionId
+        self.trialId = trialId
+        self.station = station
+        self.time = time
+        self.kernelNs = kernelNs
+        self.value = value
+        self.durationNs = durationNs
+        self.click = click
+        self.detail = detail
+    }
+}
+
+// MARK: - Writing rows
+
+/// A record that can be appended to the log in a transaction.
+public protocol AppendableRecord: Sendable {
+    func append(to db: Database) throws
+}
+
+extension DogRecord: AppendableRecord {
+    public func append(to db: Database) throws {
+        try db.cachedStatement(
+            sql: "INSERT INTO dog (id, name, born, notes, mono_ns, wall_ns) VALUES (?, ?, ?, ?, ?, ?)"
+        ).execute(arguments: [id.logText, name, born, notes, time.monoNs, time.wallNs])
+    }
+}
+
+extension HandlerRecord: AppendableRecord {
+    public func append(to db: Database) throws {
+        try db.cachedStatement(
+            sql: "INSERT INTO handler (id, code, mono_ns, wall_ns) VALUES (?, ?, ?, ?)"
+        ).execute(arguments: [id.logText, code, time.monoNs, time.wallNs])
+    }
+}
+
+extension SampleRecord: AppendableRecord {
+    public func append(to db: Database) throws {
+        try db.cachedStatement(
+            sql: """
+                INSERT INTO sample (id, label, kind, diagnosis, source, collection, processing,
+                    collected_on, mono_ns, wall_ns) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+                """
+        ).execute(arguments: [
+            id.logText, label, kind.rawValue, diagnosis, source, collection, processing,
+            collectedOn, time.monoNs, time.wallNs,
+        ])
+    }
+}
+
+extension SampleNote: AppendableRecord {
+    public func append(to db: Database) throws {
+        try db.cachedStatement(
+            sql: "INSERT INTO sample_note (id, sample_id, text, mono_ns, wall_ns) VALUES (?, ?, ?, ?, ?)"
+        ).execute(arguments: [id.logText, sampleId.logText, text, time.monoNs, time.wallNs])
+    }
+}
+
+extension ProgramRecord: AppendableRecord {
+    /// A program already logged with the same hash is not logged twice.
+    public func append(to db: Database) throws {
+        try db.cachedStatement(
+            sql: """
+                INSERT INTO program (id, name, content, sha256, mono_ns, wall_ns)
+                VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT (sha256) DO NOTHING
+                """
+        ).execute(arguments: [id.logText, name, content, sha256, time.monoNs, time.wallNs])
+    }
+}
+
+extension SessionRecord: AppendableRecord {
+    public func append(to db: Database) throws {
+        try db.cachedStatement(
+            sql: """
+                INSERT INTO session (id, dog_id, handler_id, program_id, phase, phase_steps, step,
+                    exercise, mode, settings, station, boot_id, mono_ns, wall_ns)
+                VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+                """
+        ).execute(arguments: [
+            id.logText, dogId.logText, handlerId?.logText, programId?.logText, phase, phaseSteps,
+            step, exercise, mode.rawValue, settings, station, bootId, time.monoNs, time.wallNs,
+        ])
+    }
+}
+
+extension SessionNote: AppendableRecord {
+    public func append(to db: Database) throws {
+        try db.cachedStatement(
+            sql: """
+                INSERT INTO session_note (id, session_id, kind, text, mono_ns, wall_ns)
+                VALUES (?, ?, ?, ?, ?, ?)
+                """
+        ).execute(arguments: [
+            id.logText, sessionId.logText, kind.rawValue, text, time.monoNs, time.wallNs,
+        ])
+    }
+}
+
+extension TrialRecord: AppendableRecord {
+    /// `1:target:<uuid>;2:blank:;...`, as stored in `trial.layout`.
+    var compactLayout: String {
+        layout.map { "\($0.station):\($0.kind.rawValue):\($0.sampleId?.logText ?? "")" }.joined(separator: ";")
+    }
+
+    public func append(to db: Database) throws {
+        // The seed is a UInt64; SQLite integers are signed, so its bits are kept as Int64.
+        let storedSeed = seed.map { Int64(bitPattern: $0) }
+        try db.cachedStatement(
+            sql: """
+                INSERT INTO trial (id, session_id, number, seed, outcome, indicated_station,
+                    latency_ns, search_ns, started_mono_ns, started_wall_ns, corrects, reason,
+                    layout, mono_ns, wall_ns)
+                VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+                """
+        ).execute(arguments: [
+            id.logText, sessionId.logText, number, storedSeed, outcome.rawValue, indicatedStation,
+            latencyNs, searchNs, started.monoNs, started.wallNs, corrects?.logText, reason,
+            compactLayout, ended.monoNs, ended.wallNs,
+        ])
+        let slot = try db.cachedStatement(
+            sql: "INSERT INTO trial_station (trial_id, station, sample_id, kind) VALUES (?, ?, ?, ?)")
+        for entry in layout {
+            try slot.execute(arguments: [
+                id.logText, entry.station, entry.sampleId?.logText, entry.kind.rawValue,
+            ])
+        }
+    }
+}
+
+extension MilestoneRecord: AppendableRecord {
+    public func append(to db: Database) throws {
+        try db.cachedStatement(
+            sql: """
+                INSERT INTO milestone (id, dog_id, session_id, phase, step, criterion, mono_ns, wall_ns)
+                VALUES (?, ?, ?, ?, ?, ?, ?, ?)
+                """
+        ).execute(arguments: [
+            id.logText, dogId.logText, sessionId?.logText, phase, step, criterion, time.monoNs,
+            time.wallNs,
+        ])
+    }
+}
+
+extension LoggedEvent: AppendableRecord {
+    public func append(to db: Database) throws {
+        try db.cachedStatement(
+            sql: """
+                INSERT INTO event (id, session_id, trial_id, kind, station, mono_ns, wall_ns,
+                    kernel_ns, value, duration_ns, click_edge_ns, click_handed_ns,
+                    click_trigger_ns, click_delay_frames, click_onset_latency_ns, detail)
+                VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+                """
+        ).execute(arguments: [
+            id.logText, sessionId?.logText, trialId?.logText, kind.rawValue, station, time.monoNs,
+            time.wallNs, kernelNs, value, durationNs, click?.edgeNs, click?.handedNs,
+            click?.triggerNs, click?.delayFrames, click?.onsetLatencyNs, detail,
+        ])
+    }
+}

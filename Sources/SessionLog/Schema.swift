@@ -1,0 +1,196 @@
+import GRDB
+
+/// The log's schema, as named, versioned migrations.
+///
+/// A migration that has shipped is never edited (GRDB's Migrations guide): a later
+/// change is a new migration appended below, so every station's database can be
+/// brought forward from whatever version it holds.
+enum Schema {
+    /// Identifiers of the migrations this build knows, oldest first.
+    static var knownVersions: [String] { migrator.migrations }
+
+    static var migrator: DatabaseMigrator {
+        var migrator = DatabaseMigrator()
+        migrator.registerMigration("v1", migrate: v1)
+        return migrator
+    }
+
+    static let appendOnlyTables = [
+        "dog", "handler", "sample", "sample_note", "program", "session", "session_note",
+        "trial", "trial_station", "event", "milestone",
+    ]
+
+    /// Every table carries `id` (a UUID as lower-case text, so logs from several
+    /// stations merge without clashes), `mono_ns` (CLOCK_MONOTONIC of the station that
+    /// wrote it) and `wall_ns` (UTC nanoseconds since 1970). Tables are append-only:
+    /// triggers refuse UPDATE and DELETE, and a correction is a new row that refers
+    /// to the old one (`trial.corrects`).
+    private static func v1(_ db: Database) throws {
+        try db.execute(
+            sql: """
+                CREATE TABLE dog (
+                    id TEXT PRIMARY KEY NOT NULL,
+                    name TEXT NOT NULL,
+                    born TEXT,
+                    notes TEXT,
+                    mono_ns INTEGER NOT NULL,
+                    wall_ns INTEGER NOT NULL);
+
+                -- Handlers are pseudonymous: a code, nothing personal.
+                CREATE TABLE handler (
+                    id TEXT PRIMARY KEY NOT NULL,
+                    code TEXT NOT NULL UNIQUE,
+                    mono_ns INTEGER NOT NULL,
+                    wall_ns INTEGER NOT NULL);
+
+                -- `label` is the id written on the physical sample.
+                CREATE TABLE sample (
+                    id TEXT PRIMARY KEY NOT NULL,
+                    label TEXT NOT NULL UNIQUE,
+                    kind TEXT NOT NULL CHECK (kind IN ('target', 'control', 'blank', 'distractor')),
+                    diagnosis TEXT,
+                    source TEXT,
+                    collection TEXT,
+                    processing TEXT,
+                    collected_on TEXT,
+                    mono_ns INTEGER NOT NULL,
+                    wall_ns INTEGER NOT NULL);
+
+                CREATE TABLE sample_note (
+                    id TEXT PRIMARY KEY NOT NULL,
+                    sample_id TEXT NOT NULL REFERENCES sample(id),
+                    text TEXT NOT NULL,
+                    mono_ns INTEGER NOT NULL,
+                    wall_ns INTEGER NOT NULL);
+                CREATE INDEX sample_note_by_sample ON sample_note(sample_id);
+
+                CREATE TABLE program (
+                    id TEXT PRIMARY KEY NOT NULL,
+                    name TEXT NOT NULL,
+                    content TEXT NOT NULL,
+                    sha256 TEXT NOT NULL UNIQUE,
+                    mono_ns INTEGER NOT NULL,
+                    wall_ns INTEGER NOT NULL);
+
+                -- `phase_steps` is how many steps the phase has in its program, kept so
+                -- progress can be shown without parsing the program.
+                CREATE TABLE session (
+                    id TEXT PRIMARY KEY NOT NULL,
+                    dog_id TEXT NOT NULL REFERENCES dog(id),
+                    handler_id TEXT REFERENCES handler(id),
+                    program_id TEXT REFERENCES program(id),
+                    phase TEXT,
+                    phase_steps INTEGER,
+                    step TEXT,
+                    exercise TEXT,
+                    mode TEXT NOT NULL CHECK (mode IN ('trainer-led', 'automated', 'double-blind')),
+                    settings TEXT NOT NULL DEFAULT '{}',
+                    station TEXT,
+                    boot_id TEXT,
+                    mono_ns INTEGER NOT NULL,
+                    wall_ns INTEGER NOT NULL);
+                CREATE INDEX session_by_dog ON session(dog_id, wall_ns);
+
+                -- Improvement suggestions and comments, written after the session.
+                CREATE TABLE session_note (
+                    id TEXT PRIMARY KEY NOT NULL,
+                    session_id TEXT NOT NULL REFERENCES session(id),
+                    kind TEXT NOT NULL CHECK (kind IN ('improvement', 'comment')),
+                    text TEXT NOT NULL,
+                    mono_ns INTEGER NOT NULL,
+                    wall_ns INTEGER NOT NULL);
+                CREATE INDEX session_note_by_session ON session_note(session_id);
+
+                -- One row per trial, written when its outcome is known; `mono_ns` and
+                -- `wall_ns` are its end, `started_*` its start cue.
+                CREATE TABLE trial (
+                    id TEXT PRIMARY KEY NOT NULL,
+                    session_id TEXT NOT NULL REFERENCES session(id),
+                    number INTEGER NOT NULL,
+                    seed INTEGER,
+                    outcome TEXT NOT NULL
+                        CHECK (outcome IN ('hit', 'false-alert', 'miss', 'correct-rejection', 'aborted')),
+                    indicated_station INTEGER,
+                    latency_ns INTEGER,
+                    search_ns INTEGER,
+                    started_mono_ns INTEGER NOT NULL,
+                    started_wall_ns INTEGER NOT NULL,
+                    corrects TEXT REFERENCES trial(id),
+                    reason TEXT,
+                    -- The layout again, compact (`station:kind:sample_id;...`), so that
+                    -- statistics over 100,000 trials need no join with trial_station.
+                    layout TEXT NOT NULL DEFAULT '',
+                    mono_ns INTEGER NOT NULL,
+                    wall_ns INTEGER NOT NULL);
+                CREATE INDEX trial_by_session ON trial(session_id, number);
+                CREATE INDEX trial_by_corrects ON trial(corrects) WHERE corrects IS NOT NULL;
+
+                -- The layout: what stood in each station. A blank may have no sample.
+                CREATE TABLE trial_station (
+                    trial_id TEXT NOT NULL REFERENCES trial(id),
+                    station INTEGER NOT NULL,
+                    sample_id TEXT REFERENCES sample(id),
+                    kind TEXT NOT NULL CHECK (kind IN ('target', 'control', 'blank', 'distractor')),
+                    PRIMARY KEY (trial_id, station)) WITHOUT ROWID;
+                CREATE INDEX trial_station_by_sample ON trial_station(sample_id);
+
+                -- Raw and derived events. `seq` orders them on this station; no foreign
+                -- keys, because events of a trial are written before its outcome row.
+                CREATE TABLE event (
+                    seq INTEGER PRIMARY KEY,
+                    id TEXT NOT NULL,
+                    session_id TEXT,
+                    trial_id TEXT,
+                    kind TEXT NOT NULL,
+                    station INTEGER,
+                    mono_ns INTEGER NOT NULL,
+                    wall_ns INTEGER NOT NULL,
+                    kernel_ns INTEGER,
+                    value INTEGER,
+                    duration_ns INTEGER,
+                    click_edge_ns INTEGER,
+                    click_handed_ns INTEGER,
+                    click_trigger_ns INTEGER,
+                    click_delay_frames INTEGER,
+                    click_onset_latency_ns INTEGER,
+                    detail TEXT);
+                CREATE INDEX event_by_session ON event(session_id, seq);
+                CREATE INDEX event_by_trial ON event(trial_id, seq);
+
+                -- Steps passed and phases graduated (`step` NULL), as the engine's
+                -- criteria decide.
+                CREATE TABLE milestone (
+                    id TEXT PRIMARY KEY NOT NULL,
+                    dog_id TEXT NOT NULL REFERENCES dog(id),
+                    session_id TEXT REFERENCES session(id),
+                    phase TEXT NOT NULL,
+                    step TEXT,
+                    criterion TEXT,
+                    mono_ns INTEGER NOT NULL,
+                    wall_ns INTEGER NOT NULL);
+                CREATE INDEX milestone_by_dog ON milestone(dog_id);
+
+                -- Trials as they stand after corrections.
+                CREATE VIEW trial_current AS
+                    SELECT * FROM trial t
+                    WHERE NOT EXISTS (SELECT 1 FROM trial c WHERE c.corrects = t.id);
+
+                -- How often each sample has stood in a lineup (dogs learn single
+                -- samples). A correction repeats its trial's layout, so it is not counted.
+                CREATE VIEW sample_usage AS
+                    SELECT s.id AS sample_id,
+                        (SELECT count(*) FROM trial_station ts JOIN trial t ON t.id = ts.trial_id
+                         WHERE ts.sample_id = s.id AND t.corrects IS NULL) AS uses
+                    FROM sample s;
+                """)
+        for table in appendOnlyTables {
+            try db.execute(
+                sql: """
+                    CREATE TRIGGER \(table)_append_only_update BEFORE UPDATE ON \(table)
+                    BEGIN SELECT RAISE(ABORT, 'the session log is append-only'); END;
+                    CREATE TRIGGER \(table)_append_only_delete BEFORE DELETE ON \(table)
+                    BEGIN SELECT RAISE(ABORT, 'the session log is append-only'); END;
+                    """)
+        }
+    }
+}

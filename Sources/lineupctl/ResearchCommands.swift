@@ -1,0 +1,450 @@
+import ArgumentParser
+import Foundation
+import SessionLog
+import TrainingEngine
+
+// The researcher's commands. Reads open the log read-only and work while lineupd
+// writes; the few writes (dogs add, samples add and note) go straight to the log
+// until lineupd serves its control socket, and will go through the daemon then.
+
+private let directWriteNote = """
+    Writes directly to the session log for now (the daemon waits for it); once lineupd \
+    serves its control socket, this will go through the daemon.
+    """
+
+struct Dogs: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "List the dogs, or add one.",
+        discussion: "Examples:\n  lineupctl dogs\n  lineupctl dogs add Aino --born 2021-04-02",
+        subcommands: [List.self, Add.self], defaultSubcommand: List.self)
+
+    struct List: ParsableCommand {
+        static let configuration = CommandConfiguration(abstract: "List the dogs with their sessions and trials.")
+        @OptionGroup var log: LogOptions
+
+        func run() throws {
+            try researcherCommand {
+                let dogs = try log.reader().dogs()
+                if log.json { return try printJSON(dogs) }
+                printTable(
+                    ["DOG", "ID", "BORN", "SESSIONS", "TRIALS", "LAST SESSION"],
+                    dogs.map {
+                        [
+                            $0.name, short($0.id), $0.born.orDash, "\($0.sessions)", "\($0.trials)",
+                            $0.lastSession.orDash,
+                        ]
+                    })
+            }
+        }
+    }
+
+    struct Add: ParsableCommand {
+        static let configuration = CommandConfiguration(abstract: "Add a dog.", discussion: directWriteNote)
+        @OptionGroup var log: LogOptions
+        @Argument(help: "The dog's name.") var name: String
+        @Option(help: ArgumentHelp("Date of birth, YYYY-MM-DD.", valueName: "date")) var born: String?
+        @Option(help: "Free notes (no personal data of people).") var notes: String?
+        @Flag(help: "Create the log if it does not exist yet.") var create = false
+
+        func run() throws {
+            try researcherCommand {
+                let born = try born.map { try ResearcherDate.validateDay($0) }
+                guard !name.trimmingCharacters(in: .whitespaces).isEmpty else {
+                    throw SessionLogError.invalidInput("a dog needs a name")
+                }
+                let dog = DogRecord(name: name, born: born, notes: notes)
+                try SessionLog(path: log.path, create: create).append([dog])
+                if log.json { return try printJSON(["id": dog.id.uuidString.lowercased()]) }
+                say("added \(name): \(dog.id.uuidString.lowercased())")
+            }
+        }
+    }
+}
+
+struct Samples: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Scent samples: list, show, add, note.",
+        discussion: """
+            Examples:
+              lineupctl samples
+              lineupctl samples add T-0042 --kind target --diagnosis "lung cancer" --source "clinic A"
+              lineupctl samples show T-0042
+              lineupctl samples note T-0042 "tube cracked, replaced lid"
+            """,
+        subcommands: [List.self, Show.self, Add.self, Note.self], defaultSubcommand: List.self)
+
+    struct List: ParsableCommand {
+        static let configuration = CommandConfiguration(abstract: "List the samples with how often each was used.")
+        @OptionGroup var log: LogOptions
+        @Option(help: "Only this kind: target, control, blank, distractor.") var kind: SampleKind?
+
+        func run() throws {
+            try researcherCommand {
+                let samples = try log.reader().samples(kind: kind)
+                if log.json { return try printJSON(samples) }
+                printTable(
+                    ["SAMPLE", "KIND", "DIAGNOSIS", "SOURCE", "COLLECTED", "USES", "NOTES"],
+                    samples.map {
+                        [
+                            $0.label, $0.kind, $0.diagnosis.orDash, $0.source.orDash, $0.collectedOn.orDash,
+                            "\($0.uses)", "\($0.notes)",
+                        ]
+                    })
+            }
+        }
+    }
+
+    struct Show: ParsableCommand {
+        static let configuration = CommandConfiguration(abstract: "Show a sample, its notes and the dogs it met.")
+        @OptionGroup var log: LogOptions
+        @Argument(help: "The sample's label (or id).") var sample: String
+
+        func run() throws {
+            try researcherCommand {
+                let reader = try log.reader()
+                let details = try reader.sample(id: reader.resolveSample(sample))
+                if log.json { return try printJSON(details) }
+                let s = details.sample
+                var text = """
+                    Sample      \(s.label) (\(s.kind))
+                    Id          \(s.id)
+                    Diagnosis   \(s.diagnosis.orDash)
+                    Source      \(s.source.orDash)
+                    Collection  \(s.collection.orDash)
+                    Processing  \(s.processing.orDash)
+                    Collected   \(s.collectedOn.orDash)
+                    Added       \(s.added)
+                    Used        \(s.uses) trial(s)
+
+                    """
+                for use in details.usedBy { text += "  with \(use.dog): \(use.uses), last \(use.lastUsed)\n" }
+                if !details.notes.isEmpty { text += "Notes\n" }
+                for note in details.notes { text += "  \(note.time)  \(note.text)\n" }
+                FileHandle.standardOutput.write(Data(text.utf8))
+            }
+        }
+    }
+
+    struct Add: ParsableCommand {
+        static let configuration = CommandConfiguration(abstract: "Add a sample.", discussion: directWriteNote)
+        @OptionGroup var log: LogOptions
+        @Argument(help: "The sample's unique id as written on it.") var label: String
+        @Option(help: "target, control, blank or distractor.") var kind: SampleKind
+        @Option var diagnosis: String?
+        @Option(help: "Where it came from (clinic, donor group).") var source: String?
+        @Option(help: "How it was collected.") var collection: String?
+        @Option(help: "How it was processed and stored.") var processing: String?
+        @Option(help: ArgumentHelp("Collection date, YYYY-MM-DD.", valueName: "date")) var collectedOn: String?
+        @Flag(help: "Create the log if it does not exist yet.") var create = false
+
+        func run() throws {
+            try researcherCommand {
+                let day = try collectedOn.map { try ResearcherDate.validateDay($0) }
+                guard !label.trimmingCharacters(in: .whitespaces).isEmpty else {
+                    throw SessionLogError.invalidInput("a sample needs a label")
+                }
+                let writer = try SessionLog(path: log.path, create: create)
+                if (try? writer.reader.resolveSample(label)) != nil {
+                    throw SessionLogError.duplicateSample(label: label)
+                }
+                let sample = SampleRecord(
+                    label: label, kind: kind, diagnosis: diagnosis, source: source, collection: collection,
+                    processing: processing, collectedOn: day)
+                try writer.append([sample])
+                if log.json { return try printJSON(["id": sample.id.uuidString.lowercased()]) }
+                say("added sample \(label): \(sample.id.uuidString.lowercased())")
+            }
+        }
+    }
+
+    struct Note: ParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Add a note to a sample (notes are kept, never edited).", discussion: directWriteNote)
+        @OptionGroup var log: LogOptions
+        @Argument(help: "The sample's label (or id).") var sample: String
+        @Argument(help: "The note.") var text: String
+
+        func run() throws {
+            try researcherCommand {
+                let writer = try SessionLog(path: log.path, create: false)
+                let id = try writer.reader.resolveSample(sample)
+                guard let uuid = UUID(uuidString: id) else { throw SessionLogError.unknownSample(sample) }
+                let note = SampleNote(sampleId: uuid, text: text)
+                try writer.append([note])
+                if log.json { return try printJSON(["id": note.id.uuidString.lowercased()]) }
+                say("noted on \(sample)")
+            }
+        }
+    }
+}
+
+extension SampleKind: ExpressibleByArgument {}
+extension StatsGrouping: ExpressibleByArgument {}
+extension ExportTable: ExpressibleByArgument {}
+extension ExportFormat: ExpressibleByArgument {}
+extension EventKind: ExpressibleByArgument {}
+
+struct Sessions: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "List sessions, oldest first.",
+        discussion: "Examples:\n  lineupctl sessions --dog Aino\n  lineupctl sessions --since 2025-05-01")
+    @OptionGroup var log: LogOptions
+    @OptionGroup var rows: RowFilterOptions
+
+    func run() throws {
+        try researcherCommand {
+            let reader = try log.reader()
+            let sessions = try reader.sessions(rows.filter(reader))
+            if log.json { return try printJSON(sessions) }
+            printTable(
+                [
+                    "SESSION", "DOG", "STARTED", "PHASE", "STEP", "EXERCISE", "MODE", "TRIALS", "HIT", "MISS", "FA",
+                    "CR",
+                ],
+                sessions.map {
+                    [
+                        short($0.id), $0.dog, $0.started, $0.phase.orDash, $0.step.orDash, $0.exercise.orDash, $0.mode,
+                        "\($0.results.trials)", "\($0.results.hits)", "\($0.results.misses)",
+                        "\($0.results.falseAlerts)", "\($0.results.correctRejections)",
+                    ]
+                })
+        }
+    }
+}
+
+struct SessionCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "session", abstract: "One session in detail.", subcommands: [Show.self])
+
+    struct Show: ParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Everything about a session: set-up, samples, results, trials, improvement suggestions.",
+            discussion: "Example:\n  lineupctl session show 3f2a9c1e")
+        @OptionGroup var log: LogOptions
+        @Argument(help: "The session's id or id prefix.") var id: String
+
+        func run() throws {
+            try researcherCommand {
+                let reader = try log.reader()
+                let s = try reader.session(id: reader.resolveSession(id))
+                if log.json { return try printJSON(s) }
+                let r = s.results
+                var text = """
+                    Session     \(s.id)
+                    Dog         \(s.dog)
+                    Started     \(s.started)\(s.ended.map { "\nEnded       \($0)" } ?? "")
+                    Program     \(s.program.orDash)\(s.programSha256.map { " (sha256 \($0.prefix(12)))" } ?? "")
+                    Phase       \(s.phase.orDash)
+                    Step        \(s.step.orDash)
+                    Exercise    \(s.exercise.orDash)
+                    Mode        \(s.mode)
+                    Handler     \(s.handler.orDash)
+                    Station     \(s.station.orDash)
+                    Settings    \(s.settings)
+                    Results     \(r.trials) trials: \(r.hits) hits, \(r.misses) misses, \(r.falseAlerts) false alerts, \
+                    \(r.correctRejections) correct rejections, \(r.aborted) aborted
+                    Correct     \(describe(s.correct))
+
+                    Samples
+
+                    """
+                FileHandle.standardOutput.write(Data(text.utf8))
+                printTable(
+                    ["SAMPLE", "KIND", "PRESENTED", "INDICATED"],
+                    s.samples.map { [$0.label ?? "(empty)", $0.kind, "\($0.presented)", "\($0.indicated)"] })
+                say("\nTrials\n")
+                printTable(
+                    ["#", "OUTCOME", "INDICATED", "LATENCY", "STARTED", "LAYOUT"],
+                    s.trials.map { t in
+                        [
+                            "\(t.number)", t.outcome, t.indicatedStation.map { "\($0)" } ?? "-",
+                            describeMillis(t.latencyMs), t.started,
+                            t.layout.map { "\($0.station):\($0.sample ?? $0.kind)" }.joined(separator: " "),
+                        ]
+                    })
+                text = "\nImprovement suggestions\n"
+                if s.improvementSuggestions.isEmpty { text += "  (none)\n" }
+                for line in s.improvementSuggestions { text += "  - \(line)\n" }
+                if !s.comments.isEmpty { text += "Comments\n" }
+                for line in s.comments { text += "  - \(line)\n" }
+                FileHandle.standardOutput.write(Data(text.utf8))
+            }
+        }
+    }
+}
+
+struct Trials: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "List trials (after corrections), oldest first.",
+        discussion: "Examples:\n  lineupctl trials --session 3f2a9c1e\n  lineupctl trials --dog Aino --json")
+    @OptionGroup var log: LogOptions
+    @OptionGroup var rows: RowFilterOptions
+    @Option(help: "At most this many trials (0: all).") var limit = 0
+
+    func run() throws {
+        try researcherCommand {
+            let reader = try log.reader()
+            let trials = try reader.trials(rows.filter(reader), limit: limit > 0 ? limit : nil)
+            if log.json { return try printJSON(trials) }
+            printTable(
+                ["TRIAL", "DOG", "SESSION", "#", "OUTCOME", "INDICATED", "LATENCY", "ENDED", "LAYOUT"],
+                trials.map { t in
+                    [
+                        short(t.id), t.dog, short(t.sessionId), "\(t.number)", t.outcome,
+                        t.indicatedStation.map { "\($0)" } ?? "-", describeMillis(t.latencyMs), t.ended,
+                        t.layout.map { "\($0.station):\($0.sample ?? $0.kind)" }.joined(separator: " "),
+                    ]
+                })
+        }
+    }
+}
+
+struct Events: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "List raw events (edges, sniffs, indications, clicks, buttons, cues, faults).",
+        discussion: "Examples:\n  lineupctl events --trial 9b1c0d2e\n  lineupctl events --kind fault --limit 0")
+    @OptionGroup var log: LogOptions
+    @OptionGroup var rows: RowFilterOptions
+    @Option(help: ArgumentHelp("Only events of this trial (id or id prefix).", valueName: "id")) var trial: String?
+    @Option(help: "Only this kind: edge, sniff, indication, click, button, cue, fault, note.") var kind: EventKind?
+    @Option(help: "At most this many events (0: all; export streams any number).") var limit = 200
+
+    func run() throws {
+        try researcherCommand {
+            let reader = try log.reader()
+            var filter = try rows.filter(reader)
+            filter.trialId = try trial.map { try reader.resolveTrial($0) }
+            filter.eventKind = kind
+            let events = try reader.events(filter, limit: limit > 0 ? limit : nil)
+            if log.json { return try printJSON(events) }
+            printTable(
+                ["SEQ", "TIME", "KIND", "STATION", "MONO NS", "KERNEL NS", "VALUE", "DURATION", "ONSET", "DETAIL"],
+                events.map { e in
+                    [
+                        "\(e.seq)", e.time, e.kind, e.station.map { "\($0)" } ?? "-", "\(e.monoNs)",
+                        e.kernelNs.map { "\($0)" } ?? "-", e.value.map { "\($0)" } ?? "-",
+                        e.durationNs.map { String(format: "%.3f s", Double($0) / 1e9) } ?? "-",
+                        e.clickOnsetLatencyNs.map { String(format: "%.2f ms", Double($0) / 1e6) } ?? "-",
+                        e.detail.orDash,
+                    ]
+                })
+            let total = try reader.eventCount(filter)
+            if limit > 0 && total > events.count {
+                say("(\(events.count) of \(total) events; --limit 0 for all, or lineupctl export --what events)")
+            }
+        }
+    }
+}
+
+struct Progress: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "A dog's progress through the program, per phase.",
+        discussion: """
+            Progress is the share of the phase's steps passed (100 % once the phase is \
+            graduated), from the milestones the station logged when the program's criteria \
+            were met. Correct and last-20 figures come straight from the trials.
+
+            Example:
+              lineupctl progress --dog Aino
+            """)
+    @OptionGroup var log: LogOptions
+    @Option(help: "The dog (name, id or id prefix).") var dog: String
+
+    func run() throws {
+        try researcherCommand {
+            let reader = try log.reader()
+            let phases = try reader.progress(dogId: reader.resolveDog(dog))
+            if log.json { return try printJSON(phases) }
+            printTable(
+                ["PHASE", "PROGRESS", "STEPS", "SESSIONS", "TRIALS", "CORRECT", "LAST 20", "GRADUATED"],
+                phases.map { p in
+                    [
+                        p.phase, p.progressPercent.map { String(format: "%.0f %%", $0) } ?? "-",
+                        "\(p.stepsPassed)/\(p.phaseSteps.map { "\($0)" } ?? "?")", "\(p.sessions)", "\(p.trials)",
+                        describe(p.correct), p.recentCorrectPercent.map { String(format: "%.0f %%", $0) } ?? "-",
+                        p.graduated.map { "yes, \($0)\(p.criterion.map { " (\($0))" } ?? "")" } ?? "not yet",
+                    ]
+                })
+        }
+    }
+}
+
+struct Stats: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Counts, sensitivity and specificity with 95 % Wilson intervals, latency to indication.",
+        discussion: """
+            Sensitivity: target presentations indicated / target presentations. Specificity: \
+            control and distractor presentations not indicated / those presentations (blank \
+            containers left out). Aborted trials are counted apart and not scored. Latency is \
+            the median from the start cue to an indication.
+
+            Examples:
+              lineupctl stats --by dog
+              lineupctl stats --by sample --dog Aino --since 2025-05-01
+            """)
+    @OptionGroup var log: LogOptions
+    @OptionGroup var rows: RowFilterOptions
+    @Option(help: "Group by dog, session, sample or station.") var by: StatsGrouping = .dog
+
+    func run() throws {
+        try researcherCommand {
+            let reader = try log.reader()
+            let stats = try reader.stats(by: by, rows.filter(reader))
+            if log.json { return try printJSON(stats) }
+            printTable(
+                [
+                    by.rawValue.uppercased(), "TRIALS", "HIT", "MISS", "FA", "CR", "ABORTED", "SENSITIVITY",
+                    "SPECIFICITY", "LATENCY",
+                ],
+                stats.map { s in
+                    [
+                        by == .session ? "\(s.group.prefix(s.group.count - 28))" : s.group, "\(s.results.trials)",
+                        "\(s.results.hits)", "\(s.results.misses)", "\(s.results.falseAlerts)",
+                        "\(s.results.correctRejections)", "\(s.results.aborted)", describe(s.sensitivity),
+                        describe(s.specificity), describeMillis(s.medianLatencyMs),
+                    ]
+                })
+        }
+    }
+}
+
+struct Export: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Stream sessions, trials, events or samples as CSV or JSON Lines to stdout.",
+        discussion: """
+            CSV follows RFC 4180 with a header row; times are ISO 8601 with the station's \
+            offset, beside monotonic nanoseconds. Trials carry the sample and kind of every \
+            station as columns. pandas.read_csv and R's read.csv load it without options.
+
+            Examples:
+              lineupctl export --what trials > trials.csv
+              lineupctl export --what events --session 3f2a9c1e --format jsonl > events.jsonl
+            """)
+    @OptionGroup var log: LogOptions
+    @OptionGroup var rows: RowFilterOptions
+    @Option(help: "sessions, trials, events or samples.") var what: ExportTable
+    @Option(help: "csv or jsonl.") var format: ExportFormat = .csv
+
+    func run() throws {
+        try researcherCommand {
+            let reader = try log.reader()
+            try reader.export(what, format: format, filter: rows.filter(reader), to: ByteSink())
+        }
+    }
+}
+
+struct Backup: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Write a consistent copy of the log (SQLite online backup; safe while lineupd runs).",
+        discussion: "Example:\n  lineupctl backup /media/usb/lineup-2025-05-01.db")
+    @OptionGroup var log: LogOptions
+    @Argument(help: "The new file to write.") var destination: String
+
+    func run() throws {
+        try researcherCommand {
+            try log.reader().backup(to: destination)
+            if log.json { return try printJSON(["backup": destination]) }
+            say("backed up to \(destination)")
+        }
+    }
+}

@@ -1,0 +1,119 @@
+import ArgumentParser
+import Foundation
+import SessionLog
+import TrainingEngine
+
+/// Where the log is and how to print: shared by every researcher's command.
+struct LogOptions: ParsableArguments {
+    @Option(
+        name: .long,
+        help: ArgumentHelp(
+            "The session log (default: $LINEUP_DB, else \(SessionLog.defaultPath)).", valueName: "path"))
+    var db: String?
+
+    @Flag(name: .long, help: "Print one JSON document (an array for lists, an object otherwise).")
+    var json = false
+
+    var path: String { db ?? SessionLog.pathFromEnvironment }
+
+    /// The log opened read-only: safe while lineupd writes.
+    func reader() throws -> LogReader { try SessionLog.openReader(path: path) }
+}
+
+/// The filters most commands share.
+struct RowFilterOptions: ParsableArguments {
+    @Option(help: ArgumentHelp("Only this dog (name, id or id prefix).", valueName: "dog"))
+    var dog: String?
+
+    @Option(help: ArgumentHelp("Only this session (id or id prefix).", valueName: "id"))
+    var session: String?
+
+    @Option(
+        help: ArgumentHelp(
+            "From this time on: 2025-05-01, 2025-05-01T14:30 or with an offset (+02:00, Z).", valueName: "date"))
+    var since: String?
+
+    @Option(help: ArgumentHelp("Before this time; a bare date includes that whole day.", valueName: "date"))
+    var until: String?
+
+    /// Resolves what was typed against the log; unknown ids and bad dates throw.
+    func filter(_ reader: LogReader) throws -> LogFilter {
+        var filter = LogFilter()
+        filter.since = try since.map { try ResearcherDate.parse($0) }
+        filter.until = try until.map { try ResearcherDate.parseUpperBound($0) }
+        filter.dogId = try dog.map { try reader.resolveDog($0) }
+        filter.sessionId = try session.map { try reader.resolveSession($0) }
+        return filter
+    }
+}
+
+/// Runs a command's body; any failure becomes one line on stderr and exit status 1.
+func researcherCommand(_ body: () throws -> Void) throws {
+    do {
+        try body()
+    } catch let exit as ExitCode {
+        throw exit
+    } catch let error as SessionLogError {
+        printError(error.description)
+        throw ExitCode(1)
+    } catch {
+        printError(String(describing: error))
+        throw ExitCode(1)
+    }
+}
+
+func printError(_ message: String) {
+    FileHandle.standardError.write(Data("lineupctl: \(message)\n".utf8))
+}
+
+func printJSON<T: Encodable>(_ value: T) throws {
+    let encoder = JSONEncoder()
+    encoder.keyEncodingStrategy = .convertToSnakeCase
+    encoder.outputFormatting = [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]
+    var data = try encoder.encode(value)
+    data.append(10)
+    FileHandle.standardOutput.write(data)
+}
+
+/// A plain table: columns padded to their widest cell, a rule under the header.
+func printTable(_ header: [String], _ rows: [[String]]) {
+    var widths = header.map(\.count)
+    for row in rows {
+        for (index, cell) in row.enumerated() where index < widths.count {
+            widths[index] = max(widths[index], cell.count)
+        }
+    }
+    func line(_ cells: [String]) -> String {
+        cells.enumerated().map { index, cell in
+            index == cells.count - 1 ? cell : cell.padding(toLength: widths[index], withPad: " ", startingAt: 0)
+        }.joined(separator: "  ")
+    }
+    var out = line(header) + "\n" + line(widths.map { String(repeating: "-", count: $0) }) + "\n"
+    for row in rows { out += line(row) + "\n" }
+    FileHandle.standardOutput.write(Data(out.utf8))
+}
+
+func say(_ text: String) {
+    FileHandle.standardOutput.write(Data((text + "\n").utf8))
+}
+
+extension Optional where Wrapped == String {
+    var orDash: String { self ?? "-" }
+}
+
+/// `71.0 % (61.4-79.0 %, 71/100)` or `-` when nothing was counted.
+func describe(_ proportion: Proportion) -> String {
+    guard let value = proportion.value, let lower = proportion.lower, let upper = proportion.upper else { return "-" }
+    return String(
+        format: "%.1f %% (%.1f-%.1f, %d/%d)", value * 100, lower * 100, upper * 100, proportion.successes,
+        proportion.trials)
+}
+
+func describeMillis(_ millis: Double?) -> String {
+    millis.map { String(format: "%.2f s", $0 / 1000) } ?? "-"
+}
+
+/// The first 8 characters of an id: enough to type back, as git does.
+func short(_ id: String?) -> String {
+    id.map { String($0.prefix(8)) } ?? "-"
+}

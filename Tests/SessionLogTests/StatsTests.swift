@@ -1,0 +1,212 @@
+import Foundation
+import Testing
+import TrainingEngine
+
+@testable import SessionLog
+
+/// A small lineup worked out by hand (see each trial's comment).
+struct HandFixture {
+    let log: SessionLog
+    let dog = DogRecord(name: "Aino")
+    let targetA = SampleRecord(label: "T-A", kind: .target)
+    let targetB = SampleRecord(label: "T-B", kind: .target)
+    let controlA = SampleRecord(label: "C-A", kind: .control, source: "clinic, with \"quotes\"")
+    let controlB = SampleRecord(label: "C-B", kind: .control)
+    let session: SessionRecord
+    var trials: [TrialRecord] = []
+
+    init() throws {
+        log = try SessionLog(path: temporaryLogPath())
+        session = SessionRecord(
+            dogId: dog.id, phase: "3 discrimination", phaseSteps: 4, step: "step 2", exercise: "exercise 1",
+            mode: .doubleBlind)
+        try log.append([dog, targetA, targetB, controlA, controlB, session])
+        var time: Int64 = 1_000_000_000_000
+        func at(_ seconds: Int64) -> LogTime {
+            time += seconds * 1_000_000_000
+            return LogTime(monoNs: time, wallNs: 1_740_819_600_000_000_000 + time)
+        }
+        func slot(_ station: Int, _ sample: SampleRecord?, _ kind: SampleKind? = nil) -> StationSlot {
+            StationSlot(station: station, sampleId: sample?.id, kind: kind ?? sample?.kind ?? .blank)
+        }
+        // 1: hit at station 1 after 2 s.
+        let s1 = at(10)
+        trials.append(
+            TrialRecord(
+                sessionId: session.id, number: 1, layout: [slot(1, targetA), slot(2, controlA), slot(3, nil)],
+                outcome: .hit, indicatedStation: 1, latencyNs: 2_000_000_000, started: s1, ended: at(2)))
+        // 2: false alert at station 3 (C-B) after 4 s; the target at 2 was missed.
+        let s2 = at(10)
+        trials.append(
+            TrialRecord(
+                sessionId: session.id, number: 2, layout: [slot(1, controlA), slot(2, targetA), slot(3, controlB)],
+                outcome: .falseAlert, indicatedStation: 3, latencyNs: 4_000_000_000, started: s2, ended: at(4)))
+        // 3: first logged as a hit at station 3, then corrected to a miss.
+        let s3 = at(10)
+        let wrong = TrialRecord(
+            sessionId: session.id, number: 3, layout: [slot(1, controlA), slot(2, nil), slot(3, targetB)],
+            outcome: .hit, indicatedStation: 3, latencyNs: 9_000_000_000, started: s3, ended: at(30))
+        trials.append(wrong)
+        var corrected = wrong
+        corrected.id = UUID()
+        corrected.outcome = .miss
+        corrected.indicatedStation = nil
+        corrected.latencyNs = nil
+        corrected.corrects = wrong.id
+        corrected.reason = "video review: no hold"
+        trials.append(corrected)
+        // 4: no target, nothing indicated.
+        let s4 = at(10)
+        trials.append(
+            TrialRecord(
+                sessionId: session.id, number: 4, layout: [slot(1, controlA), slot(2, controlB), slot(3, nil)],
+                outcome: .correctRejection, started: s4, ended: at(60)))
+        // 5: aborted by the trainer: counted, never scored.
+        let s5 = at(10)
+        trials.append(
+            TrialRecord(
+                sessionId: session.id, number: 5, layout: [slot(1, targetB), slot(2, controlB), slot(3, nil)],
+                outcome: .aborted, indicatedStation: 2, latencyNs: 1_000_000_000, started: s5, ended: at(5),
+                reason: "dog distracted"))
+        let writer = log.makeWriter()
+        defer { writer.close() }
+        for trial in trials {
+            writer.submit(
+                LoggedEvent(
+                    kind: .sniff, sessionId: session.id, trialId: trial.id, station: 1, time: trial.started,
+                    durationNs: 300_000_000, detail: #"{"note":"a, b"}"#))
+            try writer.commitTrial(trial)
+        }
+        try writer.commit([
+            SessionNote(sessionId: session.id, kind: .improvement, text: "Use cheese, not kibble"),
+            SessionNote(sessionId: session.id, kind: .comment, text: "Windy day"),
+            MilestoneRecord(dogId: dog.id, sessionId: session.id, phase: "3 discrimination", step: "step 1"),
+            SampleNote(sampleId: controlA.id, text: "lid cracked"),
+        ])
+    }
+}
+
+func expectWilson(_ p: Proportion, _ successes: Int, _ trials: Int, _ lower: Double, _ upper: Double) {
+    #expect(p.successes == successes)
+    #expect(p.trials == trials)
+    #expect(abs((p.lower ?? -1) - lower) < 0.0005, "lower \(String(describing: p.lower)) vs \(lower)")
+    #expect(abs((p.upper ?? -1) - upper) < 0.0005, "upper \(String(describing: p.upper)) vs \(upper)")
+}
+
+@Suite struct StatsTests {
+    @Test func byDogMatchesTheHandCount() throws {
+        let fixture = try HandFixture()
+        let rows = try fixture.log.reader.stats(by: .dog)
+        let row = try #require(rows.first)
+        #expect(rows.count == 1)
+        #expect(row.group == "Aino")
+        // Trials 1-5 after the correction: hit, false alert, miss, correct rejection, aborted.
+        #expect(row.results.trials == 5)
+        #expect(row.results.hits == 1)
+        #expect(row.results.falseAlerts == 1)
+        #expect(row.results.misses == 1)
+        #expect(row.results.correctRejections == 1)
+        #expect(row.results.aborted == 1)
+        // Targets presented in scored trials: T1 st1 (found), T2 st2, T3 st3 -> 1/3.
+        // Wilson 95 % for 1/3: 0.0615 to 0.7923.
+        expectWilson(row.sensitivity, 1, 3, 0.0615, 0.7923)
+        // Controls: T1 st2, T2 st1, T2 st3 (alerted), T3 st1, T4 st1, T4 st2 -> 5/6.
+        // Wilson 95 % for 5/6: 0.4365 to 0.9699.
+        expectWilson(row.specificity, 5, 6, 0.4365, 0.9699)
+        // Indications in scored trials: 2 s and 4 s.
+        #expect(row.medianLatencyMs == 3_000)
+        #expect(row.indications == 2)
+    }
+
+    @Test func bySampleAndStation() throws {
+        let fixture = try HandFixture()
+        let bySample = Dictionary(
+            uniqueKeysWithValues: try fixture.log.reader.stats(by: .sample).map { ($0.group, $0) })
+        // C-A: T1, T2, T3, T4 (scored), never indicated -> 4/4; also in no aborted trial.
+        #expect(bySample["C-A"]?.specificity.successes == 4)
+        #expect(bySample["C-A"]?.specificity.trials == 4)
+        // C-B: T2 (indicated), T4 (passed) -> 1/2; the false alert's 4 s is its latency.
+        #expect(bySample["C-B"]?.specificity.successes == 1)
+        #expect(bySample["C-B"]?.specificity.trials == 2)
+        #expect(bySample["C-B"]?.medianLatencyMs == 4_000)
+        #expect(bySample["C-B"]?.results.aborted == 1)
+        // T-A: found in T1, not in T2 -> 1/2. T-B: missed in T3 -> 0/1 (T5 aborted).
+        #expect(bySample["T-A"]?.sensitivity.successes == 1)
+        #expect(bySample["T-A"]?.sensitivity.trials == 2)
+        #expect(bySample["T-A"]?.medianLatencyMs == 2_000)
+        #expect(bySample["T-B"]?.sensitivity.successes == 0)
+        #expect(bySample["T-B"]?.sensitivity.trials == 1)
+        expectWilson(try #require(bySample["T-B"]).sensitivity, 0, 1, 0, 0.7935)
+
+        let byStation = Dictionary(
+            uniqueKeysWithValues: try fixture.log.reader.stats(by: .station).map { ($0.groupId, $0) })
+        // Station 1: target in T1 (found); controls in T2, T3, T4 (all passed).
+        #expect(byStation["1"]?.sensitivity.successes == 1)
+        #expect(byStation["1"]?.sensitivity.trials == 1)
+        #expect(byStation["1"]?.specificity.successes == 3)
+        #expect(byStation["1"]?.specificity.trials == 3)
+        // Station 3: target T-B in T3 (missed); control C-B in T2 (alerted).
+        #expect(byStation["3"]?.sensitivity.successes == 0)
+        #expect(byStation["3"]?.specificity.successes == 0)
+        #expect(byStation["3"]?.specificity.trials == 1)
+        #expect(byStation["1"]?.results.trials == 5)
+    }
+
+    @Test func sessionDetailsAndProgress() throws {
+        let fixture = try HandFixture()
+        let reader = fixture.log.reader
+        let details = try reader.session(id: fixture.session.id.uuidString.lowercased())
+        #expect(details.step == "step 2")
+        #expect(details.exercise == "exercise 1")
+        #expect(details.mode == "double-blind")
+        #expect(details.improvementSuggestions == ["Use cheese, not kibble"])
+        #expect(details.comments == ["Windy day"])
+        #expect(details.trials.map(\.number) == [1, 2, 3, 4, 5])
+        #expect(details.trials[2].outcome == "miss")
+        #expect(details.trials[2].corrects == fixture.trials[2].id.uuidString.lowercased())
+        #expect(details.correct.successes == 2)
+        #expect(details.correct.trials == 4)
+        #expect(Set(details.samples.compactMap(\.label)) == ["T-A", "T-B", "C-A", "C-B"])
+
+        let progress = try reader.progress(dogId: fixture.dog.id.uuidString.lowercased())
+        let phase = try #require(progress.first)
+        #expect(progress.count == 1)
+        #expect(phase.stepsPassed == 1)
+        #expect(phase.phaseSteps == 4)
+        #expect(phase.progressPercent == 25)
+        #expect(phase.graduated == nil)
+        #expect(phase.trials == 4)
+        #expect(phase.recentCorrectPercent == 50)
+
+        // Sample usage counts each trial once: the correction repeats trial 3's layout.
+        let usage = Dictionary(uniqueKeysWithValues: try reader.samples().map { ($0.label, $0.uses) })
+        #expect(usage == ["C-A": 4, "C-B": 3, "T-A": 2, "T-B": 2])
+        #expect(try reader.sample(id: fixture.controlA.id.uuidString.lowercased()).notes.map(\.text) == ["lid cracked"])
+    }
+
+    @Test func aGraduatedPhaseIsComplete() throws {
+        let fixture = try HandFixture()
+        try fixture.log.append([
+            MilestoneRecord(dogId: fixture.dog.id, phase: "3 discrimination", criterion: "30 consecutive correct")
+        ])
+        let phase = try #require(try fixture.log.reader.progress(dogId: fixture.dog.id.uuidString.lowercased()).first)
+        #expect(phase.progressPercent == 100)
+        #expect(phase.graduated != nil)
+        #expect(phase.criterion == "30 consecutive correct")
+    }
+
+    @Test func statsOverAGeneratedLogAddUp() throws {
+        let log = try SessionLog(path: temporaryLogPath())
+        var filler = LogFiller()
+        filler.dogs = 2
+        filler.sessionsPerDog = 3
+        filler.trialsPerSession = 20
+        filler.eventsPerTrial = 4
+        let summary = try filler.fill(log)
+        let byDog = try log.reader.stats(by: .dog)
+        #expect(byDog.map(\.results.trials).reduce(0, +) == summary.trials)
+        let bySession = try log.reader.stats(by: .session)
+        #expect(bySession.count == summary.sessions)
+        #expect(bySession.map(\.results.hits).reduce(0, +) == byDog.map(\.results.hits).reduce(0, +))
+    }
+}

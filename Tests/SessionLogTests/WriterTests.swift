@@ -1,0 +1,184 @@
+import Foundation
+import GRDB
+import Testing
+import TrainingEngine
+
+@testable import SessionLog
+
+/// A session with a dog, committed, for writer tests.
+func startSession(_ log: SessionLog) throws -> SessionRecord {
+    let dog = DogRecord(name: "Aino")
+    let session = SessionRecord(dogId: dog.id, phase: "1", mode: .automated)
+    try log.append([dog, session])
+    return session
+}
+
+func trial(_ session: SessionRecord, _ number: Int, outcome: TrialOutcome = .hit) -> TrialRecord {
+    TrialRecord(
+        sessionId: session.id, number: number, seed: 7,
+        layout: [
+            StationSlot(station: 1, sampleId: nil, kind: .target), StationSlot(station: 2, sampleId: nil, kind: .blank),
+        ],
+        outcome: outcome, indicatedStation: outcome == .hit ? 1 : nil, latencyNs: 1_000_000, started: .now(),
+        ended: .now())
+}
+
+@Suite struct WriterTests {
+    @Test func commitTrialReturnsOnceTheTrialAndEarlierEventsAreStored() throws {
+        let log = try SessionLog(path: temporaryLogPath())
+        let session = try startSession(log)
+        // A long batch interval: only commitTrial can have made these durable.
+        let writer = log.makeWriter(batchInterval: .seconds(60))
+        defer { writer.close() }
+        let first = trial(session, 1)
+        for station in 1...5 {
+            #expect(writer.submit(LoggedEvent(kind: .edge, sessionId: session.id, trialId: first.id, station: station)))
+        }
+        try writer.commitTrial(first)
+        // Another connection, as lineupctl would open it, sees both.
+        let reader = try SessionLog.openReader(path: log.path)
+        #expect(try reader.trials().map(\.id) == [first.id.uuidString.lowercased()])
+        #expect(try reader.eventCount() == 5)
+        #expect(try reader.trials().first?.layout.count == 2)
+    }
+
+    @Test func eventsBecomeDurableWithinABatchInterval() throws {
+        let log = try SessionLog(path: temporaryLogPath())
+        let session = try startSession(log)
+        let writer = log.makeWriter(batchInterval: .milliseconds(20))
+        defer { writer.close() }
+        let reader = try SessionLog.openReader(path: log.path)
+        #expect(writer.submit(LoggedEvent(kind: .button, sessionId: session.id, value: 1)))
+        // Poll with a bound: the event must appear without a flush.
+        let deadline = ContinuousClock.now + .seconds(5)
+        while try reader.eventCount() == 0 && ContinuousClock.now < deadline { usleep(2_000) }
+        #expect(try reader.eventCount() == 1)
+        #expect((writer.status.durableLagMillisMax ?? 1e9) < 1_000)
+    }
+
+    @Test func overflowIsCountedAndLoggedAsAFault() throws {
+        let log = try SessionLog(path: temporaryLogPath())
+        let session = try startSession(log)
+        let writer = log.makeWriter(capacity: 4, batchInterval: .seconds(60), batchSize: 1_000)
+        defer { writer.close() }
+        var accepted = 0
+        for _ in 0..<10 where writer.submit(LoggedEvent(kind: .edge, sessionId: session.id, station: 1)) {
+            accepted += 1
+        }
+        #expect(accepted == 4)
+        #expect(writer.status.overflow == 6)
+        try writer.flush()
+        let reader = log.reader
+        #expect(try reader.eventCount(LogFilter(eventKind: .edge)) == 4)
+        let faults = try reader.events(LogFilter(eventKind: .fault))
+        #expect(faults.count == 1)
+        #expect(faults.first?.detail?.contains(#""dropped_events":6"#) == true)
+        #expect(writer.status.overflow == 6)
+    }
+
+    @Test func aRefusedRecordDoesNotTakeTheBatchWithIt() throws {
+        let log = try SessionLog(path: temporaryLogPath())
+        let session = try startSession(log)
+        let writer = log.makeWriter()
+        defer { writer.close() }
+        writer.submit(LoggedEvent(kind: .cue, sessionId: session.id))
+        var orphan = trial(session, 1)
+        orphan.sessionId = UUID()  // no such session: the foreign key refuses it
+        #expect(throws: (any Error).self) { try writer.commitTrial(orphan) }
+        try writer.commitTrial(trial(session, 2))
+        #expect(try log.reader.eventCount() == 1)
+        #expect(try log.reader.trials().map(\.number) == [2])
+    }
+
+    @Test func closeWritesWhatIsQueuedAndRefusesMore() throws {
+        let log = try SessionLog(path: temporaryLogPath())
+        let session = try startSession(log)
+        let writer = log.makeWriter(batchInterval: .seconds(60))
+        for _ in 0..<100 { writer.submit(LoggedEvent(kind: .edge, sessionId: session.id, station: 2)) }
+        writer.close()
+        #expect(try log.reader.eventCount() == 100)
+        #expect(!writer.submit(LoggedEvent(kind: .edge)))
+        #expect(throws: SessionLogError.writerClosed) { try writer.flush() }
+    }
+
+    @Test func aReaderSeesConsistentStatesWhileTheWriterWrites() throws {
+        let log = try SessionLog(path: temporaryLogPath())
+        let session = try startSession(log)
+        let writer = log.makeWriter(batchInterval: .milliseconds(5))
+        defer { writer.close() }
+        let reader = try SessionLog.openReader(path: log.path)
+        var lastCount = 0
+        for number in 1...50 {
+            for _ in 0..<20 { writer.submit(LoggedEvent(kind: .edge, sessionId: session.id, station: 1)) }
+            try writer.commitTrial(trial(session, number))
+            let (trials, events) = try reader.read { db in
+                (
+                    try Int.fetchOne(db, sql: "SELECT count(*) FROM trial") ?? 0,
+                    try Int.fetchOne(db, sql: "SELECT count(*) FROM event") ?? 0
+                )
+            }
+            #expect(trials == number)
+            #expect(events >= number * 20)
+            #expect(events >= lastCount)
+            lastCount = events
+        }
+    }
+}
+
+/// The durability contract with a real `kill -9` of a writing process.
+@Suite(.serialized) struct KillTests {
+    @Test func everyAnnouncedTrialSurvivesKillNine() throws {
+        guard let lineupctl = lineupctlPath() else {
+            Issue.record("lineupctl is not built: run `swift build` before `swift test`")
+            return
+        }
+        var random = SeededGenerator(seed: 20_250_501)
+        for iteration in 0..<5 {
+            let path = temporaryLogPath()
+            let process = Process()
+            process.executableURL = URL(fileURLWithPath: lineupctl)
+            process.arguments = [
+                "bench", "log", "--db", path, "--announce", "--rate", "20000", "--seconds", "30",
+                "--trial-every-ms", "5",
+            ]
+            let out = Pipe()
+            process.standardOutput = out
+            process.standardError = FileHandle(forWritingAtPath: "/dev/null")
+            try process.run()
+            // Kill after a random number of announced trials, mid-stream.
+            let target = Int.random(in: 3...40, using: &random)
+            var announced: [String] = []
+            var pendingText = ""
+            let handle = out.fileHandleForReading
+            let deadline = ContinuousClock.now + .seconds(20)
+            while announced.count < target && ContinuousClock.now < deadline {
+                let data = handle.availableData
+                if data.isEmpty { break }
+                pendingText += String(decoding: data, as: UTF8.self)
+                while let newline = pendingText.firstIndex(of: "\n") {
+                    let line = pendingText[..<newline]
+                    if line.hasPrefix("trial ") { announced.append(String(line.dropFirst(6))) }
+                    pendingText = String(pendingText[pendingText.index(after: newline)...])
+                }
+            }
+            kill(process.processIdentifier, SIGKILL)
+            process.waitUntilExit()
+            // Whatever was announced before the kill, including lines still in the pipe.
+            pendingText += String(decoding: handle.readDataToEndOfFile(), as: UTF8.self)
+            for line in pendingText.split(separator: "\n") where line.hasPrefix("trial ") {
+                announced.append(String(line.dropFirst(6)))
+            }
+            #expect(process.terminationReason == .uncaughtSignal, "iteration \(iteration)")
+            #expect(announced.count >= target, "iteration \(iteration): only \(announced.count) trials announced")
+
+            // The researcher's read-only opener first, as after a real crash.
+            let reader = try SessionLog.openReader(path: path)
+            let integrity = try reader.read { db in try String.fetchAll(db, sql: "PRAGMA integrity_check") }
+            #expect(integrity == ["ok"], "iteration \(iteration)")
+            let stored = Set(try reader.trials().map(\.id))
+            let missing = announced.filter { !stored.contains($0) }
+            #expect(missing.isEmpty, "iteration \(iteration): announced but lost: \(missing)")
+            #expect(try reader.eventCount() > 0)
+        }
+    }
+}
