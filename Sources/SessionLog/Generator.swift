@@ -2,20 +2,7 @@ import Foundation
 import GRDB
 import TrainingEngine
 
-/// A small, fast, seedable generator (SplitMix64): the same seed fills the same log.
-public struct SeededGenerator: RandomNumberGenerator, Sendable {
-    private var state: UInt64
-
-    public init(seed: UInt64) { state = seed }
-
-    public mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
-    }
-}
+// Uses the engine's SeededGenerator, so a seed means the same thing everywhere.
 
 /// Fills a log with plausible training data for tests and benchmarks: dogs working
 /// through three phases on a five-station lineup, a virtual dog's sniffs, indications

@@ -146,16 +146,3 @@ struct JSONObject {
         return out + "\""
     }
 }
-
-/// One line on stderr, as every command reports a problem.
-func printError(_ message: String) {
-    var stderr = FileHandleStderr()
-    print("lineupctl: \(message)", to: &stderr)
-}
-
-struct FileHandleStderr: TextOutputStream {
-    mutating func write(_ string: String) {
-        var bytes = Array(string.utf8)
-        _ = Glibc.write(2, &bytes, bytes.count)
-    }
-}
