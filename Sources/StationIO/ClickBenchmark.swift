@@ -59,13 +59,6 @@ public struct ClickBenchmark {
     /// Pulses before measuring: first use of each code path, page faults, caches.
     public static let warmUpClicks = 20
 
-    /// Clicks on the first station's nose-in edges; everything else is only debounced and logged.
-    final class TargetRule: HotPathHandler {
-        var nextDeadline: UInt64 { .max }
-        func handle(_ edge: SensorEdge) -> HotPathDecision { edge.line == 0 && edge.isActive ? .click : .none }
-        func deadline(now: UInt64) -> HotPathDecision { .none }
-    }
-
     public static func run(_ s: Settings, allocations: AllocationCounter? = nil) throws(StationIOError) -> Result {
         let lineup = try SimulatedLineup(lineCount: s.stations)
         let player = try ClickPlayer(
@@ -73,63 +66,10 @@ public struct ClickBenchmark {
             opener: { () throws(StationIOError) -> any PCMDevice in
                 try ALSAPlayback(device: s.device, rate: s.rate, channels: 2, periodFrames: s.periodFrames, periods: s.periods)
             }, keepTrying: false)
-        let ring = EventRing<StationRecord>(capacity: 1 << 16)
-        let ready = makeEventFD()
-        guard ready >= 0 else { throw .system("making the log consumer's eventfd", errno: -ready) }
-        defer { close(ready) }
-        let loop = try HotLoop(
-            source: lineup,
-            debouncer: Debouncer(lineCount: s.stations, windowNanoseconds: UInt64(s.debounceMilliseconds * 1e6)),
-            handler: TargetRule(), player: player, records: ring, recordsReady: ready)
-
-        // The log's consumer: drains the ring as the writer will, keeping the click figures.
-        let collected = Mutex<(handed: [UInt64], onset: [UInt64], edges: UInt64)>(([], [], 0))
-        let consumerDone = Atomic<Bool>(false)
-        let consumer = Thread {
-            var handed: [UInt64] = []
-            var onset: [UInt64] = []
-            handed.reserveCapacity(s.clicks)
-            onset.reserveCapacity(s.clicks)
-            var edges: UInt64 = 0
-            var warmUp = warmUpClicks
-            var value: UInt64 = 0
-            var pfd = pollfd(fd: ready, events: Int16(POLLIN), revents: 0)
-            while true {
-                let finishing = consumerDone.load(ordering: .acquiring)
-                ring.drain { record in
-                    switch record {
-                    case .click(let c) where warmUp > 0:
-                        warmUp -= 1
-                    case .click(let c):
-                        handed.append(c.handedLatency)
-                        onset.append(c.onsetLatency)
-                    case .edge: edges += 1
-                    default: break
-                    }
-                }
-                if finishing { break }
-                _ = poll(&pfd, 1, 100)
-                _ = read(ready, &value, 8)
-            }
-            collected.withLock { $0 = (handed, onset, edges) }
-        }
-        consumer.start()
-
-        let realtimeProblem = Mutex<String?>(nil)
-        let loopStarted = Atomic<Bool>(false)
-        let loopDone = Atomic<Bool>(false)
-        let hot = Thread {
-            if s.realtime {
-                let problem = HotLoop.makeCurrentThreadRealtime(lockMemory: s.lockMemory)
-                realtimeProblem.withLock { $0 = problem }
-            }
-            allocations?.attach(pthread_self())
-            loopStarted.store(true, ordering: .releasing)
-            loop.run()
-            loopDone.store(true, ordering: .releasing)
-        }
-        hot.start()
-        while !loopStarted.load(ordering: .acquiring) { usleep(1000) }
+        let rig = try ClickRig(
+            source: lineup, lineCount: s.stations, debounceNanoseconds: UInt64(s.debounceMilliseconds * 1e6), target: 0,
+            player: player, skipClicks: warmUpClicks, allocations: allocations)
+        rig.start(realtime: s.realtime, lockMemory: s.lockMemory)
 
         // The storm: edges on the other stations at the asked rate, each stamped as injected.
         let stormStop = Atomic<Bool>(false)
@@ -178,20 +118,13 @@ public struct ClickBenchmark {
         while !storm.isFinished { usleep(1000) }
         MonotonicClock.sleep(until: MonotonicClock.now() + 50_000_000)
         let seconds = Double(MonotonicClock.now() - start) / 1e9
-        loop.stop()
-        while !loopDone.load(ordering: .acquiring) { usleep(1000) }
-        let hotAllocations = allocations?.end()
-        consumerDone.store(true, ordering: .releasing)
-        var one: UInt64 = 1
-        _ = write(ready, &one, 8)
-        while !consumer.isFinished { usleep(1000) }
-
-        let (handed, onset, logged) = collected.withLock { $0 }
+        let f = rig.finish()
         return Result(
-            handedLatencies: handed, onsetLatencies: onset, stormEdgesInjected: stormCount.load(ordering: .relaxed),
-            edgesRead: loop.edgeCount, edgesLogged: logged, droppedAtSource: lineup.droppedEdges,
-            ringOverflows: ring.overflowCount, failedClicks: player.failedClicks, negotiated: player.negotiated,
-            realtimeProblem: realtimeProblem.withLock { $0 }, hotThreadAllocations: hotAllocations, seconds: seconds)
+            handedLatencies: f.handedLatencies, onsetLatencies: f.onsetLatencies,
+            stormEdgesInjected: stormCount.load(ordering: .relaxed), edgesRead: f.edgesRead, edgesLogged: f.edgesLogged,
+            droppedAtSource: lineup.droppedEdges, ringOverflows: f.ringOverflows, failedClicks: f.failedClicks,
+            negotiated: player.negotiated, realtimeProblem: f.realtimeProblem, hotThreadAllocations: f.hotThreadAllocations,
+            seconds: seconds)
     }
 }
 

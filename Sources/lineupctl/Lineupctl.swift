@@ -14,7 +14,7 @@ struct Lineupctl: ParsableCommand {
               lineupctl bench click
             """,
         subcommands: [
-            Bench.self,
+            Selftest.self, Version.self, Bench.self,
             Dogs.self, Samples.self, Sessions.self, SessionCommand.self, Trials.self, Events.self,
             Progress.self, Stats.self, Export.self, Backup.self,
         ]
