@@ -64,7 +64,8 @@ public struct ClickBenchmark {
         let player = try ClickPlayer(
             sound: .standard,
             opener: { () throws(StationIOError) -> any PCMDevice in
-                try ALSAPlayback(device: s.device, rate: s.rate, channels: 2, periodFrames: s.periodFrames, periods: s.periods)
+                try ALSAPlayback(
+                    device: s.device, rate: s.rate, channels: 2, periodFrames: s.periodFrames, periods: s.periods)
             }, keepTrying: false)
         let rig = try ClickRig(
             source: lineup, lineCount: s.stations, debounceNanoseconds: UInt64(s.debounceMilliseconds * 1e6), target: 0,
@@ -123,7 +124,8 @@ public struct ClickBenchmark {
             handedLatencies: f.handedLatencies, onsetLatencies: f.onsetLatencies,
             stormEdgesInjected: stormCount.load(ordering: .relaxed), edgesRead: f.edgesRead, edgesLogged: f.edgesLogged,
             droppedAtSource: lineup.droppedEdges, ringOverflows: f.ringOverflows, failedClicks: f.failedClicks,
-            negotiated: player.negotiated, realtimeProblem: f.realtimeProblem, hotThreadAllocations: f.hotThreadAllocations,
+            negotiated: player.negotiated, realtimeProblem: f.realtimeProblem,
+            hotThreadAllocations: f.hotThreadAllocations,
             seconds: seconds)
     }
 }

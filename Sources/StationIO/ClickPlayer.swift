@@ -130,7 +130,9 @@ public final class ClickPlayer: @unchecked Sendable {
                 if let raw = UnsafeRawPointer(bitPattern: deadBits) {
                     Unmanaged<Prepared>.fromOpaque(raw).release()  // closes the vanished device
                 }
-                guard available.load(ordering: .relaxed) == false, reopened.load(ordering: .relaxed) == 0 else { continue }
+                guard available.load(ordering: .relaxed) == false, reopened.load(ordering: .relaxed) == 0 else {
+                    continue
+                }
                 var wait = backoff.first
                 while !stopping.load(ordering: .relaxed) {
                     reopenCount.add(1, ordering: .relaxed)
@@ -139,7 +141,8 @@ public final class ClickPlayer: @unchecked Sendable {
                         let prepared = Prepared(device: device, sound: sound)
                         negotiatedNow.withLock { $0 = device.negotiated }
                         lastProblem.withLock { $0 = nil }
-                        reopened.store(UInt(bitPattern: Unmanaged.passRetained(prepared).toOpaque()), ordering: .releasing)
+                        reopened.store(
+                            UInt(bitPattern: Unmanaged.passRetained(prepared).toOpaque()), ordering: .releasing)
                         available.store(true, ordering: .relaxed)
                         break
                     } catch {

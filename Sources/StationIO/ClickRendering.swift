@@ -7,16 +7,20 @@ public enum ClickRendering {
     public static func render(_ sound: ClickSound, rate: Int, channels: Int) -> [Int16] {
         switch sound {
         case .builtin(let frequency, let milliseconds, let level):
-            return renderBuiltin(frequency: frequency, milliseconds: milliseconds, level: level, rate: rate, channels: channels)
+            return renderBuiltin(
+                frequency: frequency, milliseconds: milliseconds, level: level, rate: rate, channels: channels)
         case .wav(_, let samples, let sourceChannels, let sourceRate):
-            return convert(samples: samples, channels: sourceChannels, rate: sourceRate, toRate: rate, toChannels: channels)
+            return convert(
+                samples: samples, channels: sourceChannels, rate: sourceRate, toRate: rate, toChannels: channels)
         }
     }
 
     /// A sine burst with a fast exponential decay: a sharp onset the dog hears at once and
     /// no long tail to blur the next click. The first sample is already at full envelope so
     /// the onset is the first frame ALSA plays.
-    static func renderBuiltin(frequency: Double, milliseconds: Double, level: Double, rate: Int, channels: Int) -> [Int16] {
+    static func renderBuiltin(frequency: Double, milliseconds: Double, level: Double, rate: Int, channels: Int)
+        -> [Int16]
+    {
         let frames = max(1, Int((milliseconds / 1000 * Double(rate)).rounded()))
         let tau = Double(frames) / 5
         var out = [Int16](repeating: 0, count: frames * channels)

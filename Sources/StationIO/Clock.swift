@@ -1,3 +1,4 @@
+import CStationShim
 import Glibc
 
 /// The station's clock: CLOCK_MONOTONIC in nanoseconds, the clock the kernel stamps GPIO
@@ -26,8 +27,6 @@ public enum WallClock {
         return Int64(ts.tv_sec) &* 1_000_000_000 &+ Int64(ts.tv_nsec)
     }
 }
-
-import CStationShim
 
 /// A non-blocking eventfd, or -errno (Glibc's module does not export eventfd).
 public func makeEventFD() -> Int32 { lineup_eventfd() }

@@ -82,7 +82,9 @@ public final class HotLoop: @unchecked Sendable {
         pollCapacity = sourceCount + 1 + 8  // edges, wake-up, the audio device's descriptors
         pollSet = .allocate(capacity: pollCapacity)
         pollSet.initialize(repeating: pollfd(), count: pollCapacity)
-        for (i, d) in source.pollDescriptors.enumerated() { pollSet[i] = pollfd(fd: d, events: Int16(POLLIN), revents: 0) }
+        for (i, d) in source.pollDescriptors.enumerated() {
+            pollSet[i] = pollfd(fd: d, events: Int16(POLLIN), revents: 0)
+        }
         pollSet[sourceCount] = pollfd(fd: wakeFD, events: Int16(POLLIN), revents: 0)
         batch = .allocate(capacity: 64)
     }
@@ -117,7 +119,9 @@ public final class HotLoop: @unchecked Sendable {
         param.sched_priority = priority
         let rc = pthread_setschedparam(pthread_self(), SCHED_FIFO, &param)
         if rc != 0 { problems.append("SCHED_FIFO \(priority): \(String(cString: strerror(rc)))") }
-        if lockMemory, mlockall(MCL_CURRENT | MCL_FUTURE | 4 /* MCL_ONFAULT */) != 0 { problems.append("mlockall: \(String(cString: strerror(errno)))") }
+        if lockMemory, mlockall(MCL_CURRENT | MCL_FUTURE | 4 /* MCL_ONFAULT */) != 0 {
+            problems.append("mlockall: \(String(cString: strerror(errno)))")
+        }
         return problems.isEmpty ? nil : problems.joined(separator: "; ")
     }
 
@@ -143,7 +147,9 @@ public final class HotLoop: @unchecked Sendable {
                 for i in 0..<sourceCount where pollSet[i].revents != 0 { readSource(i) }
                 if count > sourceCount + 1, let player, let fds = player.pollDescriptors {
                     // ALSA reads the events back from its own descriptors.
-                    for k in 0..<min(fds.count, count - sourceCount - 1) { fds[k].revents = pollSet[sourceCount + 1 + k].revents }
+                    for k in 0..<min(fds.count, count - sourceCount - 1) {
+                        fds[k].revents = pollSet[sourceCount + 1 + k].revents
+                    }
                     player.continueClick()
                 }
                 if pollSet[sourceCount].revents != 0 {

@@ -135,7 +135,8 @@ public final class ALSAPlayback: PCMDevice {
         }
         snd_pcm_status_free(status)
         snd_pcm_close(pcm)
-        UnsafeMutableBufferPointer(start: pollDescriptors.baseAddress, count: max(1, pollDescriptors.count)).deallocate()
+        UnsafeMutableBufferPointer(start: pollDescriptors.baseAddress, count: max(1, pollDescriptors.count))
+            .deallocate()
     }
 
     static func text(_ rc: Int32) -> String { String(cString: snd_strerror(rc)) }
@@ -172,7 +173,9 @@ public final class ALSAPlayback: PCMDevice {
 
     public func isWritable() -> Bool {
         var revents: UInt16 = 0
-        guard snd_pcm_poll_descriptors_revents(pcm, pollDescriptors.baseAddress, UInt32(pollDescriptors.count), &revents) == 0
+        guard
+            snd_pcm_poll_descriptors_revents(pcm, pollDescriptors.baseAddress, UInt32(pollDescriptors.count), &revents)
+                == 0
         else { return true }
         return revents & UInt16(POLLOUT) != 0 || revents & UInt16(POLLERR) != 0
     }

@@ -99,7 +99,9 @@ struct BenchClick: ParsableCommand {
         json["hot_thread_allocations"] = result.hotThreadAllocations.map { $0 as Any } ?? "not counted"
         json["realtime"] =
             noRealtime
-            ? "not asked" : result.realtimeProblem.map { "no: \($0)" } ?? (noMemoryLock ? "SCHED_FIFO 80" : "SCHED_FIFO 80, memory locked on fault")
+            ? "not asked"
+            : result.realtimeProblem.map { "no: \($0)" }
+                ?? (noMemoryLock ? "SCHED_FIFO 80" : "SCHED_FIFO 80, memory locked on fault")
         json["audio"] = result.negotiated?.description ?? "none"
         json["cpus"] = Int(sysconf(Int32(_SC_NPROCESSORS_ONLN)))
         print(json.render())
@@ -139,7 +141,10 @@ struct JSONObject {
             case "\"": out += "\\\""
             case "\\": out += "\\\\"
             case "\n": out += "\\n"
-            case let c where c.value < 0x20: out += "\\u" + String(repeating: "0", count: 4 - String(c.value, radix: 16).count) + String(c.value, radix: 16)
+            case let c where c.value < 0x20:
+                out +=
+                    "\\u" + String(repeating: "0", count: 4 - String(c.value, radix: 16).count)
+                    + String(c.value, radix: 16)
             default: out.unicodeScalars.append(scalar)
             }
         }

@@ -50,7 +50,9 @@ struct Selftest: ParsableCommand {
         }
         for (i, role) in inputs.roles.enumerated() {
             let level = lineup.level(of: UInt32(i)).map { $0 ? "ACTIVE" : "inactive" } ?? "unreadable"
-            say("  \(role.description.padding(toLength: 14, withPad: " ", startingAt: 0)) \(lineup.describe(line: i))  \(level)")
+            say(
+                "  \(role.description.padding(toLength: 14, withPad: " ", startingAt: 0)) \(lineup.describe(line: i))  \(level)"
+            )
         }
         if let jumper = board.selftest {
             say("  jumper output  \(lineup.describe(line: inputs.count)) → station \(jumper.stationName)")
@@ -118,7 +120,9 @@ struct Selftest: ParsableCommand {
             )
         }
         if f.handedLatencies.count < pulses {
-            printError("only \(f.handedLatencies.count) of \(pulses) pulses clicked: check the jumper wire and [selftest] in \(config)")
+            printError(
+                "only \(f.handedLatencies.count) of \(pulses) pulses clicked: check the jumper wire and [selftest] in \(config)"
+            )
             throw ExitCode(1)
         }
     }

@@ -7,7 +7,8 @@ import Testing
 
 /// Points ALSA at the fixture configuration before the first PCM of this process is opened.
 let alsaFixture: Void = {
-    let fixture = URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent("Fixtures/asoundrc")
+    let fixture = URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent(
+        "Fixtures/asoundrc")
     setenv("ALSA_CONFIG_PATH", fixture.path, 1)
 }()
 
@@ -76,7 +77,9 @@ final class DeviceSequence: @unchecked Sendable {
         lock.lock()
         defer { lock.unlock() }
         opens += 1
-        guard !devices.isEmpty else { throw StationIOError(.audio, "audio device \"test\": cannot open: No such device") }
+        guard !devices.isEmpty else {
+            throw StationIOError(.audio, "audio device \"test\": cannot open: No such device")
+        }
         let next = devices.removeFirst()
         do { return try next() } catch { throw StationIOError(.audio, "\(error)") }
     }
@@ -107,7 +110,9 @@ final class DeviceSequence: @unchecked Sendable {
         let data = try Data(contentsOf: out)
         let written = data.withUnsafeBytes { raw in Array(raw.bindMemory(to: Int16.self)) }
         #expect(written.count >= expected.count)
-        #expect(written.prefix(expected.count).elementsEqual(expected), "the file holds other samples than the rendered click")
+        #expect(
+            written.prefix(expected.count).elementsEqual(expected),
+            "the file holds other samples than the rendered click")
     }
 
     @Test func underrunAndSuspendAreRecoveredInPlace() throws {
