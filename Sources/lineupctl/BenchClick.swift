@@ -16,7 +16,8 @@ private let countHotThreadAllocation: MallocInterposerSwift.AllocationHook = { _
 private func interposerCounts() -> Bool {
     MallocInterposerSwift.initialize()
     MallocInterposerSwift.hook()
-    let p = malloc(64)
+    // strdup allocates inside libc, which the optimiser cannot see through and remove.
+    let p = strdup(CommandLine.arguments.first ?? "lineupctl")
     free(p)
     MallocInterposerSwift.unhook()
     return MallocInterposerSwift.getStatistics().mallocCount > 0
