@@ -26,7 +26,9 @@ for c in "$src"/lib/*.c; do
     objs+=("$o")
 done
 gcc -shared -Wl,-soname,libgpiod.so.3 -o "$prefix/lib/libgpiod.so.3" "${objs[@]}"
-ln -sf libgpiod.so.3 "$prefix/lib/libgpiod.so"
+# Linked as -lgpiod_v2, a name the system's v1 libgpiod.so cannot shadow whatever -L order
+# the other pkg-config packages bring; at run time the soname, libgpiod.so.3, is what is found.
+ln -sf libgpiod.so.3 "$prefix/lib/libgpiod_v2.so"
 cp "$src/include/gpiod.h" "$prefix/include/"
 cat > "$prefix/lib/pkgconfig/libgpiod.pc" <<PC
 prefix=$prefix
@@ -36,7 +38,7 @@ includedir=\${prefix}/include
 Name: libgpiod
 Description: libgpiod $api built from PyPI gpiod $version for the v2 build of the station
 Version: $api
-Libs: -L\${libdir} -lgpiod
+Libs: -L\${libdir} -lgpiod_v2
 Cflags: -I\${includedir}
 PC
 echo "built libgpiod $api in $prefix" >&2
