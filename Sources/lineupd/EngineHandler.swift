@@ -1,0 +1,147 @@
+import StationIO
+import TrainingEngine
+
+/// How a trial ended, as a plain value the hot thread can put in a ring.
+enum OutcomeCode: UInt8 {
+    case hit, falseAlert, miss, correctRejection, aborted
+
+    init(_ outcome: TrialOutcome) {
+        switch outcome {
+        case .hit: self = .hit
+        case .falseAlert: self = .falseAlert
+        case .miss: self = .miss
+        case .correctRejection: self = .correctRejection
+        case .aborted: self = .aborted
+        }
+    }
+
+    var outcome: TrialOutcome {
+        switch self {
+        case .hit: return .hit
+        case .falseAlert: return .falseAlert
+        case .miss: return .miss
+        case .correctRejection: return .correctRejection
+        case .aborted: return .aborted
+        }
+    }
+}
+
+/// The end of one trial, copied out of the engine's `TrialSummary` (which holds no references,
+/// so copying it allocates nothing).
+struct TrialEnd {
+    var trial: Int
+    var outcome: OutcomeCode
+    var target: Int  // -1: no target
+    var visitedMask: UInt64
+    var indicatedMask: UInt64
+    var firstStation: Int  // -1: nothing indicated
+    var firstAt: UInt64
+    var startedAt: UInt64
+    var endedAt: UInt64
+}
+
+/// What the engine asks to be recorded, as plain values: the engine's own `Record` is public
+/// and not declared `BitwiseCopyable`, so it cannot go through an `EventRing` as it is.
+enum EngineNote {
+    case searchStarted(trial: Int, at: UInt64)
+    case visit(station: Int, from: UInt64, to: UInt64, indicated: Bool)
+    case indication(station: Int, heldFrom: UInt64, at: UInt64, atTarget: Bool)
+    case cue(trialStart: Bool, at: UInt64)
+    case clickAsked(station: Int, at: UInt64)
+    case trialEnded(TrialEnd)
+    case interTrialOver(at: UInt64)
+}
+
+/// The engine on the hot path: debounced station edges and the ready button step the
+/// `LineupMachine`; its deadlines come back through `deadline(now:)`. Everything it needs is
+/// made before the loop runs (the block's layouts, the note ring), so handling an edge never
+/// allocates; what the log needs leaves through `notes`, read by the log feeder's thread.
+final class EngineHandler: HotPathHandler, @unchecked Sendable {
+    private var machine: LineupMachine
+    private let layouts: [TrialLayout]
+    private var nextLayout = 0
+    private let stationCount: Int
+    private let readyLine: UInt32
+    let notes: EventRing<EngineNote>
+    private(set) var nextDeadline: UInt64 = .max
+
+    init(configuration: LineupMachine.Configuration, layouts: [TrialLayout], readyLine: UInt32) {
+        machine = LineupMachine(configuration: configuration)
+        self.layouts = layouts
+        stationCount = configuration.stationCount
+        self.readyLine = readyLine
+        notes = EventRing<EngineNote>(capacity: 1 << 14)
+    }
+
+    func handle(_ edge: SensorEdge) -> HotPathDecision {
+        if edge.line < UInt32(stationCount) {
+            return take(machine.stationEdge(station: Int(edge.line), present: edge.isActive, at: edge.timestamp))
+        }
+        // The assistant pressed ready: the containers hold the next layout. A press while a
+        // trial or the inter-trial interval runs means nothing (the raw edge is still logged).
+        guard edge.line == readyLine, edge.isActive, machine.phase == .idle, nextLayout < layouts.count else {
+            return .none
+        }
+        _ = take(machine.load(layout: layouts[nextLayout], at: edge.timestamp))
+        nextLayout += 1
+        return take(machine.readyButton(at: edge.timestamp))
+    }
+
+    func deadline(now: UInt64) -> HotPathDecision {
+        take(machine.timerFired(at: now))
+    }
+
+    /// Ends the trial in progress as aborted. Only once the hot loop has returned: the machine
+    /// belongs to the hot thread while it runs.
+    func abort(at t: UInt64) {
+        _ = take(machine.abort(at: t))
+    }
+
+    @inline(__always)
+    private func take(_ actions: Actions) -> HotPathDecision {
+        var decision = HotPathDecision.none
+        for action in actions {
+            switch action {
+            case .click(let station, let at, _):
+                decision = .click
+                notes.push(.clickAsked(station: station ?? -1, at: at))
+            case .armTimer(let at): nextDeadline = at
+            case .cancelTimer: nextDeadline = .max
+            case .cue(let cue, let at):
+                if cue == .trialStart || cue == .trialEnd { notes.push(.cue(trialStart: cue == .trialStart, at: at)) }
+            case .record(let record): note(record)
+            }
+        }
+        return decision
+    }
+
+    @inline(__always)
+    private func note(_ record: Record) {
+        switch record {
+        case .searchStarted(let trial, let at):
+            notes.push(.searchStarted(trial: trial, at: at))
+        case .visit(let station, let from, let to, let indicated):
+            notes.push(.visit(station: station, from: from, to: to, indicated: indicated))
+        case .indication(let station, let heldFrom, let at, let atTarget):
+            notes.push(.indication(station: station, heldFrom: heldFrom, at: at, atTarget: atTarget))
+        case .trialEnded(let trial, let outcome, let at):
+            var end = TrialEnd(
+                trial: trial, outcome: OutcomeCode(outcome), target: -1, visitedMask: 0, indicatedMask: 0,
+                firstStation: -1, firstAt: 0, startedAt: at, endedAt: at)
+            if let s = machine.lastTrial, s.trialIndex == trial {
+                end.target = s.targetStation ?? -1
+                end.visitedMask = s.visitedMask
+                end.indicatedMask = s.indicatedMask
+                end.firstStation = s.firstIndicationStation ?? -1
+                end.firstAt = s.firstIndicationAt ?? 0
+                end.startedAt = s.searchStartedAt
+                end.endedAt = s.endedAt
+            }
+            notes.push(.trialEnded(end))
+        case .interTrialOver(let at):
+            notes.push(.interTrialOver(at: at))
+        default:
+            break
+        }
+    }
+}

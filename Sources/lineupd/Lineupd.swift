@@ -1,0 +1,189 @@
+import ArgumentParser
+import Foundation
+import Glibc
+import SessionLog
+import StationConfig
+import StationIO
+import TrainingEngine
+import VirtualDog
+
+@main
+struct Lineupd: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "lineupd",
+        abstract: "The scent lineup station daemon.",
+        discussion: """
+            In this version only the simulated station runs: `lineupd --simulate` runs an automated
+            double-blind block with a virtual dog on a simulated 5-station lineup, clicking through the
+            real ALSA library and logging to a database. The real-hardware daemon and its control socket
+            are not built yet.
+            """)
+
+    @Flag(help: "Run a simulated station: no hardware, no root, no configuration needed.")
+    var simulate = false
+
+    @Flag(help: "With --simulate: run the block in virtual time as fast as possible (no sound, no log).")
+    var fast = false
+
+    @Option(help: "The station's configuration file (the real-hardware daemon is not built yet).")
+    var config: String?
+
+    @Option(help: "The session log's database.")
+    var db = "./lineup.db"
+
+    @Option(help: "Trials in the block.")
+    var trials = 20
+
+    @Option(help: "The block's seed (layouts and the dog); random when not given.")
+    var seed: UInt64?
+
+    @Option(help: "The virtual dog's chance of holding an indication at the target.")
+    var sensitivity = 0.8
+
+    @Option(name: .customLong("false-alert-rate"), help: "Its chance of holding at each other station it examines.")
+    var falseAlertRate = 0.05
+
+    @Option(help: "How many times faster than a real dog the simulated session runs (hold, search, intervals).")
+    var speed = 20.0
+
+    @Option(help: "The ALSA device for the click; `null` is used, with a warning, when it cannot be opened.")
+    var device = "default"
+
+    @Flag(help: "Do not ask for SCHED_FIFO and locked memory for the hot thread.")
+    var noRealtime = false
+
+    func run() throws {
+        guard trials >= 1 && trials <= 100_000 else { fail("--trials must be between 1 and 100000") }
+        guard sensitivity >= 0 && sensitivity <= 1 else { fail("--sensitivity must be between 0 and 1") }
+        guard falseAlertRate >= 0 && falseAlertRate <= 1 else { fail("--false-alert-rate must be between 0 and 1") }
+        guard speed.isFinite && speed >= 1 && speed <= 1000 else { fail("--speed must be between 1 and 1000") }
+
+        var board = StationConfiguration.simulated(stationCount: 5)
+        if let config {
+            do {
+                board = try StationConfigLoader.load(path: config)
+            } catch {
+                fail(error.description)
+            }
+            if !simulate {
+                printError(
+                    "not yet implemented: only --simulate runs in this version (\(config) is valid: "
+                        + "\(board.stations.count) stations)")
+                throw ExitCode(2)
+            }
+        }
+        guard simulate else {
+            printError("not yet implemented: only --simulate runs in this version (try `lineupd --simulate`)")
+            throw ExitCode(2)
+        }
+        if device != "default" || config == nil { board.audio.device = device }
+        let plan = BlockPlan(
+            board: board, trials: trials, seed: seed ?? UInt64.random(in: 1...999_999), sensitivity: sensitivity,
+            falseAlertRate: falseAlertRate, speed: fast ? 1 : speed)
+        if fast {
+            try runFast(plan)
+        } else {
+            let status = SimulatedStation(plan: plan, databasePath: db, realtime: !noRealtime).run()
+            if status != 0 { throw ExitCode(status) }
+        }
+    }
+}
+
+/// One line on stderr, then exit status 1.
+func fail(_ message: String) -> Never {
+    printError(message)
+    exit(1)
+}
+
+func printError(_ message: String) {
+    FileHandle.standardError.write(Data("lineupd: \(message)\n".utf8))
+}
+
+/// The block to run: the lineup, the protocol's times (divided by `speed` for the real-time
+/// simulation, so a 20-trial block takes seconds, not minutes), the dog.
+struct BlockPlan {
+    var board: StationConfiguration
+    var trials: Int
+    var seed: UInt64
+    var sensitivity: Double
+    var falseAlertRate: Double
+    var speed: Double
+
+    var stationCount: Int { board.stations.count }
+    var stationNames: [String] { board.stations.map(\.name) }
+
+    /// One target, the rest controls and a blank; a fifth of the trials have no target, so
+    /// the block measures specificity as well.
+    var setup: LineupSetup {
+        let n = stationCount
+        return LineupSetup(
+            stations: n, targets: 1, controls: max(0, n - 2), blanks: n >= 2 ? 1 : 0, noTargetShare: 0.2,
+            maxSameStationInARow: 2)
+    }
+
+    private func scaled(_ seconds: Double) -> Nanoseconds { nanoseconds(seconds: seconds / speed) }
+
+    var machine: LineupMachine.Configuration {
+        LineupMachine.Configuration(
+            mode: .doubleBlind, stationCount: stationCount,
+            hold: scaled(board.timing.holdMilliseconds / 1000),
+            holdTolerance: scaled(board.timing.holdToleranceMilliseconds / 1000),
+            searchTimeout: scaled(30), interTrialInterval: scaled(10))
+    }
+
+    var dog: DogParameters {
+        let s = speed
+        let hold = board.timing.holdMilliseconds / 1000
+        return DogParameters(
+            sensitivity: sensitivity, falseAlertRate: falseAlertRate,
+            startLatencySeconds: (0.5 / s)...(2 / s), travelSeconds: (0.4 / s)...(1.5 / s),
+            sniffSeconds: (min(0.2, hold / 4) / s)...(min(1.2, hold / 2) / s), indicationHoldSeconds: hold * 1.5 / s,
+            // Real beams chatter at the nose's arrival and departure: the debouncer's work.
+            chatterToggles: 2, chatterSpanMilliseconds: 2)
+    }
+
+    var debounce: Nanoseconds { nanoseconds(milliseconds: board.timing.debounceMilliseconds) }
+
+    /// The assistant's time to load the containers between trials.
+    var loadingTime: Nanoseconds { scaled(1) }
+}
+
+func formatProportion(_ p: Proportion) -> String {
+    guard let value = p.value, let lower = p.lower, let upper = p.upper else { return "n/a (no trials)" }
+    return String(format: "%.2f (95 %% CI %.2f–%.2f, %d/%d)", value, lower, upper, p.successes, p.trials)
+}
+
+func printCounts(_ tally: Tally, aborted: Int) {
+    var counts =
+        "hits \(tally.hits), misses \(tally.misses), false alerts \(tally.falseAlerts), "
+        + "correct rejections \(tally.correctRejections)"
+    if aborted > 0 { counts += ", aborted \(aborted)" }
+    print("  \(counts)")
+    print("  sensitivity  \(formatProportion(tally.sensitivity))")
+    print("  specificity  \(formatProportion(tally.specificity))")
+}
+
+/// `--fast`: the same block in virtual time through `BlockSimulation`, for planning.
+func runFast(_ plan: BlockPlan) throws {
+    let settings = BlockSimulation.Settings(
+        lineup: plan.setup, machine: plan.machine, dog: plan.dog, trials: plan.trials, seed: plan.seed,
+        debounce: plan.debounce, loadingTime: plan.loadingTime)
+    let clock = ContinuousClock()
+    let started = clock.now
+    let result: BlockSimulation.Result
+    do {
+        result = try BlockSimulation(settings: settings).run()
+    } catch {
+        fail("cannot lay out the block: \(error)")
+    }
+    let elapsed = started.duration(to: clock.now)
+    let overall = result.scoreboard.overall
+    print(
+        "lineupd --fast: \(plan.trials) trials, seed \(plan.seed), \(plan.stationCount) stations, "
+            + "virtual time \(String(format: "%.0f", Double(result.endedAt) / 1e9)) s, computed in "
+            + "\(String(format: "%.3f", Double(elapsed.components.attoseconds) / 1e18 + Double(elapsed.components.seconds))) s"
+    )
+    printCounts(overall, aborted: 0)
+    print("  clicks \(result.clicks), sniffs \(result.sniffs), raw edges \(result.rawEdges)")
+    print("  --fast runs in virtual time with no sound and does not write to the session log.")
+}

@@ -1,0 +1,267 @@
+import Foundation
+import Glibc
+import SessionLog
+import StationIO
+import Synchronization
+import TrainingEngine
+
+/// The hot loop's one consumer: drains the station's ring (raw edges, clicks) and the engine's
+/// note ring, turns them into log events, commits each trial with `commitTrial` and prints its
+/// line. Runs on its own thread, so SQLite and stdout never touch the hot path.
+final class LogFeeder: @unchecked Sendable {
+    struct Settings {
+        var sessionId: UUID
+        var layouts: [TrialLayout]
+        var stationNames: [String]
+        var readyLine: UInt32
+        var blockSeed: UInt64
+    }
+
+    private let settings: Settings
+    private let stationRing: EventRing<StationRecord>
+    private let notes: EventRing<EngineNote>
+    private let recordsReady: Int32
+    private let writer: LogWriter
+    private let trialIds: [UUID]
+    private let wallOffset: Int64
+
+    private let finishing = Atomic<Bool>(false)
+    private let finished = Atomic<Bool>(false)
+    /// Trials committed so far, and inter-trial intervals over: the assistant's cue to load.
+    let committed = Atomic<Int>(0)
+    let intervalsOver = Atomic<Int>(0)
+
+    // Feeder thread only until `finished`; then read by the main thread.
+    private(set) var tally = Tally()
+    private(set) var aborted = 0
+    private(set) var handedLatencies: [UInt64] = []
+    private(set) var onsetLatencies: [UInt64] = []
+    private(set) var rawEdges = 0
+    private(set) var failure: String?
+
+    // The trial in progress, as the feeder sees it.
+    private var current = -1
+    private var visits: [(station: Int, indicated: Bool)] = []
+    private var clickAsked = false
+    private var click: ClickRecord?
+    private var clickFailed = false
+    private var queue: [EngineNote] = []
+    private var waitingSince: UInt64 = 0
+
+    init(
+        settings: Settings, stationRing: EventRing<StationRecord>, notes: EventRing<EngineNote>,
+        recordsReady: Int32, writer: LogWriter
+    ) {
+        self.settings = settings
+        self.stationRing = stationRing
+        self.notes = notes
+        self.recordsReady = recordsReady
+        self.writer = writer
+        trialIds = settings.layouts.map { _ in UUID() }
+        wallOffset = WallClock.now() &- Int64(bitPattern: MonotonicClock.now())
+    }
+
+    func start() {
+        let thread = Thread { [self] in self.run() }
+        thread.name = "lineup-log-feeder"
+        thread.start()
+    }
+
+    /// Drains what is left, then stops. Returns once the feeder has finished.
+    func finish() {
+        finishing.store(true, ordering: .releasing)
+        var one: UInt64 = 1
+        _ = write(recordsReady, &one, 8)
+        while !finished.load(ordering: .acquiring) { usleep(1000) }
+    }
+
+    private func run() {
+        var pfd = pollfd(fd: recordsReady, events: Int16(POLLIN), revents: 0)
+        var value: UInt64 = 0
+        while true {
+            let last = finishing.load(ordering: .acquiring)
+            drainOnce(final: last)
+            if last {
+                drainOnce(final: true)
+                break
+            }
+            // Engine notes do not signal the eventfd; a short timeout picks them up.
+            _ = poll(&pfd, 1, 5)
+            _ = read(recordsReady, &value, 8)
+        }
+        finished.store(true, ordering: .releasing)
+    }
+
+    private func drainOnce(final: Bool) {
+        // Notes first: a click record pushed after its trial's notes is then seen in this round
+        // or the next, and the trial waits for it below.
+        notes.drain { queue.append($0) }
+        stationRing.drain { take($0) }
+        var k = 0
+        while k < queue.count {
+            if case .trialEnded(let end) = queue[k], clickAsked, click == nil, !clickFailed, !final {
+                // The click record is on its way from the hot thread; give it a moment.
+                let now = MonotonicClock.now()
+                if waitingSince == 0 { waitingSince = now }
+                if now &- waitingSince < 500_000_000 { break }
+                _ = end
+            }
+            waitingSince = 0
+            take(queue[k])
+            k += 1
+        }
+        queue.removeFirst(k)
+    }
+
+    private func time(_ mono: UInt64) -> LogTime {
+        LogTime(monoNs: Int64(bitPattern: mono), wallNs: Int64(bitPattern: mono) &+ wallOffset)
+    }
+
+    private var trialId: UUID? { current >= 0 && current < trialIds.count ? trialIds[current] : nil }
+
+    private func submit(_ event: LoggedEvent) { writer.submit(event) }
+
+    private func take(_ record: StationRecord) {
+        switch record {
+        case .edge(let edge, let acted):
+            rawEdges += 1
+            logEdge(edge, detail: acted ? nil : #"{"chatter":true}"#)
+        case .settled(let edge):
+            logEdge(edge, detail: #"{"settled":true}"#)
+        case .click(let c):
+            click = c
+            submit(
+                LoggedEvent(
+                    kind: .click, sessionId: settings.sessionId, trialId: trialId, station: targetNumber,
+                    time: time(c.handedTimestamp), kernelNs: Int64(bitPattern: c.edgeTimestamp),
+                    click: ClickTiming(
+                        edgeNs: Int64(bitPattern: c.edgeTimestamp), handedNs: Int64(bitPattern: c.handedTimestamp),
+                        triggerNs: c.triggerTimestamp == 0 ? nil : Int64(bitPattern: c.triggerTimestamp),
+                        delayFrames: Int64(c.delayFrames), onsetLatencyNs: Int64(clamping: c.onsetLatency))))
+            handedLatencies.append(c.handedLatency)
+            onsetLatencies.append(c.onsetLatency)
+        case .clickFailed(let ts, let why):
+            clickFailed = true
+            submit(
+                LoggedEvent(
+                    kind: .fault, sessionId: settings.sessionId, trialId: trialId, time: time(MonotonicClock.now()),
+                    kernelNs: Int64(bitPattern: ts), detail: jsonObject(["click_failed": "\(why)"])))
+        case .buzzer:
+            break
+        }
+    }
+
+    private var targetNumber: Int? {
+        guard current >= 0 && current < settings.layouts.count else { return nil }
+        return settings.layouts[current].targetStation.map { $0 + 1 }
+    }
+
+    private func logEdge(_ edge: SensorEdge, detail: String?) {
+        let station = edge.line == settings.readyLine ? nil : Int(edge.line) + 1
+        let ts = Int64(bitPattern: edge.timestamp)
+        var extra = detail
+        if station == nil { extra = #"{"button":"ready"}"# }
+        submit(
+            LoggedEvent(
+                kind: station == nil ? .button : .edge, sessionId: settings.sessionId, trialId: trialId,
+                station: station, time: time(edge.timestamp), kernelNs: ts, value: edge.isActive ? 1 : 0,
+                detail: extra))
+    }
+
+    private func take(_ note: EngineNote) {
+        switch note {
+        case .searchStarted(let trial, _):
+            current = trial
+            visits.removeAll()
+            clickAsked = false
+            click = nil
+            clickFailed = false
+        case .visit(let station, let from, let to, let indicated):
+            visits.append((station, indicated))
+            if !indicated {
+                submit(
+                    LoggedEvent(
+                        kind: .sniff, sessionId: settings.sessionId, trialId: trialId, station: station + 1,
+                        time: time(from), durationNs: Int64(bitPattern: to &- from)))
+            }
+        case .indication(let station, let heldFrom, let at, let atTarget):
+            submit(
+                LoggedEvent(
+                    kind: .indication, sessionId: settings.sessionId, trialId: trialId, station: station + 1,
+                    time: time(at), durationNs: Int64(bitPattern: at &- heldFrom),
+                    detail: atTarget ? #"{"at_target":true}"# : #"{"at_target":false}"#))
+        case .cue(let trialStart, let at):
+            submit(
+                LoggedEvent(
+                    kind: .cue, sessionId: settings.sessionId, trialId: trialId, time: time(at),
+                    detail: trialStart ? #"{"cue":"trial-start"}"# : #"{"cue":"trial-end"}"#))
+        case .clickAsked:
+            clickAsked = true
+        case .trialEnded(let end):
+            endTrial(end)
+        case .interTrialOver:
+            intervalsOver.add(1, ordering: .releasing)
+        }
+    }
+
+    private func endTrial(_ end: TrialEnd) {
+        guard end.trial >= 0 && end.trial < settings.layouts.count else { return }
+        let layout = settings.layouts[end.trial]
+        let outcome = end.outcome.outcome
+        switch outcome {
+        case .hit: tally.hits += 1
+        case .miss: tally.misses += 1
+        case .falseAlert: tally.falseAlerts += 1
+        case .correctRejection: tally.correctRejections += 1
+        case .aborted: aborted += 1
+        }
+        let slots = layout.stations.enumerated().map { StationSlot(station: $0.offset + 1, sampleId: nil, kind: $0.element.kind) }
+        let record = TrialRecord(
+            id: trialIds[end.trial], sessionId: settings.sessionId, number: end.trial + 1, seed: settings.blockSeed,
+            layout: slots, outcome: outcome, indicatedStation: end.firstStation >= 0 ? end.firstStation + 1 : nil,
+            latencyNs: end.firstStation >= 0 ? Int64(bitPattern: end.firstAt &- end.startedAt) : nil,
+            searchNs: Int64(bitPattern: end.endedAt &- end.startedAt), started: time(end.startedAt),
+            ended: time(end.endedAt), reason: outcome == .aborted ? "the station was stopped" : nil)
+        do {
+            try writer.commitTrial(record)
+        } catch {
+            if failure == nil { failure = "committing trial \(end.trial + 1): \(error)" }
+        }
+        printLine(end, layout: layout)
+        current = -1
+        committed.add(1, ordering: .releasing)
+    }
+
+    private func name(_ station: Int) -> String {
+        station >= 0 && station < settings.stationNames.count ? settings.stationNames[station] : "\(station + 1)"
+    }
+
+    private func printLine(_ end: TrialEnd, layout: TrialLayout) {
+        let width = String(settings.layouts.count).count
+        let number = String(end.trial + 1)
+        let layoutText = layout.stations.enumerated().map { "\(name($0.offset)):\($0.element.kind.rawValue)" }
+            .joined(separator: " ")
+        let search =
+            visits.isEmpty
+            ? "no station visited"
+            : visits.map { "\(name($0.station)) \($0.indicated ? "held" : "sniff")" }.joined(separator: ", ")
+        let indication = end.firstStation >= 0 ? name(end.firstStation) : "none"
+        var clickText = "no click"
+        if let click {
+            clickText = "click \(click.handedLatency / 1000) µs"
+        } else if clickFailed {
+            clickText = "click FAILED"
+        }
+        let line =
+            "trial \(String(repeating: " ", count: max(0, width - number.count)))\(number)/\(settings.layouts.count)"
+            + "  \(layoutText)  search: \(search)  indication: \(indication)  \(clickText)  \(end.outcome.outcome.rawValue)"
+        print(line)
+        fflush(nil)  // one line per trial, even into a pipe
+    }
+}
+
+/// A JSON object of string values, for the `detail` column.
+func jsonObject(_ fields: [String: String]) -> String {
+    let data = (try? JSONSerialization.data(withJSONObject: fields, options: [.sortedKeys])) ?? Data("{}".utf8)
+    return String(decoding: data, as: UTF8.self)
+}

@@ -1,0 +1,260 @@
+import Dispatch
+import Foundation
+import Glibc
+import SessionLog
+import StationConfig
+import StationIO
+import Synchronization
+import TrainingEngine
+import VirtualDog
+
+/// `lineupd --simulate`: the station's real threads on a simulated lineup.
+///
+/// - the hot thread runs `HotLoop` with the engine as its handler and clicks through ALSA;
+/// - the log feeder drains the hot loop's rings into the session log and prints each trial;
+/// - the dog thread plays the loading assistant (the ready button) and the virtual dog,
+///   injecting each raw edge at its planned time;
+/// - the main thread waits for the end of the block or a signal, then stops everything in
+///   order: dog, hot loop, the trial in progress recorded as aborted, the feeder, the log.
+final class SimulatedStation: @unchecked Sendable {
+    let plan: BlockPlan
+    let databasePath: String
+    let realtime: Bool
+    private let stopRequested = Atomic<Bool>(false)
+    private let stopSignal = Atomic<Int32>(0)
+    private let wake = DispatchSemaphore(value: 0)
+
+    init(plan: BlockPlan, databasePath: String, realtime: Bool) {
+        self.plan = plan
+        self.databasePath = databasePath
+        self.realtime = realtime
+    }
+
+    /// Runs the block; returns the exit status.
+    func run() -> Int32 {
+        let stationCount = plan.stationCount
+        let readyLine = UInt32(stationCount)
+
+        // The block's layouts, made before anything runs: the hot path only indexes them.
+        var generator = LayoutGenerator(setup: plan.setup, samples: [], seed: plan.seed)
+        let layouts: [TrialLayout]
+        do {
+            layouts = try generator.block(count: plan.trials)
+        } catch {
+            printError("cannot lay out the block: \(error)")
+            return 1
+        }
+
+        // The log: a virtual dog and this session, then the writer thread.
+        let log: SessionLog
+        let session: SessionRecord
+        do {
+            log = try SessionLog(path: databasePath)
+            let dog = DogRecord(name: "virtual dog", notes: "lineupd --simulate")
+            session = SessionRecord(
+                dogId: dog.id, phase: "simulation", mode: .doubleBlind, settings: settingsJSON(),
+                station: plan.board.boardName ?? "simulated")
+            try log.append([dog, session])
+        } catch {
+            printError("\(error)")
+            return 1
+        }
+        let writer = log.makeWriter()
+
+        // The click through the real ALSA library; a machine with no sound card uses `null`.
+        let player: ClickPlayer
+        do {
+            player = try ClickPlayer(audio: plan.board.audio, keepTrying: false)
+        } catch {
+            var fallback = plan.board.audio
+            fallback.device = "null"
+            printError(
+                "no sound on ALSA device \(plan.board.audio.device) (\(error.message)): clicking into ALSA's null device")
+            do {
+                player = try ClickPlayer(audio: fallback, keepTrying: false)
+            } catch {
+                printError("cannot open ALSA's null device either: \(error.message)")
+                writer.close()
+                return 1
+            }
+        }
+
+        let lineup: SimulatedLineup
+        let loop: HotLoop
+        let handler = EngineHandler(configuration: plan.machine, layouts: layouts, readyLine: readyLine)
+        let ring = EventRing<StationRecord>(capacity: 1 << 16)
+        let ready = makeEventFD()
+        guard ready >= 0 else {
+            printError("cannot make the log feeder's eventfd")
+            writer.close()
+            return 1
+        }
+        defer { close(ready) }
+        do {
+            lineup = try SimulatedLineup(lineCount: stationCount + 1)
+            loop = try HotLoop(
+                source: lineup, debouncer: Debouncer(lineCount: stationCount + 1, windowNanoseconds: plan.debounce),
+                handler: handler, player: player, records: ring, recordsReady: ready)
+        } catch {
+            printError(error.message)
+            writer.close()
+            return 1
+        }
+
+        let feeder = LogFeeder(
+            settings: LogFeeder.Settings(
+                sessionId: session.id, layouts: layouts, stationNames: plan.stationNames, readyLine: readyLine,
+                blockSeed: plan.seed),
+            stationRing: ring, notes: handler.notes, recordsReady: ready, writer: writer)
+        feeder.start()
+
+        let loopStarted = Atomic<Bool>(false)
+        let loopDone = Atomic<Bool>(false)
+        let realtimeProblem = Mutex<String?>(nil)
+        let wantRealtime = realtime
+        let hot = Thread {
+            if wantRealtime {
+                let problem = HotLoop.makeCurrentThreadRealtime()
+                realtimeProblem.withLock { $0 = problem }
+            }
+            loopStarted.store(true, ordering: .releasing)
+            loop.run()
+            loopDone.store(true, ordering: .releasing)
+        }
+        hot.name = "lineup-hot"
+        hot.start()
+        while !loopStarted.load(ordering: .acquiring) { usleep(1000) }
+        if let problem = realtimeProblem.withLock({ $0 }) {
+            printError("the hot thread runs without real-time priority (\(problem))")
+        }
+
+        // Ctrl-C and SIGTERM: the handlers only wake the main thread, which stops in order.
+        signal(SIGINT, SIG_IGN)
+        signal(SIGTERM, SIG_IGN)
+        var sources: [any DispatchSourceSignal] = []
+        for sig in [SIGINT, SIGTERM] {
+            let source = DispatchSource.makeSignalSource(signal: sig, queue: .global())
+            source.setEventHandler { [self] in
+                stopSignal.store(sig, ordering: .relaxed)
+                stopRequested.store(true, ordering: .releasing)
+                wake.signal()
+            }
+            source.resume()
+            sources.append(source)
+        }
+
+        print(
+            "lineupd: simulated station, \(stationCount) stations, \(plan.trials) trials, seed \(plan.seed), "
+                + "dog sensitivity \(plan.sensitivity), false-alert rate \(plan.falseAlertRate), "
+                + "\(plan.speed)x real time, click on ALSA \(player.negotiated?.device ?? "?"), log \(databasePath)")
+        SystemdNotify.send("READY=1\nSTATUS=simulated block of \(plan.trials) trials running")
+        let watchdog = SystemdNotify.startWatchdog {
+            loopStarted.load(ordering: .acquiring) && !loopDone.load(ordering: .acquiring)
+        }
+
+        let dogDone = Atomic<Bool>(false)
+        let dogThread = Thread { [self] in
+            runDog(layouts: layouts, lineup: lineup, readyLine: readyLine, feeder: feeder)
+            dogDone.store(true, ordering: .releasing)
+            wake.signal()
+        }
+        dogThread.name = "lineup-virtual-dog"
+        dogThread.start()
+
+        wake.wait()
+        let stopped = stopRequested.load(ordering: .acquiring)
+        if stopped {
+            SystemdNotify.send("STOPPING=1\nSTATUS=stopping on signal")
+            while !dogDone.load(ordering: .acquiring) { usleep(1000) }
+        }
+        loop.stop()
+        while !loopDone.load(ordering: .acquiring) { usleep(1000) }
+        watchdog?.cancel()
+        // The hot thread has returned; the engine is ours now. A trial still running is aborted.
+        if stopped { handler.abort(at: MonotonicClock.now()) }
+        feeder.finish()
+        var status: Int32 = 0
+        do {
+            try writer.flush()
+        } catch {
+            printError("\(error)")
+            status = 1
+        }
+        let writerStatus = writer.status
+        writer.close()
+        for source in sources { source.cancel() }
+        if let failure = feeder.failure {
+            printError(failure)
+            status = 1
+        }
+
+        let tally = feeder.tally
+        if stopped {
+            let name = stopSignal.load(ordering: .relaxed) == SIGINT ? "SIGINT" : "SIGTERM"
+            print("stopped by \(name) after \(feeder.committed.load(ordering: .acquiring)) trial(s); the log is flushed")
+        }
+        print("summary: \(tally.hits + tally.misses + tally.falseAlerts + tally.correctRejections) trials scored")
+        printCounts(tally, aborted: feeder.aborted)
+        let handed = feeder.handedLatencies
+        if handed.isEmpty {
+            print("  click latency: no clicks")
+        } else {
+            print(
+                "  click latency (edge to samples in ALSA's hands): p50 \(percentile(handed, 50) / 1000) µs, "
+                    + "p99 \(percentile(handed, 99) / 1000) µs over \(handed.count) click(s); estimated onset p50 "
+                    + "\(percentile(feeder.onsetLatencies, 50) / 1000) µs")
+        }
+        print(
+            "  log: \(feeder.rawEdges) raw edges, \(writerStatus.written) events written, "
+                + "\(writerStatus.overflow) dropped, ring overflows \(ring.overflowCount + handler.notes.overflowCount)"
+        )
+        print("look at the log:")
+        print("  lineupctl sessions --db \(databasePath)")
+        print("  lineupctl trials --db \(databasePath)")
+        print("  lineupctl export --db \(databasePath) --what trials --format csv")
+        return status
+    }
+
+    /// The assistant and the dog: for each trial, wait until the previous one is committed and
+    /// its interval is over, press ready, and let the dog search, each raw edge at its time.
+    private func runDog(layouts: [TrialLayout], lineup: SimulatedLineup, readyLine: UInt32, feeder: LogFeeder) {
+        var dog = VirtualDog(parameters: plan.dog, seed: plan.seed ^ 0xD06_D06_D06)
+        var edges: [RawEdge] = []
+        edges.reserveCapacity(64)
+        for (i, layout) in layouts.enumerated() {
+            while !stopRequested.load(ordering: .acquiring)
+                && (feeder.committed.load(ordering: .acquiring) < i
+                    || feeder.intervalsOver.load(ordering: .acquiring) < i)
+            {
+                usleep(2000)
+            }
+            if stopRequested.load(ordering: .acquiring) { return }
+            MonotonicClock.sleep(until: MonotonicClock.now() &+ plan.loadingTime)
+            let start = MonotonicClock.now()
+            lineup.inject(line: readyLine, active: true, at: start)
+            edges.removeAll(keepingCapacity: true)
+            dog.search(kinds: layout.kinds, startAt: start, into: &edges)
+            edges.append(RawEdge(station: Int(readyLine), present: false, at: start &+ 20_000_000))
+            edges.sort { $0.at < $1.at }
+            for edge in edges {
+                if stopRequested.load(ordering: .acquiring) { return }
+                MonotonicClock.sleep(until: edge.at)
+                // Stamped as it enters the lineup, as the kernel stamps a real edge.
+                lineup.inject(line: UInt32(edge.station), active: edge.present)
+            }
+            while !stopRequested.load(ordering: .acquiring) && feeder.committed.load(ordering: .acquiring) < i + 1 {
+                usleep(2000)
+            }
+        }
+    }
+
+    private func settingsJSON() -> String {
+        let m = plan.machine
+        return jsonObject([
+            "simulated": "true", "trials": "\(plan.trials)", "seed": "\(plan.seed)",
+            "speed": "\(plan.speed)", "hold_ns": "\(m.hold)", "search_timeout_ns": "\(m.searchTimeout)",
+            "inter_trial_ns": "\(m.interTrialInterval)", "dog_sensitivity": "\(plan.sensitivity)",
+            "dog_false_alert_rate": "\(plan.falseAlertRate)",
+        ])
+    }
+}
