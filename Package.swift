@@ -96,6 +96,7 @@ let package = Package(
             ]
         ),
         .testTarget(name: "SessionLogTests", dependencies: ["SessionLog", "TrainingEngine"]),
+        .testTarget(name: "LineupdTests", dependencies: ["SessionLog", "TrainingEngine"]),
     ],
     swiftLanguageModes: [.v6]
 )

@@ -153,12 +153,15 @@ func formatProportion(_ p: Proportion) -> String {
     return String(format: "%.2f (95 %% CI %.2f–%.2f, %d/%d)", value, lower, upper, p.successes, p.trials)
 }
 
-func printCounts(_ tally: Tally, aborted: Int) {
-    var counts =
-        "hits \(tally.hits), misses \(tally.misses), false alerts \(tally.falseAlerts), "
-        + "correct rejections \(tally.correctRejections)"
-    if aborted > 0 { counts += ", aborted \(aborted)" }
-    print("  \(counts)")
+func printCounts(_ tally: Tally, outcomes: [TrialOutcome: Int]) {
+    let trials = TrialOutcome.allCases.compactMap { outcome in
+        outcomes[outcome].map { "\(outcome.rawValue) \($0)" }
+    }
+    print("  trials: \(trials.isEmpty ? "none" : trials.joined(separator: ", "))")
+    print(
+        "  stations (each station of a scored trial is one presentation): hits \(tally.hits), "
+            + "misses \(tally.misses), false alerts \(tally.falseAlerts), "
+            + "correct rejections \(tally.correctRejections), not examined \(tally.notExamined)")
     print("  sensitivity  \(formatProportion(tally.sensitivity))")
     print("  specificity  \(formatProportion(tally.specificity))")
 }
@@ -183,7 +186,7 @@ func runFast(_ plan: BlockPlan) throws {
             + "virtual time \(String(format: "%.0f", Double(result.endedAt) / 1e9)) s, computed in "
             + "\(String(format: "%.3f", Double(elapsed.components.attoseconds) / 1e18 + Double(elapsed.components.seconds))) s"
     )
-    printCounts(overall, aborted: 0)
+    printCounts(overall, outcomes: result.scoreboard.outcomes)
     print("  clicks \(result.clicks), sniffs \(result.sniffs), raw edges \(result.rawEdges)")
     print("  --fast runs in virtual time with no sound and does not write to the session log.")
 }

@@ -32,8 +32,10 @@ final class LogFeeder: @unchecked Sendable {
     let intervalsOver = Atomic<Int>(0)
 
     // Feeder thread only until `finished`; then read by the main thread.
+    /// Station-level counts, as `Scoreboard` keeps them (each station of a scored trial is one
+    /// presentation of its sample), and trial outcomes.
     private(set) var tally = Tally()
-    private(set) var aborted = 0
+    private(set) var outcomes: [TrialOutcome: Int] = [:]
     private(set) var handedLatencies: [UInt64] = []
     private(set) var onsetLatencies: [UInt64] = []
     private(set) var rawEdges = 0
@@ -208,14 +210,26 @@ final class LogFeeder: @unchecked Sendable {
         guard end.trial >= 0 && end.trial < settings.layouts.count else { return }
         let layout = settings.layouts[end.trial]
         let outcome = end.outcome.outcome
-        switch outcome {
-        case .hit: tally.hits += 1
-        case .miss: tally.misses += 1
-        case .falseAlert: tally.falseAlerts += 1
-        case .correctRejection: tally.correctRejections += 1
-        case .aborted: aborted += 1
+        outcomes[outcome, default: 0] += 1
+        if outcome != .aborted {
+            // The same rule as `Scoreboard.add`, from the masks the hot thread copied out.
+            for (station, content) in layout.stations.enumerated() where station < 64 {
+                let bit: UInt64 = 1 << UInt64(station)
+                let indicated = end.indicatedMask & bit != 0
+                if content.kind == .target {
+                    if indicated { tally.hits += 1 } else { tally.misses += 1 }
+                } else if indicated {
+                    tally.falseAlerts += 1
+                } else if end.visitedMask & bit != 0 {
+                    tally.correctRejections += 1
+                } else {
+                    tally.notExamined += 1
+                }
+            }
         }
-        let slots = layout.stations.enumerated().map { StationSlot(station: $0.offset + 1, sampleId: nil, kind: $0.element.kind) }
+        let slots = layout.stations.enumerated().map {
+            StationSlot(station: $0.offset + 1, sampleId: nil, kind: $0.element.kind)
+        }
         let record = TrialRecord(
             id: trialIds[end.trial], sessionId: settings.sessionId, number: end.trial + 1, seed: settings.blockSeed,
             layout: slots, outcome: outcome, indicatedStation: end.firstStation >= 0 ? end.firstStation + 1 : nil,

@@ -69,7 +69,8 @@ final class SimulatedStation: @unchecked Sendable {
             var fallback = plan.board.audio
             fallback.device = "null"
             printError(
-                "no sound on ALSA device \(plan.board.audio.device) (\(error.message)): clicking into ALSA's null device")
+                "no sound on ALSA device \(plan.board.audio.device) (\(error.message)): clicking into ALSA's null device"
+            )
             do {
                 player = try ClickPlayer(audio: fallback, keepTrying: false)
             } catch {
@@ -191,10 +192,12 @@ final class SimulatedStation: @unchecked Sendable {
         let tally = feeder.tally
         if stopped {
             let name = stopSignal.load(ordering: .relaxed) == SIGINT ? "SIGINT" : "SIGTERM"
-            print("stopped by \(name) after \(feeder.committed.load(ordering: .acquiring)) trial(s); the log is flushed")
+            print(
+                "stopped by \(name) after \(feeder.committed.load(ordering: .acquiring)) trial(s); the log is flushed")
         }
-        print("summary: \(tally.hits + tally.misses + tally.falseAlerts + tally.correctRejections) trials scored")
-        printCounts(tally, aborted: feeder.aborted)
+        let scored = feeder.outcomes.filter { $0.key != .aborted }.values.reduce(0, +)
+        print("summary: \(scored) trial(s) scored")
+        printCounts(tally, outcomes: feeder.outcomes)
         let handed = feeder.handedLatencies
         if handed.isEmpty {
             print("  click latency: no clicks")
