@@ -1,4 +1,5 @@
 import Foundation
+import Glibc
 import SessionLog
 import Testing
 
@@ -23,7 +24,10 @@ private struct ProcessResult {
 }
 
 /// Runs `lineupd` to completion in `directory`; nil (and a recorded issue) when it is not built.
-private func runLineupd(_ arguments: [String], in directory: String) throws -> ProcessResult? {
+private func runLineupd(
+    _ arguments: [String], in directory: String, environment extra: [String: String] = [:],
+    signalAfter: (seconds: Double, signal: Int32)? = nil
+) throws -> ProcessResult? {
     guard let path = lineupdPath() else {
         Issue.record("lineupd is not built: run `swift build` (or `swift build --product lineupd`) before `swift test`")
         return nil
@@ -35,6 +39,7 @@ private func runLineupd(_ arguments: [String], in directory: String) throws -> P
     var environment = ProcessInfo.processInfo.environment
     environment["NOTIFY_SOCKET"] = nil
     environment["WATCHDOG_USEC"] = nil
+    for (key, value) in extra { environment[key] = value }
     process.environment = environment
     let out = Pipe()
     let err = Pipe()
@@ -45,6 +50,14 @@ private func runLineupd(_ arguments: [String], in directory: String) throws -> P
     let errData = Mutex_(Data())
     let errThread = Thread { errData.set(err.fileHandleForReading.readDataToEndOfFile()) }
     errThread.start()
+    if let signalAfter {
+        let pid = process.processIdentifier
+        let killer = Thread {
+            usleep(UInt32(signalAfter.seconds * 1_000_000))
+            kill(pid, signalAfter.signal)
+        }
+        killer.start()
+    }
     let outData = out.fileHandleForReading.readDataToEndOfFile()
     process.waitUntilExit()
     while !errThread.isFinished { usleep(1000) }
@@ -126,5 +139,60 @@ struct LineupdProcessTests {
         guard let result = try runLineupd(["--config", path], in: directory) else { return }
         #expect(result.status == 1)
         #expect(result.stderr.split(separator: "\n").count == 1 && result.stderr.contains(path), "\(result.stderr)")
+    }
+}
+
+@Suite("lineupd and systemd, stopping")
+struct LineupdLifecycleTests {
+    @Test("SIGTERM during --simulate: the trial in progress is recorded as aborted, the log flushed, exit 0")
+    func stopsCleanlyOnSIGTERM() throws {
+        let directory = temporaryDirectory()
+        let db = directory + "/stop.db"
+        guard
+            let result = try runLineupd(
+                ["--simulate", "--trials", "20", "--seed", "7", "--db", db], in: directory,
+                signalAfter: (2.5, SIGTERM))
+        else { return }
+        #expect(result.status == 0, "stderr: \(result.stderr)")
+        #expect(result.stdout.contains("stopped by SIGTERM"), "stdout: \(result.stdout)")
+        let trialLines = result.stdout.split(separator: "\n").filter { $0.hasPrefix("trial ") }
+        #expect(trialLines.count < 20, "stdout: \(result.stdout)")
+        let reader = try SessionLog.openReader(path: db)
+        // Every trial printed is in the log, the aborted one included: nothing was lost.
+        #expect(try reader.trials().count == trialLines.count)
+    }
+
+    @Test("under systemd: READY=1 and watchdog pings reach $NOTIFY_SOCKET")
+    func notifiesSystemd() throws {
+        let directory = temporaryDirectory()
+        let socketPath = directory + "/notify.sock"
+        let fd = socket(AF_UNIX, Int32(SOCK_DGRAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
+        #expect(fd >= 0)
+        defer { close(fd) }
+        var address = sockaddr_un()
+        address.sun_family = sa_family_t(AF_UNIX)
+        let bytes = Array(socketPath.utf8)
+        withUnsafeMutableBytes(of: &address.sun_path) { $0.copyBytes(from: bytes) }
+        let bound = withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                bind(fd, $0, socklen_t(MemoryLayout<sockaddr_un>.size))
+            }
+        }
+        #expect(bound == 0, "bind: \(errno)")
+        guard
+            let result = try runLineupd(
+                ["--simulate", "--trials", "1", "--seed", "7", "--db", directory + "/n.db"], in: directory,
+                environment: ["NOTIFY_SOCKET": socketPath, "WATCHDOG_USEC": "200000"])
+        else { return }
+        #expect(result.status == 0, "stderr: \(result.stderr)")
+        var messages: [String] = []
+        var buffer = [UInt8](repeating: 0, count: 4096)
+        while true {
+            let n = recv(fd, &buffer, buffer.count, Int32(MSG_DONTWAIT))
+            guard n > 0 else { break }
+            messages.append(String(decoding: buffer[0..<n], as: UTF8.self))
+        }
+        #expect(messages.contains { $0.contains("READY=1") && $0.contains("STATUS=") }, "\(messages)")
+        #expect(messages.contains { $0 == "WATCHDOG=1" }, "\(messages)")
     }
 }
