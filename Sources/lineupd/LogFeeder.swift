@@ -101,12 +101,11 @@ final class LogFeeder: @unchecked Sendable {
         stationRing.drain { take($0) }
         var k = 0
         while k < queue.count {
-            if case .trialEnded(let end) = queue[k], clickAsked, click == nil, !clickFailed, !final {
+            if case .trialEnded = queue[k], clickAsked, click == nil, !clickFailed, !final {
                 // The click record is on its way from the hot thread; give it a moment.
                 let now = MonotonicClock.now()
                 if waitingSince == 0 { waitingSince = now }
                 if now &- waitingSince < 500_000_000 { break }
-                _ = end
             }
             waitingSince = 0
             take(queue[k])
