@@ -53,6 +53,10 @@ let package = Package(
             resources: [.embedInCode("Programs/study.toml"), .embedInCode("Programs/research-5-station.toml")]
         ),
         .target(
+            name: "StationControl",
+            dependencies: ["TrainingEngine"]
+        ),
+        .target(
             name: "VirtualDog",
             dependencies: ["TrainingEngine"]
         ),
@@ -63,14 +67,14 @@ let package = Package(
         .executableTarget(
             name: "lineupd",
             dependencies: [
-                "StationConfig", "StationIO", "TrainingEngine", "VirtualDog", "SessionLog",
+                "StationConfig", "StationIO", "TrainingEngine", "VirtualDog", "SessionLog", "StationControl",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]
         ),
         .executableTarget(
             name: "lineupctl",
             dependencies: [
-                "StationConfig", "StationIO", "TrainingEngine", "VirtualDog", "SessionLog",
+                "StationConfig", "StationIO", "TrainingEngine", "VirtualDog", "SessionLog", "StationControl",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "MallocInterposerSwift", package: "malloc-interposer"),
             ]
@@ -95,6 +99,7 @@ let package = Package(
                 .product(name: "PropertyBased", package: "swift-property-based"),
             ]
         ),
+        .testTarget(name: "StationControlTests", dependencies: ["StationControl", "TrainingEngine"]),
         .testTarget(name: "SessionLogTests", dependencies: ["SessionLog", "TrainingEngine"]),
         .testTarget(name: "LineupdTests", dependencies: ["SessionLog", "TrainingEngine"]),
     ],

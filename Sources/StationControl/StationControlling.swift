@@ -1,0 +1,143 @@
+import TrainingEngine
+
+// The station's control surface, as the daemon offers it to the control socket. The socket
+// server (this module) speaks the wire protocol and calls these; lineupd implements them.
+// Calls come from the socket's thread, never the hot thread.
+
+/// Who is asking: the handler's view never sees a double-blind layout; the loading
+/// assistant's does. Chosen by the client (`lineupctl layout --assistant`), because both are
+/// members of the station's group: the refusal protects the blind from a slip, not an attack.
+public enum ClientView: String, Sendable, Codable, Hashable {
+    case handler
+    case assistant
+}
+
+/// What `session start` asks for.
+public struct SessionRequest: Sendable, Codable, Hashable {
+    public var dog: String
+    /// A built-in program's name (`study`, `research-5-station`).
+    public var program: String
+    /// `phase/step` ids within the program, e.g. `discriminate/2`.
+    public var step: String
+    /// An exercise id within the step; the step's first when nil.
+    public var exercise: String?
+    public var mode: TrainingMode
+    public var trials: Int?
+    /// Sample ids to use; the program's kinds are filled from these in order of the log's
+    /// sample list when empty.
+    public var samples: [String]
+    public var handler: String?
+    public var seed: UInt64?
+
+    public init(
+        dog: String, program: String, step: String, exercise: String? = nil, mode: TrainingMode, trials: Int? = nil,
+        samples: [String] = [], handler: String? = nil, seed: UInt64? = nil
+    ) {
+        self.dog = dog
+        self.program = program
+        self.step = step
+        self.exercise = exercise
+        self.mode = mode
+        self.trials = trials
+        self.samples = samples
+        self.handler = handler
+        self.seed = seed
+    }
+}
+
+/// The station now, for `lineupctl status`.
+public struct StationStatus: Sendable, Codable, Hashable {
+    public var state: String
+    public var session: String?
+    public var dog: String?
+    public var mode: TrainingMode?
+    public var trial: Int?
+    public var trials: Int?
+    public var phase: String?
+    public var audio: String
+    public var gpio: String
+    public var clicks: UInt64
+    public var failedClicks: UInt64
+    public var edges: UInt64
+    public var droppedEdges: UInt64
+    public var logOverflow: UInt64
+    public var uptimeSeconds: Double
+
+    public init(
+        state: String, session: String? = nil, dog: String? = nil, mode: TrainingMode? = nil, trial: Int? = nil,
+        trials: Int? = nil, phase: String? = nil, audio: String, gpio: String, clicks: UInt64 = 0,
+        failedClicks: UInt64 = 0, edges: UInt64 = 0, droppedEdges: UInt64 = 0, logOverflow: UInt64 = 0,
+        uptimeSeconds: Double = 0
+    ) {
+        self.state = state
+        self.session = session
+        self.dog = dog
+        self.mode = mode
+        self.trial = trial
+        self.trials = trials
+        self.phase = phase
+        self.audio = audio
+        self.gpio = gpio
+        self.clicks = clicks
+        self.failedClicks = failedClicks
+        self.edges = edges
+        self.droppedEdges = droppedEdges
+        self.logOverflow = logOverflow
+        self.uptimeSeconds = uptimeSeconds
+    }
+}
+
+/// One station of the current layout, as the loading assistant reads it.
+public struct LayoutEntry: Sendable, Codable, Hashable {
+    public var station: String
+    public var kind: SampleKind
+    public var sample: String?
+
+    public init(station: String, kind: SampleKind, sample: String?) {
+        self.station = station
+        self.kind = kind
+        self.sample = sample
+    }
+}
+
+/// A refusal the person at the other end can act on.
+public struct ControlRefusal: Error, Sendable, Codable, Hashable, CustomStringConvertible {
+    public enum Code: String, Sendable, Codable, Hashable {
+        case noSession = "no-session"
+        case sessionRunning = "session-running"
+        case blind
+        case badRequest = "bad-request"
+        case unknown
+        case notReady = "not-ready"
+        case failed
+    }
+
+    public var code: Code
+    public var message: String
+
+    public init(_ code: Code, _ message: String) {
+        self.code = code
+        self.message = message
+    }
+
+    public var description: String { message }
+}
+
+/// What lineupd offers the socket. Each call returns quickly; none runs on the hot thread.
+public protocol StationControlling: AnyObject, Sendable {
+    func status() -> StationStatus
+    /// Returns the new session's id.
+    func startSession(_ request: SessionRequest) throws(ControlRefusal) -> String
+    /// Refused to the handler's view in double-blind mode.
+    func layout(view: ClientView) throws(ControlRefusal) -> [LayoutEntry]
+    /// The containers are loaded: start the next trial.
+    func ready() throws(ControlRefusal)
+    /// Stops the current trial (recorded as aborted) and the session's block.
+    func abort() throws(ControlRefusal)
+    /// Ends the session with the trainer's improvement suggestions.
+    func endSession(suggestions: String?) throws(ControlRefusal)
+    /// Registers a watcher: `send` gets one line (JSON, no newline) per event until it
+    /// returns false (the client went away). Returns a token for `unwatch`.
+    func watch(_ send: @escaping @Sendable (String) -> Bool) -> Int
+    func unwatch(_ token: Int)
+}
