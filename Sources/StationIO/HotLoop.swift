@@ -18,6 +18,13 @@ public protocol HotPathHandler: AnyObject {
     var nextDeadline: UInt64 { get }
     /// Called at or after `nextDeadline`.
     func deadline(now: UInt64) -> HotPathDecision
+    /// Called on the hot thread after `HotLoop.wake()`: the moment to take commands another
+    /// thread queued for the handler (start, ready, abort).
+    func wokenUp(now: UInt64) -> HotPathDecision
+}
+
+extension HotPathHandler {
+    public func wokenUp(now: UInt64) -> HotPathDecision { .none }
 }
 
 /// What the hot path hands to the log, through the ring, after it has acted.
@@ -102,6 +109,12 @@ public final class HotLoop: @unchecked Sendable {
         _ = write(wakeFD, &one, 8)
     }
 
+    /// Wakes the loop so it calls the handler's `wokenUp(now:)`. Safe from any thread; never blocks.
+    public func wake() {
+        var one: UInt64 = 1
+        _ = write(wakeFD, &one, 8)
+    }
+
     /// Raw edges read so far.
     public var edgeCount: UInt64 { edgesRead.load(ordering: .relaxed) }
     /// Clicks that sounded.
@@ -155,6 +168,8 @@ public final class HotLoop: @unchecked Sendable {
                 if pollSet[sourceCount].revents != 0 {
                     var value: UInt64 = 0
                     _ = read(wakeFD, &value, 8)
+                    let now = MonotonicClock.now()
+                    if case .click = handler.wokenUp(now: now) { reward(edgeTimestamp: now) }
                 }
             }
             runDeadlines(now: MonotonicClock.now())

@@ -50,6 +50,20 @@ enum EngineNote {
     case clickAsked(station: Int, at: UInt64)
     case trialEnded(TrialEnd)
     case interTrialOver(at: UInt64)
+    /// The trainer's clicker; station -1 when the dog was at none.
+    case manualClick(station: Int, at: UInt64)
+    /// The trainer's error button ("no reward").
+    case errorMark(station: Int, at: UInt64)
+    case exerciseStarted(repetition: Int, at: UInt64)
+    case exerciseEnded(repetition: Int, clicks: Int, errors: Int, aborted: Bool, at: UInt64)
+}
+
+/// What another thread asks of the engine; taken on the hot thread after `HotLoop.wake()`.
+enum EngineCommand: BitwiseCopyable {
+    /// The containers are loaded (or, trainer-led, start the exercise): as the ready button.
+    case ready
+    /// Stop the trial or exercise in progress, recorded as aborted.
+    case abort
 }
 
 /// The engine on the hot path: debounced station edges and the ready button step the
@@ -62,14 +76,25 @@ final class EngineHandler: HotPathHandler, @unchecked Sendable {
     private var nextLayout = 0
     private let stationCount: Int
     private let readyLine: UInt32
+    private let clickerLine: UInt32
+    private let errorLine: UInt32
+    private let trainerLed: Bool
     let notes: EventRing<EngineNote>
+    let commands = EventRing<EngineCommand>(capacity: 64)
     private(set) var nextDeadline: UInt64 = .max
 
-    init(configuration: LineupMachine.Configuration, layouts: [TrialLayout], readyLine: UInt32) {
+    /// Lines the board lacks are `UInt32.max`.
+    init(
+        configuration: LineupMachine.Configuration, layouts: [TrialLayout], readyLine: UInt32,
+        clickerLine: UInt32 = .max, errorLine: UInt32 = .max
+    ) {
         machine = LineupMachine(configuration: configuration)
         self.layouts = layouts
         stationCount = configuration.stationCount
         self.readyLine = readyLine
+        self.clickerLine = clickerLine
+        self.errorLine = errorLine
+        trainerLed = configuration.mode == .trainerLed
         notes = EventRing<EngineNote>(capacity: 1 << 14)
     }
 
@@ -77,15 +102,37 @@ final class EngineHandler: HotPathHandler, @unchecked Sendable {
         if edge.line < UInt32(stationCount) {
             return take(machine.stationEdge(station: Int(edge.line), present: edge.isActive, at: edge.timestamp))
         }
-        // The assistant pressed ready: the containers hold the next layout. A press while a
-        // trial or the inter-trial interval runs means nothing (the raw edge is still logged).
-        guard edge.line == readyLine, edge.isActive, machine.phase == .idle, nextLayout < layouts.count else {
-            return .none
+        guard edge.isActive else { return .none }
+        switch edge.line {
+        case clickerLine: return take(machine.clicker(at: edge.timestamp))
+        case errorLine: return take(machine.errorButton(at: edge.timestamp))
+        case readyLine: return ready(at: edge.timestamp)
+        default: return .none
         }
-        _ = take(machine.load(layout: layouts[nextLayout], at: edge.timestamp))
-        nextLayout += 1
-        return take(machine.readyButton(at: edge.timestamp))
     }
+
+    /// The assistant pressed ready: the containers hold the next layout. A press while a trial
+    /// or the inter-trial interval runs means nothing (the raw edge is still logged). In a
+    /// trainer-led session it starts (or repeats) the exercise.
+    private func ready(at t: UInt64) -> HotPathDecision {
+        if trainerLed { return take(machine.start(at: t)) }
+        guard machine.phase == .idle, nextLayout < layouts.count else { return .none }
+        _ = take(machine.load(layout: layouts[nextLayout], at: t))
+        nextLayout += 1
+        return take(machine.readyButton(at: t))
+    }
+
+    func wokenUp(now: UInt64) -> HotPathDecision {
+        var decision = HotPathDecision.none
+        commands.drain { command in
+            switch command {
+            case .ready: if case .click = ready(at: now) { decision = .click }
+            case .abort: _ = take(machine.abort(at: now))
+            }
+        }
+        return decision
+    }
+
 
     func deadline(now: UInt64) -> HotPathDecision {
         take(machine.timerFired(at: now))
@@ -140,6 +187,14 @@ final class EngineHandler: HotPathHandler, @unchecked Sendable {
             notes.push(.trialEnded(end))
         case .interTrialOver(let at):
             notes.push(.interTrialOver(at: at))
+        case .manualClick(let station, let at):
+            notes.push(.manualClick(station: station ?? -1, at: at))
+        case .errorMark(let station, let at):
+            notes.push(.errorMark(station: station ?? -1, at: at))
+        case .exerciseStarted(let repetition, let at):
+            notes.push(.exerciseStarted(repetition: repetition, at: at))
+        case .exerciseEnded(let repetition, let clicks, let errors, let aborted, let at):
+            notes.push(.exerciseEnded(repetition: repetition, clicks: clicks, errors: errors, aborted: aborted, at: at))
         default:
             break
         }

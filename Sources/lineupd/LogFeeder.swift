@@ -10,11 +10,17 @@ import TrainingEngine
 /// line. Runs on its own thread, so SQLite and stdout never touch the hot path.
 final class LogFeeder: @unchecked Sendable {
     struct Settings {
-        var sessionId: UUID
+        /// nil between sessions: edges and the clicker are still logged, to no session.
+        var sessionId: UUID?
         var layouts: [TrialLayout]
         var stationNames: [String]
-        var readyLine: UInt32
+        /// The button lines and their names (`ready`, `clicker`, `error`).
+        var buttons: [UInt32: String]
         var blockSeed: UInt64
+        /// Print a line per trial on stdout (the simulated station; the journal under systemd).
+        var printTrials = true
+        /// Receives one JSON line per logged event and trial, for `lineupctl watch`.
+        var watch: (@Sendable (String) -> Void)? = nil
     }
 
     private let settings: Settings
@@ -30,6 +36,10 @@ final class LogFeeder: @unchecked Sendable {
     /// Trials committed so far, and inter-trial intervals over: the assistant's cue to load.
     let committed = Atomic<Int>(0)
     let intervalsOver = Atomic<Int>(0)
+    /// Trainer-led repetitions finished.
+    let exercisesDone = Atomic<Int>(0)
+    /// The trial the dog is searching now (0-based), or -1: the virtual dog's cue in serve mode.
+    let searching = Atomic<Int>(-1)
 
     // Feeder thread only until `finished`; then read by the main thread.
     /// Station-level counts, as `Scoreboard` keeps them (each station of a scored trial is one
@@ -120,7 +130,18 @@ final class LogFeeder: @unchecked Sendable {
 
     private var trialId: UUID? { current >= 0 && current < trialIds.count ? trialIds[current] : nil }
 
-    private func submit(_ event: LoggedEvent) { writer.submit(event) }
+    private func submit(_ event: LoggedEvent) {
+        writer.submit(event)
+        guard let watch = settings.watch else { return }
+        var fields = ["kind": event.kind.rawValue, "mono_ns": "\(event.time.monoNs)"]
+        if let station = event.station { fields["station"] = name(station - 1) }
+        if let value = event.value { fields["value"] = "\(value)" }
+        if let d = event.durationNs { fields["duration_ns"] = "\(d)" }
+        if let c = event.click { fields["onset_latency_ns"] = "\(c.onsetLatencyNs ?? 0)" }
+        if let detail = event.detail { fields["detail"] = detail }
+        if current >= 0 { fields["trial"] = "\(current + 1)" }
+        watch(jsonObject(fields))
+    }
 
     private func take(_ record: StationRecord) {
         switch record {
@@ -158,10 +179,11 @@ final class LogFeeder: @unchecked Sendable {
     }
 
     private func logEdge(_ edge: SensorEdge, detail: String?) {
-        let station = edge.line == settings.readyLine ? nil : Int(edge.line) + 1
+        let button = settings.buttons[edge.line]
+        let station = button == nil ? Int(edge.line) + 1 : nil
         let ts = Int64(bitPattern: edge.timestamp)
         var extra = detail
-        if station == nil { extra = #"{"button":"ready"}"# }
+        if let button { extra = jsonObject(["button": button]) }
         submit(
             LoggedEvent(
                 kind: station == nil ? .button : .edge, sessionId: settings.sessionId, trialId: trialId,
@@ -173,6 +195,7 @@ final class LogFeeder: @unchecked Sendable {
         switch note {
         case .searchStarted(let trial, _):
             current = trial
+            searching.store(trial, ordering: .releasing)
             visits.removeAll()
             clickAsked = false
             click = nil
@@ -202,11 +225,36 @@ final class LogFeeder: @unchecked Sendable {
             endTrial(end)
         case .interTrialOver:
             intervalsOver.add(1, ordering: .releasing)
+        case .manualClick(let station, let at):
+            submit(
+                LoggedEvent(
+                    kind: .note, sessionId: settings.sessionId, trialId: trialId,
+                    station: station >= 0 ? station + 1 : nil, time: time(at), detail: #"{"manual_click":true}"#))
+        case .errorMark(let station, let at):
+            submit(
+                LoggedEvent(
+                    kind: .note, sessionId: settings.sessionId, trialId: trialId,
+                    station: station >= 0 ? station + 1 : nil, time: time(at), detail: #"{"error_mark":true}"#))
+        case .exerciseStarted(let repetition, let at):
+            submit(
+                LoggedEvent(
+                    kind: .cue, sessionId: settings.sessionId, time: time(at),
+                    detail: jsonObject(["cue": "exercise-start", "repetition": "\(repetition)"])))
+        case .exerciseEnded(let repetition, let clicks, let errors, let aborted, let at):
+            submit(
+                LoggedEvent(
+                    kind: .cue, sessionId: settings.sessionId, time: time(at),
+                    detail: jsonObject([
+                        "cue": "exercise-end", "repetition": "\(repetition)", "clicks": "\(clicks)",
+                        "errors": "\(errors)", "aborted": "\(aborted)",
+                    ])))
+            exercisesDone.add(1, ordering: .releasing)
         }
     }
 
     private func endTrial(_ end: TrialEnd) {
-        guard end.trial >= 0 && end.trial < settings.layouts.count else { return }
+        searching.store(-1, ordering: .releasing)
+        guard end.trial >= 0 && end.trial < settings.layouts.count, let sessionId = settings.sessionId else { return }
         let layout = settings.layouts[end.trial]
         let outcome = end.outcome.outcome
         outcomes[outcome, default: 0] += 1
@@ -230,7 +278,7 @@ final class LogFeeder: @unchecked Sendable {
             StationSlot(station: $0.offset + 1, sampleId: nil, kind: $0.element.kind)
         }
         let record = TrialRecord(
-            id: trialIds[end.trial], sessionId: settings.sessionId, number: end.trial + 1, seed: settings.blockSeed,
+            id: trialIds[end.trial], sessionId: sessionId, number: end.trial + 1, seed: settings.blockSeed,
             layout: slots, outcome: outcome, indicatedStation: end.firstStation >= 0 ? end.firstStation + 1 : nil,
             latencyNs: end.firstStation >= 0 ? Int64(bitPattern: end.firstAt &- end.startedAt) : nil,
             searchNs: Int64(bitPattern: end.endedAt &- end.startedAt), started: time(end.startedAt),
@@ -268,6 +316,8 @@ final class LogFeeder: @unchecked Sendable {
         let line =
             "trial \(String(repeating: " ", count: max(0, width - number.count)))\(number)/\(settings.layouts.count)"
             + "  \(layoutText)  search: \(search)  indication: \(indication)  \(clickText)  \(end.outcome.outcome.rawValue)"
+        settings.watch?(jsonObject(["kind": "trial", "line": line]))
+        guard settings.printTrials else { return }
         print(line)
         fflush(nil)  // one line per trial, even into a pipe
     }

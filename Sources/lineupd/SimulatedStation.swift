@@ -104,7 +104,7 @@ final class SimulatedStation: @unchecked Sendable {
 
         let feeder = LogFeeder(
             settings: LogFeeder.Settings(
-                sessionId: session.id, layouts: layouts, stationNames: plan.stationNames, readyLine: readyLine,
+                sessionId: session.id, layouts: layouts, stationNames: plan.stationNames, buttons: [readyLine: "ready"],
                 blockSeed: plan.seed),
             stationRing: ring, notes: handler.notes, recordsReady: ready, writer: writer)
         feeder.start()
