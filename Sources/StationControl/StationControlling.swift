@@ -110,6 +110,12 @@ public struct ControlRefusal: Error, Sendable, Codable, Hashable, CustomStringCo
         case unknown
         case notReady = "not-ready"
         case failed
+        // The protocol's own refusals, given by the socket server before the station is asked.
+        case badVersion = "bad-version"
+        case unknownRequest = "unknown-request"
+        case tooLong = "too-long"
+        /// Too many clients at once.
+        case busy
     }
 
     public var code: Code

@@ -1,0 +1,307 @@
+import Foundation
+import TrainingEngine
+
+// The control socket's wire protocol, shared by lineupd (ControlServer) and lineupctl
+// (ControlClient) so the two can never disagree. One JSON object per line, each way:
+//
+//   → {"v":1,"id":7,"request":"session-start","dog":"Rex","program":"study","step":"discriminate/2",...}
+//   ← {"v":1,"id":7,"ok":true,"result":{"session":"3f2a9c1e"}}
+//   ← {"v":1,"id":7,"ok":false,"error":{"code":"session-running","message":"..."}}
+//
+// After a successful `watch` reply the connection only streams: one event object per line,
+// as lineupd writes them, until either side closes.
+
+/// The protocol's fixed numbers.
+public enum ControlProtocol {
+    /// Bumped on any change an older peer would misread.
+    public static let version = 1
+    /// The longest line either side accepts, without its newline. A request is far shorter;
+    /// the bound keeps a confused or hostile peer from growing the daemon's memory.
+    public static let maxLineBytes = 64 * 1024
+    public static let defaultSocketPath = "/run/lineup/control.sock"
+    /// The group whose members may control the station.
+    public static let defaultGroup = "lineup"
+    /// Where lineupctl looks when `--socket` is not given.
+    public static let socketEnvironmentVariable = "LINEUP_SOCKET"
+}
+
+/// One request, as the trainer means it.
+public enum ControlRequest: Sendable, Hashable {
+    case status
+    case sessionStart(SessionRequest)
+    case layout(ClientView)
+    case ready
+    case abort
+    case sessionEnd(suggestions: String?)
+    case watch
+
+    /// The name on the wire.
+    public var name: String {
+        switch self {
+        case .status: "status"
+        case .sessionStart: "session-start"
+        case .layout: "layout"
+        case .ready: "ready"
+        case .abort: "abort"
+        case .sessionEnd: "session-end"
+        case .watch: "watch"
+        }
+    }
+
+    public static let names = ["status", "session-start", "layout", "ready", "abort", "session-end", "watch"]
+}
+
+/// `session-start`'s result.
+public struct SessionStarted: Sendable, Codable, Hashable {
+    public var session: String
+    public init(session: String) { self.session = session }
+}
+
+/// `layout`'s result.
+public struct LayoutReply: Sendable, Codable, Hashable {
+    public var view: ClientView
+    public var stations: [LayoutEntry]
+    public init(view: ClientView, stations: [LayoutEntry]) {
+        self.view = view
+        self.stations = stations
+    }
+}
+
+/// The result of requests that only say "done" (`ready`, `abort`, `session-end`, `watch`).
+public struct Done: Sendable, Codable, Hashable {
+    public init() {}
+}
+
+// MARK: - Encoding and decoding lines
+
+extension ControlProtocol {
+    /// A request as one line, newline included.
+    public static func encode(_ request: ControlRequest, id: Int) -> Data {
+        var data = (try? makeEncoder().encode(RequestEnvelope(id: id, request: request))) ?? Data()
+        data.append(0x0A)
+        return data
+    }
+
+    /// A successful reply as one line, newline included.
+    public static func encodeReply<R: Encodable>(id: Int?, result: R) -> Data {
+        guard var data = try? makeEncoder().encode(ReplyEnvelope(id: id, result: result, error: nil)) else {
+            // Only a result that cannot be encoded lands here; tell the client rather than hang it.
+            return encodeReply(id: id, error: ControlRefusal(.failed, "lineupd could not encode its reply"))
+        }
+        data.append(0x0A)
+        return data
+    }
+
+    /// A refusal or error as one line, newline included.
+    public static func encodeReply(id: Int?, error: ControlRefusal) -> Data {
+        var data =
+            (try? makeEncoder().encode(ReplyEnvelope<Done>(id: id, result: nil, error: error)))
+            ?? Data(#"{"v":1,"id":null,"ok":false,"error":{"code":"failed","message":"unencodable"}}"#.utf8)
+        data.append(0x0A)
+        return data
+    }
+
+    /// Reads one request line (without its newline). On failure the refusal carries the id
+    /// when it could be read, so the client can match the error to its request.
+    public static func decodeRequest(_ line: Data) -> Result<(id: Int?, request: ControlRequest), DecodeFailure> {
+        let decoder = JSONDecoder()
+        let id = (try? decoder.decode(IdProbe.self, from: line))?.id
+        func fail(_ refusal: ControlRefusal) -> Result<(id: Int?, request: ControlRequest), DecodeFailure> {
+            .failure(DecodeFailure(id: id, refusal: refusal))
+        }
+        let head: Head
+        do {
+            head = try decoder.decode(Head.self, from: line)
+        } catch {
+            return fail(badRequest(error))
+        }
+        guard head.v == version else {
+            return fail(
+                ControlRefusal(
+                    .badVersion, "protocol version \(head.v) is not supported; this lineupd speaks version \(version)"))
+        }
+        do {
+            switch head.request {
+            case "status": return .success((id, .status))
+            case "ready": return .success((id, .ready))
+            case "abort": return .success((id, .abort))
+            case "watch": return .success((id, .watch))
+            case "layout":
+                let p = try decoder.decode(LayoutParams.self, from: line)
+                return .success((id, .layout(p.view ?? .handler)))
+            case "session-end":
+                let p = try decoder.decode(SessionEndParams.self, from: line)
+                return .success((id, .sessionEnd(suggestions: p.suggestions)))
+            case "session-start":
+                let p = try decoder.decode(SessionStartParams.self, from: line)
+                return .success((id, .sessionStart(p.request)))
+            default:
+                let shown = head.request.count > 40 ? String(head.request.prefix(40)) + "…" : head.request
+                return fail(
+                    ControlRefusal(
+                        .unknownRequest,
+                        "unknown request '\(shown)'; known: \(ControlRequest.names.joined(separator: ", "))"))
+            }
+        } catch {
+            return fail(badRequest(error))
+        }
+    }
+
+    /// Why a line was not a request.
+    public struct DecodeFailure: Error, Sendable, Hashable {
+        public var id: Int?
+        public var refusal: ControlRefusal
+    }
+
+    /// Names the field a decoding error is about, so the person typing the request can fix it.
+    static func badRequest(_ error: any Error) -> ControlRefusal {
+        func field(_ path: [any CodingKey], _ key: (any CodingKey)? = nil) -> String {
+            let parts = (path + (key.map { [$0] } ?? [])).map { $0.intValue.map(String.init) ?? $0.stringValue }
+            return parts.joined(separator: ".")
+        }
+        guard let error = error as? DecodingError else {
+            return ControlRefusal(.badRequest, "not a request: \(error)")
+        }
+        switch error {
+        case .keyNotFound(let key, let context):
+            return ControlRefusal(.badRequest, "missing field '\(field(context.codingPath, key))'")
+        case .typeMismatch(let type, let context):
+            if context.codingPath.isEmpty {
+                return ControlRefusal(.badRequest, "a request is one JSON object per line")
+            }
+            return ControlRefusal(.badRequest, "field '\(field(context.codingPath))' should be \(describe(type))")
+        case .valueNotFound(let type, let context):
+            return ControlRefusal(.badRequest, "field '\(field(context.codingPath))' should be \(describe(type))")
+        case .dataCorrupted(let context):
+            if context.codingPath.isEmpty {
+                return ControlRefusal(.badRequest, "not JSON: a request is one JSON object per line")
+            }
+            return ControlRefusal(.badRequest, "field '\(field(context.codingPath))' has an invalid value")
+        @unknown default:
+            return ControlRefusal(.badRequest, "not a request")
+        }
+    }
+
+    private static func describe(_ type: Any.Type) -> String {
+        switch type {
+        case is String.Type: "a string"
+        case is Int.Type, is UInt64.Type: "a whole number"
+        case is [Any].Type, is [String].Type: "an array"
+        case is Bool.Type: "true or false"
+        default: "\(type)"
+        }
+    }
+
+    static func makeEncoder() -> JSONEncoder {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.withoutEscapingSlashes, .sortedKeys]
+        return encoder
+    }
+}
+
+// MARK: - Wire shapes
+
+/// The reply's frame. `result` is present when ok, `error` when not.
+struct ReplyEnvelope<R: Encodable>: Encodable {
+    var id: Int?
+    var result: R?
+    var error: ControlRefusal?
+
+    enum CodingKeys: String, CodingKey { case v, id, ok, result, error }
+
+    func encode(to encoder: any Encoder) throws {
+        var c = encoder.container(keyedBy: CodingKeys.self)
+        try c.encode(ControlProtocol.version, forKey: .v)
+        try c.encode(id, forKey: .id)
+        try c.encode(error == nil, forKey: .ok)
+        if let error {
+            try c.encode(error, forKey: .error)
+        } else {
+            try c.encode(result, forKey: .result)
+        }
+    }
+}
+
+/// What a client first reads from a reply line, before it knows the result's type.
+public struct ReplyHead: Decodable, Sendable {
+    public var v: Int
+    public var id: Int?
+    public var ok: Bool
+    public var error: ControlRefusal?
+}
+
+struct ReplyResult<R: Decodable>: Decodable {
+    var result: R
+}
+
+private struct IdProbe: Decodable {
+    var id: Int?
+}
+
+private struct Head: Decodable {
+    var v: Int
+    var id: Int?
+    var request: String
+}
+
+private struct LayoutParams: Decodable {
+    var view: ClientView?
+}
+
+private struct SessionEndParams: Decodable {
+    var suggestions: String?
+}
+
+/// `session-start`'s parameters sit beside `v`, `id` and `request`; `samples` may be left out.
+private struct SessionStartParams: Decodable {
+    var dog: String
+    var program: String
+    var step: String
+    var exercise: String?
+    var mode: TrainingMode
+    var trials: Int?
+    var samples: [String]?
+    var handler: String?
+    var seed: UInt64?
+
+    var request: SessionRequest {
+        SessionRequest(
+            dog: dog, program: program, step: step, exercise: exercise, mode: mode, trials: trials,
+            samples: samples ?? [], handler: handler, seed: seed)
+    }
+}
+
+private struct RequestEnvelope: Encodable {
+    var id: Int
+    var request: ControlRequest
+
+    enum CodingKeys: String, CodingKey {
+        case v, id, request, view, suggestions
+        case dog, program, step, exercise, mode, trials, samples, handler, seed
+    }
+
+    func encode(to encoder: any Encoder) throws {
+        var c = encoder.container(keyedBy: CodingKeys.self)
+        try c.encode(ControlProtocol.version, forKey: .v)
+        try c.encode(id, forKey: .id)
+        try c.encode(request.name, forKey: .request)
+        switch request {
+        case .status, .ready, .abort, .watch:
+            break
+        case .layout(let view):
+            try c.encode(view, forKey: .view)
+        case .sessionEnd(let suggestions):
+            try c.encodeIfPresent(suggestions, forKey: .suggestions)
+        case .sessionStart(let r):
+            try c.encode(r.dog, forKey: .dog)
+            try c.encode(r.program, forKey: .program)
+            try c.encode(r.step, forKey: .step)
+            try c.encodeIfPresent(r.exercise, forKey: .exercise)
+            try c.encode(r.mode, forKey: .mode)
+            try c.encodeIfPresent(r.trials, forKey: .trials)
+            try c.encode(r.samples, forKey: .samples)
+            try c.encodeIfPresent(r.handler, forKey: .handler)
+            try c.encodeIfPresent(r.seed, forKey: .seed)
+        }
+    }
+}
