@@ -13,11 +13,30 @@ struct Lineupd: ParsableCommand {
         commandName: "lineupd",
         abstract: "The scent lineup station daemon.",
         discussion: """
-            In this version only the simulated station runs: `lineupd --simulate` runs an automated
-            double-blind block with a virtual dog on a simulated 5-station lineup, clicking through the
-            real ALSA library and logging to a database. The real-hardware daemon and its control socket
-            are not built yet.
+            On a board, `lineupd --config /etc/lineup/station.toml` runs the station: it requests the \
+            configured GPIO lines, opens the audio device, writes the session log and serves its \
+            control socket for `lineupctl` (session start, ready, layout, abort, end, watch, status).
+
+            With no hardware, `lineupd --simulate` runs an automated double-blind block with a \
+            virtual dog on a simulated 5-station lineup, printed trial by trial, and \
+            `lineupd --simulate --serve` runs the simulated station as the daemon does, waiting \
+            for sessions over the control socket while the virtual dog searches each trial.
+
+            Examples:
+              lineupd --simulate
+              lineupd --simulate --trials 200 --seed 7 --fast
+              lineupd --simulate --serve --socket /tmp/lineup.sock --db /tmp/lineup.db
+              lineupd --config /etc/lineup/station.toml
             """)
+
+    @Flag(help: "With --simulate: serve the control socket and wait for sessions, as the daemon does.")
+    var serve = false
+
+    @Option(help: "The control socket (default: $RUNTIME_DIRECTORY/control.sock, else /run/lineup/control.sock).")
+    var socket: String?
+
+    @Option(help: "The group allowed to control the station (given the socket, mode 0660).")
+    var group = "lineup"
 
     @Flag(help: "Run a simulated station: no hardware, no root, no configuration needed.")
     var simulate = false
@@ -28,8 +47,8 @@ struct Lineupd: ParsableCommand {
     @Option(help: "The station's configuration file (the real-hardware daemon is not built yet).")
     var config: String?
 
-    @Option(help: "The session log's database.")
-    var db = "./lineup.db"
+    @Option(help: "The session log's database (default: ./lineup.db simulated, $STATE_DIRECTORY/lineup.db or /var/lib/lineup/lineup.db on a board).")
+    var db: String?
 
     @Option(help: "Trials in the block.")
     var trials = 20
@@ -65,23 +84,35 @@ struct Lineupd: ParsableCommand {
             } catch {
                 fail(error.description)
             }
-            if !simulate {
-                printError(
-                    "not yet implemented: only --simulate runs in this version (\(config) is valid: "
-                        + "\(board.stations.count) stations)")
-                throw ExitCode(2)
+        }
+        let environment = ProcessInfo.processInfo.environment
+        let socketPath =
+            socket ?? environment["RUNTIME_DIRECTORY"].map { "\($0)/control.sock" } ?? "/run/lineup/control.sock"
+        if !simulate {
+            guard config != nil else {
+                fail("give the board's configuration (--config /etc/lineup/station.toml), or --simulate")
             }
+            let database = db ?? environment["STATE_DIRECTORY"].map { "\($0)/lineup.db" } ?? "/var/lib/lineup/lineup.db"
+            let status = StationDaemon(
+                configPath: config, board: board, databasePath: database, socketPath: socketPath, group: group,
+                realtime: !noRealtime, dog: nil, speed: 1, simulated: false
+            ).run()
+            if status != 0 { throw ExitCode(status) }
+            return
         }
-        guard simulate else {
-            printError("not yet implemented: only --simulate runs in this version (try `lineupd --simulate`)")
-            throw ExitCode(2)
-        }
+        let db = self.db ?? "./lineup.db"
         if device != "default" || config == nil { board.audio.device = device }
         let plan = BlockPlan(
             board: board, trials: trials, seed: seed ?? UInt64.random(in: 1...999_999), sensitivity: sensitivity,
             falseAlertRate: falseAlertRate, speed: fast ? 1 : speed)
         if fast {
             try runFast(plan)
+        } else if serve {
+            let status = StationDaemon(
+                configPath: config, board: board, databasePath: db, socketPath: socketPath, group: group,
+                realtime: !noRealtime, dog: plan.dog, speed: speed, simulated: true
+            ).run()
+            if status != 0 { throw ExitCode(status) }
         } else {
             let status = SimulatedStation(plan: plan, databasePath: db, realtime: !noRealtime).run()
             if status != 0 { throw ExitCode(status) }

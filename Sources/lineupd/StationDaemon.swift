@@ -1,0 +1,159 @@
+import Dispatch
+import Foundation
+import Glibc
+import StationConfig
+import StationControl
+import StationIO
+import Synchronization
+import VirtualDog
+
+/// `lineupd --config FILE` (the board) and `lineupd --simulate --serve` (no hardware): the
+/// station serving its control socket until SIGTERM.
+///
+/// Start-up order: lines, audio, log, hot loop, socket, then READY=1. Shut-down runs in
+/// reverse: socket, the session's running trial aborted and marked, log flushed. SIGHUP reloads
+/// the configuration file between sessions and refuses, with a message, during one.
+struct StationDaemon {
+    var configPath: String?
+    var board: StationConfiguration
+    var databasePath: String
+    var socketPath: String
+    var group: String?
+    var realtime: Bool
+    var dog: DogParameters?
+    var speed: Double
+    var simulated: Bool
+
+    enum Ending { case stop(Int32), reload(StationConfiguration) }
+
+    func run() -> Int32 {
+        var board = self.board
+        while true {
+            switch serve(board) {
+            case .stop(let status): return status
+            case .reload(let next): board = next
+            }
+        }
+    }
+
+    private func serve(_ board: StationConfiguration) -> Ending {
+        let inputs = InputMap(configuration: board)
+        let source: any EdgeSource
+        var simulatedLineup: SimulatedLineup?
+        do {
+            if simulated {
+                let lineup = try SimulatedLineup(lineCount: inputs.count)
+                simulatedLineup = lineup
+                source = lineup
+            } else {
+                source = try GPIOLineup(inputs: inputs.lines, consumer: "lineupd")
+            }
+        } catch {
+            printError("\(configPath ?? board.source): \(error.message)")
+            return .stop(1)
+        }
+
+        let player: ClickPlayer
+        do {
+            // On a board a missing device (a USB DAC not yet up) is retried in the background.
+            player = try ClickPlayer(audio: board.audio, keepTrying: !simulated)
+        } catch {
+            var fallback = board.audio
+            fallback.device = "null"
+            printError("no sound on ALSA device \(board.audio.device) (\(error.message)): clicking into ALSA's null device")
+            guard let p = try? ClickPlayer(audio: fallback, keepTrying: false) else {
+                printError("cannot open ALSA's null device either")
+                return .stop(1)
+            }
+            player = p
+        }
+        if let problem = player.problem { printError("audio: \(problem); retrying in the background") }
+
+        let service: StationService
+        do {
+            service = try StationService(
+                options: StationService.Options(
+                    board: board, databasePath: databasePath, realtime: realtime, printTrials: true, dog: dog,
+                    speed: speed),
+                source: source, simulated: simulatedLineup, player: player)
+            try service.start()
+        } catch {
+            printError("\(error)")
+            return .stop(1)
+        }
+        if let problem = service.hotThreadRealtimeProblem {
+            printError("the hot thread runs without real-time priority (\(problem))")
+        }
+
+        let server = ControlServer(controller: service, options: ControlServer.Options(path: socketPath, group: group))
+        do {
+            for warning in try server.start() { printError(warning) }
+        } catch {
+            printError("\(error)")
+            service.shutdown()
+            return .stop(1)
+        }
+
+        let what = simulated ? "simulated station" : "station"
+        print(
+            "lineupd: \(what) ready: \(inputs.stationCount) stations, audio \(player.negotiated?.description ?? "unavailable"), "
+                + "log \(databasePath), control socket \(socketPath)")
+        fflush(nil)
+        _ = SystemdNotify.send("READY=1\nSTATUS=ready: \(inputs.stationCount) stations, waiting for a session")
+        let watchdog = SystemdNotify.startWatchdog { service.isHotLoopRunning }
+
+        // Signals only wake this thread; everything is done here, in order.
+        let received = Atomic<Int32>(0)
+        let wake = DispatchSemaphore(value: 0)
+        var sources: [any DispatchSourceSignal] = []
+        for sig in [SIGINT, SIGTERM, SIGHUP] {
+            signal(sig, SIG_IGN)
+            let source = DispatchSource.makeSignalSource(signal: sig, queue: .global())
+            source.setEventHandler {
+                received.store(sig, ordering: .releasing)
+                wake.signal()
+            }
+            source.resume()
+            sources.append(source)
+        }
+        defer {
+            for source in sources { source.cancel() }
+            watchdog?.cancel()
+        }
+
+        while true {
+            wake.wait()
+            let sig = received.exchange(0, ordering: .acquiring)
+            if sig == SIGHUP {
+                guard let configPath else {
+                    printError("SIGHUP: no configuration file to reload (the simulated board is built in)")
+                    continue
+                }
+                if service.hasSession {
+                    printError("SIGHUP: configuration not reloaded: a session is running; end it, then send SIGHUP again")
+                    continue
+                }
+                let next: StationConfiguration
+                do {
+                    next = try StationConfigLoader.load(path: configPath)
+                } catch {
+                    printError("SIGHUP: \(error.description); keeping the configuration in use")
+                    continue
+                }
+                _ = SystemdNotify.send("RELOADING=1\nSTATUS=reloading \(configPath)")
+                server.stop()
+                service.shutdown()
+                print("lineupd: reloaded \(configPath)")
+                return .reload(next)
+            }
+            if sig == SIGINT || sig == SIGTERM {
+                _ = SystemdNotify.send("STOPPING=1\nSTATUS=stopping")
+                server.stop()
+                service.shutdown()
+                print("lineupd: stopped by \(sig == SIGINT ? "SIGINT" : "SIGTERM"); the log is flushed")
+                fflush(nil)
+                return .stop(0)
+            }
+        }
+    }
+}

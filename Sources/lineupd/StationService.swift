@@ -1,0 +1,467 @@
+import Foundation
+import Glibc
+import SessionLog
+import StationConfig
+import StationControl
+import StationIO
+import Synchronization
+import TrainingEngine
+import VirtualDog
+
+/// The running station: one edge source, one click, one log, and sessions started and ended
+/// through the control socket.
+///
+/// The hot loop runs in *segments*: one between sessions (the clicker still clicks and every
+/// edge is logged) and one per session, each with its own engine. Switching stops the hot
+/// thread, hands the engine over on this side, and starts a new one on the same lines and the
+/// same audio device, so the hot path itself never changes state under a lock.
+final class StationService: StationControlling, @unchecked Sendable {
+    struct Options {
+        var board: StationConfiguration
+        var databasePath: String
+        var realtime: Bool
+        var printTrials: Bool
+        /// The simulated station's virtual dog, searching each trial as it starts.
+        var dog: DogParameters?
+        /// Divides the protocol's times (the simulated station runs faster than life).
+        var speed: Double = 1
+    }
+
+    private final class Segment: @unchecked Sendable {
+        let handler: EngineHandler
+        let loop: HotLoop
+        let feeder: LogFeeder
+        let layouts: [TrialLayout]
+        let loopDone = Atomic<Bool>(false)
+
+        init(handler: EngineHandler, loop: HotLoop, feeder: LogFeeder, layouts: [TrialLayout]) {
+            self.handler = handler
+            self.loop = loop
+            self.feeder = feeder
+            self.layouts = layouts
+        }
+    }
+
+    private struct Current {
+        var sessionId: UUID
+        var dog: String
+        var mode: TrainingMode
+        var step: String
+        var trials: Int
+        var seed: UInt64
+        var aborted = false
+    }
+
+    let options: Options
+    let inputs: InputMap
+    private let source: any EdgeSource
+    private let simulated: SimulatedLineup?
+    private let player: ClickPlayer
+    private let log: SessionLog
+    private let writer: LogWriter
+    private let ring = EventRing<StationRecord>(capacity: 1 << 16)
+    private let recordsReady: Int32
+    private let started = MonotonicClock.now()
+
+    // Only the control thread and the main thread change these, under `switching`.
+    private let switching = NSLock()
+    private var segment: Segment?
+    private var current: Current?
+    private let watchers = Mutex<(next: Int, all: [Int: @Sendable (String) -> Bool])>((0, [:]))
+    private let dogStop = Atomic<Bool>(false)
+    private var dogThread: Thread?
+    private let realtimeProblem = Mutex<String?>(nil)
+
+    var buttonLines: (ready: UInt32, clicker: UInt32, error: UInt32) {
+        (
+            inputs.line(of: .readyButton) ?? .max, inputs.line(of: .clicker) ?? .max,
+            inputs.line(of: .errorButton) ?? .max
+        )
+    }
+
+    init(options: Options, source: any EdgeSource, simulated: SimulatedLineup?, player: ClickPlayer) throws {
+        self.options = options
+        inputs = InputMap(configuration: options.board)
+        self.source = source
+        self.simulated = simulated
+        self.player = player
+        log = try SessionLog(path: options.databasePath)
+        writer = log.makeWriter()
+        recordsReady = makeEventFD()
+        guard recordsReady >= 0 else { throw StationIOError(.system, "cannot make the log feeder's eventfd") }
+    }
+
+    deinit { close(recordsReady) }
+
+    /// Starts between sessions: the hot loop with no session, and the virtual dog if any.
+    func start() throws {
+        switching.lock()
+        defer { switching.unlock() }
+        try startSegment(session: nil, configuration: idleConfiguration, layouts: [], seed: 0)
+        if options.dog != nil, simulated != nil {
+            let thread = Thread { [self] in runDog() }
+            thread.name = "lineup-virtual-dog"
+            dogThread = thread
+            thread.start()
+        }
+    }
+
+    /// Ends the session in progress (its running trial aborted), flushes the log, stops.
+    func shutdown() {
+        // The dog first: it takes `switching` to look at the session.
+        dogStop.store(true, ordering: .releasing)
+        while let thread = dogThread, !thread.isFinished { usleep(1000) }
+        switching.lock()
+        defer { switching.unlock() }
+        stopSegment(aborting: true)
+        if let current { appendNote(current.sessionId, "the station was stopped during this session", kind: .comment) }
+        current = nil
+        try? writer.flush()
+        writer.close()
+    }
+
+    var hotThreadRealtimeProblem: String? { realtimeProblem.withLock { $0 } }
+    var isHotLoopRunning: Bool { segment.map { !$0.loopDone.load(ordering: .acquiring) } ?? false }
+    var hasSession: Bool {
+        switching.lock()
+        defer { switching.unlock() }
+        return current != nil
+    }
+
+    // MARK: Segments
+
+    private var idleConfiguration: LineupMachine.Configuration {
+        LineupMachine.Configuration(mode: .automated, stationCount: inputs.stationCount)
+    }
+
+    /// Call with `switching` held.
+    private func startSegment(
+        session: UUID?, configuration: LineupMachine.Configuration, layouts: [TrialLayout], seed: UInt64
+    ) throws {
+        let lines = buttonLines
+        let handler = EngineHandler(
+            configuration: configuration, layouts: layouts, readyLine: lines.ready, clickerLine: lines.clicker,
+            errorLine: lines.error)
+        var buttons: [UInt32: String] = [:]
+        if lines.ready != .max { buttons[lines.ready] = "ready" }
+        if lines.clicker != .max { buttons[lines.clicker] = "clicker" }
+        if lines.error != .max { buttons[lines.error] = "error" }
+        let feeder = LogFeeder(
+            settings: LogFeeder.Settings(
+                sessionId: session, layouts: layouts, stationNames: options.board.stations.map(\.name),
+                buttons: buttons, blockSeed: seed, printTrials: options.printTrials,
+                watch: { [weak self] line in self?.broadcast(line) }),
+            stationRing: ring, notes: handler.notes, recordsReady: recordsReady, writer: writer)
+        let loop = try HotLoop(
+            source: source,
+            debouncer: Debouncer(
+                lineCount: inputs.count,
+                windowNanoseconds: nanoseconds(milliseconds: options.board.timing.debounceMilliseconds)),
+            handler: handler, player: player, records: ring, recordsReady: recordsReady)
+        let segment = Segment(handler: handler, loop: loop, feeder: feeder, layouts: layouts)
+        feeder.start()
+        let started = Atomic<Bool>(false)
+        let realtime = options.realtime
+        let hot = Thread { [self] in
+            if realtime {
+                let problem = HotLoop.makeCurrentThreadRealtime()
+                realtimeProblem.withLock { $0 = problem }
+            }
+            started.store(true, ordering: .releasing)
+            loop.run()
+            segment.loopDone.store(true, ordering: .releasing)
+        }
+        hot.name = "lineup-hot"
+        hot.start()
+        while !started.load(ordering: .acquiring) { usleep(500) }
+        self.segment = segment
+    }
+
+    /// Call with `switching` held. Stops the hot thread; the engine is then this thread's.
+    private func stopSegment(aborting: Bool) {
+        guard let segment else { return }
+        segment.loop.stop()
+        while !segment.loopDone.load(ordering: .acquiring) { usleep(500) }
+        if aborting { segment.handler.abort(at: MonotonicClock.now()) }
+        segment.feeder.finish()
+        if let failure = segment.feeder.failure { printError(failure) }
+        self.segment = nil
+    }
+
+    // MARK: StationControlling
+
+    func status() -> StationStatus {
+        switching.lock()
+        defer { switching.unlock() }
+        let writerStatus = writer.status
+        var status = StationStatus(
+            state: current == nil ? "idle" : (current?.aborted == true ? "aborted" : "session"),
+            audio: player.isAvailable
+                ? (player.negotiated?.description ?? options.board.audio.device)
+                : "unavailable: \(player.problem ?? "no device")",
+            gpio: simulated != nil ? "simulated lineup" : "libgpiod \(GPIOLineup.libraryVersion)",
+            clicks: segment?.loop.clickCount ?? 0, failedClicks: player.failedClicks,
+            edges: segment?.loop.edgeCount ?? 0, droppedEdges: source.droppedEdges,
+            logOverflow: UInt64(writerStatus.overflow) + ring.overflowCount,
+            uptimeSeconds: Double(MonotonicClock.now() - started) / 1e9)
+        if let current, let segment {
+            status.session = current.sessionId.uuidString.lowercased()
+            status.dog = current.dog
+            status.mode = current.mode
+            status.trials = current.mode == .trainerLed ? nil : current.trials
+            status.trial = current.mode == .trainerLed ? nil : segment.feeder.committed.load(ordering: .acquiring)
+            status.phase = current.step
+        }
+        return status
+    }
+
+    func startSession(_ request: SessionRequest) throws(ControlRefusal) -> String {
+        switching.lock()
+        defer { switching.unlock() }
+        guard current == nil else {
+            throw ControlRefusal(.sessionRunning, "a session is running: end it first (lineupctl session end)")
+        }
+        guard let program = try? Program.builtin(named: request.program) else {
+            let names = Program.builtinNames.joined(separator: ", ")
+            throw ControlRefusal(.unknown, "no program named \"\(request.program)\" (built in: \(names))")
+        }
+        let parts = request.step.split(separator: "/").map(String.init)
+        guard parts.count == 2, let step = program.step(phase: parts[0], step: parts[1]) else {
+            let steps = program.phases.flatMap { p in p.steps.map { "\(p.id)/\($0.id)" } }.joined(separator: ", ")
+            throw ControlRefusal(.unknown, "no step \"\(request.step)\" in \(program.name) (steps: \(steps))")
+        }
+        guard step.lineup.stations <= inputs.stationCount else {
+            throw ControlRefusal(
+                .badRequest,
+                "step \(request.step) needs \(step.lineup.stations) stations; this board has \(inputs.stationCount)")
+        }
+        let exercise: Exercise
+        if let id = request.exercise {
+            guard let e = step.exercises.first(where: { $0.id == id }) else {
+                throw ControlRefusal(.unknown, "no exercise \"\(id)\" in step \(request.step)")
+            }
+            exercise = e
+        } else {
+            guard let e = step.exercises.first else { throw ControlRefusal(.badRequest, "step \(request.step) has no exercise") }
+            exercise = e
+        }
+        let trials = request.trials ?? exercise.trials
+        guard request.mode == .trainerLed || (1...10_000).contains(trials) else {
+            throw ControlRefusal(.badRequest, "trials must be between 1 and 10000, not \(trials)")
+        }
+        let samples: [Sample]
+        do {
+            samples = try resolveSamples(request.samples)
+        } catch {
+            throw error
+        }
+        var configuration = LineupMachine.Configuration(
+            step: step, exercise: exercise, stationCount: inputs.stationCount,
+            hold: nanoseconds(milliseconds: options.board.timing.holdMilliseconds / options.speed),
+            holdTolerance: nanoseconds(milliseconds: options.board.timing.holdToleranceMilliseconds / options.speed))
+        configuration.mode = request.mode
+        if options.speed != 1 {
+            configuration.hold = nanoseconds(seconds: (step.holdSeconds ?? options.board.timing.holdMilliseconds / 1000) / options.speed)
+            configuration.searchTimeout = nanoseconds(seconds: exercise.durationSeconds / options.speed)
+            configuration.interTrialInterval = nanoseconds(seconds: step.interTrialSeconds / options.speed)
+            configuration.exerciseDuration = nanoseconds(seconds: exercise.durationSeconds / options.speed)
+        }
+        let seed = request.seed ?? UInt64.random(in: 1...999_999_999)
+        var layouts: [TrialLayout] = []
+        if request.mode != .trainerLed {
+            // The step's lineup on this board: stations beyond the step's stay empty (blanks).
+            var setup = step.lineup
+            setup.blanks += inputs.stationCount - setup.stations
+            setup.stations = inputs.stationCount
+            var generator = LayoutGenerator(setup: setup, samples: samples, seed: seed)
+            do {
+                layouts = try generator.block(count: trials)
+            } catch {
+                throw ControlRefusal(.badRequest, "cannot lay out \(trials) trials: \(error)")
+            }
+        }
+
+        // The dog: by id or name; a new name is a new dog.
+        let dogId: UUID
+        var records: [any AppendableRecord] = []
+        do {
+            let reader = try SessionLog.openReader(path: options.databasePath)
+            if let id = try? reader.resolveDog(request.dog), let uuid = UUID(uuidString: id) {
+                dogId = uuid
+            } else {
+                let dog = DogRecord(name: request.dog)
+                records.append(dog)
+                dogId = dog.id
+            }
+        } catch {
+            throw ControlRefusal(.failed, "cannot read the log: \(error)")
+        }
+        let programRecord = ProgramRecord(name: program.name, content: program.source)
+        let session = SessionRecord(
+            dogId: dogId, programId: programRecord.id,
+            phase: parts[0], phaseSteps: program.phases.first(where: { $0.id == parts[0] })?.steps.count,
+            step: parts[1], exercise: exercise.id, mode: request.mode,
+            settings: jsonObject([
+                "trials": "\(trials)", "seed": "\(seed)", "hold_ns": "\(configuration.hold)",
+                "search_timeout_ns": "\(configuration.searchTimeout)",
+                "inter_trial_ns": "\(configuration.interTrialInterval)", "speed": "\(options.speed)",
+                "samples": request.samples.joined(separator: ","),
+            ]),
+            station: options.board.boardName ?? "lineup")
+        records += [programRecord, session]
+        do {
+            try writer.flush()
+            try log.append(records)
+        } catch {
+            throw ControlRefusal(.failed, "cannot write the session to the log: \(error)")
+        }
+        stopSegment(aborting: false)
+        do {
+            try startSegment(session: session.id, configuration: configuration, layouts: layouts, seed: seed)
+        } catch {
+            try? startSegment(session: nil, configuration: idleConfiguration, layouts: [], seed: 0)
+            throw ControlRefusal(.failed, "cannot start the session: \(error)")
+        }
+        current = Current(
+            sessionId: session.id, dog: request.dog, mode: request.mode, step: request.step, trials: trials, seed: seed)
+        broadcast(jsonObject(["kind": "session-start", "session": session.id.uuidString.lowercased(), "dog": request.dog]))
+        return session.id.uuidString.lowercased()
+    }
+
+    private func resolveSamples(_ wanted: [String]) throws(ControlRefusal) -> [Sample] {
+        guard !wanted.isEmpty else { return [] }
+        let all: [SampleSummary]
+        do {
+            all = try SessionLog.openReader(path: options.databasePath).samples()
+        } catch {
+            throw ControlRefusal(.failed, "cannot read the samples: \(error)")
+        }
+        var out: [Sample] = []
+        for text in wanted {
+            let matches = all.filter { $0.label == text || $0.id.hasPrefix(text.lowercased()) }
+            guard matches.count == 1, let s = matches.first, let kind = SampleKind(rawValue: s.kind) else {
+                throw ControlRefusal(
+                    .unknown, matches.isEmpty ? "no sample \"\(text)\" (lineupctl samples)" : "\"\(text)\" names several samples")
+            }
+            out.append(Sample(id: s.id, kind: kind, usageCount: s.uses))
+        }
+        return out
+    }
+
+    func layout(view: ClientView) throws(ControlRefusal) -> [LayoutEntry] {
+        switching.lock()
+        defer { switching.unlock() }
+        guard let current, let segment else { throw ControlRefusal(.noSession, "no session is running") }
+        guard !(current.mode == .doubleBlind && view == .handler) else {
+            throw ControlRefusal(
+                .blind, "double-blind session: the layout is for the loading assistant (lineupctl layout --assistant)")
+        }
+        guard current.mode != .trainerLed else {
+            throw ControlRefusal(.noSession, "a trainer-led exercise has no generated layout")
+        }
+        let done = segment.feeder.committed.load(ordering: .acquiring)
+        guard done < segment.layouts.count else { throw ControlRefusal(.notReady, "the block is complete") }
+        let names = options.board.stations.map(\.name)
+        return segment.layouts[done].stations.enumerated().map { i, content in
+            LayoutEntry(station: i < names.count ? names[i] : "\(i + 1)", kind: content.kind, sample: content.sampleID)
+        }
+    }
+
+    func ready() throws(ControlRefusal) {
+        try command(.ready)
+    }
+
+    func abort() throws(ControlRefusal) {
+        try command(.abort)
+        switching.lock()
+        current?.aborted = true
+        switching.unlock()
+    }
+
+    private func command(_ c: EngineCommand) throws(ControlRefusal) {
+        switching.lock()
+        defer { switching.unlock() }
+        guard current != nil, let segment else { throw ControlRefusal(.noSession, "no session is running") }
+        guard segment.handler.commands.push(c) else { throw ControlRefusal(.failed, "the station is busy: try again") }
+        segment.loop.wake()
+    }
+
+    func endSession(suggestions: String?) throws(ControlRefusal) {
+        switching.lock()
+        defer { switching.unlock() }
+        guard let ending = current else { throw ControlRefusal(.noSession, "no session is running") }
+        stopSegment(aborting: true)
+        if let suggestions, !suggestions.isEmpty { appendNote(ending.sessionId, suggestions, kind: .improvement) }
+        current = nil
+        do {
+            try startSegment(session: nil, configuration: idleConfiguration, layouts: [], seed: 0)
+        } catch {
+            throw ControlRefusal(.failed, "the session ended, but the station could not go on: \(error)")
+        }
+        broadcast(jsonObject(["kind": "session-end", "session": ending.sessionId.uuidString.lowercased()]))
+    }
+
+    private func appendNote(_ session: UUID, _ text: String, kind: SessionNote.Kind) {
+        do {
+            try writer.flush()
+            try log.append([SessionNote(sessionId: session, kind: kind, text: text)])
+        } catch {
+            printError("cannot record the session's note: \(error)")
+        }
+    }
+
+    func watch(_ send: @escaping @Sendable (String) -> Bool) -> Int {
+        watchers.withLock { w in
+            w.next += 1
+            w.all[w.next] = send
+            return w.next
+        }
+    }
+
+    func unwatch(_ token: Int) {
+        watchers.withLock { _ = $0.all.removeValue(forKey: token) }
+    }
+
+    private func broadcast(_ line: String) {
+        let all = watchers.withLock { $0.all }
+        guard !all.isEmpty else { return }
+        for (token, send) in all where !send(line) { unwatch(token) }
+    }
+
+    // MARK: The simulated station's virtual dog
+
+    /// Searches each trial of the running session as it starts, edge by edge in real time.
+    private func runDog() {
+        guard let parameters = options.dog, let lineup = simulated else { return }
+        var dog = VirtualDog(parameters: parameters, seed: 0xD06)
+        var edges: [RawEdge] = []
+        var lastSearched: (ObjectIdentifier?, Int) = (nil, -1)
+        while !dogStop.load(ordering: .acquiring) {
+            usleep(2000)
+            switching.lock()
+            let segment = self.segment
+            switching.unlock()
+            guard let segment else { continue }
+            let trial = segment.feeder.searching.load(ordering: .acquiring)
+            let key = (ObjectIdentifier(segment), trial)
+            guard trial >= 0, trial < segment.layouts.count, key.0 != lastSearched.0 || key.1 != lastSearched.1 else {
+                continue
+            }
+            lastSearched = key
+            edges.removeAll(keepingCapacity: true)
+            dog.search(kinds: segment.layouts[trial].kinds, startAt: MonotonicClock.now(), into: &edges)
+            edges.sort { $0.at < $1.at }
+            for edge in edges {
+                if dogStop.load(ordering: .acquiring) || segment.feeder.searching.load(ordering: .acquiring) != trial {
+                    break
+                }
+                MonotonicClock.sleep(until: edge.at)
+                lineup.inject(line: UInt32(edge.station), active: edge.present)
+            }
+            // A nose left at a station would hold the next trial's sensor: lift it.
+            for station in 0..<inputs.stationCount where lineup.level(of: UInt32(station)) == true {
+                lineup.inject(line: UInt32(station), active: false)
+            }
+        }
+    }
+}
