@@ -101,7 +101,7 @@ let package = Package(
         ),
         .testTarget(name: "StationControlTests", dependencies: ["StationControl", "TrainingEngine"]),
         .testTarget(name: "SessionLogTests", dependencies: ["SessionLog", "TrainingEngine"]),
-        .testTarget(name: "LineupdTests", dependencies: ["SessionLog", "TrainingEngine"]),
+        .testTarget(name: "LineupdTests", dependencies: ["SessionLog", "TrainingEngine", "StationControl"]),
     ],
     swiftLanguageModes: [.v6]
 )

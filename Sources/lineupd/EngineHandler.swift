@@ -82,6 +82,7 @@ final class EngineHandler: HotPathHandler, @unchecked Sendable {
     let notes: EventRing<EngineNote>
     let commands = EventRing<EngineCommand>(capacity: 64)
     private(set) var nextDeadline: UInt64 = .max
+    private var readyPending = false
 
     /// Lines the board lacks are `UInt32.max`.
     init(
@@ -116,6 +117,11 @@ final class EngineHandler: HotPathHandler, @unchecked Sendable {
     /// trainer-led session it starts (or repeats) the exercise.
     private func ready(at t: UInt64) -> HotPathDecision {
         if trainerLed { return take(machine.start(at: t)) }
+        // Loaded during the inter-trial interval: the trial starts when the interval is over.
+        if machine.phase == .interTrial, nextLayout < layouts.count {
+            readyPending = true
+            return .none
+        }
         guard machine.phase == .idle, nextLayout < layouts.count else { return .none }
         _ = take(machine.load(layout: layouts[nextLayout], at: t))
         nextLayout += 1
@@ -133,9 +139,13 @@ final class EngineHandler: HotPathHandler, @unchecked Sendable {
         return decision
     }
 
-
     func deadline(now: UInt64) -> HotPathDecision {
-        take(machine.timerFired(at: now))
+        let decision = take(machine.timerFired(at: now))
+        if readyPending, machine.phase == .idle {
+            readyPending = false
+            if case .click = ready(at: now) { return .click }
+        }
+        return decision
     }
 
     /// Ends the trial in progress as aborted. Only once the hot loop has returned: the machine

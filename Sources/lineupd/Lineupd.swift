@@ -47,7 +47,10 @@ struct Lineupd: ParsableCommand {
     @Option(help: "The station's configuration file (the real-hardware daemon is not built yet).")
     var config: String?
 
-    @Option(help: "The session log's database (default: ./lineup.db simulated, $STATE_DIRECTORY/lineup.db or /var/lib/lineup/lineup.db on a board).")
+    @Option(
+        help:
+            "The session log's database (default: ./lineup.db simulated, $STATE_DIRECTORY/lineup.db or /var/lib/lineup/lineup.db on a board)."
+    )
     var db: String?
 
     @Option(help: "Trials in the block.")

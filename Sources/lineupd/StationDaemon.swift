@@ -24,7 +24,10 @@ struct StationDaemon {
     var speed: Double
     var simulated: Bool
 
-    enum Ending { case stop(Int32), reload(StationConfiguration) }
+    enum Ending {
+        case stop(Int32)
+        case reload(StationConfiguration)
+    }
 
     func run() -> Int32 {
         var board = self.board
@@ -60,7 +63,8 @@ struct StationDaemon {
         } catch {
             var fallback = board.audio
             fallback.device = "null"
-            printError("no sound on ALSA device \(board.audio.device) (\(error.message)): clicking into ALSA's null device")
+            printError(
+                "no sound on ALSA device \(board.audio.device) (\(error.message)): clicking into ALSA's null device")
             guard let p = try? ClickPlayer(audio: fallback, keepTrying: false) else {
                 printError("cannot open ALSA's null device either")
                 return .stop(1)
@@ -130,7 +134,8 @@ struct StationDaemon {
                     continue
                 }
                 if service.hasSession {
-                    printError("SIGHUP: configuration not reloaded: a session is running; end it, then send SIGHUP again")
+                    printError(
+                        "SIGHUP: configuration not reloaded: a session is running; end it, then send SIGHUP again")
                     continue
                 }
                 let next: StationConfiguration

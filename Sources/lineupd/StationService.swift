@@ -242,7 +242,9 @@ final class StationService: StationControlling, @unchecked Sendable {
             }
             exercise = e
         } else {
-            guard let e = step.exercises.first else { throw ControlRefusal(.badRequest, "step \(request.step) has no exercise") }
+            guard let e = step.exercises.first else {
+                throw ControlRefusal(.badRequest, "step \(request.step) has no exercise")
+            }
             exercise = e
         }
         let trials = request.trials ?? exercise.trials
@@ -261,7 +263,8 @@ final class StationService: StationControlling, @unchecked Sendable {
             holdTolerance: nanoseconds(milliseconds: options.board.timing.holdToleranceMilliseconds / options.speed))
         configuration.mode = request.mode
         if options.speed != 1 {
-            configuration.hold = nanoseconds(seconds: (step.holdSeconds ?? options.board.timing.holdMilliseconds / 1000) / options.speed)
+            configuration.hold = nanoseconds(
+                seconds: (step.holdSeconds ?? options.board.timing.holdMilliseconds / 1000) / options.speed)
             configuration.searchTimeout = nanoseconds(seconds: exercise.durationSeconds / options.speed)
             configuration.interTrialInterval = nanoseconds(seconds: step.interTrialSeconds / options.speed)
             configuration.exerciseDuration = nanoseconds(seconds: exercise.durationSeconds / options.speed)
@@ -324,7 +327,8 @@ final class StationService: StationControlling, @unchecked Sendable {
         }
         current = Current(
             sessionId: session.id, dog: request.dog, mode: request.mode, step: request.step, trials: trials, seed: seed)
-        broadcast(jsonObject(["kind": "session-start", "session": session.id.uuidString.lowercased(), "dog": request.dog]))
+        broadcast(
+            jsonObject(["kind": "session-start", "session": session.id.uuidString.lowercased(), "dog": request.dog]))
         return session.id.uuidString.lowercased()
     }
 
@@ -341,7 +345,8 @@ final class StationService: StationControlling, @unchecked Sendable {
             let matches = all.filter { $0.label == text || $0.id.hasPrefix(text.lowercased()) }
             guard matches.count == 1, let s = matches.first, let kind = SampleKind(rawValue: s.kind) else {
                 throw ControlRefusal(
-                    .unknown, matches.isEmpty ? "no sample \"\(text)\" (lineupctl samples)" : "\"\(text)\" names several samples")
+                    .unknown,
+                    matches.isEmpty ? "no sample \"\(text)\" (lineupctl samples)" : "\"\(text)\" names several samples")
             }
             out.append(Sample(id: s.id, kind: kind, usageCount: s.uses))
         }
