@@ -169,6 +169,7 @@ public final class HotLoop: @unchecked Sendable {
                     var value: UInt64 = 0
                     _ = read(wakeFD, &value, 8)
                     let now = MonotonicClock.now()
+                    pushedThisRound = true
                     if case .click = handler.wokenUp(now: now) { reward(edgeTimestamp: now) }
                 }
             }
@@ -234,7 +235,11 @@ public final class HotLoop: @unchecked Sendable {
 
     private func runDeadlines(now: UInt64) {
         while let settled = debouncer.settle(now: now) { act(on: settled, settled: true) }
-        if handler.nextDeadline <= now, case .click = handler.deadline(now: now) { reward(edgeTimestamp: now) }
+        if handler.nextDeadline <= now {
+            // The handler may have queued records of its own: wake the log's consumer too.
+            pushedThisRound = true
+            if case .click = handler.deadline(now: now) { reward(edgeTimestamp: now) }
+        }
         if buzzerOffAt <= now {
             _ = buzzer?.set(active: false)
             buzzerOffAt = .max

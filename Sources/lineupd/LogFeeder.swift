@@ -97,8 +97,9 @@ final class LogFeeder: @unchecked Sendable {
                 drainOnce(final: true)
                 break
             }
-            // Engine notes do not signal the eventfd; a short timeout picks them up.
-            _ = poll(&pfd, 1, 5)
+            // The hot loop signals after every round that queued anything, engine notes
+            // included; the timeout only bounds the wait for a click record (below).
+            _ = poll(&pfd, 1, queue.isEmpty ? 1000 : 20)
             _ = read(recordsReady, &value, 8)
         }
         finished.store(true, ordering: .releasing)

@@ -442,7 +442,7 @@ final class StationService: StationControlling, @unchecked Sendable {
         var edges: [RawEdge] = []
         var lastSearched: (ObjectIdentifier?, Int) = (nil, -1)
         while !dogStop.load(ordering: .acquiring) {
-            usleep(2000)
+            usleep(20_000)
             switching.lock()
             let segment = self.segment
             switching.unlock()
