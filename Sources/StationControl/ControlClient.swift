@@ -168,7 +168,8 @@ private final class Connection {
             }
             if n < 0, errno == EINTR { continue }
             if n < 0, errno != EAGAIN, errno != EWOULDBLOCK {
-                if errno == EPIPE || errno == ECONNRESET { throw .closed }
+                // The daemon hung up early, perhaps with a reason (too many clients): read it.
+                if errno == EPIPE || errno == ECONNRESET { return }
                 throw .system("send", errno: errno)
             }
             try wait(for: Int16(POLLOUT), deadline: deadline, timeout: timeout)

@@ -198,6 +198,7 @@ public final class ControlServer: @unchecked Sendable {
                 // One best-effort write: a fresh socket's buffer holds it, and a busy server
                 // must not wait for anyone.
                 _ = line.withUnsafeBytes { sendBytes(fd, $0.baseAddress, $0.count) }
+                discardInput(fd)
                 close(fd)
                 continue
             }
@@ -281,13 +282,13 @@ public final class ControlServer: @unchecked Sendable {
                 try controller.endSession(suggestions: suggestions)
                 reply = ControlProtocol.encodeReply(id: id, result: Done())
             case .watch:
-                // The reply goes into the queue before any event can: events reach the
-                // client only through `deliverEvents`, on this thread, after this returns.
-                enqueue(ControlProtocol.encodeReply(id: id, result: Done()), to: client)
-                guard clients[client.fd] != nil else { return }
+                // Registered before the reply, so a client that has the reply is watching. The
+                // reply still goes out first: events reach the client only through
+                // `deliverEvents`, on this thread, after this returns.
                 let outbox = Outbox(limit: options.maxQueuedBytes, waker: waker)
                 let token = controller.watch { line in outbox.offer(line) }
                 client.watch = (outbox, token)
+                enqueue(ControlProtocol.encodeReply(id: id, result: Done()), to: client)
                 return
             }
         } catch {
@@ -346,6 +347,7 @@ public final class ControlServer: @unchecked Sendable {
             outbox.close()
             controller.unwatch(token)
         }
+        discardInput(client.fd)
         close(client.fd)
     }
 
@@ -540,6 +542,16 @@ func setNoSigPipe(_ fd: Int32) {
         var one: Int32 = 1
         _ = setsockopt(fd, SOL_SOCKET, SO_NOSIGPIPE, &one, socklen_t(MemoryLayout<Int32>.size))
     #endif
+}
+
+/// Reads and forgets what a client sent but we will not handle: closing a Unix socket with
+/// unread input resets the peer, which could then lose the error line we just sent it.
+func discardInput(_ fd: Int32) {
+    var scratch = [UInt8](repeating: 0, count: 4096)
+    for _ in 0..<16 {
+        let n = scratch.withUnsafeMutableBytes { recv(fd, $0.baseAddress, $0.count, Int32(MSG_DONTWAIT)) }
+        if n <= 0 { return }
+    }
 }
 
 func setNonBlocking(_ fd: Int32) -> Bool {
