@@ -110,7 +110,8 @@ public struct ControlClient: Sendable {
             throw .badReply(ControlProtocol.badRequest(error).message)
         }
         guard head.v == ControlProtocol.version else {
-            throw .badReply("lineupd speaks protocol version \(head.v); this lineupctl speaks \(ControlProtocol.version)")
+            throw .badReply(
+                "lineupd speaks protocol version \(head.v); this lineupctl speaks \(ControlProtocol.version)")
         }
         if !head.ok {
             throw .refused(head.error ?? ControlRefusal(.failed, "lineupd refused without saying why"))

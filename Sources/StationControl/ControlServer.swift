@@ -370,12 +370,12 @@ public final class ControlServer: @unchecked Sendable {
 
     private func giveToGroup(_ path: String, _ group: String) -> [String] {
         guard let gid = groupID(group) else {
-            return ["group '\(group)' does not exist; \(path) keeps its owner's group, so only its owner may connect"]
+            return ["group '\(group)' does not exist; \(path) keeps the daemon's own group"]
         }
         if chown(path, uid_t.max, gid) != 0 {
             let code = errno
             return [
-                "could not give \(path) to group '\(group)' (\(errnoText(code))); only its owner may connect"
+                "could not give \(path) to group '\(group)' (\(errnoText(code))); it keeps the daemon's own group"
             ]
         }
         return []
@@ -402,7 +402,10 @@ private final class Client {
 /// A watcher's events between the daemon's log thread and the server's thread.
 private final class Outbox: @unchecked Sendable {
     // @unchecked: every field is behind `lock`.
-    enum Taken { case lines(Data), overflowed }
+    enum Taken {
+        case lines(Data)
+        case overflowed
+    }
 
     private let lock = NSLock()
     private var pending = Data()

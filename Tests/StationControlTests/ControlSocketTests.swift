@@ -47,7 +47,8 @@ struct ControlSocketTests {
         #expect(decoded.id == 9)
         #expect(decoded.request == .sessionStart(blindSession))
         // samples may be left out on the wire.
-        let bare = #"{"v":1,"id":2,"request":"session-start","dog":"Rex","program":"study","step":"a/1","mode":"automated"}"#
+        let bare =
+            #"{"v":1,"id":2,"request":"session-start","dog":"Rex","program":"study","step":"a/1","mode":"automated"}"#
         #expect(
             try ControlProtocol.decodeRequest(Data(bare.utf8)).get().request
                 == .sessionStart(SessionRequest(dog: "Rex", program: "study", step: "a/1", mode: .automated)))

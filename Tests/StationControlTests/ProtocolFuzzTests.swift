@@ -23,18 +23,27 @@ struct ProtocolFuzzTests {
         defer { server.stop() }
         let cases: [(String, String, String?)] = [
             (#"{"v":2,"id":7,"request":"status"}"#, "bad-version", "version 2"),
+            (#"{"v":2,"id":7,"command":"status"}"#, "bad-version", "speaks version 1"),
             (#"{"v":1,"id":8,"request":"fetch"}"#, "unknown-request", "fetch"),
             (#"{"v":1,"id":9}"#, "bad-request", "'request'"),
             (#"{"id":10,"request":"status"}"#, "bad-request", "'v'"),
             (#"{"v":"1","id":11,"request":"status"}"#, "bad-request", "'v'"),
-            (#"{"v":1,"id":12,"request":"session-start","dog":5,"program":"study","step":"a/1","mode":"automated"}"#,
-             "bad-request", "'dog'"),
-            (#"{"v":1,"id":13,"request":"session-start","dog":"Rex","program":"study","step":"a/1","mode":"blind"}"#,
-             "bad-request", "'mode'"),
-            (#"{"v":1,"id":14,"request":"session-start","dog":"Rex","program":"study","step":"a/1"}"#,
-             "bad-request", "'mode'"),
-            (#"{"v":1,"id":15,"request":"session-start","dog":"R","program":"p","step":"s","mode":"automated","samples":[1]}"#,
-             "bad-request", "'samples.0'"),
+            (
+                #"{"v":1,"id":12,"request":"session-start","dog":5,"program":"study","step":"a/1","mode":"automated"}"#,
+                "bad-request", "'dog'"
+            ),
+            (
+                #"{"v":1,"id":13,"request":"session-start","dog":"Rex","program":"study","step":"a/1","mode":"blind"}"#,
+                "bad-request", "'mode'"
+            ),
+            (
+                #"{"v":1,"id":14,"request":"session-start","dog":"Rex","program":"study","step":"a/1"}"#,
+                "bad-request", "'mode'"
+            ),
+            (
+                #"{"v":1,"id":15,"request":"session-start","dog":"R","program":"p","step":"s","mode":"automated","samples":[1]}"#,
+                "bad-request", "'samples.0'"
+            ),
             (#"{"v":1,"id":16,"request":"layout","view":"dog"}"#, "bad-request", "'view'"),
             (#"{"v":1,"id":17,"request":"session-end","suggestions":false}"#, "bad-request", "'suggestions'"),
             (#"[1,2,3]"#, "bad-request", nil),
