@@ -246,3 +246,40 @@ struct ControlSocketTests {
         #expect(throws: ControlClientError.notRunning(path: missing.path)) { try missing.status() }
     }
 }
+
+@Suite("Control socket: lifetime")
+struct ControlLifetimeTests {
+    @Test("several requests on one connection are answered in order; CRLF and blank lines are fine")
+    func pipelined() throws {
+        let (server, station, client) = try makeServer("pipe")
+        defer { server.stop() }
+        let raw = try #require(RawConnection(path: client.path))
+        raw.send(
+            "{\"v\":1,\"id\":1,\"request\":\"status\"}\r\n\n"
+                + "{\"v\":1,\"id\":2,\"request\":\"ready\"}\n{\"v\":1,\"id\":3,\"request\":\"status\"}\n")
+        raw.shutdownWriting()
+        let replies = raw.readAll().map(json)
+        #expect(replies.map { $0["id"] as? Int } == [1, 2, 3])
+        #expect(replies.map { $0["ok"] as? Bool } == [true, false, true])
+        #expect(station.calls == ["status", "ready", "status"])
+    }
+
+    @Test("stop from another thread closes every client, ends the watches and removes the socket")
+    func stopWithClients() throws {
+        let (server, station, client) = try makeServer("stop")
+        let watcher = try #require(RawConnection(path: client.path))
+        watcher.send(#"{"v":1,"id":1,"request":"watch"}"# + "\n")
+        #expect(json(watcher.readLine())["ok"] as? Bool == true)
+        let idle = try #require(RawConnection(path: client.path))
+        idle.send(#"{"v":1,"id":1,"request":"sta"#)  // half a request
+
+        let stopper = Thread { server.stop() }
+        stopper.start()
+        #expect(watcher.readAll().isEmpty)
+        #expect(idle.readAll().isEmpty)
+        #expect(eventually { station.unwatched.count == 1 && access(client.path, F_OK) != 0 })
+        #expect(station.emit("{}") == 0)
+        server.stop()  // twice is fine
+        #expect(station.calls == ["watch"])
+    }
+}
