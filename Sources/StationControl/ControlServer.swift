@@ -69,6 +69,7 @@ public final class ControlServer: @unchecked Sendable {
     // Server thread only.
     private var listenFD: Int32 = -1
     private var clients: [Int32: Client] = [:]
+    private var acceptPaused = false
 
     public init(controller: any StationControlling, options: Options = Options()) {
         self.controller = controller
@@ -145,7 +146,10 @@ public final class ControlServer: @unchecked Sendable {
     private func serve() {
         var chunk = [UInt8](repeating: 0, count: 64 * 1024)
         while !isStopping {
-            var fds = [pollfd(fd: listenFD, events: Int16(POLLIN), revents: 0)]
+            // Out of descriptors, the listener would wake poll at once, forever: rest it a moment.
+            let resting = acceptPaused
+            acceptPaused = false
+            var fds = [pollfd(fd: listenFD, events: resting ? 0 : Int16(POLLIN), revents: 0)]
             fds.append(pollfd(fd: waker.readFD, events: Int16(POLLIN), revents: 0))
             for (fd, client) in clients {
                 var events: Int16 = 0
@@ -153,7 +157,7 @@ public final class ControlServer: @unchecked Sendable {
                 if client.hasOutput { events |= Int16(POLLOUT) }
                 fds.append(pollfd(fd: fd, events: events, revents: 0))
             }
-            let n = poll(&fds, nfds_t(fds.count), -1)
+            let n = poll(&fds, nfds_t(fds.count), resting ? 100 : -1)
             if n < 0 {
                 if errno == EINTR { continue }
                 break  // Only a programming error gets here; leave rather than spin.
@@ -184,7 +188,11 @@ public final class ControlServer: @unchecked Sendable {
     private func acceptClients() {
         while true {
             let fd = accept(listenFD, nil, nil)
-            if fd < 0 { return }  // EAGAIN: all taken; anything else: try again next round.
+            if fd < 0 {
+                let code = errno
+                if code == EMFILE || code == ENFILE || code == ENOBUFS || code == ENOMEM { acceptPaused = true }
+                return  // EAGAIN: all taken; anything else: try again next round.
+            }
             _ = fcntl(fd, F_SETFD, FD_CLOEXEC)
             guard setNonBlocking(fd) else {
                 close(fd)
