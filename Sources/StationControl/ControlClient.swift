@@ -110,7 +110,8 @@ public struct ControlClient: Sendable {
             throw .badReply(ControlProtocol.badRequest(error).message)
         }
         guard head.v == ControlProtocol.version else {
-            throw .badReply("lineupd speaks protocol version \(head.v); this lineupctl speaks \(ControlProtocol.version)")
+            throw .badReply(
+                "lineupd speaks protocol version \(head.v); this lineupctl speaks \(ControlProtocol.version)")
         }
         if !head.ok {
             throw .refused(head.error ?? ControlRefusal(.failed, "lineupd refused without saying why"))
@@ -168,7 +169,8 @@ private final class Connection {
             }
             if n < 0, errno == EINTR { continue }
             if n < 0, errno != EAGAIN, errno != EWOULDBLOCK {
-                if errno == EPIPE || errno == ECONNRESET { throw .closed }
+                // The daemon hung up early, perhaps with a reason (too many clients): read it.
+                if errno == EPIPE || errno == ECONNRESET { return }
                 throw .system("send", errno: errno)
             }
             try wait(for: Int16(POLLOUT), deadline: deadline, timeout: timeout)

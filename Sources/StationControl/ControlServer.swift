@@ -69,6 +69,7 @@ public final class ControlServer: @unchecked Sendable {
     // Server thread only.
     private var listenFD: Int32 = -1
     private var clients: [Int32: Client] = [:]
+    private var acceptPaused = false
 
     public init(controller: any StationControlling, options: Options = Options()) {
         self.controller = controller
@@ -145,7 +146,10 @@ public final class ControlServer: @unchecked Sendable {
     private func serve() {
         var chunk = [UInt8](repeating: 0, count: 64 * 1024)
         while !isStopping {
-            var fds = [pollfd(fd: listenFD, events: Int16(POLLIN), revents: 0)]
+            // Out of descriptors, the listener would wake poll at once, forever: rest it a moment.
+            let resting = acceptPaused
+            acceptPaused = false
+            var fds = [pollfd(fd: listenFD, events: resting ? 0 : Int16(POLLIN), revents: 0)]
             fds.append(pollfd(fd: waker.readFD, events: Int16(POLLIN), revents: 0))
             for (fd, client) in clients {
                 var events: Int16 = 0
@@ -153,7 +157,7 @@ public final class ControlServer: @unchecked Sendable {
                 if client.hasOutput { events |= Int16(POLLOUT) }
                 fds.append(pollfd(fd: fd, events: events, revents: 0))
             }
-            let n = poll(&fds, nfds_t(fds.count), -1)
+            let n = poll(&fds, nfds_t(fds.count), resting ? 100 : -1)
             if n < 0 {
                 if errno == EINTR { continue }
                 break  // Only a programming error gets here; leave rather than spin.
@@ -184,7 +188,11 @@ public final class ControlServer: @unchecked Sendable {
     private func acceptClients() {
         while true {
             let fd = accept(listenFD, nil, nil)
-            if fd < 0 { return }  // EAGAIN: all taken; anything else: try again next round.
+            if fd < 0 {
+                let code = errno
+                if code == EMFILE || code == ENFILE || code == ENOBUFS || code == ENOMEM { acceptPaused = true }
+                return  // EAGAIN: all taken; anything else: try again next round.
+            }
             _ = fcntl(fd, F_SETFD, FD_CLOEXEC)
             guard setNonBlocking(fd) else {
                 close(fd)
@@ -198,6 +206,7 @@ public final class ControlServer: @unchecked Sendable {
                 // One best-effort write: a fresh socket's buffer holds it, and a busy server
                 // must not wait for anyone.
                 _ = line.withUnsafeBytes { sendBytes(fd, $0.baseAddress, $0.count) }
+                discardInput(fd)
                 close(fd)
                 continue
             }
@@ -281,13 +290,13 @@ public final class ControlServer: @unchecked Sendable {
                 try controller.endSession(suggestions: suggestions)
                 reply = ControlProtocol.encodeReply(id: id, result: Done())
             case .watch:
-                // The reply goes into the queue before any event can: events reach the
-                // client only through `deliverEvents`, on this thread, after this returns.
-                enqueue(ControlProtocol.encodeReply(id: id, result: Done()), to: client)
-                guard clients[client.fd] != nil else { return }
+                // Registered before the reply, so a client that has the reply is watching. The
+                // reply still goes out first: events reach the client only through
+                // `deliverEvents`, on this thread, after this returns.
                 let outbox = Outbox(limit: options.maxQueuedBytes, waker: waker)
                 let token = controller.watch { line in outbox.offer(line) }
                 client.watch = (outbox, token)
+                enqueue(ControlProtocol.encodeReply(id: id, result: Done()), to: client)
                 return
             }
         } catch {
@@ -346,6 +355,7 @@ public final class ControlServer: @unchecked Sendable {
             outbox.close()
             controller.unwatch(token)
         }
+        discardInput(client.fd)
         close(client.fd)
     }
 
@@ -368,12 +378,12 @@ public final class ControlServer: @unchecked Sendable {
 
     private func giveToGroup(_ path: String, _ group: String) -> [String] {
         guard let gid = groupID(group) else {
-            return ["group '\(group)' does not exist; \(path) keeps its owner's group, so only its owner may connect"]
+            return ["group '\(group)' does not exist; \(path) keeps the daemon's own group"]
         }
         if chown(path, uid_t.max, gid) != 0 {
             let code = errno
             return [
-                "could not give \(path) to group '\(group)' (\(errnoText(code))); only its owner may connect"
+                "could not give \(path) to group '\(group)' (\(errnoText(code))); it keeps the daemon's own group"
             ]
         }
         return []
@@ -400,7 +410,10 @@ private final class Client {
 /// A watcher's events between the daemon's log thread and the server's thread.
 private final class Outbox: @unchecked Sendable {
     // @unchecked: every field is behind `lock`.
-    enum Taken { case lines(Data), overflowed }
+    enum Taken {
+        case lines(Data)
+        case overflowed
+    }
 
     private let lock = NSLock()
     private var pending = Data()
@@ -540,6 +553,16 @@ func setNoSigPipe(_ fd: Int32) {
         var one: Int32 = 1
         _ = setsockopt(fd, SOL_SOCKET, SO_NOSIGPIPE, &one, socklen_t(MemoryLayout<Int32>.size))
     #endif
+}
+
+/// Reads and forgets what a client sent but we will not handle: closing a Unix socket with
+/// unread input resets the peer, which could then lose the error line we just sent it.
+func discardInput(_ fd: Int32) {
+    var scratch = [UInt8](repeating: 0, count: 4096)
+    for _ in 0..<16 {
+        let n = scratch.withUnsafeMutableBytes { recv(fd, $0.baseAddress, $0.count, Int32(MSG_DONTWAIT)) }
+        if n <= 0 { return }
+    }
 }
 
 func setNonBlocking(_ fd: Int32) -> Bool {

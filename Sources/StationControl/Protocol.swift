@@ -109,16 +109,24 @@ extension ControlProtocol {
         func fail(_ refusal: ControlRefusal) -> Result<(id: Int?, request: ControlRequest), DecodeFailure> {
             .failure(DecodeFailure(id: id, refusal: refusal))
         }
+        // The version first: a later version may name its other fields differently.
+        let version: Int
+        do {
+            version = try decoder.decode(VersionProbe.self, from: line).v
+        } catch {
+            return fail(badRequest(error))
+        }
+        guard version == Self.version else {
+            return fail(
+                ControlRefusal(
+                    .badVersion,
+                    "protocol version \(version) is not supported; this lineupd speaks version \(Self.version)"))
+        }
         let head: Head
         do {
             head = try decoder.decode(Head.self, from: line)
         } catch {
             return fail(badRequest(error))
-        }
-        guard head.v == version else {
-            return fail(
-                ControlRefusal(
-                    .badVersion, "protocol version \(head.v) is not supported; this lineupd speaks version \(version)"))
         }
         do {
             switch head.request {
@@ -238,8 +246,11 @@ private struct IdProbe: Decodable {
     var id: Int?
 }
 
-private struct Head: Decodable {
+private struct VersionProbe: Decodable {
     var v: Int
+}
+
+private struct Head: Decodable {
     var id: Int?
     var request: String
 }

@@ -17,6 +17,7 @@ struct Lineupctl: ParsableCommand {
             Selftest.self, Version.self, Bench.self,
             Dogs.self, Samples.self, Sessions.self, SessionCommand.self, Trials.self, Events.self,
             Progress.self, Stats.self, Export.self, Backup.self,
+            StatusCommand.self, LayoutCommand.self, ReadyCommand.self, WatchCommand.self,
         ]
     )
 }

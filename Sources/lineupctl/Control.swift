@@ -1,0 +1,258 @@
+import ArgumentParser
+import Foundation
+import StationControl
+import TrainingEngine
+
+// The trainer's and the loading assistant's commands: they talk to the running lineupd
+// through its control socket. `session start|end|abort` hang under the `session` group in
+// ResearchCommands.swift; the rest sit at the root.
+
+/// Where lineupd's socket is: shared by every control command.
+struct SocketOptions: ParsableArguments {
+    @Option(
+        name: .long,
+        help: ArgumentHelp(
+            "lineupd's control socket (default: $\(ControlProtocol.socketEnvironmentVariable), else \(ControlProtocol.defaultSocketPath)).",
+            valueName: "path"),
+        completion: .file())
+    var socket: String?
+
+    var client: ControlClient { ControlClient(path: ControlClient.path(option: socket)) }
+}
+
+private let completionNote = """
+    Shell completion: lineupctl --generate-completion-script bash (or zsh, fish).
+    """
+
+/// Runs a control command's body; any failure becomes one line on stderr and exit status 1.
+private func controlCommand(_ body: () throws -> Void) throws {
+    do {
+        try body()
+    } catch let exit as ExitCode {
+        throw exit
+    } catch let error as ControlClientError {
+        if case .refused(let refusal) = error {
+            printError("\(refusal.message) (\(refusal.code.rawValue))")
+        } else {
+            printError(error.description)
+        }
+        throw ExitCode(1)
+    } catch {
+        printError(String(describing: error))
+        throw ExitCode(1)
+    }
+}
+
+// MARK: - status
+
+struct StatusCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "status",
+        abstract: "What the station is doing now: session, trial, audio, sensors.",
+        discussion: """
+            Examples:
+              lineupctl status
+              lineupctl status --json
+              LINEUP_SOCKET=/tmp/lineup.sock lineupctl status
+
+            \(completionNote)
+            """)
+
+    @OptionGroup var socket: SocketOptions
+    @Flag(help: "Print one JSON object.") var json = false
+
+    func run() throws {
+        try controlCommand {
+            let s = try socket.client.status()
+            if json { return try printJSON(s) }
+            var lines = ["State       \(s.state)"]
+            if let session = s.session { lines.append("Session     \(session)") }
+            if let dog = s.dog { lines.append("Dog         \(dog)") }
+            if let mode = s.mode { lines.append("Mode        \(mode.rawValue)") }
+            if let trial = s.trial {
+                lines.append("Trial       \(trial)\(s.trials.map { " of \($0)" } ?? "")")
+            }
+            if let phase = s.phase { lines.append("Phase       \(phase)") }
+            lines += [
+                "Audio       \(s.audio)",
+                "GPIO        \(s.gpio)",
+                "Clicks      \(s.clicks) (\(s.failedClicks) failed)",
+                "Edges       \(s.edges) (\(s.droppedEdges) dropped)",
+                "Log         \(s.logOverflow) overflowed",
+                "Up          \(formatUptime(s.uptimeSeconds))",
+            ]
+            say(lines.joined(separator: "\n"))
+        }
+    }
+}
+
+private func formatUptime(_ seconds: Double) -> String {
+    let total = Int(max(0, seconds))
+    let (h, m, s) = (total / 3600, total / 60 % 60, total % 60)
+    return h > 0 ? "\(h)h \(m)m" : m > 0 ? "\(m)m \(s)s" : "\(s)s"
+}
+
+// MARK: - session start | end | abort
+
+struct SessionStart: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "start",
+        abstract: "Start a session on the station: a dog, a program step and a mode.",
+        discussion: """
+            The station then waits for `lineupctl ready` before each trial.
+
+            Examples:
+              lineupctl session start --dog Rex --program study \\
+                  --step discriminate/2 --mode double-blind
+              lineupctl session start --dog Rex --program study \\
+                  --step discriminate/2 --exercise 1 --mode automated \\
+                  --trials 20 --sample T-7 --sample C-2 --seed 42
+            """)
+
+    @OptionGroup var socket: SocketOptions
+    @Option(help: "The dog's name.") var dog: String
+    @Option(help: "A built-in program: study or research-5-station.") var program: String
+    @Option(help: ArgumentHelp("The program step, as phase/step.", valueName: "phase/step")) var step: String
+    @Option(help: "An exercise id within the step (default: the step's first).") var exercise: String?
+    @Option(help: "How the session runs; double-blind hides the layout from the handler.") var mode: TrainingMode
+    @Option(help: "How many trials (default: the step's).") var trials: Int?
+    @Option(name: .customLong("sample"), help: ArgumentHelp("A sample id to use; repeat for more.", valueName: "id"))
+    var samples: [String] = []
+    @Option(help: "Who handles the dog, for the record.") var handler: String?
+    @Option(help: "Seed for the layouts, to repeat a session exactly.") var seed: UInt64?
+    @Flag(help: "Print one JSON object.") var json = false
+
+    func validate() throws {
+        if let trials, trials < 1 { throw ValidationError("--trials must be at least 1") }
+    }
+
+    func run() throws {
+        try controlCommand {
+            let request = SessionRequest(
+                dog: dog, program: program, step: step, exercise: exercise, mode: mode, trials: trials,
+                samples: samples, handler: handler, seed: seed)
+            let id = try socket.client.startSession(request)
+            if json { return try printJSON(SessionStarted(session: id)) }
+            say("Session \(id) started for \(dog) (\(mode.rawValue)); say `lineupctl ready` when loaded.")
+        }
+    }
+}
+
+// Retroactive, as SampleKind's in ResearchCommands.swift: the mode's raw values are the words typed.
+extension TrainingMode: ExpressibleByArgument {}
+
+struct SessionEnd: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "end",
+        abstract: "End the session, with the trainer's improvement suggestions.",
+        discussion: """
+            Examples:
+              lineupctl session end
+              lineupctl session end --suggestions "Shorter holds at station 3; fresh blanks"
+            """)
+
+    @OptionGroup var socket: SocketOptions
+    @Option(help: ArgumentHelp("What to do better next time.", valueName: "text")) var suggestions: String?
+
+    func run() throws {
+        try controlCommand {
+            try socket.client.endSession(suggestions: suggestions)
+            say("Session ended.")
+        }
+    }
+}
+
+struct SessionAbort: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "abort",
+        abstract: "Stop the current trial (recorded as aborted) and the session's block.",
+        discussion: """
+            Example:
+              lineupctl session abort
+            """)
+
+    @OptionGroup var socket: SocketOptions
+
+    func run() throws {
+        try controlCommand {
+            try socket.client.abort()
+            say("Aborted.")
+        }
+    }
+}
+
+// MARK: - layout, ready, watch
+
+struct LayoutCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "layout",
+        abstract: "The current layout: which sample goes in which station.",
+        discussion: """
+            For the loading assistant. In a double-blind session the handler's view is refused;
+            the assistant asks with --assistant. This guards against a slip, not against a
+            member of the lineup group who means to look.
+
+            Examples:
+              lineupctl layout --assistant
+              lineupctl layout --assistant --json
+            """)
+
+    @OptionGroup var socket: SocketOptions
+    @Flag(help: "Ask as the loading assistant (needed in double-blind sessions).") var assistant = false
+    @Flag(help: "Print one JSON array.") var json = false
+
+    func run() throws {
+        try controlCommand {
+            let stations = try socket.client.layout(view: assistant ? .assistant : .handler)
+            if json { return try printJSON(stations) }
+            var lines = ["Station  Kind        Sample"]
+            for entry in stations {
+                let station = entry.station.padding(toLength: max(7, entry.station.count), withPad: " ", startingAt: 0)
+                let kind = entry.kind.rawValue.padding(toLength: 10, withPad: " ", startingAt: 0)
+                lines.append("\(station)  \(kind)  \(entry.sample ?? "-")")
+            }
+            say(lines.joined(separator: "\n"))
+        }
+    }
+}
+
+struct ReadyCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "ready",
+        abstract: "The containers are loaded: start the next trial.",
+        discussion: """
+            Example:
+              lineupctl ready
+            """)
+
+    @OptionGroup var socket: SocketOptions
+
+    func run() throws {
+        try controlCommand {
+            try socket.client.ready()
+            say("Trial started.")
+        }
+    }
+}
+
+struct WatchCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "watch",
+        abstract: "Follow the station's events live, one JSON object per line, until interrupted.",
+        discussion: """
+            Examples:
+              lineupctl watch
+              lineupctl watch | jq -c 'select(.event == "trial")'
+            """)
+
+    @OptionGroup var socket: SocketOptions
+
+    func run() throws {
+        try controlCommand {
+            try socket.client.watch { line in
+                say(line)
+                return true
+            }
+        }
+    }
+}
