@@ -98,7 +98,11 @@ public final class SessionLog: Sendable {
         var config = Configuration()
         config.busyMode = .timeout(busyTimeout)
         config.label = "lineup.log"
+        // The station appends and rarely reads back: a small pool and page cache keep the
+        // daemon's memory small on a board.
+        config.maximumReaderCount = 2
         config.prepareDatabase { db in
+            try db.execute(sql: "PRAGMA cache_size = -1024")
             // FULL: each commit reaches the disk before commitTrial returns, so an
             // announced outcome survives a power cut, not only a crash.
             try db.execute(sql: "PRAGMA synchronous = FULL")
