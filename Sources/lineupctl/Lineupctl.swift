@@ -9,9 +9,23 @@ struct Lineupctl: ParsableCommand {
         commandName: "lineupctl",
         abstract: "Control the scent lineup station and read its log.",
         discussion: """
-            Examples:
+            Controlling the station (members of the lineup group, over its control socket):
+              lineupctl status
+              lineupctl session start --dog Rex --program research-5-station --step phase-3/1 --mode double-blind
+              lineupctl layout --assistant
+              lineupctl ready
+              lineupctl watch
+              lineupctl session end --suggestions "shorter blocks"
+
+            Reading the log (read-only, safe while the station runs):
+              lineupctl sessions --dog Rex
+              lineupctl export --what trials --format csv > trials.csv
+
+            Checking and measuring the board:
               lineupctl selftest --config /etc/lineup/station.toml
               lineupctl bench click
+
+            Shell completion: lineupctl --generate-completion-script bash > /etc/bash_completion.d/lineupctl
             """,
         subcommands: [
             Selftest.self, Version.self, Bench.self,

@@ -214,7 +214,7 @@ struct Sessions: ParsableCommand {
 
 struct SessionCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
-        commandName: "session", abstract: "One session in detail.", subcommands: [Show.self, SessionStart.self, SessionEnd.self, SessionAbort.self])
+        commandName: "session", abstract: "Start, end or abort a session on the station; show one from the log.", subcommands: [Show.self, SessionStart.self, SessionEnd.self, SessionAbort.self])
 
     struct Show: ParsableCommand {
         static let configuration = CommandConfiguration(
