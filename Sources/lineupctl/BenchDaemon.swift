@@ -46,7 +46,9 @@ struct BenchDaemon: ParsableCommand {
             for (i, byte) in notifyPath.utf8.prefix(raw.count - 1).enumerated() { raw[i] = byte }
         }
         let bound = withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(notify, $0, socklen_t(MemoryLayout<sockaddr_un>.size)) }
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                bind(notify, $0, socklen_t(MemoryLayout<sockaddr_un>.size))
+            }
         }
         guard notify >= 0, bound == 0 else {
             printError("bench daemon: cannot bind \(notifyPath)")
@@ -74,7 +76,9 @@ struct BenchDaemon: ParsableCommand {
         while readyAt == 0, MonotonicClock.now() - spawned < 10_000_000_000 {
             guard poll(&pfd, 1, 100) > 0 else { continue }
             let n = recv(notify, &buffer, buffer.count, 0)
-            if n > 0, String(decoding: buffer[0..<n], as: UTF8.self).contains("READY=1") { readyAt = MonotonicClock.now() }
+            if n > 0, String(decoding: buffer[0..<n], as: UTF8.self).contains("READY=1") {
+                readyAt = MonotonicClock.now()
+            }
         }
         guard readyAt != 0 else {
             printError("bench daemon: lineupd sent no READY=1 within 10 s")

@@ -113,6 +113,71 @@ struct ServingStationTests {
         #expect(check == "ok")
     }
 
+    /// Sends raw bytes on a fresh connection and closes it without reading (a client that
+    /// vanishes mid-request), or reads one reply line.
+    func raw(_ path: String, _ bytes: [UInt8], read: Bool) -> String? {
+        let fd = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue), 0)
+        guard fd >= 0 else { return nil }
+        defer { close(fd) }
+        var address = sockaddr_un()
+        address.sun_family = sa_family_t(AF_UNIX)
+        withUnsafeMutableBytes(of: &address.sun_path) { raw in
+            for (i, byte) in path.utf8.prefix(raw.count - 1).enumerated() { raw[i] = byte }
+        }
+        let connected = withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                connect(fd, $0, socklen_t(MemoryLayout<sockaddr_un>.size))
+            }
+        }
+        guard connected == 0 else { return nil }
+        _ = bytes.withUnsafeBytes { send(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
+        guard read else { return nil }
+        var timeout = timeval(tv_sec: 5, tv_usec: 0)
+        setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
+        var buffer = [UInt8](repeating: 0, count: 4096)
+        let n = recv(fd, &buffer, buffer.count, 0)
+        return n > 0 ? String(decoding: buffer[0..<n], as: UTF8.self) : ""
+    }
+
+    @Test func garbageOnTheSocketLeavesTheRunningSessionUnharmed() throws {
+        guard let daemon = try Daemon(speed: 50) else { return }
+        defer { if daemon.process.isRunning { _ = daemon.terminate() } }
+        #expect(daemon.waitReady())
+        let client = daemon.client
+        let id = try client.startSession(
+            SessionRequest(dog: "Rex", program: "research-5-station", step: "phase-3/1", mode: .automated, trials: 2))
+        try client.ready()
+        var random = SystemRandomNumberGenerator()
+        var seed: UInt64 = 0x5EED
+        for i in 0..<150 {
+            seed = seed &* 6_364_136_223_846_793_005 &+ 1_442_695_040_888_963_407
+            let length = Int(seed >> 54)  // 0...1023
+            var bytes = (0..<length).map { _ in UInt8.random(in: 0...255, using: &random) }
+            if i % 3 == 0 { bytes.append(10) }
+            _ = raw(daemon.socket, bytes, read: false)
+        }
+        // A line far over the limit, an unknown request, a wrong version, a wrong type.
+        let huge = [UInt8](repeating: 65, count: 1 << 20) + [10]
+        let replies = [
+            raw(daemon.socket, huge, read: true),
+            raw(daemon.socket, Array(#"{"v":1,"id":1,"request":"launch"}"#.utf8) + [10], read: true),
+            raw(daemon.socket, Array(#"{"v":9,"id":1,"request":"status"}"#.utf8) + [10], read: true),
+            raw(daemon.socket, Array(#"{"v":1,"id":"x","request":"ready"}"#.utf8) + [10], read: true),
+        ]
+        for reply in replies {
+            // An error reply, or a closed connection: never a success, never a crash.
+            #expect(reply.map { $0.isEmpty || $0.contains(#""ok":false"#) } ?? true, "reply: \(reply ?? "nil")")
+        }
+        let status = try client.status()
+        #expect(status.state == "session" && status.session == id)
+        #expect(eventually(10) { (try? client.status().trial) == 1 })
+        try client.ready()
+        #expect(eventually(10) { (try? client.status().trial) == 2 })
+        try client.endSession(suggestions: nil)
+        #expect(daemon.terminate().status == 0)
+        #expect(try SessionLog.openReader(path: daemon.db).trials().count == 2)
+    }
+
     @Test func aTrainerLedExerciseTakesTheClickerAndErrorCommandsAndEnds() throws {
         guard let daemon = try Daemon(speed: 50) else { return }
         defer { if daemon.process.isRunning { _ = daemon.terminate() } }
