@@ -96,7 +96,7 @@ final class EngineHandler: HotPathHandler, @unchecked Sendable {
         self.clickerLine = clickerLine
         self.errorLine = errorLine
         trainerLed = configuration.mode == .trainerLed
-        notes = EventRing<EngineNote>(capacity: 1 << 14)
+        notes = EventRing<EngineNote>(capacity: 1 << 12)
     }
 
     func handle(_ edge: SensorEdge) -> HotPathDecision {
