@@ -54,6 +54,9 @@ public struct StationStatus: Sendable, Codable, Hashable {
     public var trial: Int?
     public var trials: Int?
     public var phase: String?
+    /// Trainer-led: the repetition of the exercise running now (from 1), and how many are done.
+    public var exercise: Int?
+    public var exercisesDone: Int?
     public var audio: String
     public var gpio: String
     public var clicks: UInt64

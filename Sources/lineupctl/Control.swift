@@ -72,7 +72,10 @@ struct StatusCommand: ParsableCommand {
             if let trial = s.trial {
                 lines.append("Trial       \(trial)\(s.trials.map { " of \($0)" } ?? "")")
             }
-            if let phase = s.phase { lines.append("Phase       \(phase)") }
+            if let phase = s.phase { lines.append("Step        \(phase)") }
+            if let done = s.exercisesDone {
+                lines.append("Exercise    \(s.exercise.map { "repetition \($0) running, " } ?? "")\(done) done")
+            }
             lines += [
                 "Audio       \(s.audio)",
                 "GPIO        \(s.gpio)",

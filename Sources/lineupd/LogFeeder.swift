@@ -36,8 +36,9 @@ final class LogFeeder: @unchecked Sendable {
     /// Trials committed so far, and inter-trial intervals over: the assistant's cue to load.
     let committed = Atomic<Int>(0)
     let intervalsOver = Atomic<Int>(0)
-    /// Trainer-led repetitions finished.
+    /// Trainer-led repetitions finished, and the one running now (from 1), or -1.
     let exercisesDone = Atomic<Int>(0)
+    let exercising = Atomic<Int>(-1)
     /// The trial the dog is searching now (0-based), or -1: the virtual dog's cue in serve mode.
     let searching = Atomic<Int>(-1)
 
@@ -237,6 +238,7 @@ final class LogFeeder: @unchecked Sendable {
                     kind: .note, sessionId: settings.sessionId, trialId: trialId,
                     station: station >= 0 ? station + 1 : nil, time: time(at), detail: #"{"error_mark":true}"#))
         case .exerciseStarted(let repetition, let at):
+            exercising.store(repetition, ordering: .releasing)
             submit(
                 LoggedEvent(
                     kind: .cue, sessionId: settings.sessionId, time: time(at),
@@ -249,6 +251,7 @@ final class LogFeeder: @unchecked Sendable {
                         "cue": "exercise-end", "repetition": "\(repetition)", "clicks": "\(clicks)",
                         "errors": "\(errors)", "aborted": "\(aborted)",
                     ])))
+            exercising.store(-1, ordering: .releasing)
             exercisesDone.add(1, ordering: .releasing)
         }
     }

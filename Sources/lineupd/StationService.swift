@@ -32,13 +32,20 @@ final class StationService: StationControlling, @unchecked Sendable {
         let loop: HotLoop
         let feeder: LogFeeder
         let layouts: [TrialLayout]
+        let trainerLed: Bool
+        let hold: UInt64
         let loopDone = Atomic<Bool>(false)
 
-        init(handler: EngineHandler, loop: HotLoop, feeder: LogFeeder, layouts: [TrialLayout]) {
+        init(
+            handler: EngineHandler, loop: HotLoop, feeder: LogFeeder, layouts: [TrialLayout], trainerLed: Bool,
+            hold: UInt64
+        ) {
             self.handler = handler
             self.loop = loop
             self.feeder = feeder
             self.layouts = layouts
+            self.trainerLed = trainerLed
+            self.hold = hold
         }
     }
 
@@ -160,7 +167,9 @@ final class StationService: StationControlling, @unchecked Sendable {
                 lineCount: inputs.count,
                 windowNanoseconds: nanoseconds(milliseconds: options.board.timing.debounceMilliseconds)),
             handler: handler, player: player, records: ring, recordsReady: recordsReady)
-        let segment = Segment(handler: handler, loop: loop, feeder: feeder, layouts: layouts)
+        let segment = Segment(
+            handler: handler, loop: loop, feeder: feeder, layouts: layouts,
+            trainerLed: configuration.mode == .trainerLed, hold: configuration.hold)
         feeder.start()
         let started = Atomic<Bool>(false)
         let realtime = options.realtime
@@ -213,6 +222,11 @@ final class StationService: StationControlling, @unchecked Sendable {
             status.trials = current.mode == .trainerLed ? nil : current.trials
             status.trial = current.mode == .trainerLed ? nil : segment.feeder.committed.load(ordering: .acquiring)
             status.phase = current.step
+            if current.mode == .trainerLed {
+                let running = segment.feeder.exercising.load(ordering: .acquiring)
+                status.exercise = running > 0 ? running : nil
+                status.exercisesDone = segment.feeder.exercisesDone.load(ordering: .acquiring)
+            }
         }
         return status
     }
@@ -272,18 +286,17 @@ final class StationService: StationControlling, @unchecked Sendable {
             configuration.exerciseDuration = nanoseconds(seconds: exercise.durationSeconds / options.speed)
         }
         let seed = request.seed ?? UInt64.random(in: 1...999_999_999)
+        // The step's lineup on this board: stations beyond the step's stay empty (blanks). A
+        // trainer-led exercise keeps one set-up for all its repetitions.
         var layouts: [TrialLayout] = []
-        if request.mode != .trainerLed {
-            // The step's lineup on this board: stations beyond the step's stay empty (blanks).
-            var setup = step.lineup
-            setup.blanks += inputs.stationCount - setup.stations
-            setup.stations = inputs.stationCount
-            var generator = LayoutGenerator(setup: setup, samples: samples, seed: seed)
-            do {
-                layouts = try generator.block(count: trials)
-            } catch {
-                throw ControlRefusal(.badRequest, "cannot lay out \(trials) trials: \(error)")
-            }
+        var setup = step.lineup
+        setup.blanks += inputs.stationCount - setup.stations
+        setup.stations = inputs.stationCount
+        var generator = LayoutGenerator(setup: setup, samples: samples, seed: seed)
+        do {
+            layouts = try generator.block(count: request.mode == .trainerLed ? 1 : trials)
+        } catch {
+            throw ControlRefusal(.badRequest, "cannot lay out \(trials) trials: \(error)")
         }
 
         // The dog: by id or name; a new name is a new dog.
@@ -363,10 +376,7 @@ final class StationService: StationControlling, @unchecked Sendable {
             throw ControlRefusal(
                 .blind, "double-blind session: the layout is for the loading assistant (lineupctl layout --assistant)")
         }
-        guard current.mode != .trainerLed else {
-            throw ControlRefusal(.noSession, "a trainer-led exercise has no generated layout")
-        }
-        let done = segment.feeder.committed.load(ordering: .acquiring)
+        let done = current.mode == .trainerLed ? 0 : segment.feeder.committed.load(ordering: .acquiring)
         guard done < segment.layouts.count else { throw ControlRefusal(.notReady, "the block is complete") }
         let names = options.board.stations.map(\.name)
         return segment.layouts[done].stations.enumerated().map { i, content in
@@ -437,38 +447,85 @@ final class StationService: StationControlling, @unchecked Sendable {
 
     // MARK: The simulated station's virtual dog
 
-    /// Searches each trial of the running session as it starts, edge by edge in real time.
+    /// Searches each trial of the running session as it starts, edge by edge in real time. In
+    /// a trainer-led exercise it searches each repetition, and a virtual trainer presses the
+    /// clicker when the dog holds at the target and the error button when it holds elsewhere.
     private func runDog() {
         guard let parameters = options.dog, let lineup = simulated else { return }
         var dog = VirtualDog(parameters: parameters, seed: 0xD06)
         var edges: [RawEdge] = []
         var lastSearched: (ObjectIdentifier?, Int) = (nil, -1)
+        let lines = buttonLines
         while !dogStop.load(ordering: .acquiring) {
             usleep(20_000)
             switching.lock()
             let segment = self.segment
             switching.unlock()
             guard let segment else { continue }
-            let trial = segment.feeder.searching.load(ordering: .acquiring)
-            let key = (ObjectIdentifier(segment), trial)
-            guard trial >= 0, trial < segment.layouts.count, key.0 != lastSearched.0 || key.1 != lastSearched.1 else {
-                continue
-            }
+            let turn =
+                segment.trainerLed
+                ? segment.feeder.exercising.load(ordering: .acquiring)
+                : segment.feeder.searching.load(ordering: .acquiring)
+            let layoutIndex = segment.trainerLed ? 0 : turn
+            let key = (ObjectIdentifier(segment), turn)
+            guard turn >= 0, layoutIndex < segment.layouts.count, key.0 != lastSearched.0 || key.1 != lastSearched.1
+            else { continue }
             lastSearched = key
+            let layout = segment.layouts[layoutIndex]
             edges.removeAll(keepingCapacity: true)
-            dog.search(kinds: segment.layouts[trial].kinds, startAt: MonotonicClock.now(), into: &edges)
+            dog.search(kinds: layout.kinds, startAt: MonotonicClock.now(), into: &edges)
+            edges.sort { $0.at < $1.at }
+            if segment.trainerLed { edges += trainerPresses(edges, layout: layout, hold: segment.hold, lines: lines) }
             edges.sort { $0.at < $1.at }
             for edge in edges {
-                if dogStop.load(ordering: .acquiring) || segment.feeder.searching.load(ordering: .acquiring) != trial {
-                    break
-                }
+                let still =
+                    segment.trainerLed
+                    ? segment.feeder.exercising.load(ordering: .acquiring)
+                    : segment.feeder.searching.load(ordering: .acquiring)
+                if dogStop.load(ordering: .acquiring) || still != turn { break }
                 MonotonicClock.sleep(until: edge.at)
                 lineup.inject(line: UInt32(edge.station), active: edge.present)
             }
             // A nose left at a station would hold the next trial's sensor: lift it.
-            for station in 0..<inputs.stationCount where lineup.level(of: UInt32(station)) == true {
-                lineup.inject(line: UInt32(station), active: false)
+            for line in 0..<inputs.count where lineup.level(of: UInt32(line)) == true {
+                lineup.inject(line: UInt32(line), active: false)
             }
         }
+    }
+
+    /// The virtual trainer's button presses for a search: a visit held for `hold` earns the
+    /// clicker at the target and the error button elsewhere, pressed at the hold's end.
+    private func trainerPresses(
+        _ edges: [RawEdge], layout: TrialLayout, hold: UInt64, lines: (ready: UInt32, clicker: UInt32, error: UInt32)
+    ) -> [RawEdge] {
+        var presses: [RawEdge] = []
+        var since: [Int: UInt64] = [:]
+        var leftAt: [Int: UInt64] = [:]
+        let chatter: UInt64 = 20_000_000
+        func press(_ line: UInt32, at t: UInt64) {
+            guard line != .max else { return }
+            presses.append(RawEdge(station: Int(line), present: true, at: t))
+            presses.append(RawEdge(station: Int(line), present: false, at: t &+ 30_000_000))
+        }
+        func close(_ station: Int, at end: UInt64) {
+            guard let start = since.removeValue(forKey: station), end &- start >= hold else { return }
+            let isTarget = station < layout.stations.count && layout.stations[station].kind == .target
+            press(isTarget ? lines.clicker : lines.error, at: start &+ hold)
+        }
+        for edge in edges where edge.station < inputs.stationCount {
+            if edge.present {
+                // Back within the chatter span: the same visit goes on; later, a new visit.
+                if let left = leftAt.removeValue(forKey: edge.station), edge.at &- left >= chatter {
+                    close(edge.station, at: left)
+                }
+                if since[edge.station] == nil { since[edge.station] = edge.at }
+            } else {
+                leftAt[edge.station] = edge.at
+            }
+        }
+        // Visits end at their last departure.
+        for (station, end) in leftAt { close(station, at: end) }
+        for station in Array(since.keys) { close(station, at: edges.last?.at ?? 0) }
+        return presses
     }
 }

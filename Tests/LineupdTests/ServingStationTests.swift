@@ -178,19 +178,38 @@ struct ServingStationTests {
         #expect(try SessionLog.openReader(path: daemon.db).trials().count == 2)
     }
 
-    @Test func aTrainerLedExerciseTakesTheClickerAndErrorCommandsAndEnds() throws {
-        guard let daemon = try Daemon(speed: 50) else { return }
+    @Test func aTrainerLedExerciseIsDrivenByTheClickerAndErrorButtons() throws {
+        guard let daemon = try Daemon(speed: 10) else { return }
         defer { if daemon.process.isRunning { _ = daemon.terminate() } }
         #expect(daemon.waitReady())
         let client = daemon.client
-        _ = try client.startSession(
-            SessionRequest(dog: "Ada", program: "study", step: "indicate/1", mode: .trainerLed))
-        // A trainer-led exercise has no layout to hide or show.
-        #expect(throws: ControlClientError.self) { try client.layout(view: .assistant) }
-        try client.ready()  // starts the timed exercise
-        #expect(eventually(10) { (try? client.status().state) == "session" })
-        try client.endSession(suggestions: nil)
+        // Target and an empty container; 30 s exercises, up to four times (3 s each here).
+        let id = try client.startSession(
+            SessionRequest(dog: "Ada", program: "study", step: "target-scent/1", mode: .trainerLed))
+        // Trainer-led: nothing is blind; the assistant and the handler may both see the set-up.
+        #expect(try client.layout(view: .handler).count == 5)
+        for repetition in 1...4 {
+            try client.ready()  // the ready button: the next repetition of the exercise
+            #expect(
+                eventually(20) { (try? client.status().exercisesDone) == repetition }, "repetition \(repetition)")
+        }
+        try client.endSession(suggestions: "reward faster")
         #expect(daemon.terminate().status == 0)
+        let reader = try SessionLog.openReader(path: daemon.db)
+        let filter = LogFilter(sessionId: id)
+        let events = try reader.events(filter, limit: nil)
+        // The virtual trainer pressed the clicker (a click through ALSA with its latency, and a
+        // manual-click note attributed to a station) or the error button at each held visit.
+        let clicks = events.filter { $0.kind == "click" }
+        let manual = events.filter { ($0.detail ?? "").contains("manual_click") }
+        let errors = events.filter { ($0.detail ?? "").contains("error_mark") }
+        let buttons = events.filter { $0.kind == "button" }
+        #expect(!clicks.isEmpty || !errors.isEmpty, "no clicker or error press in \(events.count) events")
+        #expect(clicks.count == manual.count)
+        #expect(buttons.count >= clicks.count + errors.count)
+        let cues = events.filter { ($0.detail ?? "").contains("exercise-start") }
+        #expect(cues.count == 4)
+        #expect(try reader.session(id: id).improvementSuggestions.contains("reward faster"))
     }
 }
 
