@@ -1,0 +1,58 @@
+#!/bin/sh
+# The scripted dog: plays a block file (default block.dog) on gpio-sim lines by writing their
+# sysfs `pull` attributes, and logs every edge it injects. Runs under busybox sh (usleep).
+#
+#   dog.sh SIMDIR BLOCKFILE INJECTED_LOG TRIALS_LOG
+#
+# SIMDIR is /sys/devices/platform/gpio-sim.N/gpiochipM. Line map (vm.toml, active-low with
+# pull-up: the nose / a press pulls the line down): stations A..E = GPIO17 27 22 5 6,
+# clicker GPIO23, error GPIO24, ready GPIO25. Each injected edge is logged as
+#   SEQ OFFSET falling|rising TRIAL
+# in injection order; the trials as "N TARGET OUTCOME".
+sim=$1
+block=$2
+inj=$3
+trials=$4
+: > "$inj"
+: > "$trials"
+seq=0
+trial=0
+
+offset_of() {
+    case "$1" in
+        A) echo 17 ;; B) echo 27 ;; C) echo 22 ;; D) echo 5 ;; E) echo 6 ;;
+        clicker) echo 23 ;; error) echo 24 ;; ready) echo 25 ;;
+        *) echo "dog: unknown station or button $1" >&2; exit 2 ;;
+    esac
+}
+
+# Every line starts idle (pulled up): the caller sets that before anyone watches.
+# drive OFFSET down|up: one edge (the dog only ever changes a line's level).
+drive() {
+    if [ "$2" = down ]; then
+        echo pull-down > "$sim/sim_gpio$1/pull"; edge=falling
+    else
+        echo pull-up > "$sim/sim_gpio$1/pull"; edge=rising
+    fi
+    seq=$((seq + 1))
+    echo "$seq $1 $edge $trial" >> "$inj"
+}
+
+ms() { usleep $(($1 * 1000)); }
+
+while read -r verb a b c rest; do
+    case "$verb" in
+        ''|'#'*) continue ;;
+        trial) trial=$a; echo "$a $b $c" >> "$trials" ;;
+        press|sniff) o=$(offset_of "$a"); drive "$o" down; ms "$b"; drive "$o" up ;;
+        chatter)
+            o=$(offset_of "$a"); n=0
+            while [ "$n" -lt "$b" ]; do
+                drive "$o" down; usleep "$c"; drive "$o" up; usleep "$c"; n=$((n + 1))
+            done ;;
+        gap) ms "$a" ;;
+        end) ;;
+        *) echo "dog: unknown step '$verb'" >&2; exit 2 ;;
+    esac
+done < "$block"
+echo "dog: $trial trials, $seq edges injected" >&2

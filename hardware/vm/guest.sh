@@ -1,0 +1,136 @@
+#!/bin/bash
+# Runs inside the guest, chrooted into the host's userland (hardware/vm/init.sh starts it).
+# 1. lineupctl version (and the API the build was meant to use);
+# 2. lineupctl selftest --config vm.toml --pulses 0: the lines found by name and by chip
+#    label + offset on the gpio-sim chip, and a test click on snd-dummy;
+# 3. the scripted dog (dog.sh, block.dog) drives the sensor and button lines through gpio-sim's
+#    sysfs `pull` attributes while gpiomon records every edge with its kernel timestamp;
+#    every injected edge must be seen, in order, on its line;
+# 4. [hook] lineupd --config vm.toml against the same dog, once the daemon's hardware mode exists.
+# Prints one JSON object on a line starting "LINEUP-VM-RESULT " and exits non-zero on a mismatch.
+set -uo pipefail
+. /tmp/out/params.sh
+out=/tmp/out
+vm=$REPO/hardware/vm
+bb=/tmp/bin/busybox
+sim=/sys/devices/platform/$SIM_DEV/$SIM_CHIP
+say() { echo "guest: $*"; }
+failures=()
+fail() { say "MISMATCH: $*"; failures+=("$*"); }
+ctl() { LD_LIBRARY_PATH="$LINEUPCTL_LD_LIBRARY_PATH" "$LINEUPCTL" "$@"; }
+json_str() { printf '"%s"' "$(printf '%s' "$1" | sed 's/\\/\\\\/g; s/"/\\"/g')"; }
+
+kernel="$(uname -r) $(uname -v)"
+say "kernel $kernel; run $RUN_NAME; lineupctl $LINEUPCTL"
+
+# 1. Version and API.
+version=$(ctl version 2>&1 | head -1)
+say "lineupctl version: $version"
+libgpiod=$(sed -nE 's/^libgpiod ([^ ]+) .*/\1/p' <<< "$version")
+api=$(sed -nE 's/.*\((v[12]) API\).*/\1/p' <<< "$version")
+[ -n "$libgpiod" ] || fail "lineupctl version did not name libgpiod: $version"
+if [ -n "$EXPECT_API" ] && [ "$api" != "$EXPECT_API" ]; then
+    fail "expected the $EXPECT_API API, lineupctl says: $version"
+fi
+
+# The chip as userland sees it (Debian's libgpiod 1.6 tools).
+say "$(gpiodetect 2>&1 | tr '\n' ';')"
+say "gpiofind GPIO17: $(gpiofind GPIO17 2>&1)"
+chipdev=$(gpiofind GPIO17 | cut -d' ' -f1)
+
+# 2. Selftest: lines by name and by label+offset, a test click on snd-dummy.
+# Idle level of every line the lineup uses: pulled up (sensors and buttons are active-low).
+for o in 17 27 22 5 6 23 24 25; do echo pull-up > "$sim/sim_gpio$o/pull"; done
+ctl selftest --config "$vm/vm.toml" --pulses 0 > "$out/selftest.txt" 2>&1
+st_rc=$?
+sed 's/^/guest: selftest| /' "$out/selftest.txt"
+[ "$st_rc" = 0 ] || fail "lineupctl selftest exited $st_rc"
+lines_found=0
+for want in "offset 17 (GPIO17)" "offset 27 (GPIO27)" "offset 22 (GPIO22)" "offset 5 (GPIO5)" \
+            "offset 6 (GPIO6)" "offset 23 (GPIO23)" "offset 24 (GPIO24)" "offset 25 (GPIO25)"; do
+    if grep -q "\[pinctrl-bcm2711\] $want" "$out/selftest.txt"; then
+        lines_found=$((lines_found + 1))
+    else
+        fail "selftest did not find $want on the pinctrl-bcm2711 chip"
+    fi
+done
+if grep -q 'test click played' "$out/selftest.txt"; then test_click=played
+else test_click=failed; fail "selftest's test click on snd-dummy did not play"; fi
+# Inputs read idle (pulled up, active-low): none may read ACTIVE.
+if grep -q 'ACTIVE' "$out/selftest.txt"; then fail "an idle line reads ACTIVE"; fi
+
+# 3. The scripted dog, watched by gpiomon (v1 uAPI; kernel timestamps, CLOCK_MONOTONIC).
+gpiomon -b -B pull-up -F '%o %e %s %n' "$chipdev" 17 27 22 5 6 23 24 25 > "$out/gpiomon.txt" 2> "$out/gpiomon.err" &
+mon=$!
+sleep 1
+kill -0 "$mon" 2>/dev/null || fail "gpiomon did not start: $(cat "$out/gpiomon.err")"
+t0=$(cut -d' ' -f1 /proc/uptime)
+$bb sh "$vm/dog.sh" "$sim" "$vm/block.dog" "$out/injected.txt" "$out/trials.txt" 2>&1 | sed 's/^/guest: /'
+t1=$(cut -d' ' -f1 /proc/uptime)
+sleep 1
+kill -INT "$mon"; wait "$mon" 2>/dev/null
+trials=$(wc -l < "$out/trials.txt")
+injected=$(wc -l < "$out/injected.txt")
+logged=$(wc -l < "$out/gpiomon.txt")
+say "dog: $trials trials in $(awk -v a="$t0" -v b="$t1" 'BEGIN{print b-a}') s; edges injected $injected, seen by gpiomon $logged"
+# Per line: the sequence of edges seen must be the sequence injected (none lost, none extra,
+# same order), with kernel timestamps strictly increasing. The edge type is compared too, but
+# counted apart: the kernel reads the line's level in the interrupt thread to name the edge,
+# so a bounce faster than that thread may be named after the next level.
+check=$(awk '
+    FNR == NR { inj[$2] = inj[$2] " " ($3 == "rising" ? 1 : 0); next }
+    { seen[$1] = seen[$1] " " $2
+      ts = $3 * 1000000000 + $4          # gpiomon 1.6 prints %n without zero padding
+      if (FNR > 1 && ts <= last) backwards++
+      last = ts }
+    END {
+      for (o in inj) {
+          ni = split(inj[o], a, " "); ns = split(seen[o], b, " ")
+          if (ni != ns) { printf "line %s: %d injected, %d seen\n", o, ni, ns; bad++ }
+          else for (i = 1; i <= ni; i++) if (a[i] != b[i]) types++
+      }
+      for (o in seen) if (!(o in inj)) { printf "line %s: edges seen, none injected\n", o; bad++ }
+      printf "RESULT %d %d %d\n", bad + 0, types + 0, backwards + 0
+    }' "$out/injected.txt" "$out/gpiomon.txt")
+grep -v '^RESULT' <<< "$check" | while read -r l; do [ -n "$l" ] && say "MISMATCH: $l"; done
+read -r _ badlines typemis backwards <<< "$(grep '^RESULT' <<< "$check")"
+[ "$injected" -gt 0 ] || fail "the dog injected no edges"
+[ "$injected" = "$logged" ] || fail "edges injected $injected, seen $logged"
+[ "$badlines" = 0 ] || fail "$badlines lines with lost or extra edges"
+[ "$backwards" = 0 ] || fail "$backwards kernel timestamps out of order"
+[ "$typemis" = 0 ] || say "note: $typemis edges named rising/falling after a later level (bounces)"
+
+# 4. The daemon. HOOK: lineupd's hardware mode (lineupd --config FILE reading the GPIO lines)
+# does not exist yet. When it does, run_daemon starts it on vm.toml with an automated program
+# whose layout matches block.dog's targets, replays the same block with dog.sh, and then checks:
+#   - every injected edge is in lineupd's log with its kernel timestamp (edges_logged);
+#   - each trial's outcome in the log equals block.dog's intended one (trials.txt);
+#   - each click's onset: the edge's kernel timestamp to the snd-dummy stream's ALSA trigger
+#     timestamp (both CLOCK_MONOTONIC), p50 and p99 in µs.
+# Until then it reports that the daemon did not run, and the click latency is null.
+daemon="not run: lineupd has no hardware mode (--config) yet"
+click_p50=null; click_p99=null; outcomes_checked=false
+run_daemon() {
+    local lineupd=${LINEUPD:-$(dirname "$LINEUPCTL")/lineupd}
+    [ -x "$lineupd" ] || return 1
+    LD_LIBRARY_PATH="$LINEUPCTL_LD_LIBRARY_PATH" "$lineupd" --help 2>&1 | grep -q -- '--config' || return 1
+    # TODO(issue 6, when lineupd --config exists):
+    #   LD_LIBRARY_PATH=... "$lineupd" --config "$vm/vm.toml" --database /tmp/lineup.db ... &
+    #   $bb sh "$vm/dog.sh" "$sim" "$vm/block.dog" "$out/injected-daemon.txt" "$out/trials.txt"
+    #   stop it, export its log, compare edges / outcomes, compute click latency.
+    return 1
+}
+run_daemon || true
+
+status=ok
+[ ${#failures[@]} = 0 ] || status=mismatch
+result="{\"run\":$(json_str "$RUN_NAME"),\"libgpiod\":$(json_str "$libgpiod"),\"api\":$(json_str "$api"),\"kernel\":$(json_str "$kernel")"
+result+=",\"trials\":$trials,\"edges_injected\":$injected,\"edges_logged\":$logged,\"edges_seen_by\":\"gpiomon (Debian libgpiod 1.6.3 tools, v1 uAPI)\""
+result+=",\"edge_type_renamed\":$typemis,\"lines_found\":$lines_found,\"test_click\":\"$test_click\""
+result+=",\"click_latency_p50_us\":$click_p50,\"click_latency_p99_us\":$click_p99,\"outcomes_checked\":$outcomes_checked,\"daemon\":$(json_str "$daemon")"
+result+=",\"status\":\"$status\""
+[ ${#failures[@]} = 0 ] || result+=",\"failures\":$(json_str "$(IFS=';'; echo "${failures[*]}")")"
+result+="}"
+echo "$result" > "$out/result.json"
+echo "LINEUP-VM-RESULT $result"
+[ ${#failures[@]} = 0 ]
