@@ -2,7 +2,8 @@
 # CI entry of the emulated-hardware tier (for .ci/run, after the unit tests):
 # builds lineupctl against Debian's libgpiod 1.6.3 and against libgpiod 2.x (PyPI gpiod sdist,
 # .ci/libgpiod2.sh, second scratch path .build-v2), then runs hardware/vm/run.sh for each.
-# Prints one JSON object per run (also in .build-vm/results.jsonl) and its wall time.
+# The v1 run's edges are watched by Debian's gpiomon (v1 uAPI), the v2 run's by edgewatch.c
+# built against libgpiod 2.x (v2 uAPI). Prints one JSON object per run (also in .build-vm/results.jsonl) and its wall time.
 # Exits non-zero on any mismatch; if qemu cannot run the guest it says so loudly and fails.
 set -uo pipefail
 cd "$(dirname "$0")/../.."
@@ -20,6 +21,12 @@ pc=$(.ci/libgpiod2.sh | tail -1) || die "libgpiod 2.x build failed"
 PKG_CONFIG_PATH="$pc" swift build --scratch-path .build-v2 --product lineupctl 2>&1 | tail -1 \
     || die "swift build (v2) failed"
 
+say "edgewatch (hardware/vm/edgewatch.c) against libgpiod 2.x"
+v2lib=$(dirname "$pc")
+v2inc=$(dirname "$v2lib")/include
+gcc -O2 -Wall -Wextra -Werror -I"$v2inc" hardware/vm/edgewatch.c -L"$v2lib" -lgpiod_v2 \
+    -Wl,-rpath,"$v2lib" -o .build-vm/edgewatch-v2 || die "edgewatch build failed"
+
 rc=0
 run() {
     local name=$1; shift
@@ -34,7 +41,8 @@ run() {
     if [ "$r" = 2 ]; then rc=2; elif [ "$r" != 0 ] && [ "$rc" = 0 ]; then rc=1; fi
 }
 run v1 --expect-api v1
-run v2 --expect-api v2 --no-install --lineupctl .build-v2/debug/lineupctl --ld-library-path "$(dirname "$pc")"
+run v2 --expect-api v2 --no-install --lineupctl .build-v2/debug/lineupctl --ld-library-path "$v2lib" \
+    --edgewatch .build-vm/edgewatch-v2
 
 say "done"
 echo "emulated-hardware tier wall time: $((SECONDS - start)) s"

@@ -59,11 +59,23 @@ else test_click=failed; fail "selftest's test click on snd-dummy did not play"; 
 # Inputs read idle (pulled up, active-low): none may read ACTIVE.
 if grep -q 'ACTIVE' "$out/selftest.txt"; then fail "an idle line reads ACTIVE"; fi
 
-# 3. The scripted dog, watched by gpiomon (v1 uAPI; kernel timestamps, CLOCK_MONOTONIC).
-gpiomon -b -B pull-up -F '%o %e %s %n' "$chipdev" 17 27 22 5 6 23 24 25 > "$out/gpiomon.txt" 2> "$out/gpiomon.err" &
+# 3. The scripted dog, watched with kernel timestamps (CLOCK_MONOTONIC) by Debian's gpiomon
+# (libgpiod 1.6, the kernel's v1 uAPI) or, when run.sh was given --edgewatch, by edgewatch
+# (hardware/vm/edgewatch.c built against libgpiod 2.x: the v2 uAPI, with sequence numbers).
+if [ -n "${EDGEWATCH:-}" ]; then
+    seen_by="edgewatch (libgpiod $libgpiod, v2 uAPI)"
+    "$EDGEWATCH" "/dev/$chipdev" 17 27 22 5 6 23 24 25 > "$out/edges.txt" 2> "$out/edges.err" &
+else
+    seen_by="gpiomon (Debian libgpiod $(gpiomon --version | sed -nE '1s/.*v([0-9][0-9.]*).*/\1/p') tools, v1 uAPI)"
+    gpiomon -b -B pull-up -F '%o %e %s %n' "$chipdev" 17 27 22 5 6 23 24 25 > "$out/edges.txt" 2> "$out/edges.err" &
+fi
 mon=$!
-sleep 1
-kill -0 "$mon" 2>/dev/null || fail "gpiomon did not start: $(cat "$out/gpiomon.err")"
+for _ in $(seq 50); do
+    if [ -n "${EDGEWATCH:-}" ]; then grep -q ready "$out/edges.err" && break; else sleep 0.5; break; fi
+    sleep 0.2
+done
+sleep 0.5
+kill -0 "$mon" 2>/dev/null || fail "the edge watcher did not start: $(cat "$out/edges.err")"
 t0=$(cut -d' ' -f1 /proc/uptime)
 $bb sh "$vm/dog.sh" "$sim" "$vm/block.dog" "$out/injected.txt" "$out/trials.txt" 2>&1 | sed 's/^/guest: /'
 t1=$(cut -d' ' -f1 /proc/uptime)
@@ -71,8 +83,8 @@ sleep 1
 kill -INT "$mon"; wait "$mon" 2>/dev/null
 trials=$(wc -l < "$out/trials.txt")
 injected=$(wc -l < "$out/injected.txt")
-logged=$(wc -l < "$out/gpiomon.txt")
-say "dog: $trials trials in $(awk -v a="$t0" -v b="$t1" 'BEGIN{print b-a}') s; edges injected $injected, seen by gpiomon $logged"
+logged=$(wc -l < "$out/edges.txt")
+say "dog: $trials trials in $(awk -v a="$t0" -v b="$t1" 'BEGIN{print b-a}') s; edges injected $injected, seen by $seen_by $logged"
 # Per line: the sequence of edges seen must be the sequence injected (none lost, none extra,
 # same order), with kernel timestamps strictly increasing. The edge type is compared too, but
 # counted apart: the kernel reads the line's level in the interrupt thread to name the edge,
@@ -82,7 +94,8 @@ check=$(awk '
     { seen[$1] = seen[$1] " " $2
       ts = $3 * 1000000000 + $4          # gpiomon 1.6 prints %n without zero padding
       if (FNR > 1 && ts <= last) backwards++
-      last = ts }
+      last = ts
+      if (NF >= 5) { if (lastseq != "" && $5 != lastseq + 1) seqgaps++; lastseq = $5 } }
     END {
       for (o in inj) {
           ni = split(inj[o], a, " "); ns = split(seen[o], b, " ")
@@ -90,14 +103,15 @@ check=$(awk '
           else for (i = 1; i <= ni; i++) if (a[i] != b[i]) types++
       }
       for (o in seen) if (!(o in inj)) { printf "line %s: edges seen, none injected\n", o; bad++ }
-      printf "RESULT %d %d %d\n", bad + 0, types + 0, backwards + 0
-    }' "$out/injected.txt" "$out/gpiomon.txt")
+      printf "RESULT %d %d %d %d\n", bad + 0, types + 0, backwards + 0, seqgaps + 0
+    }' "$out/injected.txt" "$out/edges.txt")
 grep -v '^RESULT' <<< "$check" | while read -r l; do [ -n "$l" ] && say "MISMATCH: $l"; done
-read -r _ badlines typemis backwards <<< "$(grep '^RESULT' <<< "$check")"
+read -r _ badlines typemis backwards seqgaps <<< "$(grep '^RESULT' <<< "$check")"
 [ "$injected" -gt 0 ] || fail "the dog injected no edges"
 [ "$injected" = "$logged" ] || fail "edges injected $injected, seen $logged"
 [ "$badlines" = 0 ] || fail "$badlines lines with lost or extra edges"
 [ "$backwards" = 0 ] || fail "$backwards kernel timestamps out of order"
+[ "$seqgaps" = 0 ] || fail "$seqgaps gaps in the kernel's event sequence numbers"
 [ "$typemis" = 0 ] || say "note: $typemis edges named rising/falling after a later level (bounces)"
 
 # 4. The daemon. HOOK: lineupd's hardware mode (lineupd --config FILE reading the GPIO lines)
@@ -125,7 +139,7 @@ run_daemon || true
 status=ok
 [ ${#failures[@]} = 0 ] || status=mismatch
 result="{\"run\":$(json_str "$RUN_NAME"),\"libgpiod\":$(json_str "$libgpiod"),\"api\":$(json_str "$api"),\"kernel\":$(json_str "$kernel")"
-result+=",\"trials\":$trials,\"edges_injected\":$injected,\"edges_logged\":$logged,\"edges_seen_by\":\"gpiomon (Debian libgpiod 1.6.3 tools, v1 uAPI)\""
+result+=",\"trials\":$trials,\"edges_injected\":$injected,\"edges_logged\":$logged,\"edges_seen_by\":$(json_str "$seen_by")"
 result+=",\"edge_type_renamed\":$typemis,\"lines_found\":$lines_found,\"test_click\":\"$test_click\""
 result+=",\"click_latency_p50_us\":$click_p50,\"click_latency_p99_us\":$click_p99,\"outcomes_checked\":$outcomes_checked,\"daemon\":$(json_str "$daemon")"
 result+=",\"status\":\"$status\""

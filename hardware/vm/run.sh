@@ -5,7 +5,7 @@
 # userland, mounted read-only over 9p. See hardware/vm/README.md.
 #
 #   hardware/vm/run.sh [--name v1] [--lineupctl PATH] [--ld-library-path DIR]
-#                      [--expect-api v1|v2] [--timeout SECONDS] [--no-install]
+#                      [--expect-api v1|v2] [--edgewatch PATH] [--timeout SECONDS] [--no-install]
 #
 # Prints the run's JSON object as its last line; exits non-zero on any mismatch, and fails
 # loudly (exit 2, "EMULATED-HARDWARE TIER DID NOT RUN") when qemu cannot run the guest at all.
@@ -17,6 +17,7 @@ name=v1
 lineupctl=$root/.build/debug/lineupctl
 ldpath=""
 expect_api=""
+edgewatch=""
 timeout_s=300
 install=1
 while [ $# -gt 0 ]; do
@@ -25,6 +26,7 @@ while [ $# -gt 0 ]; do
         --lineupctl) lineupctl=$2; shift 2 ;;
         --ld-library-path) ldpath=$2; shift 2 ;;
         --expect-api) expect_api=$2; shift 2 ;;
+        --edgewatch) edgewatch=$2; shift 2 ;;
         --timeout) timeout_s=$2; shift 2 ;;
         --no-install) install=0; shift ;;
         *) echo "run.sh: unknown argument $1" >&2; exit 64 ;;
@@ -39,6 +41,7 @@ loud_fail() {
 }
 [ -x "$lineupctl" ] || { echo "run.sh: $lineupctl is not built" >&2; exit 1; }
 case "$lineupctl" in /*) ;; *) lineupctl=$PWD/$lineupctl ;; esac
+case "$edgewatch" in ""|/*) ;; *) edgewatch=$PWD/$edgewatch ;; esac
 
 # 1. Debian packages (only when something is missing, so a warm run makes no apt call).
 pkgs="qemu-system-x86 linux-image-amd64 linux-headers-amd64 linux-source-6.1 busybox-static gpiod gcc make kmod cpio"
@@ -97,6 +100,7 @@ RUN_NAME='$name'
 LINEUPCTL='$lineupctl'
 LINEUPCTL_LD_LIBRARY_PATH='$ldpath'
 EXPECT_API='$expect_api'
+EDGEWATCH='$edgewatch'
 SIM_LABEL='pinctrl-bcm2711'
 SIM_LINES=28
 P
