@@ -5,7 +5,10 @@
 # userland, mounted read-only over 9p. See hardware/vm/README.md.
 #
 #   hardware/vm/run.sh [--name v1] [--lineupctl PATH] [--ld-library-path DIR]
-#                      [--expect-api v1|v2] [--edgewatch PATH] [--timeout SECONDS] [--no-install]
+#                      [--expect-api v1|v2] [--edgewatch PATH] [--lineupd PATH]
+#                      [--timeout SECONDS] [--no-install]
+#
+# --lineupd turns on the daemon phase (guest.sh run_daemon), for when lineupd --config exists.
 #
 # Prints the run's JSON object as its last line; exits non-zero on any mismatch, and fails
 # loudly (exit 2, "EMULATED-HARDWARE TIER DID NOT RUN") when qemu cannot run the guest at all.
@@ -18,6 +21,7 @@ lineupctl=$root/.build/debug/lineupctl
 ldpath=""
 expect_api=""
 edgewatch=""
+lineupd=""
 timeout_s=300
 install=1
 while [ $# -gt 0 ]; do
@@ -27,6 +31,7 @@ while [ $# -gt 0 ]; do
         --ld-library-path) ldpath=$2; shift 2 ;;
         --expect-api) expect_api=$2; shift 2 ;;
         --edgewatch) edgewatch=$2; shift 2 ;;
+        --lineupd) lineupd=$2; shift 2 ;;
         --timeout) timeout_s=$2; shift 2 ;;
         --no-install) install=0; shift ;;
         *) echo "run.sh: unknown argument $1" >&2; exit 64 ;;
@@ -42,6 +47,7 @@ loud_fail() {
 [ -x "$lineupctl" ] || { echo "run.sh: $lineupctl is not built" >&2; exit 1; }
 case "$lineupctl" in /*) ;; *) lineupctl=$PWD/$lineupctl ;; esac
 case "$edgewatch" in ""|/*) ;; *) edgewatch=$PWD/$edgewatch ;; esac
+case "$lineupd" in ""|/*) ;; *) lineupd=$PWD/$lineupd ;; esac
 
 # 1. Debian packages (only when something is missing, so a warm run makes no apt call).
 pkgs="qemu-system-x86 linux-image-amd64 linux-headers-amd64 linux-source-6.1 busybox-static gpiod gcc make kmod cpio"
@@ -101,6 +107,7 @@ LINEUPCTL='$lineupctl'
 LINEUPCTL_LD_LIBRARY_PATH='$ldpath'
 EXPECT_API='$expect_api'
 EDGEWATCH='$edgewatch'
+LINEUPD='$lineupd'
 SIM_LABEL='pinctrl-bcm2711'
 SIM_LINES=28
 P
