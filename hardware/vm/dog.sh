@@ -27,7 +27,7 @@ offset_of() {
 }
 
 # Every line starts idle (pulled up): the caller sets that before anyone watches.
-# drive OFFSET down|up: one edge (the dog only ever changes a line's level).
+# drive OFFSET down|up [MS]: one edge (the dog only ever changes a line's level).
 drive() {
     if [ "$2" = down ]; then
         echo pull-down > "$sim/sim_gpio$1/pull"; edge=falling
@@ -35,7 +35,7 @@ drive() {
         echo pull-up > "$sim/sim_gpio$1/pull"; edge=rising
     fi
     seq=$((seq + 1))
-    echo "$seq $1 $edge $trial" >> "$inj"
+    echo "$seq $1 $edge $trial ${3:-}" >> "$inj"
 }
 
 ms() { usleep $(($1 * 1000)); }
@@ -44,7 +44,7 @@ while read -r verb a b c rest; do
     case "$verb" in
         ''|'#'*) continue ;;
         trial) trial=$a; echo "$a $b $c" >> "$trials" ;;
-        press|sniff) o=$(offset_of "$a"); drive "$o" down; ms "$b"; drive "$o" up ;;
+        press|sniff) o=$(offset_of "$a"); drive "$o" down; ms "$b"; drive "$o" up "$b" ;;
         chatter)
             o=$(offset_of "$a"); n=0
             while [ "$n" -lt "$b" ]; do

@@ -90,27 +90,42 @@ say "dog: $trials trials in $(awk -v a="$t0" -v b="$t1" 'BEGIN{print b-a}') s; e
 # same order), with kernel timestamps strictly increasing. The edge type is compared too, but
 # counted apart: the kernel reads the line's level in the interrupt thread to name the edge,
 # so a bounce faster than that thread may be named after the next level.
-check=$(awk '
-    FNR == NR { inj[$2] = inj[$2] " " ($3 == "rising" ? 1 : 0); next }
-    { seen[$1] = seen[$1] " " $2
+# The dog's timing as the kernel saw it: each sniff or press, from its falling edge's timestamp
+# to its rising edge's, against the duration block.dog meant. Emulation only ever stretches
+# it; a pass (meant < hold_ms) stretched to hold_ms - hold_tolerance_ms would turn into an
+# indication for the daemon, so that is a mismatch.
+hold_ms=$(sed -nE 's/^hold_ms *= *([0-9]+).*/\1/p' "$vm/vm.toml")
+tol_ms=$(sed -nE 's/^hold_tolerance_ms *= *([0-9]+).*/\1/p' "$vm/vm.toml")
+check=$(awk -v hold="$hold_ms" -v tol="$tol_ms" '
+    FNR == NR { n = ++ni[$2]; inj[$2, n] = ($3 == "rising" ? 1 : 0); want[$2, n] = $5; next }
+    { n = ++ns[$1]; seen[$1, n] = $2
       ts = $3 * 1000000000 + $4          # gpiomon 1.6 prints %n without zero padding
+      at[$1, n] = ts
       if (FNR > 1 && ts <= last) backwards++
       last = ts
       if (NF >= 5) { if (lastseq != "" && $5 != lastseq + 1) seqgaps++; lastseq = $5 } }
     END {
-      for (o in inj) {
-          ni = split(inj[o], a, " "); ns = split(seen[o], b, " ")
-          if (ni != ns) { printf "line %s: %d injected, %d seen\n", o, ni, ns; bad++ }
-          else for (i = 1; i <= ni; i++) if (a[i] != b[i]) types++
+      for (o in ni) {
+          if (ni[o] != ns[o]) { printf "line %s: %d injected, %d seen\n", o, ni[o], ns[o]; bad++; continue }
+          for (i = 1; i <= ni[o]; i++) {
+              if (inj[o, i] != seen[o, i]) types++
+              if (want[o, i] != "" && i > 1) {
+                  got = (at[o, i] - at[o, i - 1]) / 1e6; over = got - want[o, i]
+                  if (over > maxover) maxover = over
+                  if (want[o, i] < hold - tol && got >= hold - tol) {
+                      printf "line %s: a %d ms sniff lasted %.1f ms, an indication for the daemon\n", o, want[o, i], got; bad++ }
+              }
+          }
       }
-      for (o in seen) if (!(o in inj)) { printf "line %s: edges seen, none injected\n", o; bad++ }
-      printf "RESULT %d %d %d %d\n", bad + 0, types + 0, backwards + 0, seqgaps + 0
+      for (o in ns) if (!(o in ni)) { printf "line %s: edges seen, none injected\n", o; bad++ }
+      printf "RESULT %d %d %d %d %.1f\n", bad + 0, types + 0, backwards + 0, seqgaps + 0, maxover + 0
     }' "$out/injected.txt" "$out/edges.txt")
 grep -v '^RESULT' <<< "$check" | while read -r l; do [ -n "$l" ] && say "MISMATCH: $l"; done
-read -r _ badlines typemis backwards seqgaps <<< "$(grep '^RESULT' <<< "$check")"
+read -r _ badlines typemis backwards seqgaps maxover <<< "$(grep '^RESULT' <<< "$check")"
+say "dog timing: sniffs and presses lasted at most $maxover ms longer than block.dog meant"
 [ "$injected" -gt 0 ] || fail "the dog injected no edges"
 [ "$injected" = "$logged" ] || fail "edges injected $injected, seen $logged"
-[ "$badlines" = 0 ] || fail "$badlines lines with lost or extra edges"
+[ "$badlines" = 0 ] || fail "$badlines lost or extra edges, or passes stretched into holds"
 [ "$backwards" = 0 ] || fail "$backwards kernel timestamps out of order"
 [ "$seqgaps" = 0 ] || fail "$seqgaps gaps in the kernel's event sequence numbers"
 [ "$typemis" = 0 ] || say "note: $typemis edges named rising/falling after a later level (bounces)"
@@ -157,7 +172,7 @@ status=ok
 [ ${#failures[@]} = 0 ] || status=mismatch
 result="{\"run\":$(json_str "$RUN_NAME"),\"libgpiod\":$(json_str "$libgpiod"),\"api\":$(json_str "$api"),\"kernel\":$(json_str "$kernel")"
 result+=",\"trials\":$trials,\"edges_injected\":$injected,\"edges_logged\":$logged,\"edges_seen_by\":$(json_str "$seen_by")"
-result+=",\"edge_type_renamed\":$typemis,\"lines_found\":$lines_found,\"test_click\":\"$test_click\",\"test_click_handed_us\":${handed:-null}"
+result+=",\"edge_type_renamed\":$typemis,\"dog_max_stretch_ms\":$maxover,\"lines_found\":$lines_found,\"test_click\":\"$test_click\",\"test_click_handed_us\":${handed:-null}"
 result+=",\"click_latency_p50_us\":$click_p50,\"click_latency_p99_us\":$click_p99,\"outcomes_checked\":$outcomes_checked,\"daemon\":$(json_str "$daemon")"
 result+=",\"status\":\"$status\""
 [ ${#failures[@]} = 0 ] || result+=",\"failures\":$(json_str "$(IFS=';'; echo "${failures[*]}")")"
