@@ -149,15 +149,24 @@ run_daemon() {
     LD_LIBRARY_PATH="$LINEUPCTL_LD_LIBRARY_PATH" "$LINEUPD" --config "$vm/vm.toml" --db "$db" \
         --device hw:CARD=Dummy,DEV=0 > "$out/lineupd.txt" 2>&1 &
     local pid=$!
-    sleep 3
+    # TODO: wait for its READY=1 (NOTIFY_SOCKET) instead of a fixed pause.
+    sleep 5
     if ! kill -0 "$pid" 2>/dev/null; then
+        wait "$pid"; local rc=$?
         sed 's/^/guest: lineupd| /' "$out/lineupd.txt"
-        fail "lineupd --config exited at once (hardware mode missing?)"
-        daemon="failed to start"
+        fail "lineupd --config exited ($rc) before the block started: $(head -1 "$out/lineupd.txt")"
+        daemon="exited at start ($rc): $(head -1 "$out/lineupd.txt")"
         return
     fi
     $bb sh "$vm/dog.sh" "$sim" "$vm/block.dog" "$out/injected-daemon.txt" "$out/trials.txt" 2>&1 | sed 's/^/guest: /'
     sleep 2
+    if ! kill -0 "$pid" 2>/dev/null; then
+        wait "$pid"; local rc=$?
+        sed 's/^/guest: lineupd| /' "$out/lineupd.txt"
+        fail "lineupd exited ($rc) during the block"
+        daemon="exited during the block ($rc)"
+        return
+    fi
     kill -TERM "$pid"; wait "$pid"
     sed 's/^/guest: lineupd| /' "$out/lineupd.txt"
     daemon="ran"
