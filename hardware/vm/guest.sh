@@ -14,7 +14,7 @@ out=/tmp/out
 vm=$REPO/hardware/vm
 bb=/tmp/bin/busybox
 sim=/sys/devices/platform/$SIM_DEV/$SIM_CHIP
-say() { echo "guest: $*"; }
+say() { echo "guest: [$(cut -d' ' -f1 /proc/uptime)] $*"; }
 failures=()
 fail() { say "MISMATCH: $*"; failures+=("$*"); }
 ctl() { LD_LIBRARY_PATH="$LINEUPCTL_LD_LIBRARY_PATH" "$LINEUPCTL" "$@"; }
@@ -149,8 +149,14 @@ run_daemon() {
     LD_LIBRARY_PATH="$LINEUPCTL_LD_LIBRARY_PATH" "$LINEUPD" --config "$vm/vm.toml" --db "$db" \
         --device hw:CARD=Dummy,DEV=0 > "$out/lineupd.txt" 2>&1 &
     local pid=$!
-    # TODO: wait for its READY=1 (NOTIFY_SOCKET) instead of a fixed pause.
-    sleep 5
+    # Ready when it holds its lines (a gpio-line / gpio-lineevent / linereq fd), at most 60 s:
+    # a Swift program's start under TCG, its libraries read over 9p, takes seconds.
+    # TODO: or wait for its READY=1 on a NOTIFY_SOCKET.
+    for _ in $(seq 120); do
+        kill -0 "$pid" 2>/dev/null || break
+        ls -l "/proc/$pid/fd" 2>/dev/null | grep -q 'anon_inode:\(gpio\|\[gpio\)' && break
+        sleep 0.5
+    done
     if ! kill -0 "$pid" 2>/dev/null; then
         wait "$pid"; local rc=$?
         sed 's/^/guest: lineupd| /' "$out/lineupd.txt"

@@ -20,7 +20,7 @@ done
 say "modules loaded: $(cat /modules/order | tr '\n' ' ')"
 
 mkdir -p /host /out
-mount -t 9p -o trans=virtio,version=9p2000.L,ro,msize=262144 hostroot /host || die "9p mount of the host root failed"
+mount -t 9p -o trans=virtio,version=9p2000.L,ro,msize=262144,cache=loose hostroot /host || die "9p mount of the host root failed"
 mount -t 9p -o trans=virtio,version=9p2000.L,rw,msize=262144 out /out || die "9p mount of the output share failed"
 mount -t configfs configfs /sys/kernel/config || die "configfs mount failed"
 . /out/params.sh || die "no /out/params.sh"
