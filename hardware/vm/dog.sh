@@ -4,7 +4,8 @@
 #
 #   dog.sh SIMDIR BLOCKFILE INJECTED_LOG TRIALS_LOG
 #
-# SIMDIR is /sys/devices/platform/gpio-sim.N/gpiochipM. Line map (vm.toml, active-low with
+# SIMDIR is /sys/devices/platform/gpio-sim.N/gpiochipM. With CHATTER set to the chatter.c
+# binary, bounces are made by it (exact intervals); without, by this shell and usleep. Line map (vm.toml, active-low with
 # pull-up: the nose / a press pulls the line down): stations A..E = GPIO17 27 22 5 6,
 # clicker GPIO23, error GPIO24, ready GPIO25. Each injected edge is logged as
 #   SEQ OFFSET falling|rising TRIAL
@@ -18,10 +19,11 @@ trials=$4
 seq=0
 trial=0
 
+# offset_of NAME: sets o (no subshell: a fork costs milliseconds under emulation).
 offset_of() {
     case "$1" in
-        A) echo 17 ;; B) echo 27 ;; C) echo 22 ;; D) echo 5 ;; E) echo 6 ;;
-        clicker) echo 23 ;; error) echo 24 ;; ready) echo 25 ;;
+        A) o=17 ;; B) o=27 ;; C) o=22 ;; D) o=5 ;; E) o=6 ;;
+        clicker) o=23 ;; error) o=24 ;; ready) o=25 ;;
         *) echo "dog: unknown station or button $1" >&2; exit 2 ;;
     esac
 }
@@ -44,11 +46,20 @@ while read -r verb a b c rest; do
     case "$verb" in
         ''|'#'*) continue ;;
         trial) trial=$a; echo "$a $b $c" >> "$trials" ;;
-        press|sniff) o=$(offset_of "$a"); drive "$o" down; ms "$b"; drive "$o" up "$b" ;;
+        press|sniff) offset_of "$a"; drive "$o" down; ms "$b"; drive "$o" up "$b" ;;
         chatter)
-            o=$(offset_of "$a"); n=0
+            offset_of "$a"; n=0
+            if [ -n "${CHATTER:-}" ]; then
+                # chatter.c: the bounces at their meant interval, which a shell cannot keep
+                "$CHATTER" "$sim/sim_gpio$o/pull" "$b" "$c" > /dev/null || exit 1
+                while [ "$n" -lt "$b" ]; do
+                    seq=$((seq + 1)); echo "$seq $o falling $trial c$c" >> "$inj"
+                    seq=$((seq + 1)); echo "$seq $o rising $trial c$c" >> "$inj"
+                    n=$((n + 1))
+                done
+            fi
             while [ "$n" -lt "$b" ]; do
-                drive "$o" down; usleep "$c"; drive "$o" up; usleep "$c"; n=$((n + 1))
+                drive "$o" down "c$c"; usleep "$c"; drive "$o" up "c$c"; usleep "$c"; n=$((n + 1))
             done ;;
         gap) ms "$a" ;;
         end) ;;

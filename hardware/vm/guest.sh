@@ -13,6 +13,7 @@ set -uo pipefail
 out=/tmp/out
 vm=$REPO/hardware/vm
 bb=/tmp/bin/busybox
+export CHATTER
 sim=/sys/devices/platform/$SIM_DEV/$SIM_CHIP
 say() { echo "guest: [$(cut -d' ' -f1 /proc/uptime)] $*"; }
 failures=()
@@ -63,12 +64,13 @@ if grep -q 'ACTIVE' "$out/selftest.txt"; then fail "an idle line reads ACTIVE"; 
 # 3. The scripted dog, watched with kernel timestamps (CLOCK_MONOTONIC) by Debian's gpiomon
 # (libgpiod 1.6, the kernel's v1 uAPI) or, when run.sh was given --edgewatch, by edgewatch
 # (hardware/vm/edgewatch.c built against libgpiod 2.x: the v2 uAPI, with sequence numbers).
+# Both write to the guest's tmpfs: a write to the 9p share costs milliseconds under emulation.
 if [ -n "${EDGEWATCH:-}" ]; then
     seen_by="edgewatch (libgpiod $libgpiod, v2 uAPI)"
-    "$EDGEWATCH" "/dev/$chipdev" 17 27 22 5 6 23 24 25 > "$out/edges.txt" 2> "$out/edges.err" &
+    "$EDGEWATCH" "/dev/$chipdev" 17 27 22 5 6 23 24 25 > /tmp/edges.txt 2> "$out/edges.err" &
 else
     seen_by="gpiomon (Debian libgpiod $(gpiomon --version | sed -nE '1s/.*v([0-9][0-9.]*).*/\1/p') tools, v1 uAPI)"
-    gpiomon -b -B pull-up -F '%o %e %s %n' "$chipdev" 17 27 22 5 6 23 24 25 > "$out/edges.txt" 2> "$out/edges.err" &
+    gpiomon -b -B pull-up -F '%o %e %s %n' "$chipdev" 17 27 22 5 6 23 24 25 > /tmp/edges.txt 2> "$out/edges.err" &
 fi
 mon=$!
 for _ in $(seq 50); do
@@ -78,10 +80,12 @@ done
 sleep 0.5
 kill -0 "$mon" 2>/dev/null || fail "the edge watcher did not start: $(cat "$out/edges.err")"
 t0=$(cut -d' ' -f1 /proc/uptime)
-$bb sh "$vm/dog.sh" "$sim" "$vm/block.dog" "$out/injected.txt" "$out/trials.txt" 2>&1 | sed 's/^/guest: /'
+$bb sh "$vm/dog.sh" "$sim" "$vm/block.dog" /tmp/injected.txt "$out/trials.txt" 2>&1 | sed 's/^/guest: /'
+cp /tmp/injected.txt "$out/injected.txt"
 t1=$(cut -d' ' -f1 /proc/uptime)
 sleep 1
 kill -INT "$mon"; wait "$mon" 2>/dev/null
+cp /tmp/edges.txt "$out/edges.txt"
 trials=$(wc -l < "$out/trials.txt")
 injected=$(wc -l < "$out/injected.txt")
 logged=$(wc -l < "$out/edges.txt")
@@ -96,7 +100,8 @@ say "dog: $trials trials in $(awk -v a="$t0" -v b="$t1" 'BEGIN{print b-a}') s; e
 # indication for the daemon, so that is a mismatch.
 hold_ms=$(sed -nE 's/^hold_ms *= *([0-9]+).*/\1/p' "$vm/vm.toml")
 tol_ms=$(sed -nE 's/^hold_tolerance_ms *= *([0-9]+).*/\1/p' "$vm/vm.toml")
-check=$(awk -v hold="$hold_ms" -v tol="$tol_ms" '
+debounce_ms=$(sed -nE 's/^debounce_ms *= *([0-9]+).*/\1/p' "$vm/vm.toml")
+check=$(awk -v hold="$hold_ms" -v tol="$tol_ms" -v deb="$debounce_ms" '
     FNR == NR { n = ++ni[$2]; inj[$2, n] = ($3 == "rising" ? 1 : 0); want[$2, n] = $5; next }
     { n = ++ns[$1]; seen[$1, n] = $2
       ts = $3 * 1000000000 + $4          # gpiomon 1.6 prints %n without zero padding
@@ -109,7 +114,11 @@ check=$(awk -v hold="$hold_ms" -v tol="$tol_ms" '
           if (ni[o] != ns[o]) { printf "line %s: %d injected, %d seen\n", o, ni[o], ns[o]; bad++; continue }
           for (i = 1; i <= ni[o]; i++) {
               if (inj[o, i] != seen[o, i]) types++
-              if (want[o, i] != "" && i > 1) {
+              if (want[o, i] ~ /^c/ && want[o, i - 1] ~ /^c/) {
+                  gap = (at[o, i] - at[o, i - 1]) / 1e6; nb++
+                  if (gap > maxbounce) maxbounce = gap
+                  if (gap >= deb) slowbounce++
+              } else if (want[o, i] != "" && want[o, i] !~ /^c/ && i > 1) {
                   got = (at[o, i] - at[o, i - 1]) / 1e6; over = got - want[o, i]
                   if (over > maxover) maxover = over
                   if (want[o, i] < hold - tol && got >= hold - tol) {
@@ -118,11 +127,11 @@ check=$(awk -v hold="$hold_ms" -v tol="$tol_ms" '
           }
       }
       for (o in ns) if (!(o in ni)) { printf "line %s: edges seen, none injected\n", o; bad++ }
-      printf "RESULT %d %d %d %d %.1f\n", bad + 0, types + 0, backwards + 0, seqgaps + 0, maxover + 0
+      printf "RESULT %d %d %d %d %.1f %.2f %d %d\n", bad + 0, types + 0, backwards + 0, seqgaps + 0, maxover + 0, maxbounce + 0, slowbounce + 0, nb + 0
     }' "$out/injected.txt" "$out/edges.txt")
 grep -v '^RESULT' <<< "$check" | while read -r l; do [ -n "$l" ] && say "MISMATCH: $l"; done
-read -r _ badlines typemis backwards seqgaps maxover <<< "$(grep '^RESULT' <<< "$check")"
-say "dog timing: sniffs and presses lasted at most $maxover ms longer than block.dog meant"
+read -r _ badlines typemis backwards seqgaps maxover maxbounce slowbounce nbounce <<< "$(grep '^RESULT' <<< "$check")"
+say "dog timing: sniffs and presses lasted at most $maxover ms longer than block.dog meant; chatter: $nbounce bounce edges, the slowest $maxbounce ms after the one before, $slowbounce of them not shorter than the ${debounce_ms} ms debounce"
 [ "$injected" -gt 0 ] || fail "the dog injected no edges"
 [ "$injected" = "$logged" ] || fail "edges injected $injected, seen $logged"
 [ "$badlines" = 0 ] || fail "$badlines lost or extra edges, or passes stretched into holds"
@@ -164,7 +173,8 @@ run_daemon() {
         daemon="exited at start ($rc): $(head -1 "$out/lineupd.txt")"
         return
     fi
-    $bb sh "$vm/dog.sh" "$sim" "$vm/block.dog" "$out/injected-daemon.txt" "$out/trials.txt" 2>&1 | sed 's/^/guest: /'
+    $bb sh "$vm/dog.sh" "$sim" "$vm/block.dog" /tmp/injected-daemon.txt "$out/trials.txt" 2>&1 | sed 's/^/guest: /'
+    cp /tmp/injected-daemon.txt "$out/"
     sleep 2
     if ! kill -0 "$pid" 2>/dev/null; then
         wait "$pid"; local rc=$?
@@ -187,7 +197,7 @@ status=ok
 [ ${#failures[@]} = 0 ] || status=mismatch
 result="{\"run\":$(json_str "$RUN_NAME"),\"libgpiod\":$(json_str "$libgpiod"),\"api\":$(json_str "$api"),\"kernel\":$(json_str "$kernel")"
 result+=",\"trials\":$trials,\"edges_injected\":$injected,\"edges_logged\":$logged,\"edges_seen_by\":$(json_str "$seen_by")"
-result+=",\"edge_type_renamed\":$typemis,\"dog_max_stretch_ms\":$maxover,\"lines_found\":$lines_found,\"test_click\":\"$test_click\",\"test_click_handed_us\":${handed:-null}"
+result+=",\"edge_type_renamed\":$typemis,\"dog_max_stretch_ms\":$maxover,\"chatter_bounces\":$nbounce,\"chatter_max_bounce_ms\":$maxbounce,\"chatter_bounces_over_debounce\":$slowbounce,\"lines_found\":$lines_found,\"test_click\":\"$test_click\",\"test_click_handed_us\":${handed:-null}"
 result+=",\"click_latency_p50_us\":$click_p50,\"click_latency_p99_us\":$click_p99,\"outcomes_checked\":$outcomes_checked,\"daemon\":$(json_str "$daemon")"
 result+=",\"status\":\"$status\""
 [ ${#failures[@]} = 0 ] || result+=",\"failures\":$(json_str "$(IFS=';'; echo "${failures[*]}")")"

@@ -78,6 +78,9 @@ kernel=/boot/vmlinuz-$kver
 # 3. gpio-sim out of tree (cached per kernel).
 ko=$("$here/build-module.sh" "$kver" "$cache/module-$kver" | tail -1)
 
+# The dog's bouncing contact (chatter.c), exact where a shell under emulation is not.
+gcc -O2 -Wall -Wextra -Werror "$here/chatter.c" -o "$cache/chatter"
+
 # 4. The initramfs: static busybox, /init, the modules in load order.
 t0=$(date +%s.%N)
 ird=$cache/initramfs-$kver
@@ -107,6 +110,7 @@ LINEUPCTL='$lineupctl'
 LINEUPCTL_LD_LIBRARY_PATH='$ldpath'
 EXPECT_API='$expect_api'
 EDGEWATCH='$edgewatch'
+CHATTER='$cache/chatter'
 LINEUPD='$lineupd'
 SIM_LABEL='pinctrl-bcm2711'
 SIM_LINES=28
