@@ -14,8 +14,9 @@ mkdir -p .build-vm
 results=.build-vm/results.jsonl
 : > "$results"
 
-say "lineupctl with Debian's libgpiod 1.6.3"
+say "lineupctl and lineupd with Debian's libgpiod 1.6.3"
 swift build --product lineupctl 2>&1 | tail -1 || die "swift build failed"
+swift build --product lineupd 2>&1 | tail -1 || die "swift build failed"
 say "lineupctl with libgpiod 2.x"
 pc=$(.ci/libgpiod2.sh | tail -1) || die "libgpiod 2.x build failed"
 PKG_CONFIG_PATH="$pc" swift build --scratch-path .build-v2 --product lineupctl 2>&1 | tail -1 \

@@ -52,6 +52,10 @@ mount -t configfs configfs /host/sys/kernel/config
 mount -t devtmpfs devtmpfs /host/dev
 mkdir -p /host/dev/pts /host/dev/shm 2>/dev/null
 mount -t devpts devpts /host/dev/pts 2>/dev/null
+ln -sf /proc/self/fd /host/dev/fd
+ln -sf /proc/self/fd/0 /host/dev/stdin
+ln -sf /proc/self/fd/1 /host/dev/stdout
+ln -sf /proc/self/fd/2 /host/dev/stderr
 mount -t tmpfs tmpfs /host/dev/shm
 mount -t tmpfs tmpfs /host/tmp
 mount -t tmpfs tmpfs /host/run
