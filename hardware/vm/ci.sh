@@ -1,0 +1,54 @@
+#!/usr/bin/env bash
+# CI entry of the emulated-hardware tier (for .ci/run, after the unit tests):
+# builds lineupctl against Debian's libgpiod 1.6.3 and against libgpiod 2.x (PyPI gpiod sdist,
+# .ci/libgpiod2.sh, second scratch path .build-v2), then runs hardware/vm/run.sh for each.
+# The v1 run's edges are watched by Debian's gpiomon (v1 uAPI), the v2 run's by edgewatch.c
+# built against libgpiod 2.x (v2 uAPI). Prints one JSON object per run (also in .build-vm/results.jsonl) and its wall time.
+# Exits non-zero on any mismatch; if qemu cannot run the guest it says so loudly and fails.
+set -uo pipefail
+cd "$(dirname "$0")/../.."
+start=$SECONDS
+say() { printf '\n== vm: %s (%ss)\n' "$*" "$((SECONDS - start))"; }
+die() { printf '\n### EMULATED-HARDWARE TIER FAILED: %s\n' "$*" >&2; exit "${2:-1}"; }
+mkdir -p .build-vm
+results=.build-vm/results.jsonl
+: > "$results"
+
+say "lineupctl and lineupd with Debian's libgpiod 1.6.3"
+swift build --product lineupctl 2>&1 | tail -1 || die "swift build failed"
+swift build --product lineupd 2>&1 | tail -1 || die "swift build failed"
+say "lineupctl with libgpiod 2.x"
+pc=$(.ci/libgpiod2.sh | tail -1) || die "libgpiod 2.x build failed"
+PKG_CONFIG_PATH="$pc" swift build --scratch-path .build-v2 --product lineupctl 2>&1 | tail -1 \
+    || die "swift build (v2) failed"
+
+say "edgewatch (hardware/vm/edgewatch.c) against libgpiod 2.x"
+v2lib=$(dirname "$pc")
+v2inc=$(dirname "$v2lib")/include
+gcc -O2 -Wall -Wextra -Werror -I"$v2inc" hardware/vm/edgewatch.c -L"$v2lib" -lgpiod_v2 \
+    -Wl,-rpath,"$v2lib" -o .build-vm/edgewatch-v2 || die "edgewatch build failed"
+
+rc=0
+run() {
+    local name=$1; shift
+    say "run $name"
+    local t=$SECONDS
+    hardware/vm/run.sh --name "$name" "$@" > ".build-vm/run-$name.out"
+    local r=$?
+    local line
+    line=$(tail -1 ".build-vm/run-$name.out")
+    case "$line" in "{"*) echo "$line" >> "$results"; echo "$line" ;; esac
+    echo "run $name: exit $r in $((SECONDS - t)) s"
+    if [ "$r" = 2 ]; then rc=2; elif [ "$r" != 0 ] && [ "$rc" = 0 ]; then rc=1; fi
+}
+run v1 --expect-api v1
+run v2 --expect-api v2 --no-install --lineupctl .build-v2/debug/lineupctl --ld-library-path "$v2lib" \
+    --edgewatch .build-vm/edgewatch-v2
+
+say "done"
+echo "emulated-hardware tier wall time: $((SECONDS - start)) s"
+case "$rc" in
+    0) echo "emulated-hardware tier: both runs passed" ;;
+    2) die "qemu could not run the guest (see the banner above); this tier did NOT run" 2 ;;
+    *) die "a run reported a mismatch (.build-vm/runs/*/ has the logs)" 1 ;;
+esac

@@ -1,0 +1,161 @@
+#!/usr/bin/env bash
+# The emulated-hardware tier: boots Debian 12's kernel under qemu (TCG, no KVM) with gpio-sim
+# (built out of tree here) and snd-dummy, and runs a host-built lineupctl against a simulated
+# Raspberry Pi 4 header chip ("pinctrl-bcm2711", lines GPIO0..GPIO27) from the host's own
+# userland, mounted read-only over 9p. See hardware/vm/README.md.
+#
+#   hardware/vm/run.sh [--name v1] [--lineupctl PATH] [--ld-library-path DIR]
+#                      [--expect-api v1|v2] [--edgewatch PATH] [--lineupd PATH]
+#                      [--timeout SECONDS] [--no-install]
+#
+# --lineupd turns on the daemon phase (guest.sh run_daemon), for when lineupd --config exists.
+#
+# Prints the run's JSON object as its last line; exits non-zero on any mismatch, and fails
+# loudly (exit 2, "EMULATED-HARDWARE TIER DID NOT RUN") when qemu cannot run the guest at all.
+set -euo pipefail
+here=$(cd "$(dirname "$0")" && pwd)
+root=$(cd "$here/../.." && pwd)
+cache=$root/.build-vm
+name=v1
+lineupctl=$root/.build/debug/lineupctl
+ldpath=""
+expect_api=""
+edgewatch=""
+lineupd=""
+timeout_s=300
+install=1
+while [ $# -gt 0 ]; do
+    case "$1" in
+        --name) name=$2; shift 2 ;;
+        --lineupctl) lineupctl=$2; shift 2 ;;
+        --ld-library-path) ldpath=$2; shift 2 ;;
+        --expect-api) expect_api=$2; shift 2 ;;
+        --edgewatch) edgewatch=$2; shift 2 ;;
+        --lineupd) lineupd=$2; shift 2 ;;
+        --timeout) timeout_s=$2; shift 2 ;;
+        --no-install) install=0; shift ;;
+        *) echo "run.sh: unknown argument $1" >&2; exit 64 ;;
+    esac
+done
+log() { printf 'vm[%s] %s\n' "$name" "$*" >&2; }
+loud_fail() {
+    printf '\n%s\n' "################################################################" >&2
+    printf '### EMULATED-HARDWARE TIER DID NOT RUN (%s): %s\n' "$name" "$*" >&2
+    printf '%s\n\n' "################################################################" >&2
+    exit 2
+}
+[ -x "$lineupctl" ] || { echo "run.sh: $lineupctl is not built" >&2; exit 1; }
+case "$lineupctl" in /*) ;; *) lineupctl=$PWD/$lineupctl ;; esac
+case "$edgewatch" in ""|/*) ;; *) edgewatch=$PWD/$edgewatch ;; esac
+case "$lineupd" in ""|/*) ;; *) lineupd=$PWD/$lineupd ;; esac
+
+# 1. Debian packages (only when something is missing, so a warm run makes no apt call).
+pkgs="qemu-system-x86 linux-image-amd64 linux-headers-amd64 linux-source-6.1 busybox-static gpiod gcc make kmod cpio"
+if [ "$install" = 1 ]; then
+    missing=""
+    for p in $pkgs; do
+        dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || missing="$missing $p"
+    done
+    if [ -n "$missing" ]; then
+        log "installing:$missing"
+        if [ "$(id -u)" = 0 ]; then SUDO=""; else SUDO="sudo"; fi
+        export DEBIAN_FRONTEND=noninteractive
+        $SUDO apt-get update -qq
+        $SUDO apt-get install -y -qq --no-install-recommends $missing >&2
+    fi
+fi
+command -v qemu-system-x86_64 >/dev/null || loud_fail "qemu-system-x86_64 is not installed"
+
+# 2. The kernel: the newest Debian 6.1 amd64 image with its headers.
+kver=""
+for d in $(ls -d /lib/modules/6.1.0-*-amd64 2>/dev/null | sort -V); do
+    k=$(basename "$d")
+    [ -f "/boot/vmlinuz-$k" ] && [ -d "$d/build" ] && kver=$k
+done
+[ -n "$kver" ] || loud_fail "no Debian 6.1 kernel with headers (linux-image-amd64, linux-headers-amd64)"
+kernel=/boot/vmlinuz-$kver
+
+# 3. gpio-sim out of tree (cached per kernel).
+ko=$("$here/build-module.sh" "$kver" "$cache/module-$kver" | tail -1)
+
+# The dog's bouncing contact (chatter.c), exact where a shell under emulation is not.
+gcc -O2 -Wall -Wextra -Werror "$here/chatter.c" -o "$cache/chatter"
+
+# 4. The initramfs: static busybox, /init, the modules in load order.
+t0=$(date +%s.%N)
+ird=$cache/initramfs-$kver
+rm -rf "$ird"; mkdir -p "$ird/bin" "$ird/modules" "$ird/proc" "$ird/sys" "$ird/dev"
+cp /bin/busybox "$ird/bin/busybox"
+# ldd succeeds only on a dynamic executable; the initramfs has no libraries.
+if ldd /bin/busybox >/dev/null 2>&1; then loud_fail "/bin/busybox is not static (install busybox-static)"; fi
+install -m 755 "$here/init.sh" "$ird/init"
+: > "$ird/modules/order"
+for m in configfs 9p 9pnet_virtio virtio_pci snd-dummy; do
+    modprobe -S "$kver" --show-depends "$m" | awk '$1 == "insmod" { print $2 }'
+done | awk '!seen[$0]++' | while read -r path; do
+    cp "$path" "$ird/modules/"
+    basename "$path" >> "$ird/modules/order"
+done
+cp "$ko" "$ird/modules/"
+basename "$ko" >> "$ird/modules/order"
+(cd "$ird" && find . | cpio -o -H newc --quiet | gzip -1) > "$cache/initramfs-$kver.cpio.gz"
+
+# 5. The run's output directory, shared read-write with the guest.
+out=$cache/runs/$name
+rm -rf "$out"; mkdir -p "$out"
+cat > "$out/params.sh" <<P
+REPO='$root'
+RUN_NAME='$name'
+LINEUPCTL='$lineupctl'
+LINEUPCTL_LD_LIBRARY_PATH='$ldpath'
+EXPECT_API='$expect_api'
+EDGEWATCH='$edgewatch'
+CHATTER='$cache/chatter'
+LINEUPD='$lineupd'
+SIM_LABEL='pinctrl-bcm2711'
+SIM_LINES=28
+P
+
+# 6. Boot. TCG only: no -enable-kvm (KVM hangs on this kind of machine, and CI must not
+# depend on it). The whole run is bounded by timeout(1).
+log "booting $kernel under qemu (TCG), timeout ${timeout_s}s"
+set +e
+timeout --kill-after=10 "$timeout_s" qemu-system-x86_64 \
+    -machine pc -accel tcg -cpu max -m 1024 -smp 1 \
+    -nographic -no-reboot -monitor none -nic none \
+    -kernel "$kernel" -initrd "$cache/initramfs-$kver.cpio.gz" \
+    -append "console=ttyS0 panic=-1 loglevel=4 rdinit=/init" \
+    -virtfs local,path=/,mount_tag=hostroot,security_model=none,readonly=on,multidevs=remap \
+    -virtfs local,path="$out",mount_tag=out,security_model=none,multidevs=remap \
+    < /dev/null > "$out/console.log" 2> "$out/qemu.stderr"
+qrc=$?
+set -e
+t1=$(date +%s.%N)
+wall=$(awk -v a="$t0" -v b="$t1" 'BEGIN { printf "%.1f", b - a }')
+tr -d '\r' < "$out/console.log" > "$out/console.txt"
+grep -a '^lineup-vm:\|^guest:' "$out/console.txt" >&2 || true
+if [ "$qrc" = 124 ] || [ "$qrc" = 137 ]; then
+    tail -30 "$out/console.txt" >&2
+    loud_fail "qemu did not finish within ${timeout_s}s (console: $out/console.txt)"
+fi
+if grep -aq '^LINEUP-VM-FATAL' "$out/console.txt"; then
+    loud_fail "guest setup failed: $(grep -a '^LINEUP-VM-FATAL' "$out/console.txt" | head -1)"
+fi
+grep -aq '^LINEUP-VM-DONE' "$out/console.txt" || {
+    tail -30 "$out/console.txt" >&2; cat "$out/qemu.stderr" >&2
+    loud_fail "the guest never reached the end of its script (qemu exit $qrc, console: $out/console.txt)"
+}
+boot=$(grep -ao 'lineup-vm: \[[0-9.]*\] init up' "$out/console.txt" | head -1 | sed 's/.*\[\([0-9.]*\)\].*/\1/')
+up=$(sed -n 's/^LINEUP-VM-DONE rc=[0-9]* uptime=\([0-9.]*\).*/\1/p' "$out/console.txt" | head -1)
+grc=$(sed -n 's/^LINEUP-VM-DONE rc=\([0-9]*\).*/\1/p' "$out/console.txt" | head -1)
+result=$(grep -a '^LINEUP-VM-RESULT ' "$out/console.txt" | tail -1 | sed 's/^LINEUP-VM-RESULT //')
+if [ -z "$result" ]; then
+    tail -5 "$out/console.txt" >&2
+    log "FAILED: guest.sh ended (exit $grc) without its result line: a bug in the guest script? (console: $out/console.txt)"
+    exit 1
+fi
+log "kernel up at ${boot}s guest time; guest done at ${up}s; host wall ${wall}s (initramfs+boot+run)"
+result="${result%\}},\"boot_s\":${boot:-null},\"guest_s\":${up:-null},\"wall_s\":$wall}"
+echo "$result" > "$out/result.json"
+echo "$result"
+[ "$grc" = 0 ] || { log "FAILED: guest checks exit $grc (details: $out/)"; exit 1; }
