@@ -274,11 +274,12 @@ private struct SessionStartParams: Decodable {
     var samples: [String]?
     var handler: String?
     var seed: UInt64?
+    var layouts: [[SampleKind]]?
 
     var request: SessionRequest {
         SessionRequest(
             dog: dog, program: program, step: step, exercise: exercise, mode: mode, trials: trials,
-            samples: samples ?? [], handler: handler, seed: seed)
+            samples: samples ?? [], handler: handler, seed: seed, layouts: layouts)
     }
 }
 
@@ -288,7 +289,7 @@ private struct RequestEnvelope: Encodable {
 
     enum CodingKeys: String, CodingKey {
         case v, id, request, view, suggestions
-        case dog, program, step, exercise, mode, trials, samples, handler, seed
+        case dog, program, step, exercise, mode, trials, samples, handler, seed, layouts
     }
 
     func encode(to encoder: any Encoder) throws {
@@ -313,6 +314,7 @@ private struct RequestEnvelope: Encodable {
             try c.encode(r.samples, forKey: .samples)
             try c.encodeIfPresent(r.handler, forKey: .handler)
             try c.encodeIfPresent(r.seed, forKey: .seed)
+            try c.encodeIfPresent(r.layouts, forKey: .layouts)
         }
     }
 }

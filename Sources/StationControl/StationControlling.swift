@@ -28,10 +28,13 @@ public struct SessionRequest: Sendable, Codable, Hashable {
     public var samples: [String]
     public var handler: String?
     public var seed: UInt64?
+    /// A block laid out in advance (a researcher's layout sheet): the kind in each station,
+    /// trial by trial. When given, it replaces the generated layouts and sets the trial count.
+    public var layouts: [[SampleKind]]?
 
     public init(
         dog: String, program: String, step: String, exercise: String? = nil, mode: TrainingMode, trials: Int? = nil,
-        samples: [String] = [], handler: String? = nil, seed: UInt64? = nil
+        samples: [String] = [], handler: String? = nil, seed: UInt64? = nil, layouts: [[SampleKind]]? = nil
     ) {
         self.dog = dog
         self.program = program
@@ -42,6 +45,7 @@ public struct SessionRequest: Sendable, Codable, Hashable {
         self.samples = samples
         self.handler = handler
         self.seed = seed
+        self.layouts = layouts
     }
 }
 

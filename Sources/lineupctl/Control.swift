@@ -110,11 +110,18 @@ struct SessionStart: ParsableCommand {
               lineupctl session start --dog Rex --program study \\
                   --step discriminate/2 --exercise 1 --mode automated \\
                   --trials 20 --sample T-7 --sample C-2 --seed 42
+              lineupctl session start --dog Rex --program research-5-station \\
+                  --step phase-3/1 --mode double-blind \\
+                  --layout control,target,control,control,blank --layout control,control,control,blank,control
+
+            --program names a built-in program (study, research-5-station) or a file
+            NAME.toml in the station's programs directory (/etc/lineup/programs).
             """)
 
     @OptionGroup var socket: SocketOptions
     @Option(help: "The dog's name.") var dog: String
-    @Option(help: "A built-in program: study or research-5-station.") var program: String
+    @Option(help: "A built-in program (study, research-5-station) or NAME of /etc/lineup/programs/NAME.toml.")
+    var program: String
     @Option(help: ArgumentHelp("The program step, as phase/step.", valueName: "phase/step")) var step: String
     @Option(help: "An exercise id within the step (default: the step's first).") var exercise: String?
     @Option(help: "How the session runs; double-blind hides the layout from the handler.") var mode: TrainingMode
@@ -123,17 +130,31 @@ struct SessionStart: ParsableCommand {
     var samples: [String] = []
     @Option(help: "Who handles the dog, for the record.") var handler: String?
     @Option(help: "Seed for the layouts, to repeat a session exactly.") var seed: UInt64?
+    @Option(
+        name: .customLong("layout"),
+        help: ArgumentHelp(
+            "A trial laid out in advance: the kind in each station, comma-separated; repeat per trial.",
+            valueName: "kind,kind,..."))
+    var layouts: [String] = []
     @Flag(help: "Print one JSON object.") var json = false
 
     func validate() throws {
         if let trials, trials < 1 { throw ValidationError("--trials must be at least 1") }
+        for (i, layout) in layouts.enumerated() {
+            for word in layout.split(separator: ",") where SampleKind(rawValue: String(word)) == nil {
+                throw ValidationError(
+                    "--layout \(i + 1): \"\(word)\" is not a kind (target, control, blank, distractor)")
+            }
+        }
     }
 
     func run() throws {
         try controlCommand {
             let request = SessionRequest(
                 dog: dog, program: program, step: step, exercise: exercise, mode: mode, trials: trials,
-                samples: samples, handler: handler, seed: seed)
+                samples: samples, handler: handler, seed: seed,
+                layouts: layouts.isEmpty
+                    ? nil : layouts.map { $0.split(separator: ",").compactMap { SampleKind(rawValue: String($0)) } })
             let id = try socket.client.startSession(request)
             if json { return try printJSON(SessionStarted(session: id)) }
             say("Session \(id) started for \(dog) (\(mode.rawValue)); say `lineupctl ready` when loaded.")

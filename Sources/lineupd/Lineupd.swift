@@ -38,6 +38,9 @@ struct Lineupd: ParsableCommand {
     @Option(help: "The group allowed to control the station (given the socket, mode 0660).")
     var group = "lineup"
 
+    @Option(help: "Program files NAME.toml offered besides the built-in ones (default: $CONFIGURATION_DIRECTORY/programs, else /etc/lineup/programs).")
+    var programs: String?
+
     @Flag(help: "Run a simulated station: no hardware, no root, no configuration needed.")
     var simulate = false
 
@@ -69,7 +72,7 @@ struct Lineupd: ParsableCommand {
     var speed = 20.0
 
     @Option(help: "The ALSA device for the click; `null` is used, with a warning, when it cannot be opened.")
-    var device = "default"
+    var device: String?
 
     @Flag(help: "Do not ask for SCHED_FIFO and locked memory for the hot thread.")
     var noRealtime = false
@@ -88,7 +91,10 @@ struct Lineupd: ParsableCommand {
                 fail(error.description)
             }
         }
+        if let device { board.audio.device = device }
         let environment = ProcessInfo.processInfo.environment
+        let programsDirectory =
+            programs ?? environment["CONFIGURATION_DIRECTORY"].map { "\($0)/programs" } ?? "/etc/lineup/programs"
         let socketPath =
             socket ?? environment["RUNTIME_DIRECTORY"].map { "\($0)/control.sock" } ?? "/run/lineup/control.sock"
         if !simulate {
@@ -98,13 +104,12 @@ struct Lineupd: ParsableCommand {
             let database = db ?? environment["STATE_DIRECTORY"].map { "\($0)/lineup.db" } ?? "/var/lib/lineup/lineup.db"
             let status = StationDaemon(
                 configPath: config, board: board, databasePath: database, socketPath: socketPath, group: group,
-                realtime: !noRealtime, dog: nil, speed: 1, simulated: false
+                realtime: !noRealtime, dog: nil, speed: 1, simulated: false, programsDirectory: programsDirectory
             ).run()
             if status != 0 { throw ExitCode(status) }
             return
         }
         let db = self.db ?? "./lineup.db"
-        if device != "default" || config == nil { board.audio.device = device }
         let plan = BlockPlan(
             board: board, trials: trials, seed: seed ?? UInt64.random(in: 1...999_999), sensitivity: sensitivity,
             falseAlertRate: falseAlertRate, speed: fast ? 1 : speed)
@@ -113,7 +118,8 @@ struct Lineupd: ParsableCommand {
         } else if serve {
             let status = StationDaemon(
                 configPath: config, board: board, databasePath: db, socketPath: socketPath, group: group,
-                realtime: !noRealtime, dog: plan.dog, speed: speed, simulated: true
+                realtime: !noRealtime, dog: plan.dog, speed: speed, simulated: true,
+                programsDirectory: programsDirectory
             ).run()
             if status != 0 { throw ExitCode(status) }
         } else {

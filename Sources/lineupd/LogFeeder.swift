@@ -151,7 +151,15 @@ final class LogFeeder: @unchecked Sendable {
             rawEdges += 1
             logEdge(edge, detail: acted ? nil : #"{"chatter":true}"#)
         case .settled(let edge):
-            logEdge(edge, detail: #"{"settled":true}"#)
+            // Not a new edge (its raw edge is already logged, as chatter): the level the
+            // debouncer settled at, stamped with that edge's kernel time.
+            let button = settings.buttons[edge.line]
+            submit(
+                LoggedEvent(
+                    kind: .note, sessionId: settings.sessionId, trialId: trialId,
+                    station: button == nil ? Int(edge.line) + 1 : nil, time: time(edge.timestamp),
+                    kernelNs: Int64(bitPattern: edge.timestamp), value: edge.isActive ? 1 : 0,
+                    detail: jsonObject(["settled": "true", "button": button ?? ""])))
         case .click(let c):
             click = c
             submit(

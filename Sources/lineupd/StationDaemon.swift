@@ -23,6 +23,7 @@ struct StationDaemon {
     var dog: DogParameters?
     var speed: Double
     var simulated: Bool
+    var programsDirectory: String?
 
     enum Ending {
         case stop(Int32)
@@ -78,7 +79,7 @@ struct StationDaemon {
             service = try StationService(
                 options: StationService.Options(
                     board: board, databasePath: databasePath, realtime: realtime, printTrials: true, dog: dog,
-                    speed: speed),
+                    speed: speed, programsDirectory: programsDirectory),
                 source: source, simulated: simulatedLineup, player: player)
             try service.start()
         } catch {

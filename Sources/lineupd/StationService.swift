@@ -25,6 +25,8 @@ final class StationService: StationControlling, @unchecked Sendable {
         var dog: DogParameters?
         /// Divides the protocol's times (the simulated station runs faster than life).
         var speed: Double = 1
+        /// Program files (`NAME.toml`) offered besides the built-in ones.
+        var programsDirectory: String? = nil
     }
 
     private final class Segment: @unchecked Sendable {
@@ -237,10 +239,7 @@ final class StationService: StationControlling, @unchecked Sendable {
         guard current == nil else {
             throw ControlRefusal(.sessionRunning, "a session is running: end it first (lineupctl session end)")
         }
-        guard let program = try? Program.builtin(named: request.program) else {
-            let names = Program.builtinNames.joined(separator: ", ")
-            throw ControlRefusal(.unknown, "no program named \"\(request.program)\" (built in: \(names))")
-        }
+        let program = try loadProgram(named: request.program)
         let parts = request.step.split(separator: "/").map(String.init)
         guard parts.count == 2, let step = program.step(phase: parts[0], step: parts[1]) else {
             let steps = program.phases.flatMap { p in p.steps.map { "\(p.id)/\($0.id)" } }.joined(separator: ", ")
@@ -263,7 +262,16 @@ final class StationService: StationControlling, @unchecked Sendable {
             }
             exercise = e
         }
-        let trials = request.trials ?? exercise.trials
+        if let planned = request.layouts {
+            guard !planned.isEmpty, planned.allSatisfy({ $0.count == inputs.stationCount }) else {
+                throw ControlRefusal(
+                    .badRequest, "each planned layout must give a kind for each of the \(inputs.stationCount) stations")
+            }
+            guard planned.allSatisfy({ $0.filter { $0 == .target }.count <= 1 }) else {
+                throw ControlRefusal(.badRequest, "a planned layout has more than one target")
+            }
+        }
+        let trials = request.layouts?.count ?? request.trials ?? exercise.trials
         guard request.mode == .trainerLed || (1...10_000).contains(trials) else {
             throw ControlRefusal(.badRequest, "trials must be between 1 and 10000, not \(trials)")
         }
@@ -294,7 +302,11 @@ final class StationService: StationControlling, @unchecked Sendable {
         setup.stations = inputs.stationCount
         var generator = LayoutGenerator(setup: setup, samples: samples, seed: seed)
         do {
-            layouts = try generator.block(count: request.mode == .trainerLed ? 1 : trials)
+            if let planned = request.layouts {
+                layouts = planned.enumerated().map { TrialLayout(blockSeed: seed, trialIndex: $0.offset, stations: $0.element.map { StationContent(kind: $0) }) }
+            } else {
+                layouts = try generator.block(count: request.mode == .trainerLed ? 1 : trials)
+            }
         } catch {
             throw ControlRefusal(.badRequest, "cannot lay out \(trials) trials: \(error)")
         }
@@ -345,6 +357,26 @@ final class StationService: StationControlling, @unchecked Sendable {
         broadcast(
             jsonObject(["kind": "session-start", "session": session.id.uuidString.lowercased(), "dog": request.dog]))
         return session.id.uuidString.lowercased()
+    }
+
+    /// A built-in program, or `NAME.toml` from the programs directory, checked against the board.
+    private func loadProgram(named name: String) throws(ControlRefusal) -> Program {
+        if let builtin = try? Program.builtin(named: name) { return builtin }
+        let names = Program.builtinNames.joined(separator: ", ")
+        guard let directory = options.programsDirectory, !name.contains("/"), !name.hasPrefix(".") else {
+            throw ControlRefusal(.unknown, "no program named \"\(name)\" (built in: \(names))")
+        }
+        let path = "\(directory)/\(name).toml"
+        guard let text = try? String(contentsOfFile: path, encoding: .utf8) else {
+            throw ControlRefusal(.unknown, "no program named \"\(name)\" (built in: \(names); none at \(path))")
+        }
+        do {
+            let program = try Program.parse(toml: text, source: path)
+            try program.validate(stationCount: inputs.stationCount)
+            return program
+        } catch {
+            throw ControlRefusal(.badRequest, "\(error)")
+        }
     }
 
     private func resolveSamples(_ wanted: [String]) throws(ControlRefusal) -> [Sample] {

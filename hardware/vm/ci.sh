@@ -17,9 +17,11 @@ results=.build-vm/results.jsonl
 say "lineupctl and lineupd with Debian's libgpiod 1.6.3"
 swift build --product lineupctl 2>&1 | tail -1 || die "swift build failed"
 swift build --product lineupd 2>&1 | tail -1 || die "swift build failed"
-say "lineupctl with libgpiod 2.x"
+say "lineupctl and lineupd with libgpiod 2.x"
 pc=$(.ci/libgpiod2.sh | tail -1) || die "libgpiod 2.x build failed"
 PKG_CONFIG_PATH="$pc" swift build --scratch-path .build-v2 --product lineupctl 2>&1 | tail -1 \
+    || die "swift build (v2) failed"
+PKG_CONFIG_PATH="$pc" swift build --scratch-path .build-v2 --product lineupd 2>&1 | tail -1 \
     || die "swift build (v2) failed"
 
 say "edgewatch (hardware/vm/edgewatch.c) against libgpiod 2.x"
@@ -41,9 +43,9 @@ run() {
     echo "run $name: exit $r in $((SECONDS - t)) s"
     if [ "$r" = 2 ]; then rc=2; elif [ "$r" != 0 ] && [ "$rc" = 0 ]; then rc=1; fi
 }
-run v1 --expect-api v1
+run v1 --expect-api v1 --lineupd .build/debug/lineupd
 run v2 --expect-api v2 --no-install --lineupctl .build-v2/debug/lineupctl --ld-library-path "$v2lib" \
-    --edgewatch .build-vm/edgewatch-v2
+    --edgewatch .build-vm/edgewatch-v2 --lineupd .build-v2/debug/lineupd
 
 say "done"
 echo "emulated-hardware tier wall time: $((SECONDS - start)) s"

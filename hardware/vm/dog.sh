@@ -62,7 +62,9 @@ while read -r verb a b c rest; do
                 drive "$o" down "c$c"; usleep "$c"; drive "$o" up "c$c"; usleep "$c"; n=$((n + 1))
             done ;;
         gap) ms "$a" ;;
-        end) ;;
+        # The trial is over: with DOG_END set (the daemon phase), wait as a handler would for
+        # the station to score it and for the interval, before the next trial's ready press.
+        end) [ -z "${DOG_END:-}" ] || sh -c "$DOG_END $trial" ;;
         *) echo "dog: unknown step '$verb'" >&2; exit 2 ;;
     esac
 done < "$block"

@@ -182,20 +182,22 @@ fi
 # What remains once the daemon exists: how it is given block.dog's layouts (the program, a
 # seed or a fixed layout), a readiness signal better than "holds its lines", and confirming
 # check-log.py's reading of the log (written against the simulated daemon's log).
-daemon="not run: lineupd has no hardware mode (--config) yet"
+daemon="not run: no --lineupd given"
 click_p50=null; click_p99=null; outcomes_checked=false
 run_daemon() {
     local db=/tmp/lineup.db
     for o in 17 27 22 5 6 23 24 25; do echo pull-up > "$sim/sim_gpio$o/pull"; done
+    local sock=/tmp/lineup-control.sock
     LD_LIBRARY_PATH="$LINEUPCTL_LD_LIBRARY_PATH" "$LINEUPD" --config "$vm/vm.toml" --db "$db" \
-        --device hw:CARD=Dummy,DEV=0 > "$out/lineupd.txt" 2>&1 &
+        --device hw:CARD=Dummy,DEV=0 --socket "$sock" --programs "$vm" > "$out/lineupd.txt" 2>&1 &
     local pid=$!
-    # Ready when it holds its lines (a gpio-line / gpio-lineevent / linereq fd), at most 60 s:
-    # a Swift program's start under TCG, its libraries read over 9p, takes seconds.
-    # TODO: or wait for its READY=1 on a NOTIFY_SOCKET.
+    # Ready when its control socket answers (it binds the socket after the lines, the sound
+    # card and the log are open), at most 60 s: a Swift program's start under TCG, its
+    # libraries read over 9p, takes seconds.
     for _ in $(seq 120); do
         kill -0 "$pid" 2>/dev/null || break
-        ls -l "/proc/$pid/fd" 2>/dev/null | grep -q 'anon_inode:\(gpio\|\[gpio\)' && break
+        [ -S "$sock" ] && LD_LIBRARY_PATH="$LINEUPCTL_LD_LIBRARY_PATH" "$LINEUPCTL" status --socket "$sock" \
+            > /dev/null 2>&1 && break
         sleep 0.5
     done
     if ! kill -0 "$pid" 2>/dev/null; then
@@ -205,9 +207,49 @@ run_daemon() {
         daemon="exited at start ($rc): $(head -1 "$out/lineupd.txt")"
         return
     fi
-    $bb sh "$vm/dog.sh" "$sim" "$vm/block.dog" /tmp/injected-daemon.txt "$out/trials.txt" 2>&1 | sed 's/^/guest: /'
+    # block.dog's layouts as the session's planned layouts: the target where the block puts
+    # it, controls elsewhere; a "blank" trial has no target.
+    local layouts=() target kinds s
+    while read -r word n tgt _; do
+        [ "$word" = trial ] || continue
+        kinds=""
+        for s in A B C D E; do
+            if [ "$s" = "$tgt" ]; then kinds+="target,"; else kinds+="control,"; fi
+        done
+        layouts+=(--layout "${kinds%,}")
+    done < "$vm/block.dog"
+    if ! LD_LIBRARY_PATH="$LINEUPCTL_LD_LIBRARY_PATH" "$LINEUPCTL" session start --socket "$sock" --dog vm-dog \
+        --program vm-program --step block/1 --mode automated "${layouts[@]}" > "$out/session.txt" 2>&1; then
+        sed 's/^/guest: lineupctl| /' "$out/session.txt"
+        fail "lineupctl session start was refused: $(head -1 "$out/session.txt")"
+        daemon="session not started"
+        kill -TERM "$pid"; wait "$pid"
+        return
+    fi
+    say "$(head -1 "$out/session.txt")"
+    # After each trial: wait until the daemon has scored it (at most 30 s), then its 1 s interval.
+    cat > /tmp/dog-end.sh <<EOS
+for i in \$(seq 150); do
+    d=\$(LD_LIBRARY_PATH="$LINEUPCTL_LD_LIBRARY_PATH" "$LINEUPCTL" status --socket "$sock" --json 2>/dev/null | sed -nE 's/.*"trial" *: *([0-9]+).*/\\1/p')
+    [ "\${d:-0}" -ge "\$1" ] && break
+    sleep 0.2
+done
+sleep 1.3
+EOS
+    DOG_END="$bb sh /tmp/dog-end.sh" $bb sh "$vm/dog.sh" "$sim" "$vm/block.dog" /tmp/injected-daemon.txt "$out/trials.txt" 2>&1 | sed 's/^/guest: /'
     cp /tmp/injected-daemon.txt "$out/"
-    sleep 2
+    # The last trial ends on its indication or its search time; then the session ends.
+    local n=${#layouts[@]} done=0
+    n=$((n / 2))
+    for _ in $(seq 60); do
+        done=$(LD_LIBRARY_PATH="$LINEUPCTL_LD_LIBRARY_PATH" "$LINEUPCTL" status --socket "$sock" --json 2>/dev/null \
+            | sed -nE 's/.*"trial" *: *([0-9]+).*/\1/p')
+        [ "${done:-0}" -ge "$n" ] && break
+        sleep 0.5
+    done
+    LD_LIBRARY_PATH="$LINEUPCTL_LD_LIBRARY_PATH" "$LINEUPCTL" session end --socket "$sock" \
+        --suggestions "scripted block in the emulated-hardware tier" > /dev/null 2>&1 \
+        || fail "lineupctl session end failed"
     if ! kill -0 "$pid" 2>/dev/null; then
         wait "$pid"; local rc=$?
         sed 's/^/guest: lineupd| /' "$out/lineupd.txt"
