@@ -90,6 +90,23 @@ struct StationDaemon {
             printError("the hot thread runs without real-time priority (\(problem))")
         }
 
+        // Signals only wake the main thread; everything is done there, in order. Handled before
+        // the socket is served, so a signal sent as soon as the station answers is not lost.
+        let received = Atomic<Int32>(0)
+        let wake = DispatchSemaphore(value: 0)
+        var sources: [any DispatchSourceSignal] = []
+        for sig in [SIGINT, SIGTERM, SIGHUP] {
+            signal(sig, SIG_IGN)
+            let source = DispatchSource.makeSignalSource(signal: sig, queue: .global())
+            source.setEventHandler {
+                received.store(sig, ordering: .releasing)
+                wake.signal()
+            }
+            source.resume()
+            sources.append(source)
+        }
+        defer { for source in sources { source.cancel() } }
+
         let server = ControlServer(controller: service, options: ControlServer.Options(path: socketPath, group: group))
         do {
             for warning in try server.start() { printError(warning) }
@@ -106,25 +123,7 @@ struct StationDaemon {
         fflush(nil)
         _ = SystemdNotify.send("READY=1\nSTATUS=ready: \(inputs.stationCount) stations, waiting for a session")
         let watchdog = SystemdNotify.startWatchdog { service.isHotLoopRunning }
-
-        // Signals only wake this thread; everything is done here, in order.
-        let received = Atomic<Int32>(0)
-        let wake = DispatchSemaphore(value: 0)
-        var sources: [any DispatchSourceSignal] = []
-        for sig in [SIGINT, SIGTERM, SIGHUP] {
-            signal(sig, SIG_IGN)
-            let source = DispatchSource.makeSignalSource(signal: sig, queue: .global())
-            source.setEventHandler {
-                received.store(sig, ordering: .releasing)
-                wake.signal()
-            }
-            source.resume()
-            sources.append(source)
-        }
-        defer {
-            for source in sources { source.cancel() }
-            watchdog?.cancel()
-        }
+        defer { watchdog?.cancel() }
 
         while true {
             wake.wait()

@@ -17,7 +17,7 @@ struct ServingStationTests {
         let stdout = Pipe()
         let stderr = Pipe()
 
-        init?(speed: Double) throws {
+        init?(speed: Double, extra: [String] = []) throws {
             let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
                 .deletingLastPathComponent()
             let binary = root.appendingPathComponent(".build/debug/lineupd").path
@@ -30,9 +30,10 @@ struct ServingStationTests {
             socket = directory + "/control.sock"
             db = directory + "/lineup.db"
             process.executableURL = URL(fileURLWithPath: binary)
-            process.arguments = [
-                "--simulate", "--serve", "--socket", socket, "--db", db, "--speed", String(speed), "--no-realtime",
-            ]
+            process.arguments =
+                [
+                    "--simulate", "--serve", "--socket", socket, "--db", db, "--speed", String(speed), "--no-realtime",
+                ] + extra
             var environment = ProcessInfo.processInfo.environment
             environment["NOTIFY_SOCKET"] = nil
             process.environment = environment
@@ -176,6 +177,31 @@ struct ServingStationTests {
         try client.endSession(suggestions: nil)
         #expect(daemon.terminate().status == 0)
         #expect(try SessionLog.openReader(path: daemon.db).trials().count == 2)
+    }
+
+    @Test func sighupReloadsBetweenSessionsAndRefusesDuringOne() throws {
+        let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+            .deletingLastPathComponent()
+        let config = root.appendingPathComponent("hardware/vm/vm.toml").path
+        guard let daemon = try Daemon(speed: 50, extra: ["--config", config]) else { return }
+        defer { if daemon.process.isRunning { _ = daemon.terminate() } }
+        #expect(daemon.waitReady())
+        let client = daemon.client
+        _ = try client.startSession(
+            SessionRequest(dog: "Rex", program: "research-5-station", step: "phase-3/1", mode: .automated, trials: 2))
+        kill(daemon.process.processIdentifier, SIGHUP)
+        // Refused: the session goes on, and says so on stderr.
+        #expect(eventually(5) { (try? client.status().state) == "session" })
+        try client.endSession(suggestions: nil)
+        kill(daemon.process.processIdentifier, SIGHUP)
+        // Reloaded: the socket is served again, idle, by the reloaded station.
+        usleep(300_000)
+        #expect(eventually(10) { (try? client.status().state) == "idle" })
+        let (status, out) = daemon.terminate()
+        #expect(status == 0)
+        #expect(out.contains("reloaded \(config)"), "stdout: \(out)")
+        let err = String(decoding: daemon.stderr.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        #expect(err.contains("not reloaded: a session is running"), "stderr: \(err)")
     }
 
     @Test func aTrainerLedExerciseIsDrivenByTheClickerAndErrorButtons() throws {
