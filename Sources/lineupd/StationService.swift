@@ -515,7 +515,11 @@ final class StationService: StationControlling, @unchecked Sendable {
                     ? segment.feeder.exercising.load(ordering: .acquiring)
                     : segment.feeder.searching.load(ordering: .acquiring)
                 if dogStop.load(ordering: .acquiring) || still != turn { break }
-                MonotonicClock.sleep(until: edge.at)
+                // In short steps, so a stopping station never waits for the dog's next move.
+                while MonotonicClock.now() < edge.at, !dogStop.load(ordering: .acquiring) {
+                    MonotonicClock.sleep(until: min(edge.at, MonotonicClock.now() &+ 20_000_000))
+                }
+                if dogStop.load(ordering: .acquiring) { break }
                 lineup.inject(line: UInt32(edge.station), active: edge.present)
             }
             // A nose left at a station would hold the next trial's sensor: lift it.
