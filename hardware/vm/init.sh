@@ -57,8 +57,13 @@ ln -sf /proc/self/fd/0 /host/dev/stdin
 ln -sf /proc/self/fd/1 /host/dev/stdout
 ln -sf /proc/self/fd/2 /host/dev/stderr
 mount -t tmpfs tmpfs /host/dev/shm
+# A checkout under /tmp or /run (CI's clone may be one) would be hidden by those tmpfs: hold
+# it aside and bind it back at its own path on top of them.
+held=""
+case "$REPO" in /tmp/*|/run/*) mkdir -p /held; mount --bind "/host$REPO" /held && held=yes ;; esac
 mount -t tmpfs tmpfs /host/tmp
 mount -t tmpfs tmpfs /host/run
+if [ -n "$held" ]; then mkdir -p "/host$REPO" && mount --bind /held "/host$REPO"; fi
 mkdir -p /host/tmp/out /host/tmp/bin
 mount --bind /out /host/tmp/out
 cp /bin/busybox /host/tmp/bin/busybox
