@@ -150,9 +150,10 @@ public func percentile(_ values: [UInt64], _ p: Double) -> UInt64 {
     return sorted[max(0, min(sorted.count - 1, rank))]
 }
 
-/// Peak resident memory of this process (VmHWM), in MiB.
-public func peakResidentMegabytes() -> Double {
-    guard let text = try? String(contentsOfFile: "/proc/self/status", encoding: .utf8) else { return 0 }
+/// Peak resident memory (VmHWM) of this process, or of process `pid`, in MiB.
+public func peakResidentMegabytes(pid: Int32? = nil) -> Double {
+    let path = pid.map { "/proc/\($0)/status" } ?? "/proc/self/status"
+    guard let text = try? String(contentsOfFile: path, encoding: .utf8) else { return 0 }
     for line in text.split(separator: "\n") where line.hasPrefix("VmHWM:") {
         let kb = line.split(separator: " ").compactMap { Double($0) }.first ?? 0
         return kb / 1024

@@ -113,7 +113,7 @@ struct BenchDaemon: ParsableCommand {
             throw ExitCode(1)
         }
         let blockSeconds = Double(MonotonicClock.now() - blockStart) / 1e9
-        let peak = residentPeakMegabytes(pid: pid)
+        let peak = peakResidentMegabytes(pid: pid)
         kill(pid, SIGTERM)
         process.waitUntilExit()
 
@@ -136,13 +136,5 @@ struct BenchDaemon: ParsableCommand {
         // After the command name: state is field 3, utime 14, stime 15 (1-based in proc(5)).
         guard fields.count > 12, let user = Double(fields[11]), let system = Double(fields[12]) else { return 0 }
         return (user + system) / ticks
-    }
-
-    private func residentPeakMegabytes(pid: Int32) -> Double {
-        guard let text = try? String(contentsOfFile: "/proc/\(pid)/status", encoding: .utf8) else { return 0 }
-        for line in text.split(separator: "\n") where line.hasPrefix("VmHWM:") {
-            return (line.split(separator: " ").compactMap { Double($0) }.first ?? 0) / 1024
-        }
-        return 0
     }
 }
