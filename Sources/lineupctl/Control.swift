@@ -254,7 +254,7 @@ struct ReadyCommand: ParsableCommand {
     func run() throws {
         try controlCommand {
             try socket.client.ready()
-            say("Trial started.")
+            say("Ready: the trial starts now, or when the inter-trial interval is over.")
         }
     }
 }
