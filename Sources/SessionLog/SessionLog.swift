@@ -16,6 +16,7 @@ public enum SessionLogError: Error, Equatable, CustomStringConvertible {
     case unknownTrial(String)
     case ambiguousId(String, kind: String)
     case duplicateSample(label: String)
+    case duplicateDog(name: String, id: String)
     case malformedDate(String)
     case invalidInput(String)
     case writerClosed
@@ -44,6 +45,8 @@ public enum SessionLogError: Error, Equatable, CustomStringConvertible {
         case .ambiguousId(let text, let kind):
             return "\"\(text)\" matches more than one \(kind); give more of the id"
         case .duplicateSample(let label): return "a sample labelled \"\(label)\" is already in the log"
+        case .duplicateDog(let name, let id):
+            return "a dog named \"\(name)\" is already in the log (id \(id.prefix(8))); give the new dog another name"
         case .malformedDate(let text):
             return "malformed date \"\(text)\": use YYYY-MM-DD or ISO 8601 like 2025-05-01T14:30:00+02:00"
         case .invalidInput(let text): return text
@@ -168,9 +171,9 @@ public final class SessionLog: Sendable {
         )
     }
 
-    /// Appends records in one transaction, directly on the caller's thread. For the
-    /// researcher's own edits (dogs, samples, notes) while no daemon runs; the daemon
-    /// writes through its ``LogWriter``.
+    /// Appends records in one transaction, directly on the caller's thread: for records
+    /// that are not events (sessions, notes), and for tests. The researcher's additions go
+    /// through ``addDog(name:born:notes:)`` and its siblings, which check them first.
     public func append(_ records: [any AppendableRecord]) throws {
         do {
             try pool.write { db in

@@ -127,7 +127,9 @@ public struct TimingSpec: Sendable, Hashable {
     /// A break of the beam shorter than this does not end a hold.
     public var holdToleranceMilliseconds: Double
 
-    public init(debounceMilliseconds: Double = 5, holdMilliseconds: Double = 2000, holdToleranceMilliseconds: Double = 150) {
+    public init(
+        debounceMilliseconds: Double = 5, holdMilliseconds: Double = 2000, holdToleranceMilliseconds: Double = 150
+    ) {
         self.debounceMilliseconds = debounceMilliseconds
         self.holdMilliseconds = holdMilliseconds
         self.holdToleranceMilliseconds = holdToleranceMilliseconds

@@ -78,6 +78,19 @@ public struct ControlClient: Sendable {
         _ = try send(.sessionEnd(suggestions: suggestions), expecting: Done.self)
     }
 
+    /// Each returns the new row's id.
+    public func addDog(_ entry: DogEntry) throws(ControlClientError) -> String {
+        try send(.dogAdd(entry), expecting: Added.self).id
+    }
+
+    public func addSample(_ entry: SampleEntry) throws(ControlClientError) -> String {
+        try send(.sampleAdd(entry), expecting: Added.self).id
+    }
+
+    public func noteSample(_ entry: SampleNoteEntry) throws(ControlClientError) -> String {
+        try send(.sampleNote(entry), expecting: Added.self).id
+    }
+
     /// Sends one request and reads its reply.
     public func send<R: Decodable>(_ request: ControlRequest, expecting: R.Type) throws(ControlClientError) -> R {
         let connection = try Connection(path: path)

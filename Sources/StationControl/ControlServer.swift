@@ -289,6 +289,12 @@ public final class ControlServer: @unchecked Sendable {
             case .sessionEnd(let suggestions):
                 try controller.endSession(suggestions: suggestions)
                 reply = ControlProtocol.encodeReply(id: id, result: Done())
+            case .dogAdd(let entry):
+                reply = ControlProtocol.encodeReply(id: id, result: Added(id: try controller.addDog(entry)))
+            case .sampleAdd(let entry):
+                reply = ControlProtocol.encodeReply(id: id, result: Added(id: try controller.addSample(entry)))
+            case .sampleNote(let entry):
+                reply = ControlProtocol.encodeReply(id: id, result: Added(id: try controller.noteSample(entry)))
             case .watch:
                 // Registered before the reply, so a client that has the reply is watching. The
                 // reply still goes out first: events reach the client only through

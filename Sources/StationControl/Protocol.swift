@@ -34,6 +34,10 @@ public enum ControlRequest: Sendable, Hashable {
     case abort
     case sessionEnd(suggestions: String?)
     case watch
+    /// The researcher's additions to the log, written by lineupd (which owns the database).
+    case dogAdd(DogEntry)
+    case sampleAdd(SampleEntry)
+    case sampleNote(SampleNoteEntry)
 
     /// The name on the wire.
     public var name: String {
@@ -45,10 +49,16 @@ public enum ControlRequest: Sendable, Hashable {
         case .abort: "abort"
         case .sessionEnd: "session-end"
         case .watch: "watch"
+        case .dogAdd: "dog-add"
+        case .sampleAdd: "sample-add"
+        case .sampleNote: "sample-note"
         }
     }
 
-    public static let names = ["status", "session-start", "layout", "ready", "abort", "session-end", "watch"]
+    public static let names = [
+        "status", "session-start", "layout", "ready", "abort", "session-end", "watch", "dog-add", "sample-add",
+        "sample-note",
+    ]
 }
 
 /// `session-start`'s result.
@@ -65,6 +75,12 @@ public struct LayoutReply: Sendable, Codable, Hashable {
         self.view = view
         self.stations = stations
     }
+}
+
+/// The result of the requests that add to the log: the new row's id.
+public struct Added: Sendable, Codable, Hashable {
+    public var id: String
+    public init(id: String) { self.id = id }
 }
 
 /// The result of requests that only say "done" (`ready`, `abort`, `session-end`, `watch`).
@@ -143,6 +159,12 @@ extension ControlProtocol {
             case "session-start":
                 let p = try decoder.decode(SessionStartParams.self, from: line)
                 return .success((id, .sessionStart(p.request)))
+            case "dog-add":
+                return .success((id, .dogAdd(try decoder.decode(DogEntry.self, from: line))))
+            case "sample-add":
+                return .success((id, .sampleAdd(try decoder.decode(SampleEntry.self, from: line))))
+            case "sample-note":
+                return .success((id, .sampleNote(try decoder.decode(SampleNoteEntry.self, from: line))))
             default:
                 let shown = head.request.count > 40 ? String(head.request.prefix(40)) + "…" : head.request
                 return fail(
@@ -292,12 +314,37 @@ private struct RequestEnvelope: Encodable {
         case dog, program, step, exercise, mode, trials, samples, handler, seed, layouts
     }
 
+    /// The added row's fields sit beside `v`, `id` and `request`, as session-start's do.
+    struct FlatEncoder<E: Encodable>: Encodable {
+        var id: Int
+        var name: String
+        var entry: E
+
+        func encode(to encoder: any Encoder) throws {
+            try entry.encode(to: encoder)
+            var c = encoder.container(keyedBy: CodingKeys.self)
+            try c.encode(ControlProtocol.version, forKey: .v)
+            try c.encode(id, forKey: .id)
+            try c.encode(name, forKey: .request)
+        }
+    }
+
     func encode(to encoder: any Encoder) throws {
+        switch request {
+        case .dogAdd(let entry): return try FlatEncoder(id: id, name: request.name, entry: entry).encode(to: encoder)
+        case .sampleAdd(let entry):
+            return try FlatEncoder(id: id, name: request.name, entry: entry).encode(to: encoder)
+        case .sampleNote(let entry):
+            return try FlatEncoder(id: id, name: request.name, entry: entry).encode(to: encoder)
+        default: break
+        }
         var c = encoder.container(keyedBy: CodingKeys.self)
         try c.encode(ControlProtocol.version, forKey: .v)
         try c.encode(id, forKey: .id)
         try c.encode(request.name, forKey: .request)
         switch request {
+        case .dogAdd, .sampleAdd, .sampleNote:
+            break
         case .status, .ready, .abort, .watch:
             break
         case .layout(let view):

@@ -107,6 +107,61 @@ public struct LayoutEntry: Sendable, Codable, Hashable {
     }
 }
 
+/// `dog-add`: a dog for the log. Checked again by lineupd: a name, a `YYYY-MM-DD` birth date.
+public struct DogEntry: Sendable, Codable, Hashable {
+    public var name: String
+    public var born: String?
+    public var notes: String?
+
+    public init(name: String, born: String? = nil, notes: String? = nil) {
+        self.name = name
+        self.born = born
+        self.notes = notes
+    }
+}
+
+/// `sample-add`: a scent sample and its research details.
+public struct SampleEntry: Sendable, Codable, Hashable {
+    /// The unique id written on the sample.
+    public var label: String
+    public var kind: SampleKind
+    public var diagnosis: String?
+    public var source: String?
+    public var collection: String?
+    public var processing: String?
+    /// `YYYY-MM-DD`.
+    public var collectedOn: String?
+
+    enum CodingKeys: String, CodingKey {
+        case label, kind, diagnosis, source, collection, processing
+        case collectedOn = "collected_on"
+    }
+
+    public init(
+        label: String, kind: SampleKind, diagnosis: String? = nil, source: String? = nil, collection: String? = nil,
+        processing: String? = nil, collectedOn: String? = nil
+    ) {
+        self.label = label
+        self.kind = kind
+        self.diagnosis = diagnosis
+        self.source = source
+        self.collection = collection
+        self.processing = processing
+        self.collectedOn = collectedOn
+    }
+}
+
+/// `sample-note`: a note on a sample named by label or id; notes are appended, never edited.
+public struct SampleNoteEntry: Sendable, Codable, Hashable {
+    public var sample: String
+    public var text: String
+
+    public init(sample: String, text: String) {
+        self.sample = sample
+        self.text = text
+    }
+}
+
 /// A refusal the person at the other end can act on.
 public struct ControlRefusal: Error, Sendable, Codable, Hashable, CustomStringConvertible {
     public enum Code: String, Sendable, Codable, Hashable {
@@ -115,6 +170,8 @@ public struct ControlRefusal: Error, Sendable, Codable, Hashable, CustomStringCo
         case blind
         case badRequest = "bad-request"
         case unknown
+        /// The dog or sample is already in the log.
+        case duplicate
         case notReady = "not-ready"
         case failed
         // The protocol's own refusals, given by the socket server before the station is asked.
@@ -153,4 +210,8 @@ public protocol StationControlling: AnyObject, Sendable {
     /// returns false (the client went away). Returns a token for `unwatch`.
     func watch(_ send: @escaping @Sendable (String) -> Bool) -> Int
     func unwatch(_ token: Int)
+    /// The researcher's additions; each returns the new row's id once it is committed.
+    func addDog(_ entry: DogEntry) throws(ControlRefusal) -> String
+    func addSample(_ entry: SampleEntry) throws(ControlRefusal) -> String
+    func noteSample(_ entry: SampleNoteEntry) throws(ControlRefusal) -> String
 }

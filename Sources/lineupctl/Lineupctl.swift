@@ -41,7 +41,8 @@ struct Bench: ParsableCommand {
     static let configuration = CommandConfiguration(
         abstract: "Measure the station: each benchmark prints one JSON object.",
         subcommands: [
-            BenchClick.self, BenchDaemon.self, BenchEngine.self, BenchBlock.self, BenchLog.self, BenchFill.self, BenchExport.self,
+            BenchClick.self, BenchDaemon.self, BenchEngine.self, BenchBlock.self, BenchLog.self, BenchFill.self,
+            BenchExport.self,
             BenchStats.self,
         ]
     )

@@ -1,15 +1,17 @@
 import ArgumentParser
 import Foundation
 import SessionLog
+import StationControl
 import TrainingEngine
 
 // The researcher's commands. Reads open the log read-only and work while lineupd
-// writes; the few writes (dogs add, samples add and note) go straight to the log
-// until lineupd serves its control socket, and will go through the daemon then.
+// writes; the few writes (dogs add, samples add and note) go through lineupd, which owns
+// the station's log, unless a database file is named with --db or $LINEUP_DB.
 
-private let directWriteNote = """
-    Writes directly to the session log for now (the daemon waits for it); once lineupd \
-    serves its control socket, this will go through the daemon.
+private let additionNote = """
+    lineupd writes it to the station's log (through its control socket, so any member of \
+    the station's group may add). With --db PATH or $LINEUP_DB it is written to that \
+    database file directly instead.
     """
 
 struct Dogs: ParsableCommand {
@@ -39,23 +41,23 @@ struct Dogs: ParsableCommand {
     }
 
     struct Add: ParsableCommand {
-        static let configuration = CommandConfiguration(abstract: "Add a dog.", discussion: directWriteNote)
-        @OptionGroup var log: LogOptions
+        static let configuration = CommandConfiguration(abstract: "Add a dog.", discussion: additionNote)
+        @OptionGroup var target: AdditionOptions
         @Argument(help: "The dog's name.") var name: String
         @Option(help: ArgumentHelp("Date of birth, YYYY-MM-DD.", valueName: "date")) var born: String?
         @Option(help: "Free notes (no personal data of people).") var notes: String?
-        @Flag(help: "Create the log if it does not exist yet.") var create = false
 
         func run() throws {
             try researcherCommand {
-                let born = try born.map { try ResearcherDate.validateDay($0) }
-                guard !name.trimmingCharacters(in: .whitespaces).isEmpty else {
-                    throw SessionLogError.invalidInput("a dog needs a name")
-                }
-                let dog = DogRecord(name: name, born: born, notes: notes)
-                try SessionLog(path: log.path, create: create).append([dog])
-                if log.json { return try printJSON(["id": dog.id.uuidString.lowercased()]) }
-                say("added \(name): \(dog.id.uuidString.lowercased())")
+                // Checked here too, so a typo is caught before anything is sent.
+                _ = try born.map { try ResearcherDate.validateDay($0) }
+                let id = try target.add(
+                    direct: { try $0.addDog(name: name, born: born, notes: notes).id },
+                    daemon: { client throws(ControlClientError) in
+                        try client.addDog(DogEntry(name: name, born: born, notes: notes))
+                    })
+                if target.log.json { return try printJSON(["id": id]) }
+                say("added \(name): \(id)")
             }
         }
     }
@@ -126,8 +128,8 @@ struct Samples: ParsableCommand {
     }
 
     struct Add: ParsableCommand {
-        static let configuration = CommandConfiguration(abstract: "Add a sample.", discussion: directWriteNote)
-        @OptionGroup var log: LogOptions
+        static let configuration = CommandConfiguration(abstract: "Add a sample.", discussion: additionNote)
+        @OptionGroup var target: AdditionOptions
         @Argument(help: "The sample's unique id as written on it.") var label: String
         @Option(help: "target, control, blank or distractor.") var kind: SampleKind
         @Option var diagnosis: String?
@@ -135,43 +137,43 @@ struct Samples: ParsableCommand {
         @Option(help: "How it was collected.") var collection: String?
         @Option(help: "How it was processed and stored.") var processing: String?
         @Option(help: ArgumentHelp("Collection date, YYYY-MM-DD.", valueName: "date")) var collectedOn: String?
-        @Flag(help: "Create the log if it does not exist yet.") var create = false
 
         func run() throws {
             try researcherCommand {
-                let day = try collectedOn.map { try ResearcherDate.validateDay($0) }
-                guard !label.trimmingCharacters(in: .whitespaces).isEmpty else {
-                    throw SessionLogError.invalidInput("a sample needs a label")
-                }
-                let writer = try SessionLog(path: log.path, create: create)
-                if (try? writer.reader.resolveSample(label)) != nil {
-                    throw SessionLogError.duplicateSample(label: label)
-                }
-                let sample = SampleRecord(
+                _ = try collectedOn.map { try ResearcherDate.validateDay($0) }
+                let entry = SampleEntry(
                     label: label, kind: kind, diagnosis: diagnosis, source: source, collection: collection,
-                    processing: processing, collectedOn: day)
-                try writer.append([sample])
-                if log.json { return try printJSON(["id": sample.id.uuidString.lowercased()]) }
-                say("added sample \(label): \(sample.id.uuidString.lowercased())")
+                    processing: processing, collectedOn: collectedOn)
+                let id = try target.add(
+                    direct: {
+                        try $0.addSample(
+                            SampleRecord(
+                                label: label, kind: kind, diagnosis: diagnosis, source: source,
+                                collection: collection, processing: processing, collectedOn: collectedOn)
+                        ).id
+                    },
+                    daemon: { client throws(ControlClientError) in try client.addSample(entry) })
+                if target.log.json { return try printJSON(["id": id]) }
+                say("added sample \(label): \(id)")
             }
         }
     }
 
     struct Note: ParsableCommand {
         static let configuration = CommandConfiguration(
-            abstract: "Add a note to a sample (notes are kept, never edited).", discussion: directWriteNote)
-        @OptionGroup var log: LogOptions
+            abstract: "Add a note to a sample (notes are kept, never edited).", discussion: additionNote)
+        @OptionGroup var target: AdditionOptions
         @Argument(help: "The sample's label (or id).") var sample: String
         @Argument(help: "The note.") var text: String
 
         func run() throws {
             try researcherCommand {
-                let writer = try SessionLog(path: log.path, create: false)
-                let id = try writer.reader.resolveSample(sample)
-                guard let uuid = UUID(uuidString: id) else { throw SessionLogError.unknownSample(sample) }
-                let note = SampleNote(sampleId: uuid, text: text)
-                try writer.append([note])
-                if log.json { return try printJSON(["id": note.id.uuidString.lowercased()]) }
+                let id = try target.add(
+                    direct: { try $0.noteSample(sample, text: text).id },
+                    daemon: { client throws(ControlClientError) in
+                        try client.noteSample(SampleNoteEntry(sample: sample, text: text))
+                    })
+                if target.log.json { return try printJSON(["id": id]) }
                 say("noted on \(sample)")
             }
         }
@@ -214,7 +216,8 @@ struct Sessions: ParsableCommand {
 
 struct SessionCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
-        commandName: "session", abstract: "Start, end or abort a session on the station; show one from the log.", subcommands: [Show.self, SessionStart.self, SessionEnd.self, SessionAbort.self])
+        commandName: "session", abstract: "Start, end or abort a session on the station; show one from the log.",
+        subcommands: [Show.self, SessionStart.self, SessionEnd.self, SessionAbort.self])
 
     struct Show: ParsableCommand {
         static let configuration = CommandConfiguration(

@@ -1,6 +1,7 @@
 import ArgumentParser
 import Foundation
 import SessionLog
+import StationControl
 import TrainingEngine
 
 /// Where the log is and how to print: shared by every researcher's command.
@@ -16,8 +17,53 @@ struct LogOptions: ParsableArguments {
 
     var path: String { db ?? SessionLog.pathFromEnvironment }
 
+    /// The database file the person named (`--db` or `$LINEUP_DB`), if any.
+    var namedPath: String? {
+        db ?? ProcessInfo.processInfo.environment["LINEUP_DB"].flatMap { $0.isEmpty ? nil : $0 }
+    }
+
     /// The log opened read-only: safe while lineupd writes.
     func reader() throws -> LogReader { try SessionLog.openReader(path: path) }
+}
+
+/// Where the researcher's additions go: to lineupd, which owns the station's log (on a board
+/// the group may only read it), or, when a database file is named, straight into that file.
+struct AdditionOptions: ParsableArguments {
+    @OptionGroup var log: LogOptions
+
+    @Option(
+        name: .long,
+        help: ArgumentHelp(
+            "lineupd's control socket (default: $\(ControlProtocol.socketEnvironmentVariable), else \(ControlProtocol.defaultSocketPath)).",
+            valueName: "path"))
+    var socket: String?
+
+    @Flag(help: "With --db: create the database file if it does not exist yet.")
+    var create = false
+
+    /// Adds through whichever target applies and returns the new row's id.
+    func add(
+        direct: (SessionLog) throws -> UUID,
+        daemon: (ControlClient) throws(ControlClientError) -> String
+    ) throws -> String {
+        if socket != nil, log.db != nil {
+            throw SessionLogError.invalidInput("give --db (write a database file) or --socket (ask lineupd), not both")
+        }
+        if socket == nil, let path = log.namedPath {
+            return try direct(SessionLog(path: path, create: create)).uuidString.lowercased()
+        }
+        if create {
+            throw SessionLogError.invalidInput("--create applies to a database file named with --db")
+        }
+        let client = ControlClient(path: ControlClient.path(option: socket))
+        do {
+            return try daemon(client)
+        } catch .notRunning(let path), .staleSocket(let path) {
+            throw SessionLogError.invalidInput(
+                "lineupd is not running (nothing answers on \(path)): start it, or add to a database file with --db PATH"
+            )
+        }
+    }
 }
 
 /// The filters most commands share.

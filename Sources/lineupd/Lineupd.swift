@@ -38,7 +38,10 @@ struct Lineupd: ParsableCommand {
     @Option(help: "The group allowed to control the station (given the socket, mode 0660).")
     var group = "lineup"
 
-    @Option(help: "Program files NAME.toml offered besides the built-in ones (default: $CONFIGURATION_DIRECTORY/programs, else /etc/lineup/programs).")
+    @Option(
+        help:
+            "Program files NAME.toml offered besides the built-in ones (default: $CONFIGURATION_DIRECTORY/programs, else /etc/lineup/programs)."
+    )
     var programs: String?
 
     @Flag(help: "Run a simulated station: no hardware, no root, no configuration needed.")

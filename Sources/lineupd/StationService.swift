@@ -303,7 +303,10 @@ final class StationService: StationControlling, @unchecked Sendable {
         var generator = LayoutGenerator(setup: setup, samples: samples, seed: seed)
         do {
             if let planned = request.layouts {
-                layouts = planned.enumerated().map { TrialLayout(blockSeed: seed, trialIndex: $0.offset, stations: $0.element.map { StationContent(kind: $0) }) }
+                layouts = planned.enumerated().map {
+                    TrialLayout(
+                        blockSeed: seed, trialIndex: $0.offset, stations: $0.element.map { StationContent(kind: $0) })
+                }
             } else {
                 layouts = try generator.block(count: request.mode == .trainerLed ? 1 : trials)
             }
@@ -456,6 +459,47 @@ final class StationService: StationControlling, @unchecked Sendable {
             try log.append([SessionNote(sessionId: session, kind: kind, text: text)])
         } catch {
             printError("cannot record the session's note: \(error)")
+        }
+    }
+
+    // MARK: The researcher's additions
+    //
+    // lineupd writes them because it owns the database: on a board the state directory is
+    // the service user's, and the station's group may only read it. They are not events,
+    // so they commit beside the writer's batches (GRDB serialises the writes), never on
+    // the hot thread.
+
+    func addDog(_ entry: DogEntry) throws(ControlRefusal) -> String {
+        try adding { try log.addDog(name: entry.name, born: entry.born, notes: entry.notes).id }
+    }
+
+    func addSample(_ entry: SampleEntry) throws(ControlRefusal) -> String {
+        try adding {
+            try log.addSample(
+                SampleRecord(
+                    label: entry.label, kind: entry.kind, diagnosis: entry.diagnosis, source: entry.source,
+                    collection: entry.collection, processing: entry.processing, collectedOn: entry.collectedOn)
+            ).id
+        }
+    }
+
+    func noteSample(_ entry: SampleNoteEntry) throws(ControlRefusal) -> String {
+        try adding { try log.noteSample(entry.sample, text: entry.text).id }
+    }
+
+    /// The log's refusals in the protocol's codes, with the log's own words.
+    private func adding(_ body: () throws -> UUID) throws(ControlRefusal) -> String {
+        do {
+            return try body().uuidString.lowercased()
+        } catch let error as SessionLogError {
+            switch error {
+            case .invalidInput, .malformedDate: throw ControlRefusal(.badRequest, error.description)
+            case .unknownSample, .ambiguousId: throw ControlRefusal(.unknown, error.description)
+            case .duplicateDog, .duplicateSample: throw ControlRefusal(.duplicate, error.description)
+            default: throw ControlRefusal(.failed, error.description)
+            }
+        } catch {
+            throw ControlRefusal(.failed, "cannot write to the log: \(error)")
         }
     }
 

@@ -237,6 +237,83 @@ struct ServingStationTests {
         #expect(cues.count == 4)
         #expect(try reader.session(id: id).improvementSuggestions.contains("reward faster"))
     }
+
+    @Test func theResearchersAdditionsGoThroughTheDaemon() throws {
+        guard let daemon = try Daemon(speed: 50) else { return }
+        defer { if daemon.process.isRunning { _ = daemon.terminate() } }
+        #expect(daemon.waitReady())
+        // No --db and no $LINEUP_DB: the rows can only reach the daemon's log through it.
+        let env = ["LINEUP_SOCKET": daemon.socket]
+        let dog = try lineupctl(["dogs", "add", "Aino", "--born", "2021-04-02"], environment: env)
+        #expect(dog.status == 0, "\(dog.stderr)")
+        #expect(dog.stdout.hasPrefix("added Aino: "))
+        let sample = try lineupctl(
+            ["samples", "add", "T-9", "--kind", "target", "--collected-on", "2025-01-10", "--source", "clinic A"],
+            environment: env)
+        #expect(sample.status == 0, "\(sample.stderr)")
+        let note = try lineupctl(["samples", "note", "T-9", "lid cracked, replaced", "--json"], environment: env)
+        #expect(note.status == 0, "\(note.stderr)")
+        #expect(note.stdout.contains("\"id\""))
+
+        // The daemon's refusals, and the client's own checks, each one line.
+        for (arguments, message) in [
+            (["samples", "add", "T-9", "--kind", "control"], "already in the log"),
+            (["dogs", "add", "aino"], "already in the log"),
+            (["samples", "note", "T-404", "hello"], "no sample \"T-404\""),
+            (["samples", "note", "T-9", "  "], "a note needs some text"),
+            (["dogs", "add", "Bo", "--born", "2025-13-01"], "malformed date"),
+            (["dogs", "add", "Bo", "--create"], "--create applies"),
+        ] {
+            let result = try lineupctl(arguments, environment: env)
+            #expect(result.status == 1, "\(arguments)")
+            #expect(result.stdout.isEmpty, "\(arguments)")
+            #expect(result.stderr.split(separator: "\n").count == 1, "\(arguments): \(result.stderr)")
+            #expect(result.stderr.contains(message), "\(arguments): \(result.stderr)")
+        }
+        #expect(try daemon.client.status().state == "idle")
+        #expect(daemon.terminate().status == 0)
+
+        let reader = try SessionLog.openReader(path: daemon.db)
+        #expect(try reader.dogs().map(\.name) == ["Aino"])
+        #expect(try reader.dogs().first?.born == "2021-04-02")
+        let details = try reader.sample(id: reader.resolveSample("T-9"))
+        #expect(details.sample.collectedOn == "2025-01-10")
+        #expect(details.sample.source == "clinic A")
+        #expect(details.notes.map(\.text) == ["lid cracked, replaced"])
+
+        // With the daemon gone, the researcher is told what to do.
+        let gone = try lineupctl(["dogs", "add", "Cara"], environment: env)
+        #expect(gone.status == 1)
+        #expect(gone.stderr.contains("lineupd is not running"), "\(gone.stderr)")
+        #expect(gone.stderr.contains("--db PATH"), "\(gone.stderr)")
+    }
+}
+
+/// Runs the built lineupctl with `$LINEUP_DB` cleared and `environment` added.
+func lineupctl(_ arguments: [String], environment: [String: String] = [:]) throws -> (
+    status: Int32, stdout: String, stderr: String
+) {
+    let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+        .deletingLastPathComponent()
+    let process = Process()
+    process.executableURL = root.appendingPathComponent(".build/debug/lineupctl")
+    process.arguments = arguments
+    var env = ProcessInfo.processInfo.environment
+    env["LINEUP_DB"] = nil
+    env["LINEUP_SOCKET"] = nil
+    for (key, value) in environment { env[key] = value }
+    process.environment = env
+    let out = Pipe()
+    let err = Pipe()
+    process.standardOutput = out
+    process.standardError = err
+    try process.run()
+    let outData = out.fileHandleForReading.readDataToEndOfFile()
+    let errData = err.fileHandleForReading.readDataToEndOfFile()
+    process.waitUntilExit()
+    return (
+        process.terminationStatus, String(decoding: outData, as: UTF8.self), String(decoding: errData, as: UTF8.self)
+    )
 }
 
 /// Waits for a condition other threads or processes make true, for at most `seconds`.

@@ -71,6 +71,12 @@ import TrainingEngine
             (["samples", "add", "T-2", "--kind", "target", "--collected-on", "2025-99-01", "--db", path], "malformed"),
             (["samples", "add", "T-1", "--kind", "target", "--db", path], "already in the log"),
             (["samples", "note", "T-404", "hello", "--db", path], "no sample"),
+            (["samples", "note", "T-1", " ", "--db", path], "a note needs some text"),
+            (["samples", "add", " ", "--kind", "blank", "--db", path], "a sample needs a label"),
+            (["dogs", "add", "aino", "--db", path], "a dog named \"aino\" is already in the log"),
+            (["dogs", "add", "", "--db", path], "a dog needs a name"),
+            (["dogs", "add", "Bo", "--db", path, "--socket", "/tmp/none.sock"], "not both"),
+            (["dogs", "add", "Bo", "--db", temporaryLogPath("absent.db")], "no session log"),
         ]
         for (arguments, message) in cases {
             let result = try runLineupctl(arguments)
@@ -82,6 +88,7 @@ import TrainingEngine
             #expect(result.stderr.contains(message), "\(arguments): \(result.stderr)")
         }
         #expect(try log.reader.samples().map(\.label) == ["T-1"])
+        #expect(try log.reader.dogs().map(\.name) == ["Aino"])
         #expect(try log.reader.read { db in try Int.fetchOne(db, sql: "SELECT count(*) FROM sample_note") } == 0)
     }
 

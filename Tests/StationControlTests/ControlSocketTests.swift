@@ -54,6 +54,41 @@ struct ControlSocketTests {
                 == .sessionStart(SessionRequest(dog: "Rex", program: "study", step: "a/1", mode: .automated)))
     }
 
+    @Test("the researcher's additions carry every field, and the station's refusals come back")
+    func researcherAdditions() throws {
+        let (server, station, client) = try makeServer("adds")
+        defer { server.stop() }
+        let sample = SampleEntry(
+            label: "T-42", kind: .target, diagnosis: "lung cancer", source: "clinic A", collection: "breath, 5 min",
+            processing: "frozen -20 C", collectedOn: "2025-01-10")
+        for request in [
+            ControlRequest.dogAdd(DogEntry(name: "Aino", born: "2021-04-02", notes: "shy of metal")),
+            .dogAdd(DogEntry(name: "Cara")), .sampleAdd(sample), .sampleAdd(SampleEntry(label: "B", kind: .blank)),
+            .sampleNote(SampleNoteEntry(sample: "T-42", text: "lid \"cracked\", replaced")),
+        ] {
+            let line = ControlProtocol.encode(request, id: 3)
+            #expect(try ControlProtocol.decodeRequest(line.dropLast()).get().request == request)
+        }
+        // The wire's own spelling, as a script would type it.
+        let typed = #"{"v":1,"id":4,"request":"sample-add","label":"C-1","kind":"control","collected_on":"2025-02-01"}"#
+        #expect(
+            try ControlProtocol.decodeRequest(Data(typed.utf8)).get().request
+                == .sampleAdd(SampleEntry(label: "C-1", kind: .control, collectedOn: "2025-02-01")))
+
+        #expect(try client.addDog(DogEntry(name: "Aino", born: "2021-04-02")) == "D1")
+        #expect(try client.addSample(sample) == "S-T-42")
+        #expect(try client.noteSample(SampleNoteEntry(sample: "T-42", text: "lid cracked")) == "N1")
+        #expect(
+            throws: ControlClientError.refused(
+                ControlRefusal(.duplicate, "a sample labelled \"T-1\" is already in the log"))
+        ) { try client.addSample(SampleEntry(label: "T-1", kind: .target)) }
+        #expect(
+            station.calls == [
+                "addDog Aino 2021-04-02", "addSample T-42 target 2025-01-10", "noteSample T-42 lid cracked",
+                "addSample T-1 target -",
+            ])
+    }
+
     @Test("the layout is refused to the handler's view in double-blind mode and given to the assistant")
     func blindLayout() throws {
         let (server, station, client) = try makeServer("blind")

@@ -46,6 +46,9 @@ struct ProtocolFuzzTests {
             ),
             (#"{"v":1,"id":16,"request":"layout","view":"dog"}"#, "bad-request", "'view'"),
             (#"{"v":1,"id":17,"request":"session-end","suggestions":false}"#, "bad-request", "'suggestions'"),
+            (#"{"v":1,"id":18,"request":"dog-add"}"#, "bad-request", "'name'"),
+            (#"{"v":1,"id":19,"request":"sample-add","label":"T-1","kind":"cheese"}"#, "bad-request", "'kind'"),
+            (#"{"v":1,"id":20,"request":"sample-note","sample":"T-1"}"#, "bad-request", "'text'"),
             (#"[1,2,3]"#, "bad-request", nil),
             (#"not json"#, "bad-request", nil),
         ]

@@ -69,6 +69,23 @@ final class FakeStation: StationControlling, @unchecked Sendable {
         if lock.withLock({ session == nil }) { throw ControlRefusal(.noSession, "no session is running") }
     }
 
+    func addDog(_ entry: DogEntry) throws(ControlRefusal) -> String {
+        record("addDog \(entry.name) \(entry.born ?? "-")")
+        if entry.name.isEmpty { throw ControlRefusal(.badRequest, "a dog needs a name") }
+        return "D1"
+    }
+
+    func addSample(_ entry: SampleEntry) throws(ControlRefusal) -> String {
+        record("addSample \(entry.label) \(entry.kind.rawValue) \(entry.collectedOn ?? "-")")
+        if entry.label == "T-1" { throw ControlRefusal(.duplicate, "a sample labelled \"T-1\" is already in the log") }
+        return "S-\(entry.label)"
+    }
+
+    func noteSample(_ entry: SampleNoteEntry) throws(ControlRefusal) -> String {
+        record("noteSample \(entry.sample) \(entry.text)")
+        return "N1"
+    }
+
     func endSession(suggestions: String?) throws(ControlRefusal) {
         record("endSession \(suggestions ?? "-")")
         let had = lock.withLock {

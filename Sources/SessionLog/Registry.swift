@@ -1,0 +1,75 @@
+import Foundation
+import GRDB
+import TrainingEngine
+
+// The researcher's own additions to the log: dogs, samples and notes on samples. The same
+// checks run whether lineupd writes them (the station's usual path, asked over its control
+// socket) or lineupctl writes a database file directly (`--db`), so both refuse the same
+// input with the same words. Each is one transaction: checked and written, or nothing.
+
+extension SessionLog {
+    /// Adds a dog. Refuses an empty name, a malformed birth date, and a name already in the
+    /// log: sessions are started by the dog's name, so two dogs of one name could not be told
+    /// apart at the station.
+    public func addDog(name: String, born: String?, notes: String?) throws -> DogRecord {
+        let name = name.trimmingCharacters(in: .whitespacesAndNewlines)
+        guard !name.isEmpty else { throw SessionLogError.invalidInput("a dog needs a name") }
+        let born = try born.map { try ResearcherDate.validateDay($0) }
+        let dog = DogRecord(name: name, born: born, notes: notes.flatMap { $0.isEmpty ? nil : $0 })
+        try writeChecked { db in
+            if let existing = try String.fetchOne(
+                db, sql: "SELECT id FROM dog WHERE name = ? COLLATE NOCASE", arguments: [name])
+            {
+                throw SessionLogError.duplicateDog(name: name, id: existing)
+            }
+            try dog.append(to: db)
+        }
+        return dog
+    }
+
+    /// Adds a sample. Refuses an empty label, a malformed collection date, and a label
+    /// already in the log (the label is what is written on the tube).
+    public func addSample(_ sample: SampleRecord) throws -> SampleRecord {
+        var sample = sample
+        sample.label = sample.label.trimmingCharacters(in: .whitespacesAndNewlines)
+        guard !sample.label.isEmpty else { throw SessionLogError.invalidInput("a sample needs a label") }
+        sample.collectedOn = try sample.collectedOn.map { try ResearcherDate.validateDay($0) }
+        try writeChecked { db in
+            if try String.fetchOne(db, sql: "SELECT id FROM sample WHERE label = ?", arguments: [sample.label])
+                != nil
+            {
+                throw SessionLogError.duplicateSample(label: sample.label)
+            }
+            try sample.append(to: db)
+        }
+        return sample
+    }
+
+    /// Adds a note to a sample named by its label, full id or id prefix.
+    public func noteSample(_ sample: String, text: String) throws -> SampleNote {
+        guard !text.trimmingCharacters(in: .whitespacesAndNewlines).isEmpty else {
+            throw SessionLogError.invalidInput("a note needs some text")
+        }
+        var note: SampleNote?
+        try writeChecked { db in
+            let byLabel = try String.fetchOne(db, sql: "SELECT id FROM sample WHERE label = ?", arguments: [sample])
+            guard let id = try byLabel ?? LogReader.resolve(db, table: "sample", text: sample, kind: "sample"),
+                let uuid = UUID(uuidString: id)
+            else { throw SessionLogError.unknownSample(sample) }
+            let made = SampleNote(sampleId: uuid, text: text)
+            try made.append(to: db)
+            note = made
+        }
+        guard let note else { throw SessionLogError.database("the note was not written") }
+        return note
+    }
+
+    /// One write transaction whose checks throw ``SessionLogError`` as they are.
+    private func writeChecked(_ body: (Database) throws -> Void) throws {
+        do {
+            try pool.write { db in try body(db) }
+        } catch {
+            throw SessionLogError.from(error, path: path)
+        }
+    }
+}
