@@ -132,11 +132,6 @@ public struct SampleEntry: Sendable, Codable, Hashable {
     /// `YYYY-MM-DD`.
     public var collectedOn: String?
 
-    enum CodingKeys: String, CodingKey {
-        case label, kind, diagnosis, source, collection, processing
-        case collectedOn = "collected_on"
-    }
-
     public init(
         label: String, kind: SampleKind, diagnosis: String? = nil, source: String? = nil, collection: String? = nil,
         processing: String? = nil, collectedOn: String? = nil

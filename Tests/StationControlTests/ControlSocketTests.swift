@@ -70,7 +70,7 @@ struct ControlSocketTests {
             #expect(try ControlProtocol.decodeRequest(line.dropLast()).get().request == request)
         }
         // The wire's own spelling, as a script would type it.
-        let typed = #"{"v":1,"id":4,"request":"sample-add","label":"C-1","kind":"control","collected_on":"2025-02-01"}"#
+        let typed = #"{"v":1,"id":4,"request":"sample-add","label":"C-1","kind":"control","collectedOn":"2025-02-01"}"#
         #expect(
             try ControlProtocol.decodeRequest(Data(typed.utf8)).get().request
                 == .sampleAdd(SampleEntry(label: "C-1", kind: .control, collectedOn: "2025-02-01")))
