@@ -41,6 +41,10 @@ public final class LogWriter: @unchecked Sendable {
     private let batchInterval: Duration
     private let batchSize: Int
     private let stopped = DispatchSemaphore(value: 0)
+    /// Nil if its connection could not open: SQLite then checkpoints inside commits, as
+    /// by default (slower worst batches, nothing lost).
+    private let checkpointer: Checkpointer?
+    private let pageSize: Int
 
     init(pool: DatabasePool, path: String, capacity: Int, batchInterval: Duration, batchSize: Int) {
         self.pool = pool
@@ -53,6 +57,12 @@ public final class LogWriter: @unchecked Sendable {
         pending.reserveCapacity(self.capacity)
         spare = []
         spare.reserveCapacity(self.capacity)
+        pageSize = (try? pool.read { db in try Int.fetchOne(db, sql: "PRAGMA page_size") }) ?? 4096
+        checkpointer = try? Checkpointer(path: path, interval: .milliseconds(250))
+        if checkpointer != nil {
+            // The writer's connection stops checkpointing in its commits; see Checkpointer.
+            try? pool.writeWithoutTransaction { db in try db.execute(sql: "PRAGMA wal_autocheckpoint = 0") }
+        }
         let thread = Thread { [self] in self.run() }
         thread.name = "lineup-log-writer"
         thread.start()
@@ -113,7 +123,13 @@ public final class LogWriter: @unchecked Sendable {
         closing = true
         condition.signal()
         condition.unlock()
-        if !alreadyClosing { stopped.wait() }
+        guard !alreadyClosing else { return }
+        stopped.wait()
+        if let checkpointer {
+            checkpointer.stop()
+            // Direct writes on this log after the writer checkpoint as SQLite does by default.
+            try? pool.writeWithoutTransaction { db in try db.execute(sql: "PRAGMA wal_autocheckpoint = 1000") }
+        }
     }
 
     /// Counters for the station's status.
@@ -125,12 +141,14 @@ public final class LogWriter: @unchecked Sendable {
             sorted.isEmpty ? nil : sorted[min(sorted.count - 1, Int(Double(sorted.count) * p))]
         }
         let lags = lagMillis.sorted()
+        let checkpoints = checkpointer?.counts ?? (checkpoints: 0, walFramesMax: 0)
         return LogWriterStatus(
             submitted: submitted, written: written, queued: pending.count, overflow: overflow,
             lost: lost, batches: batches, batchMillisP50: percentile(0.5),
             batchMillisP99: percentile(0.99), batchMillisMax: sorted.last,
             durableLagMillisP99: lags.isEmpty ? nil : lags[min(lags.count - 1, Int(Double(lags.count) * 0.99))],
-            durableLagMillisMax: lags.isEmpty ? nil : maxLag, lastError: lastError)
+            durableLagMillisMax: lags.isEmpty ? nil : maxLag, checkpoints: checkpoints.checkpoints,
+            walMegabytesMax: Double(checkpoints.walFramesMax) * Double(pageSize) / 1_048_576, lastError: lastError)
     }
 
     // MARK: The writer thread
@@ -201,6 +219,7 @@ public final class LogWriter: @unchecked Sendable {
             let elapsed = start.duration(to: .now)
             let millis =
                 Double(elapsed.components.attoseconds) * 1e-15 + Double(elapsed.components.seconds) * 1e3
+            checkpointer?.committed()
             condition.lock()
             written += events.count
             batches += 1
@@ -249,6 +268,10 @@ public struct LogWriterStatus: Sendable, Hashable, Codable {
     public var durableLagMillisP99: Double?
     /// The same, worst since the writer started.
     public var durableLagMillisMax: Double?
+    /// WAL checkpoints done beside the writer (0 when SQLite checkpoints in commits).
+    public var checkpoints: Int
+    /// The longest the write-ahead log was seen, in MiB (bounded near 16 MiB).
+    public var walMegabytesMax: Double
     public var lastError: String?
 }
 

@@ -109,6 +109,8 @@ public final class SessionLog: Sendable {
             // FULL: each commit reaches the disk before commitTrial returns, so an
             // announced outcome survives a power cut, not only a crash.
             try db.execute(sql: "PRAGMA synchronous = FULL")
+            // When the WAL starts over after a checkpoint, trim the file to 16 MiB.
+            try db.execute(sql: "PRAGMA journal_size_limit = 16777216")
             // Keep -wal and -shm when the daemon closes: a researcher who may only read
             // the state directory can then still open the log (SQLite cannot create
             // them for a read-only connection).

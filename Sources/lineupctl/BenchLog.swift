@@ -89,6 +89,7 @@ struct BenchLog: ParsableCommand {
                 achievedEventsPerSecond: Double(status.written) / elapsed, p50BatchMs: status.batchMillisP50,
                 p99BatchMs: status.batchMillisP99, maxBatchMs: status.batchMillisMax,
                 p99DurableLagMs: status.durableLagMillisP99, maxDurableLagMs: status.durableLagMillisMax,
+                checkpoints: status.checkpoints, maxWalMb: status.walMegabytesMax,
                 trials: trials,
                 p50TrialCommitMs: trialCommitMillis.isEmpty ? nil : trialCommitMillis[trialCommitMillis.count / 2],
                 maxTrialCommitMs: trialCommitMillis.last)
@@ -118,6 +119,8 @@ struct BenchLogResult: Encodable {
     var maxBatchMs: Double?
     var p99DurableLagMs: Double?
     var maxDurableLagMs: Double?
+    var checkpoints: Int
+    var maxWalMb: Double
     var trials: Int
     var p50TrialCommitMs: Double?
     var maxTrialCommitMs: Double?

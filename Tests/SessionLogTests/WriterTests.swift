@@ -56,6 +56,30 @@ func trial(_ session: SessionRecord, _ number: Int, outcome: TrialOutcome = .hit
         #expect((writer.status.durableLagMillisMax ?? 1e9) < 1_000)
     }
 
+    @Test func theWALIsCheckpointedBesideTheWriterAndSQLitesDefaultReturnsOnClose() throws {
+        let log = try SessionLog(path: temporaryLogPath())
+        let session = try startSession(log)
+        func autocheckpoint() throws -> Int? {
+            try log.pool.writeWithoutTransaction { db in try Int.fetchOne(db, sql: "PRAGMA wal_autocheckpoint") }
+        }
+        let writer = log.makeWriter(batchInterval: .milliseconds(5))
+        // The writer's commits no longer checkpoint...
+        #expect(try autocheckpoint() == 0)
+        for station in 0..<2_000 {
+            writer.submit(LoggedEvent(kind: .edge, sessionId: session.id, station: station % 5 + 1, value: 1))
+        }
+        try writer.flush()
+        // ...the checkpointer does, on its own tick (bounded wait, not a timing test).
+        let deadline = ContinuousClock.now + .seconds(10)
+        while writer.status.checkpoints == 0 && ContinuousClock.now < deadline { usleep(5_000) }
+        #expect(writer.status.checkpoints >= 1)
+        #expect(writer.status.walMegabytesMax > 0)
+        writer.close()
+        #expect(try autocheckpoint() == 1_000)
+        #expect(try log.reader.eventCount() == 2_000)
+        #expect(try log.pool.read { db in try String.fetchOne(db, sql: "PRAGMA integrity_check") } == "ok")
+    }
+
     @Test func overflowIsCountedAndLoggedAsAFault() throws {
         let log = try SessionLog(path: temporaryLogPath())
         let session = try startSession(log)

@@ -1,0 +1,120 @@
+import Foundation
+import GRDB
+import GRDBSQLite
+
+/// Moves the write-ahead log into the database file on its own thread and connection.
+///
+/// SQLite's default is to checkpoint inside whichever commit crosses 1000 WAL pages: that
+/// commit then copies megabytes and syncs the database file, and at 20,000 events/s it
+/// made the writer's worst batch ~110 ms (`lineupctl bench log`), over the 100 ms
+/// promised for raw events. A PASSIVE checkpoint on another connection never takes the
+/// write lock, so the writer's commits go on beside it.
+///
+/// The WAL starts again from its beginning only when the writer begins a transaction with
+/// every frame already copied. Under a sustained stream one passive checkpoint per tick never
+/// catches the last frames, and the WAL grew without bound (158 MB after 20 s at 20,000
+/// events/s). Past `walLimitFrames` the checkpointer therefore repeats the passive checkpoint
+/// until it has caught up between two of the writer's commits (each repeat has only ~25 ms of
+/// frames to copy); the writer's next commit then restarts the WAL and `journal_size_limit`
+/// trims the file. A TRUNCATE checkpoint would do it in one call, but it takes the write
+/// lock: measured, it added up to 60 ms to the writer's worst batch.
+final class Checkpointer: @unchecked Sendable {
+    private let queue: DatabaseQueue
+    private let interval: Duration
+    /// 4096 frames of 4 KiB pages: 16 MiB of WAL.
+    private let walLimitFrames = 4_096
+    // Guarded by `condition`.
+    private let condition = NSCondition()
+    private var stopping = false
+    private var dirty = false
+    private var checkpoints = 0
+    private var walFramesMax = 0
+    private var lastError: String?
+    private let stopped = DispatchSemaphore(value: 0)
+
+    init(path: String, interval: Duration) throws {
+        var config = Configuration()
+        config.label = "lineup.log.checkpointer"
+        // No busy handler: a checkpoint that cannot have its locks now gives up at once
+        // (the data is safe in the WAL) rather than hold the writer up while it waits.
+        config.busyMode = .immediateError
+        config.prepareDatabase { db in
+            // The same durability as the writer: each checkpoint syncs what it copies.
+            try db.execute(sql: "PRAGMA synchronous = FULL")
+            // It copies frames and keeps nothing: a small cache keeps the daemon small.
+            try db.execute(sql: "PRAGMA cache_size = -256")
+            var persist: CInt = 1
+            _ = sqlite3_file_control(db.sqliteConnection, "main", SQLITE_FCNTL_PERSIST_WAL, &persist)
+        }
+        queue = try DatabaseQueue(path: path, configuration: config)
+        self.interval = interval
+        let thread = Thread { [self] in self.run() }
+        thread.name = "lineup-log-checkpoint"
+        thread.start()
+    }
+
+    /// Something was committed: checkpoint at the next tick.
+    func committed() {
+        condition.lock()
+        dirty = true
+        condition.unlock()
+    }
+
+    /// Checkpoints done, and the longest the WAL was seen (in frames, one page each).
+    var counts: (checkpoints: Int, walFramesMax: Int) {
+        condition.lock()
+        defer { condition.unlock() }
+        return (checkpoints, walFramesMax)
+    }
+
+    /// Stops the thread after one last checkpoint.
+    func stop() {
+        condition.lock()
+        stopping = true
+        condition.signal()
+        condition.unlock()
+        stopped.wait()
+    }
+
+    private func run() {
+        let seconds = Double(interval.components.seconds) + Double(interval.components.attoseconds) * 1e-18
+        while true {
+            condition.lock()
+            if !stopping { _ = condition.wait(until: Date(timeIntervalSinceNow: seconds)) }
+            let work = dirty || stopping
+            dirty = false
+            let last = stopping
+            condition.unlock()
+            if work {
+                do {
+                    try queue.writeWithoutTransaction { db in
+                        var wal = try db.checkpoint(.passive)
+                        condition.lock()
+                        walFramesMax = max(walFramesMax, wal.walFrameCount)
+                        condition.unlock()
+                        var tries = 0
+                        while wal.walFrameCount > walLimitFrames, wal.checkpointedFrameCount < wal.walFrameCount,
+                            tries < 50
+                        {
+                            usleep(1_000)
+                            wal = try db.checkpoint(.passive)
+                            tries += 1
+                        }
+                    }
+                    condition.lock()
+                    checkpoints += 1
+                    condition.unlock()
+                } catch {
+                    // A busy or failed checkpoint only leaves the WAL longer: the next tick
+                    // tries again, and the data is safe in the WAL meanwhile.
+                    condition.lock()
+                    lastError = String(describing: error)
+                    condition.unlock()
+                }
+            }
+            if last { break }
+        }
+        try? queue.close()
+        stopped.signal()
+    }
+}
