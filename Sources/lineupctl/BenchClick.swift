@@ -86,6 +86,8 @@ struct BenchClick: ParsableCommand {
         let us = { (ns: UInt64) in Double(ns / 100) / 10 }
         var json = JSONObject()
         json["n"] = result.handedLatencies.count
+        // Pulses made and clicks kept: any difference is a click the station did not give.
+        json["pulses"] = clicks
         json["p50_us"] = us(percentile(result.handedLatencies, 50))
         json["p99_us"] = us(percentile(result.handedLatencies, 99))
         json["max_us"] = us(result.handedLatencies.max() ?? 0)
