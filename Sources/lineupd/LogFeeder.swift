@@ -21,6 +21,10 @@ final class LogFeeder: @unchecked Sendable {
         var printTrials = true
         /// Receives one JSON line per logged event and trial, for `lineupctl watch`.
         var watch: (@Sendable (String) -> Void)? = nil
+        /// Double-blind: the trial lines watchers get leave out the layout. Any member of the
+        /// station's group may watch, the handler included, and the layouts of past trials
+        /// tell a handler how this block is being laid out. The log and the journal keep it.
+        var hideLayoutFromWatchers = false
     }
 
     private let settings: Settings
@@ -328,7 +332,9 @@ final class LogFeeder: @unchecked Sendable {
         let line =
             "trial \(String(repeating: " ", count: max(0, width - number.count)))\(number)/\(settings.layouts.count)"
             + "  \(layoutText)  search: \(search)  indication: \(indication)  \(clickText)  \(end.outcome.outcome.rawValue)"
-        settings.watch?(jsonObject(["kind": "trial", "line": line]))
+        let watched =
+            settings.hideLayoutFromWatchers ? line.replacingOccurrences(of: layoutText, with: "layout hidden") : line
+        settings.watch?(jsonObject(["kind": "trial", "line": watched]))
         guard settings.printTrials else { return }
         print(line)
         fflush(nil)  // one line per trial, even into a pipe

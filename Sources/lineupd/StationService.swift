@@ -161,7 +161,8 @@ final class StationService: StationControlling, @unchecked Sendable {
             settings: LogFeeder.Settings(
                 sessionId: session, layouts: layouts, stationNames: options.board.stations.map(\.name),
                 buttons: buttons, blockSeed: seed, printTrials: options.printTrials,
-                watch: { [weak self] line in self?.broadcast(line) }),
+                watch: { [weak self] line in self?.broadcast(line) },
+                hideLayoutFromWatchers: configuration.mode == .doubleBlind),
             stationRing: ring, notes: handler.notes, recordsReady: recordsReady, writer: writer)
         let loop = try HotLoop(
             source: source,

@@ -63,6 +63,8 @@ struct ServingStationTests {
         #expect(daemon.waitReady())
         let client = daemon.client
         #expect(try client.status().state == "idle")
+        // A watcher, as the handler might run one: it must not learn the layouts.
+        let watched = try #require(Watched(path: daemon.socket))
 
         let id = try client.startSession(
             SessionRequest(
@@ -86,6 +88,15 @@ struct ServingStationTests {
         let (status, out) = daemon.terminate()
         #expect(status == 0)
         #expect(out.split(separator: "\n").filter { $0.hasPrefix("trial ") }.count == 3, "stdout: \(out)")
+        // The journal (stdout) keeps the layout; the watchers' trial lines do not.
+        #expect(out.contains(":target") || out.contains(":control"), "stdout: \(out)")
+        #expect(watched.done.wait(timeout: .now() + 10) == .success)
+        let trialLines = watched.lines.filter { $0.contains(#""kind":"trial""#) }
+        #expect(trialLines.count == 3, "\(watched.lines)")
+        for line in trialLines {
+            #expect(line.contains("layout hidden"), "\(line)")
+            for kind in ["target", "control", "blank", "distractor"] { #expect(!line.contains(":\(kind)"), "\(line)") }
+        }
 
         let reader = try SessionLog.openReader(path: daemon.db)
         #expect(try reader.trials().count == 3)
@@ -286,6 +297,54 @@ struct ServingStationTests {
         #expect(gone.status == 1)
         #expect(gone.stderr.contains("lineupd is not running"), "\(gone.stderr)")
         #expect(gone.stderr.contains("--db PATH"), "\(gone.stderr)")
+    }
+}
+
+/// A watcher on the daemon's socket: registered (its reply read) when init returns, then
+/// collecting every line on a thread until the daemon closes the connection.
+final class Watched: @unchecked Sendable {
+    private let lock = NSLock()
+    private var text = ""
+    let done = DispatchSemaphore(value: 0)
+    var lines: [String] { lock.withLock { text.split(separator: "\n").map(String.init) } }
+
+    init?(path: String) {
+        let fd = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue), 0)
+        guard fd >= 0 else { return nil }
+        var address = sockaddr_un()
+        address.sun_family = sa_family_t(AF_UNIX)
+        withUnsafeMutableBytes(of: &address.sun_path) { raw in
+            for (i, byte) in path.utf8.prefix(raw.count - 1).enumerated() { raw[i] = byte }
+        }
+        let connected = withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                connect(fd, $0, socklen_t(MemoryLayout<sockaddr_un>.size))
+            }
+        }
+        let request = Array(#"{"v":1,"id":1,"request":"watch"}\#n"#.utf8)
+        guard connected == 0, send(fd, request, request.count, Int32(MSG_NOSIGNAL)) == request.count else {
+            close(fd)
+            return nil
+        }
+        // The reply first, byte by byte so no event line is swallowed with it.
+        var reply: [UInt8] = []
+        var byte: UInt8 = 0
+        while recv(fd, &byte, 1, 0) == 1, byte != 0x0A { reply.append(byte) }
+        guard String(decoding: reply, as: UTF8.self).contains(#""ok":true"#) else {
+            close(fd)
+            return nil
+        }
+        Thread { [self] in
+            var buffer = [UInt8](repeating: 0, count: 4096)
+            while true {
+                let n = recv(fd, &buffer, buffer.count, 0)
+                if n <= 0 { break }
+                let chunk = String(decoding: buffer[0..<n], as: UTF8.self)
+                lock.withLock { text += chunk }
+            }
+            close(fd)
+            done.signal()
+        }.start()
     }
 }
 
