@@ -386,6 +386,11 @@ public final class ControlServer: @unchecked Sendable {
         guard let gid = groupID(group) else {
             return ["group '\(group)' does not exist; \(path) keeps the daemon's own group"]
         }
+        // Under systemd the service's own group is usually the one wanted, and its
+        // SystemCallFilter=~@privileged refuses chown outright: skip the call when it would
+        // change nothing, so the journal does not carry a warning on every start.
+        var info = stat()
+        if stat(path, &info) == 0, info.st_gid == gid { return [] }
         if chown(path, uid_t.max, gid) != 0 {
             let code = errno
             return [

@@ -221,6 +221,20 @@ struct ControlSocketTests {
         restarted.stop()
     }
 
+    @Test(
+        "the socket is given to another group when the daemon may (root), without a warning",
+        .enabled(if: geteuid() == 0 && getgrnam("nogroup") != nil, "needs root and the group nogroup"))
+    func anotherGroup() throws {
+        let path = temporarySocketPath("chgrp")
+        let server = ControlServer(controller: FakeStation(), options: .init(path: path, group: "nogroup"))
+        #expect(try server.start().isEmpty)
+        defer { server.stop() }
+        var info = stat()
+        #expect(stat(path, &info) == 0)
+        #expect(info.st_gid == getgrnam("nogroup").pointee.gr_gid)
+        #expect(try ControlClient(path: path).status().state == "idle")
+    }
+
     @Test("a missing group is a warning, not a failure; a plain file at the path is left alone")
     func groupAndPathProblems() throws {
         let path = temporarySocketPath("group")
