@@ -16,6 +16,9 @@ struct ServingStationTests {
         let db: String
         let stdout = Pipe()
         let stderr = Pipe()
+        /// What the daemon has written to stderr so far, read as it comes.
+        private let errText = TextSink()
+        var stderrSoFar: String { errText.text }
 
         init?(speed: Double, extra: [String] = []) throws {
             let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
@@ -39,6 +42,14 @@ struct ServingStationTests {
             process.environment = environment
             process.standardOutput = stdout
             process.standardError = stderr
+            stderr.fileHandleForReading.readabilityHandler = { [errText] handle in
+                let data = handle.availableData
+                if data.isEmpty {
+                    handle.readabilityHandler = nil
+                } else {
+                    errText.append(String(decoding: data, as: UTF8.self))
+                }
+            }
             try process.run()
         }
 
@@ -128,20 +139,8 @@ struct ServingStationTests {
     /// Sends raw bytes on a fresh connection and closes it without reading (a client that
     /// vanishes mid-request), or reads one reply line.
     func raw(_ path: String, _ bytes: [UInt8], read: Bool) -> String? {
-        let fd = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue), 0)
-        guard fd >= 0 else { return nil }
+        guard let fd = connectUnix(path) else { return nil }
         defer { close(fd) }
-        var address = sockaddr_un()
-        address.sun_family = sa_family_t(AF_UNIX)
-        withUnsafeMutableBytes(of: &address.sun_path) { raw in
-            for (i, byte) in path.utf8.prefix(raw.count - 1).enumerated() { raw[i] = byte }
-        }
-        let connected = withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
-                connect(fd, $0, socklen_t(MemoryLayout<sockaddr_un>.size))
-            }
-        }
-        guard connected == 0 else { return nil }
         _ = bytes.withUnsafeBytes { send(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
         guard read else { return nil }
         var timeout = timeval(tv_sec: 5, tv_usec: 0)
@@ -201,8 +200,10 @@ struct ServingStationTests {
         _ = try client.startSession(
             SessionRequest(dog: "Rex", program: "research-5-station", step: "phase-3/1", mode: .automated, trials: 2))
         kill(daemon.process.processIdentifier, SIGHUP)
-        // Refused: the session goes on, and says so on stderr.
-        #expect(eventually(5) { (try? client.status().state) == "session" })
+        // Refused: the session goes on, and says so on stderr (waited for, so the session
+        // cannot end before the signal is handled).
+        #expect(eventually(10) { daemon.stderrSoFar.contains("not reloaded: a session is running") })
+        #expect((try? client.status().state) == "session")
         try client.endSession(suggestions: nil)
         kill(daemon.process.processIdentifier, SIGHUP)
         // Reloaded: the socket is served again, idle, by the reloaded station.
@@ -211,8 +212,7 @@ struct ServingStationTests {
         let (status, out) = daemon.terminate()
         #expect(status == 0)
         #expect(out.contains("reloaded \(config)"), "stdout: \(out)")
-        let err = String(decoding: daemon.stderr.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-        #expect(err.contains("not reloaded: a session is running"), "stderr: \(err)")
+        #expect(daemon.stderrSoFar.contains("not reloaded: a session is running"), "stderr: \(daemon.stderrSoFar)")
     }
 
     @Test func aTrainerLedExerciseIsDrivenByTheClickerAndErrorButtons() throws {
@@ -300,6 +300,14 @@ struct ServingStationTests {
     }
 }
 
+/// Text that arrives on another thread.
+final class TextSink: @unchecked Sendable {
+    private let lock = NSLock()
+    private var value = ""
+    var text: String { lock.withLock { value } }
+    func append(_ more: String) { lock.withLock { value += more } }
+}
+
 /// A watcher on the daemon's socket: registered (its reply read) when init returns, then
 /// collecting every line on a thread until the daemon closes the connection.
 final class Watched: @unchecked Sendable {
@@ -309,20 +317,9 @@ final class Watched: @unchecked Sendable {
     var lines: [String] { lock.withLock { text.split(separator: "\n").map(String.init) } }
 
     init?(path: String) {
-        let fd = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue), 0)
-        guard fd >= 0 else { return nil }
-        var address = sockaddr_un()
-        address.sun_family = sa_family_t(AF_UNIX)
-        withUnsafeMutableBytes(of: &address.sun_path) { raw in
-            for (i, byte) in path.utf8.prefix(raw.count - 1).enumerated() { raw[i] = byte }
-        }
-        let connected = withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
-                connect(fd, $0, socklen_t(MemoryLayout<sockaddr_un>.size))
-            }
-        }
+        guard let fd = connectUnix(path) else { return nil }
         let request = Array(#"{"v":1,"id":1,"request":"watch"}\#n"#.utf8)
-        guard connected == 0, send(fd, request, request.count, Int32(MSG_NOSIGNAL)) == request.count else {
+        guard send(fd, request, request.count, Int32(MSG_NOSIGNAL)) == request.count else {
             close(fd)
             return nil
         }
@@ -346,6 +343,27 @@ final class Watched: @unchecked Sendable {
             done.signal()
         }.start()
     }
+}
+
+/// A connected Unix stream socket, or nil.
+func connectUnix(_ path: String) -> Int32? {
+    let fd = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue), 0)
+    guard fd >= 0 else { return nil }
+    var address = sockaddr_un()
+    address.sun_family = sa_family_t(AF_UNIX)
+    withUnsafeMutableBytes(of: &address.sun_path) { raw in
+        for (i, byte) in path.utf8.prefix(raw.count - 1).enumerated() { raw[i] = byte }
+    }
+    let connected = withUnsafePointer(to: &address) {
+        $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+            connect(fd, $0, socklen_t(MemoryLayout<sockaddr_un>.size))
+        }
+    }
+    guard connected == 0 else {
+        close(fd)
+        return nil
+    }
+    return fd
 }
 
 /// Runs the built lineupctl with `$LINEUP_DB` cleared and `environment` added.
