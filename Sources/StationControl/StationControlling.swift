@@ -68,6 +68,13 @@ public struct StationStatus: Sendable, Codable, Hashable {
     public var edges: UInt64
     public var droppedEdges: UInt64
     public var logOverflow: UInt64
+    /// The session log's health: events committed, events lost to a failed write, how long
+    /// events waited to be on disk (recent p99 and worst, in ms), and the last write error.
+    public var logWritten: Int?
+    public var logLost: Int?
+    public var logDurableMillisP99: Double?
+    public var logDurableMillisMax: Double?
+    public var logError: String?
     public var uptimeSeconds: Double
 
     public init(

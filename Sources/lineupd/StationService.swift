@@ -218,6 +218,11 @@ final class StationService: StationControlling, @unchecked Sendable {
             edges: segment?.loop.edgeCount ?? 0, droppedEdges: source.droppedEdges,
             logOverflow: UInt64(writerStatus.overflow) + ring.overflowCount,
             uptimeSeconds: Double(MonotonicClock.now() - started) / 1e9)
+        status.logWritten = writerStatus.written
+        status.logLost = writerStatus.lost
+        status.logDurableMillisP99 = writerStatus.durableLagMillisP99
+        status.logDurableMillisMax = writerStatus.durableLagMillisMax
+        status.logError = writerStatus.lastError
         if let current, let segment {
             status.session = current.sessionId.uuidString.lowercased()
             status.dog = current.dog

@@ -94,6 +94,13 @@ struct ServingStationTests {
             try client.ready()
             #expect(eventually(10) { (try? client.status().trial) == trial }, "trial \(trial) never ended")
         }
+        // The log's health is in the status, for the trainer's `lineupctl status`.
+        let health = try client.status()
+        #expect((health.logWritten ?? 0) > 0)
+        #expect(health.logLost == 0)
+        #expect(health.logDurableMillisMax != nil)
+        let shown = try lineupctl(["status"], environment: ["LINEUP_SOCKET": daemon.socket])
+        #expect(shown.stdout.contains("events written, 0 overflowed, 0 lost; on disk within"), "\(shown.stdout)")
         try client.endSession(suggestions: "shorter blocks")
         #expect(try client.status().state == "idle")
         let (status, out) = daemon.terminate()
