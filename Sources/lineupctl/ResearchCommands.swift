@@ -244,8 +244,9 @@ struct SessionCommand: ParsableCommand {
                     Handler     \(s.handler.orDash)
                     Station     \(s.station.orDash)
                     Settings    \(s.settings)
-                    Results     \(r.trials) trials: \(r.hits) hits, \(r.misses) misses, \(r.falseAlerts) false alerts, \
-                    \(r.correctRejections) correct rejections, \(r.aborted) aborted
+                    Results     \(count(r.trials, "trial")): \(count(r.hits, "hit")), \(count(r.misses, "miss", "misses")), \
+                    \(count(r.falseAlerts, "false alert")), \(count(r.correctRejections, "correct rejection")), \
+                    \(r.aborted) aborted
                     Correct     \(describe(s.correct))
 
                     Samples

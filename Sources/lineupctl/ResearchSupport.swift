@@ -159,6 +159,11 @@ func describeMillis(_ millis: Double?) -> String {
     millis.map { String(format: "%.2f s", $0 / 1000) } ?? "-"
 }
 
+/// `1 hit`, `3 hits`, `1 miss`, `2 misses`.
+func count(_ n: Int, _ one: String, _ many: String? = nil) -> String {
+    "\(n) \(n == 1 ? one : many ?? one + "s")"
+}
+
 /// The first 8 characters of an id: enough to type back, as git does.
 func short(_ id: String?) -> String {
     id.map { String($0.prefix(8)) } ?? "-"
