@@ -206,6 +206,10 @@ public struct ExportQuery {
                     col("false_alerts", "coalesce(c.false_alerts, 0)", .integer),
                     col("correct_rejections", "coalesce(c.correct_rejections, 0)", .integer),
                     col("aborted", "coalesce(c.aborted, 0)", .integer),
+                    // How it ended (ended, stopped, interrupted, unknown); empty while it runs.
+                    col(
+                        "ended_how",
+                        "(SELECT e.how FROM session_end e WHERE e.session_id = s.id ORDER BY e.wall_ns LIMIT 1)"),
                     col(
                         "improvement_suggestions",
                         """

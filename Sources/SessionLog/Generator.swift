@@ -173,6 +173,10 @@ public struct LogFiller: Sendable {
                     for event in events { try event.append(to: db) }
                     for trial in trials { try trial.append(to: db) }
                     try note.append(to: db)
+                    try SessionEnd(
+                        id: uuid(), sessionId: session.id, how: .ended, detail: "ended by the trainer",
+                        time: note.time
+                    ).append(to: db)
                 }
                 summary.sessions += 1
                 summary.trials += trials.count

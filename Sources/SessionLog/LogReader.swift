@@ -205,7 +205,9 @@ public struct LogReader: Sendable {
                         coalesce(sum(t.outcome = 'miss'), 0) AS misses,
                         coalesce(sum(t.outcome = 'false-alert'), 0) AS false_alerts,
                         coalesce(sum(t.outcome = 'correct-rejection'), 0) AS correct_rejections,
-                        coalesce(sum(t.outcome = 'aborted'), 0) AS aborted
+                        coalesce(sum(t.outcome = 'aborted'), 0) AS aborted,
+                        (SELECT e.how FROM session_end e WHERE e.session_id = s.id ORDER BY e.wall_ns LIMIT 1)
+                            AS ended_how
                     FROM session s JOIN dog d ON d.id = s.dog_id
                     LEFT JOIN trial_current t ON t.session_id = s.id
                     WHERE (?1 IS NULL OR s.dog_id = ?1) AND (?2 IS NULL OR s.id = ?2)
@@ -217,7 +219,7 @@ public struct LogReader: Sendable {
                     id: row["id"], dogId: row["dog_id"], dog: row["dog"],
                     started: iso.string(wallNs: row["wall_ns"]),
                     phase: row["phase"], step: row["step"], exercise: row["exercise"], mode: row["mode"],
-                    results: OutcomeCounts(row))
+                    results: OutcomeCounts(row), endedHow: row["ended_how"])
             }
         }
     }
@@ -257,8 +259,15 @@ public struct LogReader: Sendable {
                     indicated: $0["indicated"] ?? 0)
             }
             let counts = OutcomeCounts(trials: trials)
-            let ended = try Int64.fetchOne(
+            let lastTrial = try Int64.fetchOne(
                 db, sql: "SELECT max(wall_ns) FROM trial WHERE session_id = ?", arguments: [id])
+            let end = try Row.fetchOne(
+                db, sql: "SELECT how, detail, wall_ns FROM session_end WHERE session_id = ? ORDER BY wall_ns LIMIT 1",
+                arguments: [id])
+            let how: String? = end?["how"]
+            // An `unknown` end (an older log) carries no time of its own; an interrupted
+            // session ended, as far as anyone knows, with its last scored trial.
+            let ended: Int64? = how == "ended" || how == "stopped" ? end?["wall_ns"] : lastTrial
             return SessionDetails(
                 id: row["id"], dogId: row["dog_id"], dog: row["dog"], handler: row["handler"],
                 program: row["program"],
@@ -267,6 +276,7 @@ public struct LogReader: Sendable {
                 exercise: row["exercise"], mode: row["mode"], station: row["station"],
                 settings: row["settings"],
                 started: iso.string(wallNs: row["wall_ns"]), ended: ended.map { iso.string(wallNs: $0) },
+                endedHow: how, endDetail: end?["detail"],
                 results: counts,
                 correct: Proportion(
                     successes: counts.hits + counts.correctRejections, trials: counts.scored),
@@ -558,6 +568,8 @@ public struct SessionSummary: Sendable, Hashable, Codable {
     public var exercise: String?
     public var mode: String
     public var results: OutcomeCounts
+    /// How it ended (see `SessionEnd.How`); nil while it runs.
+    public var endedHow: String?
 }
 
 public struct SessionSample: Sendable, Hashable, Codable {
@@ -607,6 +619,10 @@ public struct SessionDetails: Sendable, Hashable, Codable {
     public var settings: String
     public var started: String
     public var ended: String?
+    /// `ended`, `stopped`, `interrupted` or `unknown` (see `SessionEnd.How`); nil while the
+    /// session runs.
+    public var endedHow: String?
+    public var endDetail: String?
     public var results: OutcomeCounts
     /// Hits and correct rejections over scored trials.
     public var correct: Proportion

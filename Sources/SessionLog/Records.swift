@@ -210,6 +210,34 @@ public struct SessionNote: Sendable, Hashable, Codable {
     }
 }
 
+/// How a session ended (see `Schema.v2`): written once per session.
+public struct SessionEnd: Sendable, Hashable, Codable {
+    public enum How: String, Sendable, Hashable, Codable, CaseIterable {
+        /// By the trainer, or at the end of a simulated block.
+        case ended
+        /// lineupd was stopped during it; its running trial is logged aborted.
+        case stopped
+        /// Found unfinished when lineupd started again: a crash, a kill or a power cut.
+        case interrupted
+        /// Logged before lineup recorded how sessions end.
+        case unknown
+    }
+
+    public var id: UUID
+    public var sessionId: UUID
+    public var how: How
+    public var detail: String?
+    public var time: LogTime
+
+    public init(id: UUID = UUID(), sessionId: UUID, how: How, detail: String? = nil, time: LogTime = .now()) {
+        self.id = id
+        self.sessionId = sessionId
+        self.how = how
+        self.detail = detail
+        self.time = time
+    }
+}
+
 /// What stood in one station during a trial.
 public struct StationSlot: Sendable, Hashable, Codable {
     /// 1-based, as the stations are numbered on the lineup.
@@ -457,6 +485,17 @@ extension SessionNote: AppendableRecord {
         ).execute(arguments: [
             id.logText, sessionId.logText, kind.rawValue, text, time.monoNs, time.wallNs,
         ])
+    }
+}
+
+extension SessionEnd: AppendableRecord {
+    public func append(to db: Database) throws {
+        try db.cachedStatement(
+            sql: """
+                INSERT INTO session_end (id, session_id, how, detail, mono_ns, wall_ns)
+                VALUES (?, ?, ?, ?, ?, ?)
+                """
+        ).execute(arguments: [id.logText, sessionId.logText, how.rawValue, detail, time.monoNs, time.wallNs])
     }
 }
 

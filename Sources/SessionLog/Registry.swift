@@ -64,6 +64,35 @@ extension SessionLog {
         return note
     }
 
+    /// Marks every session of `station` that has no end as interrupted: lineupd calls it as
+    /// it starts, before any session of its own, so each one found was cut short by a crash,
+    /// a kill or a power cut. Returns them (id, dog, scored trials) for the journal.
+    public func markInterruptedSessions(station: String) throws -> [(session: String, dog: String, trials: Int)] {
+        var found: [(String, String, Int)] = []
+        try writeChecked { db in
+            let rows = try Row.fetchAll(
+                db,
+                sql: """
+                    SELECT s.id, d.name, (SELECT count(*) FROM trial t WHERE t.session_id = s.id) AS trials,
+                        (SELECT max(t.number) FROM trial t WHERE t.session_id = s.id) AS last
+                    FROM session s JOIN dog d ON d.id = s.dog_id
+                    WHERE s.station IS ? AND NOT EXISTS (SELECT 1 FROM session_end e WHERE e.session_id = s.id)
+                    ORDER BY s.wall_ns
+                    """, arguments: [station])
+            for row in rows {
+                let id: String = row["id"]
+                guard let uuid = UUID(uuidString: id) else { continue }
+                let last: Int? = row["last"]
+                let detail =
+                    "lineupd did not end it (a crash, a kill or a power cut); "
+                    + (last.map { "trials after #\($0) were not scored" } ?? "no trial was scored")
+                try SessionEnd(sessionId: uuid, how: .interrupted, detail: detail).append(to: db)
+                found.append((id, row["name"], row["trials"]))
+            }
+        }
+        return found
+    }
+
     /// One write transaction whose checks throw ``SessionLogError`` as they are.
     private func writeChecked(_ body: (Database) throws -> Void) throws {
         do {

@@ -12,6 +12,7 @@ enum Schema {
     static var migrator: DatabaseMigrator {
         var migrator = DatabaseMigrator()
         migrator.registerMigration("v1", migrate: v1)
+        migrator.registerMigration("v2-session-end", migrate: v2)
         return migrator
     }
 
@@ -184,13 +185,50 @@ enum Schema {
                     FROM sample s;
                 """)
         for table in appendOnlyTables {
-            try db.execute(
-                sql: """
-                    CREATE TRIGGER \(table)_append_only_update BEFORE UPDATE ON \(table)
-                    BEGIN SELECT RAISE(ABORT, 'the session log is append-only'); END;
-                    CREATE TRIGGER \(table)_append_only_delete BEFORE DELETE ON \(table)
-                    BEGIN SELECT RAISE(ABORT, 'the session log is append-only'); END;
-                    """)
+            try appendOnly(db, table)
         }
+    }
+
+    /// How each session ended. Without it a session cut short by a crash or a pulled plug
+    /// looked like one the trainer ended after its last scored trial.
+    /// - `ended`: by the trainer (`lineupctl session end`) or at the end of a simulated block;
+    /// - `stopped`: lineupd was stopped (SIGTERM) during it, its running trial logged aborted;
+    /// - `interrupted`: found unfinished when lineupd started again (a crash, a kill, a power
+    ///   cut); a trial that was running then has raw events but no outcome;
+    /// - `unknown`: sessions logged before this table existed.
+    private static func v2(_ db: Database) throws {
+        try db.execute(
+            sql: """
+                CREATE TABLE session_end (
+                    id TEXT PRIMARY KEY NOT NULL,
+                    session_id TEXT NOT NULL REFERENCES session(id),
+                    how TEXT NOT NULL CHECK (how IN ('ended', 'stopped', 'interrupted', 'unknown')),
+                    detail TEXT,
+                    mono_ns INTEGER NOT NULL,
+                    wall_ns INTEGER NOT NULL);
+                CREATE INDEX session_end_by_session ON session_end(session_id);
+
+                -- Sessions of an older log: how they ended was not recorded. Each gets a
+                -- row of its own, so none is taken for interrupted at the next start.
+                INSERT INTO session_end (id, session_id, how, detail, mono_ns, wall_ns)
+                    SELECT lower(hex(randomblob(4)) || '-' || hex(randomblob(2)) || '-4' ||
+                            substr(hex(randomblob(2)), 2) || '-' ||
+                            substr('89ab', 1 + (abs(random()) % 4), 1) || substr(hex(randomblob(2)), 2) || '-' ||
+                            hex(randomblob(6))),
+                        s.id, 'unknown', 'logged before lineup recorded how sessions end',
+                        s.mono_ns, s.wall_ns
+                    FROM session s;
+                """)
+        try appendOnly(db, "session_end")
+    }
+
+    private static func appendOnly(_ db: Database, _ table: String) throws {
+        try db.execute(
+            sql: """
+                CREATE TRIGGER \(table)_append_only_update BEFORE UPDATE ON \(table)
+                BEGIN SELECT RAISE(ABORT, 'the session log is append-only'); END;
+                CREATE TRIGGER \(table)_append_only_delete BEFORE DELETE ON \(table)
+                BEGIN SELECT RAISE(ABORT, 'the session log is append-only'); END;
+                """)
     }
 }

@@ -201,13 +201,14 @@ struct Sessions: ParsableCommand {
             printTable(
                 [
                     "SESSION", "DOG", "STARTED", "PHASE", "STEP", "EXERCISE", "MODE", "TRIALS", "HIT", "MISS", "FA",
-                    "CR",
+                    "CR", "END",
                 ],
                 sessions.map {
                     [
                         short($0.id), $0.dog, $0.started, $0.phase.orDash, $0.step.orDash, $0.exercise.orDash, $0.mode,
                         "\($0.results.trials)", "\($0.results.hits)", "\($0.results.misses)",
                         "\($0.results.falseAlerts)", "\($0.results.correctRejections)",
+                        $0.endedHow.map { $0 == "interrupted" ? "INTERRUPTED" : $0 } ?? "running",
                     ]
                 })
         }
@@ -235,7 +236,8 @@ struct SessionCommand: ParsableCommand {
                 var text = """
                     Session     \(s.id)
                     Dog         \(s.dog)
-                    Started     \(s.started)\(s.ended.map { "\nEnded       \($0)" } ?? "")
+                    Started     \(s.started)
+                    Ended       \(describeEnd(s))
                     Program     \(s.program.orDash)\(s.programSha256.map { " (sha256 \($0.prefix(12)))" } ?? "")
                     Phase       \(s.phase.orDash)
                     Step        \(s.step.orDash)

@@ -159,6 +159,18 @@ func describeMillis(_ millis: Double?) -> String {
     millis.map { String(format: "%.2f s", $0 / 1000) } ?? "-"
 }
 
+/// When and how a session ended, in the researcher's words.
+func describeEnd(_ s: SessionDetails) -> String {
+    let time = s.ended ?? "-"
+    switch s.endedHow {
+    case "ended": return "\(time) (\(s.endDetail ?? "ended"))"
+    case "stopped": return "\(time) (\(s.endDetail ?? "lineupd was stopped during it"))"
+    case "interrupted": return "\(time) (INTERRUPTED: \(s.endDetail ?? "lineupd did not end it"))"
+    case "unknown": return "\(time) (how is not recorded: an older log)"
+    default: return "not yet (running, or lineupd has not started since it stopped)"
+    }
+}
+
 /// `1 hit`, `3 hits`, `1 miss`, `2 misses`.
 func count(_ n: Int, _ one: String, _ many: String? = nil) -> String {
     "\(n) \(n == 1 ? one : many ?? one + "s")"

@@ -75,7 +75,7 @@ final class SimulatedStation: @unchecked Sendable {
                 player = try ClickPlayer(audio: fallback, keepTrying: false)
             } catch {
                 printError("cannot open ALSA's null device either: \(error.message)")
-                writer.close()
+                notStarted(log, session, writer)
                 return 1
             }
         }
@@ -87,7 +87,7 @@ final class SimulatedStation: @unchecked Sendable {
         let ready = makeEventFD()
         guard ready >= 0 else {
             printError("cannot make the log feeder's eventfd")
-            writer.close()
+            notStarted(log, session, writer)
             return 1
         }
         defer { close(ready) }
@@ -98,7 +98,7 @@ final class SimulatedStation: @unchecked Sendable {
                 handler: handler, player: player, records: ring, recordsReady: ready)
         } catch {
             printError(error.message)
-            writer.close()
+            notStarted(log, session, writer)
             return 1
         }
 
@@ -177,6 +177,14 @@ final class SimulatedStation: @unchecked Sendable {
         var status: Int32 = 0
         do {
             try writer.flush()
+            let name = stopSignal.load(ordering: .relaxed) == SIGINT ? "SIGINT" : "SIGTERM"
+            try log.append([
+                stopped
+                    ? SessionEnd(
+                        sessionId: session.id, how: .stopped,
+                        detail: "stopped by \(name); its running trial is logged aborted")
+                    : SessionEnd(sessionId: session.id, how: .ended, detail: "the simulated block finished")
+            ])
         } catch {
             printError("\(error)")
             status = 1
@@ -216,6 +224,12 @@ final class SimulatedStation: @unchecked Sendable {
         print("  lineupctl trials --db \(databasePath)")
         print("  lineupctl export --db \(databasePath) --what trials --format csv")
         return status
+    }
+
+    /// The session was logged but its block never ran: say so, then close the log.
+    private func notStarted(_ log: SessionLog, _ session: SessionRecord, _ writer: LogWriter) {
+        try? log.append([SessionEnd(sessionId: session.id, how: .stopped, detail: "the block could not start")])
+        writer.close()
     }
 
     /// The assistant and the dog: for each trial, wait until the previous one is committed and

@@ -108,6 +108,17 @@ final class StationService: StationControlling, @unchecked Sendable {
     func start() throws {
         switching.lock()
         defer { switching.unlock() }
+        // Sessions this station never ended were cut short (a crash, a kill, a power cut):
+        // say so in the log before anything else, so a researcher is not left to guess.
+        do {
+            for found in try log.markInterruptedSessions(station: stationName) {
+                printError(
+                    "session \(found.session.prefix(8)) (\(found.dog), \(found.trials) trial(s) scored) was not ended: "
+                        + "lineupd stopped without ending it; logged as interrupted")
+            }
+        } catch {
+            printError("cannot look for sessions left unfinished: \(error)")
+        }
         try startSegment(session: nil, configuration: idleConfiguration, layouts: [], seed: 0)
         if options.dog != nil, simulated != nil {
             let thread = Thread { [self] in runDog() }
@@ -125,7 +136,10 @@ final class StationService: StationControlling, @unchecked Sendable {
         switching.lock()
         defer { switching.unlock() }
         stopSegment(aborting: true)
-        if let current { appendNote(current.sessionId, "the station was stopped during this session", kind: .comment) }
+        if let current {
+            appendEnd(
+                current.sessionId, .stopped, "lineupd was stopped during it; its running trial is logged aborted")
+        }
         current = nil
         try? writer.flush()
         writer.close()
@@ -144,6 +158,9 @@ final class StationService: StationControlling, @unchecked Sendable {
     private var idleConfiguration: LineupMachine.Configuration {
         LineupMachine.Configuration(mode: .automated, stationCount: inputs.stationCount)
     }
+
+    /// The name this station writes in each session row.
+    private var stationName: String { options.board.boardName ?? "lineup" }
 
     /// Call with `switching` held.
     private func startSegment(
@@ -346,7 +363,7 @@ final class StationService: StationControlling, @unchecked Sendable {
                 "inter_trial_ns": "\(configuration.interTrialInterval)", "speed": "\(options.speed)",
                 "samples": request.samples.joined(separator: ","),
             ]),
-            station: options.board.boardName ?? "lineup")
+            station: stationName)
         records += [programRecord, session]
         do {
             try writer.flush()
@@ -450,6 +467,7 @@ final class StationService: StationControlling, @unchecked Sendable {
         guard let ending = current else { throw ControlRefusal(.noSession, "no session is running") }
         stopSegment(aborting: true)
         if let suggestions, !suggestions.isEmpty { appendNote(ending.sessionId, suggestions, kind: .improvement) }
+        appendEnd(ending.sessionId, .ended, "ended by the trainer")
         current = nil
         do {
             try startSegment(session: nil, configuration: idleConfiguration, layouts: [], seed: 0)
@@ -457,6 +475,15 @@ final class StationService: StationControlling, @unchecked Sendable {
             throw ControlRefusal(.failed, "the session ended, but the station could not go on: \(error)")
         }
         broadcast(jsonObject(["kind": "session-end", "session": ending.sessionId.uuidString.lowercased()]))
+    }
+
+    private func appendEnd(_ session: UUID, _ how: SessionEnd.How, _ detail: String) {
+        do {
+            try writer.flush()
+            try log.append([SessionEnd(sessionId: session, how: how, detail: detail)])
+        } catch {
+            printError("cannot record how the session ended: \(error)")
+        }
     }
 
     private func appendNote(_ session: UUID, _ text: String, kind: SessionNote.Kind) {

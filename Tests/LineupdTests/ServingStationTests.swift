@@ -20,7 +20,8 @@ struct ServingStationTests {
         private let errText = TextSink()
         var stderrSoFar: String { errText.text }
 
-        init?(speed: Double, extra: [String] = []) throws {
+        /// `directory`: another daemon's, to start again on its log.
+        init?(speed: Double, extra: [String] = [], directory reused: String? = nil) throws {
             let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
                 .deletingLastPathComponent()
             let binary = root.appendingPathComponent(".build/debug/lineupd").path
@@ -28,7 +29,9 @@ struct ServingStationTests {
                 Issue.record("lineupd is not built: run `swift build` before `swift test`")
                 return nil
             }
-            directory = FileManager.default.temporaryDirectory.appendingPathComponent("serve-\(UUID().uuidString)").path
+            directory =
+                reused
+                ?? FileManager.default.temporaryDirectory.appendingPathComponent("serve-\(UUID().uuidString)").path
             try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
             socket = directory + "/control.sock"
             db = directory + "/lineup.db"
@@ -120,6 +123,7 @@ struct ServingStationTests {
         #expect(try reader.trials().count == 3)
         let details = try reader.session(id: id)
         #expect(details.mode == TrainingMode.doubleBlind.rawValue)
+        #expect(details.endedHow == "ended")
         #expect(try reader.eventCount(LogFilter(eventKind: .edge)) > 0)
     }
 
@@ -139,8 +143,38 @@ struct ServingStationTests {
         let trials = try reader.trials()
         #expect(trials.count == 1)
         #expect(trials.first?.outcome == TrialOutcome.aborted.rawValue)
+        #expect(try reader.session(id: trials[0].sessionId).endedHow == "stopped")
         let check = try reader.read { db in try String.fetchOne(db, sql: "PRAGMA integrity_check") }
         #expect(check == "ok")
+    }
+
+    @Test func aSessionCutShortByKillNineIsLoggedInterruptedAtTheNextStart() throws {
+        guard let first = try Daemon(speed: 50) else { return }
+        defer { if first.process.isRunning { _ = first.terminate() } }
+        #expect(first.waitReady())
+        let id = try first.client.startSession(
+            SessionRequest(dog: "Rex", program: "research-5-station", step: "phase-3/1", mode: .automated, trials: 5))
+        try first.client.ready()
+        #expect(eventually(10) { (try? first.client.status().trial) == 1 }, "the first trial never ended")
+        // A crash or a pulled plug: no chance to say how the session ended.
+        kill(first.process.processIdentifier, SIGKILL)
+        first.process.waitUntilExit()
+        #expect(try SessionLog.openReader(path: first.db).session(id: id).endedHow == nil)
+
+        guard let second = try Daemon(speed: 50, directory: first.directory) else { return }
+        defer { if second.process.isRunning { _ = second.terminate() } }
+        #expect(second.waitReady())
+        #expect(
+            eventually(5) {
+                second.stderrSoFar.contains("session \(id.prefix(8)) (Rex, 1 trial(s) scored) was not ended")
+            },
+            "\(second.stderrSoFar)")
+        #expect(second.terminate().status == 0)
+        let details = try SessionLog.openReader(path: first.db).session(id: id)
+        #expect(details.endedHow == "interrupted")
+        #expect(details.endDetail?.contains("trials after #1 were not scored") == true)
+        let shown = try lineupctl(["session", "show", String(id.prefix(8)), "--db", first.db])
+        #expect(shown.stdout.contains("INTERRUPTED"), "\(shown.stdout)")
     }
 
     /// Sends raw bytes on a fresh connection and closes it without reading (a client that

@@ -25,6 +25,56 @@ import TrainingEngine
         #expect(try again.reader.dogs().map(\.name) == ["Aino"])
     }
 
+    @Test func migratesAVersion1LogSoItsSessionsAreNotTakenForInterrupted() throws {
+        let path = temporaryLogPath()
+        let dog = DogRecord(name: "Aino")
+        let session = SessionRecord(dogId: dog.id, phase: "1", mode: .automated, station: "pi")
+        do {
+            // A log as the first release wrote it: only v1 applied.
+            let queue = try DatabaseQueue(path: path)
+            try Schema.migrator.migrate(queue, upTo: "v1")
+            try queue.write { db in
+                try dog.append(to: db)
+                try session.append(to: db)
+            }
+        }
+        // A reader of this build refuses it until the station has migrated it.
+        #expect(throws: SessionLogError.self) { try SessionLog.openReader(path: path) }
+        let log = try SessionLog(path: path)
+        let ends = try log.reader.read { db in try Row.fetchAll(db, sql: "SELECT * FROM session_end") }
+        #expect(ends.count == 1)
+        #expect(ends.first?["how"] == "unknown")
+        #expect(ends.first?["session_id"] == session.id.uuidString.lowercased())
+        let endId: String = try #require(ends.first?["id"])
+        #expect(UUID(uuidString: endId) != nil, "\(endId)")
+        // Nothing is lost, and the station's next start finds nothing unfinished.
+        #expect(try log.reader.dogs().map(\.name) == ["Aino"])
+        #expect(try log.markInterruptedSessions(station: "pi").isEmpty)
+        #expect(
+            try SessionLog.openReader(path: path).session(id: session.id.uuidString.lowercased()).endedHow == "unknown")
+    }
+
+    @Test func sessionsWithoutAnEndAreMarkedInterruptedOnceAndOnlyForTheirStation() throws {
+        let log = try SessionLog(path: temporaryLogPath())
+        let dog = DogRecord(name: "Aino")
+        let cut = SessionRecord(dogId: dog.id, phase: "1", mode: .automated, station: "pi")
+        let ended = SessionRecord(dogId: dog.id, phase: "1", mode: .automated, station: "pi")
+        let elsewhere = SessionRecord(dogId: dog.id, phase: "1", mode: .automated, station: "other")
+        try log.append([dog, cut, ended, elsewhere, SessionEnd(sessionId: ended.id, how: .ended)])
+        let found = try log.markInterruptedSessions(station: "pi")
+        #expect(found.map(\.session) == [cut.id.uuidString.lowercased()])
+        #expect(found.first?.dog == "Aino")
+        #expect(try log.markInterruptedSessions(station: "pi").isEmpty)
+        let details = try log.reader.session(id: cut.id.uuidString.lowercased())
+        #expect(details.endedHow == "interrupted")
+        #expect(details.endDetail?.contains("no trial was scored") == true)
+        #expect(try log.reader.session(id: elsewhere.id.uuidString.lowercased()).endedHow == nil)
+        // Append-only like the rest: an end is never rewritten.
+        #expect(throws: (any Error).self) {
+            try log.write { db in try db.execute(sql: "UPDATE session_end SET how = 'ended'") }
+        }
+    }
+
     @Test func walFilesOutliveTheWriterSoReadOnlyUsersCanOpenTheLog() throws {
         let path = temporaryLogPath()
         do {
