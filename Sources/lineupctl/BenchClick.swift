@@ -1,6 +1,5 @@
 import ArgumentParser
 import Glibc
-import MallocInterposerSwift
 import StationIO
 import Synchronization
 
@@ -8,19 +7,8 @@ import Synchronization
 nonisolated(unsafe) private var countedThread: pthread_t = 0
 private let hotThreadAllocations = Atomic<Int>(0)
 
-private let countHotThreadAllocation: MallocInterposerSwift.AllocationHook = { _ in
+private let countHotThreadAllocation: MallocCounter.Hook = { _ in
     if pthread_equal(pthread_self(), countedThread) != 0 { hotThreadAllocations.add(1, ordering: .relaxed) }
-}
-
-/// Whether the interposer really sees this process's mallocs (it must be loaded before libc's).
-private func interposerCounts() -> Bool {
-    MallocInterposerSwift.initialize()
-    MallocInterposerSwift.hook()
-    // strdup allocates inside libc, which the optimiser cannot see through and remove.
-    let p = strdup(CommandLine.arguments.first ?? "lineupctl")
-    free(p)
-    MallocInterposerSwift.unhook()
-    return MallocInterposerSwift.getStatistics().mallocCount > 0
 }
 
 struct BenchClick: ParsableCommand {
@@ -63,22 +51,25 @@ struct BenchClick: ParsableCommand {
         settings.periods = periods
         settings.realtime = !noRealtime
         settings.lockMemory = !noMemoryLock
-        let counting = interposerCounts()
-        let counter = ClickBenchmark.AllocationCounter(
-            attach: { thread in countedThread = thread },
-            begin: {
-                hotThreadAllocations.store(0, ordering: .relaxed)
-                MallocInterposerSwift.setAllocationHook(countHotThreadAllocation)
-                MallocInterposerSwift.hook()
-            },
-            end: {
-                MallocInterposerSwift.unhook()
-                MallocInterposerSwift.setAllocationHook(nil)
-                return hotThreadAllocations.load(ordering: .relaxed)
-            })
+        let preloaded = MallocCounter.preloaded()
+        let interposer = try? preloaded.get()
+        let counter = interposer.map { interposer in
+            ClickBenchmark.AllocationCounter(
+                attach: { thread in countedThread = thread },
+                begin: {
+                    hotThreadAllocations.store(0, ordering: .relaxed)
+                    interposer.setHook(countHotThreadAllocation)
+                    interposer.start()
+                },
+                end: {
+                    interposer.stop()
+                    interposer.setHook(nil)
+                    return hotThreadAllocations.load(ordering: .relaxed)
+                })
+        }
         let result: ClickBenchmark.Result
         do {
-            result = try ClickBenchmark.run(settings, allocations: counting ? counter : nil)
+            result = try ClickBenchmark.run(settings, allocations: counter)
         } catch {
             printError("bench click: \(error)")
             throw ExitCode(1)
@@ -99,7 +90,12 @@ struct BenchClick: ParsableCommand {
         json["failed_clicks"] = Int(result.failedClicks)
         json["edges_read"] = Int(result.edgesRead)
         json["edges_logged"] = Int(result.edgesLogged)
-        json["hot_thread_allocations"] = result.hotThreadAllocations.map { $0 as Any } ?? "not counted"
+        json["hot_thread_allocations"] =
+            result.hotThreadAllocations.map { $0 as Any }
+            ?? {
+                if case .failure(let why) = preloaded { return "not counted: \(why.reason)" }
+                return "not counted"
+            }()
         json["realtime"] =
             noRealtime
             ? "not asked"

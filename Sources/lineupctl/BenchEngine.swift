@@ -1,5 +1,4 @@
 import ArgumentParser
-import MallocInterposerSwift
 import TrainingEngine
 import VirtualDog
 
@@ -14,39 +13,6 @@ private func monotonicNow() -> UInt64 {
     return UInt64(ts.tv_sec) * 1_000_000_000 + UInt64(ts.tv_nsec)
 }
 
-/// Whether the malloc interposer actually sees this process's allocations. Being linked is not
-/// always enough: it must come before libc in symbol resolution, which LD_PRELOAD guarantees.
-private func interposerCounts() -> Bool {
-    MallocInterposerSwift.initialize()
-    MallocInterposerSwift.hook()
-    // An array of a size known only at run time, so the optimiser cannot drop the allocation.
-    let probe = [UInt8](repeating: 1, count: 64 + CommandLine.arguments.count)
-    MallocInterposerSwift.unhook()
-    let seen = MallocInterposerSwift.getStatistics().mallocCount
-    return seen > 0 && probe.count > 0
-}
-
-/// Re-runs this command with the interposer preloaded, if it is not counting yet and the
-/// library sits next to the executable. Returns only if it could not (or need not) re-exec.
-private func preloadInterposerIfNeeded() -> String? {
-    if interposerCounts() { return nil }
-    if getenv("LINEUPCTL_BENCH_PRELOADED") != nil {
-        return "the malloc interposer is preloaded but counts nothing"
-    }
-    var buffer = [CChar](repeating: 0, count: 4096)
-    let n = readlink("/proc/self/exe", &buffer, buffer.count - 1)
-    guard n > 0 else { return "cannot find the executable to re-run it with LD_PRELOAD" }
-    let exe = String(decoding: buffer[0..<n].map { UInt8(bitPattern: $0) }, as: UTF8.self)
-    let dir = exe.split(separator: "/", omittingEmptySubsequences: false).dropLast().joined(separator: "/")
-    let library = dir + "/libMallocInterposerSwift.so"
-    guard access(library, R_OK) == 0 else { return "\(library) not found: cannot count allocations" }
-    setenv("LD_PRELOAD", library, 1)
-    setenv("LINEUPCTL_BENCH_PRELOADED", "1", 1)
-    let args = CommandLine.arguments.map { strdup($0) } + [nil]
-    execv(exe, args)
-    return "re-running with LD_PRELOAD failed (errno \(errno))"
-}
-
 /// Times the hot decision: an edge or timer that completes an indication at the target and
 /// answers with the click. Allocations are counted around the decision calls only.
 struct BenchEngine: ParsableCommand {
@@ -59,8 +25,9 @@ struct BenchEngine: ParsableCommand {
     var iterations = 200_000
 
     func run() throws {
-        let note = preloadInterposerIfNeeded()
-        let counting = note == nil
+        let preloaded = MallocCounter.preloaded()
+        let interposer = try? preloaded.get()
+        let counting = interposer != nil
         let hold: Nanoseconds = 2_000_000_000
         var machine = LineupMachine(
             configuration: LineupMachine.Configuration(
@@ -73,7 +40,7 @@ struct BenchEngine: ParsableCommand {
         var mallocs = 0
         var clicks = 0
         var t: Nanoseconds = 1_000_000_000
-        if counting { MallocInterposerSwift.initialize() }
+        interposer?.reset()
         for i in 0..<iterations {
             let layout = layouts[i % 5]
             let target = i % 5
@@ -85,11 +52,11 @@ struct BenchEngine: ParsableCommand {
             if i % 2 == 0 {
                 // Completed by the hold timer.
                 let fire = arrival + hold
-                if counting { MallocInterposerSwift.hook() }
+                interposer?.start()
                 let start = monotonicNow()
                 answer = machine.timerFired(at: fire)
                 let end = monotonicNow()
-                if counting { MallocInterposerSwift.unhook() }
+                interposer?.stop()
                 samples[i] = end - start
                 t = fire
             } else {
@@ -97,11 +64,11 @@ struct BenchEngine: ParsableCommand {
                 _ = machine.stationEdge(station: target, present: false, at: arrival + hold - 50_000_000)
                 _ = machine.timerFired(at: arrival + hold)  // T passes during the break: no indication yet
                 let back = arrival + hold + 50_000_000
-                if counting { MallocInterposerSwift.hook() }
+                interposer?.start()
                 let start = monotonicNow()
                 answer = machine.stationEdge(station: target, present: true, at: back)
                 let end = monotonicNow()
-                if counting { MallocInterposerSwift.unhook() }
+                interposer?.stop()
                 samples[i] = end - start
                 t = back
             }
@@ -113,14 +80,14 @@ struct BenchEngine: ParsableCommand {
             }
             t += 1_000_000
         }
-        if counting { mallocs = MallocInterposerSwift.getStatistics().mallocCount }
+        if let interposer { mallocs = Int(interposer.mallocCount) }
         samples.sort()
         func pct(_ q: Double) -> UInt64 { samples[min(samples.count - 1, Int(Double(samples.count) * q))] }
         var json =
             "{\"n\":\(iterations),\"clicks\":\(clicks),\"p50_ns\":\(pct(0.5)),\"p99_ns\":\(pct(0.99)),"
             + "\"p999_ns\":\(pct(0.999)),\"max_ns\":\(samples.last ?? 0),"
-        if let note {
-            json += "\"mallocs_on_decision\":null,\"note\":\"\(note)\"}"
+        if case .failure(let why) = preloaded {
+            json += "\"mallocs_on_decision\":null,\"note\":\"not counted: \(why.reason)\"}"
         } else {
             json += "\"mallocs_on_decision\":\(mallocs)}"
         }
