@@ -50,6 +50,12 @@ final class SimulatedStation: @unchecked Sendable {
         let session: SessionRecord
         do {
             log = try SessionLog(path: databasePath)
+            // A block an earlier run did not finish (killed, crashed) is said to be interrupted.
+            for found in try log.markInterruptedSessions(station: plan.board.boardName ?? "simulated") {
+                printError(
+                    "session \(found.session.prefix(8)) (\(found.dog), \(found.trials) trial(s) scored) was not ended: "
+                        + "logged as interrupted")
+            }
             let dog = DogRecord(name: "virtual dog", notes: "lineupd --simulate")
             session = SessionRecord(
                 dogId: dog.id, phase: "simulation", mode: .doubleBlind, settings: settingsJSON(),
