@@ -136,7 +136,11 @@ public final class ControlServer: @unchecked Sendable {
         guard wasRunning, first else { return }
         waker.wake()
         // From the server's own thread (a controller calling back) waiting would never end.
-        if Thread.current != serving { finished.wait() }
+        guard Thread.current != serving else { return }
+        finished.wait()
+        // The thread's closure holds this server (and so its controller): let it go, or a
+        // stopped server and everything its controller owns would live for good.
+        lock.withLock { thread = nil }
     }
 
     private var isStopping: Bool { lock.withLock { stopping } }

@@ -30,17 +30,49 @@ struct StationDaemon {
         case reload(StationConfiguration)
     }
 
+    /// The signals and the watchdog's pinger live as long as the daemon, across reloads:
+    /// sources made again for each configuration left SIGTERM ignored after a reload, and a
+    /// pinger holding the old station kept its GPIO lines requested (the next request: EBUSY).
+    final class Lifetime: @unchecked Sendable {
+        let received = Atomic<Int32>(0)
+        let wake = DispatchSemaphore(value: 0)
+        private let current = Mutex<StationService?>(nil)
+        var service: StationService? {
+            get { current.withLock { $0 } }
+            set { current.withLock { $0 = newValue } }
+        }
+    }
+
     func run() -> Int32 {
+        let lifetime = Lifetime()
+        // Signals only wake the main thread; everything is done there, in order. Handled before
+        // the socket is served, so a signal sent as soon as the station answers is not lost.
+        var sources: [any DispatchSourceSignal] = []
+        for sig in [SIGINT, SIGTERM, SIGHUP] {
+            signal(sig, SIG_IGN)
+            let source = DispatchSource.makeSignalSource(signal: sig, queue: .global())
+            source.setEventHandler {
+                lifetime.received.store(sig, ordering: .releasing)
+                lifetime.wake.signal()
+            }
+            source.resume()
+            sources.append(source)
+        }
+        defer { for source in sources { source.cancel() } }
+        // Pings while the station of the moment runs its hot loop; none during a reload.
+        let watchdog = SystemdNotify.startWatchdog { lifetime.service?.isHotLoopRunning ?? false }
+        defer { watchdog?.cancel() }
+
         var board = self.board
         while true {
-            switch serve(board) {
+            switch serve(board, lifetime) {
             case .stop(let status): return status
             case .reload(let next): board = next
             }
         }
     }
 
-    private func serve(_ board: StationConfiguration) -> Ending {
+    private func serve(_ board: StationConfiguration, _ lifetime: Lifetime) -> Ending {
         let inputs = InputMap(configuration: board)
         let source: any EdgeSource
         var simulatedLineup: SimulatedLineup?
@@ -90,23 +122,6 @@ struct StationDaemon {
             printError("the hot thread runs without real-time priority (\(problem))")
         }
 
-        // Signals only wake the main thread; everything is done there, in order. Handled before
-        // the socket is served, so a signal sent as soon as the station answers is not lost.
-        let received = Atomic<Int32>(0)
-        let wake = DispatchSemaphore(value: 0)
-        var sources: [any DispatchSourceSignal] = []
-        for sig in [SIGINT, SIGTERM, SIGHUP] {
-            signal(sig, SIG_IGN)
-            let source = DispatchSource.makeSignalSource(signal: sig, queue: .global())
-            source.setEventHandler {
-                received.store(sig, ordering: .releasing)
-                wake.signal()
-            }
-            source.resume()
-            sources.append(source)
-        }
-        defer { for source in sources { source.cancel() } }
-
         let server = ControlServer(controller: service, options: ControlServer.Options(path: socketPath, group: group))
         do {
             for warning in try server.start() { printError(warning) }
@@ -121,13 +136,15 @@ struct StationDaemon {
             "lineupd: \(what) ready: \(inputs.stationCount) stations, audio \(player.negotiated?.description ?? "unavailable"), "
                 + "log \(databasePath), control socket \(socketPath)")
         fflush(nil)
+        lifetime.service = service
+        // Whatever the ending, the station of this configuration is let go before the next
+        // one requests the same lines and sound card.
+        defer { lifetime.service = nil }
         _ = SystemdNotify.send("READY=1\nSTATUS=ready: \(inputs.stationCount) stations, waiting for a session")
-        let watchdog = SystemdNotify.startWatchdog { service.isHotLoopRunning }
-        defer { watchdog?.cancel() }
 
         while true {
-            wake.wait()
-            let sig = received.exchange(0, ordering: .acquiring)
+            lifetime.wake.wait()
+            let sig = lifetime.received.exchange(0, ordering: .acquiring)
             if sig == SIGHUP {
                 guard let configPath else {
                     printError("SIGHUP: no configuration file to reload (the simulated board is built in)")

@@ -133,6 +133,7 @@ final class StationService: StationControlling, @unchecked Sendable {
         // The dog first: it takes `switching` to look at the session.
         dogStop.store(true, ordering: .releasing)
         while let thread = dogThread, !thread.isFinished { usleep(1000) }
+        dogThread = nil  // its closure holds this service
         switching.lock()
         defer { switching.unlock() }
         stopSegment(aborting: true)

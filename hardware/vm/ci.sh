@@ -3,7 +3,9 @@
 # builds lineupctl against Debian's libgpiod 1.6.3 and against libgpiod 2.x (PyPI gpiod sdist,
 # .ci/libgpiod2.sh, second scratch path .build-v2), then runs hardware/vm/run.sh for each.
 # The v1 run's edges are watched by Debian's gpiomon (v1 uAPI), the v2 run's by edgewatch.c
-# built against libgpiod 2.x (v2 uAPI). Prints one JSON object per run (also in .build-vm/results.jsonl) and its wall time.
+# built against libgpiod 2.x (v2 uAPI). A third run (run.sh --systemd) boots systemd as PID 1 and
+# runs the v1 lineupd as the real systemd/lineupd.service. Prints one JSON object per run (also
+# in .build-vm/results.jsonl) and its wall time.
 # Exits non-zero on any mismatch; if qemu cannot run the guest it says so loudly and fails.
 set -uo pipefail
 cd "$(dirname "$0")/../.."
@@ -46,11 +48,13 @@ run() {
 run v1 --expect-api v1 --lineupd .build/debug/lineupd
 run v2 --expect-api v2 --no-install --lineupctl .build-v2/debug/lineupctl --ld-library-path "$v2lib" \
     --edgewatch .build-vm/edgewatch-v2 --lineupd .build-v2/debug/lineupd
+# The unit under systemd 252 with the libgpiod 1.6.3 build only (README, "The systemd phase").
+run systemd --systemd --lineupd .build/debug/lineupd
 
 say "done"
 echo "emulated-hardware tier wall time: $((SECONDS - start)) s"
 case "$rc" in
-    0) echo "emulated-hardware tier: both runs passed" ;;
+    0) echo "emulated-hardware tier: all three runs passed" ;;
     2) die "qemu could not run the guest (see the banner above); this tier did NOT run" 2 ;;
     *) die "a run reported a mismatch (.build-vm/runs/*/ has the logs)" 1 ;;
 esac

@@ -44,6 +44,34 @@ say "gpio-sim live: $dev/$chip label $SIM_LABEL, $SIM_LINES lines GPIO0..GPIO$((
 [ -e "/sys/devices/platform/$dev/$chip/sim_gpio17/pull" ] || die "no sim_gpio17/pull attribute"
 say "sound: $(cat /proc/asound/cards | head -1)"
 
+# The systemd phase (run.sh --systemd): the host's root, read-only over 9p, under a tmpfs
+# upper layer holding the test harness (systemd-stage.sh), becomes the root, and systemd runs
+# as PID 1 into lineup-vm-test.target (kernel command line).
+if [ -n "${SYSTEMD_MODE:-}" ]; then
+    printf "SIM_DEV='%s'\nSIM_CHIP='%s'\n" "$dev" "$chip" > /out/sim.sh
+    mkdir -p /layer /newroot
+    mount -t tmpfs -o mode=0755 tmpfs /layer || die "tmpfs for the overlay failed"
+    mkdir /layer/upper /layer/work
+    cp -a /out/stage/. /layer/upper/ || die "cannot copy the staged layer"
+    # The host root is a container's (docker's /.dockerenv): a whiteout hides the file, else
+    # systemd believes it runs in a container and ignores the kernel command line, udev etc.
+    [ ! -e /host/.dockerenv ] || mknod /layer/upper/.dockerenv c 0 0
+    mount -t overlay overlay -o lowerdir=/host,upperdir=/layer/upper,workdir=/layer/work /newroot \
+        || die "overlay mount of the host root failed"
+    # A tmpfs /tmp, as many systems have: systemd-tmpfiles would otherwise empty the host's
+    # /tmp at boot (whiteouts, over 9p: about a minute under TCG).
+    mount -t tmpfs -o mode=1777 tmpfs /newroot/tmp || die "tmpfs /tmp failed"
+    # The output share stays reachable at a path systemd leaves alone (it mounts /run itself).
+    mkdir -p /newroot/mnt/lineup-out
+    mount --move /out /newroot/mnt/lineup-out || die "cannot move the output share"
+    # configfs is mounted again by systemd; /dev, /proc and /sys move over as they are.
+    umount /sys/kernel/config
+    mount --move /dev /newroot/dev && mount --move /proc /newroot/proc && mount --move /sys /newroot/sys \
+        || die "cannot move /dev, /proc, /sys into the new root"
+    echo "lineup-vm: [$(cut -d' ' -f1 /newroot/proc/uptime)] switching to systemd ($SIM_LABEL is $dev/$chip)"
+    exec switch_root -c /dev/console /newroot /lib/systemd/systemd
+fi
+
 # The chroot: the host's userland read-only, with this guest's kernel filesystems and a
 # writable tmpfs /tmp (the database, the logs) and /run.
 mount -t proc proc /host/proc

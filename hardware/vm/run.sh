@@ -6,9 +6,11 @@
 #
 #   hardware/vm/run.sh [--name v1] [--lineupctl PATH] [--ld-library-path DIR]
 #                      [--expect-api v1|v2] [--edgewatch PATH] [--lineupd PATH]
-#                      [--timeout SECONDS] [--no-install]
+#                      [--timeout SECONDS] [--no-install] [--systemd]
 #
 # --lineupd turns on the daemon phase (guest.sh run_daemon), for when lineupd --config exists.
+# --systemd boots into systemd as PID 1 instead (an overlay of the host root) and runs lineupd
+# as the real systemd/lineupd.service, checked by systemd-guest.sh (README, "The systemd phase").
 #
 # Prints the run's JSON object as its last line; exits non-zero on any mismatch, and fails
 # loudly (exit 2, "EMULATED-HARDWARE TIER DID NOT RUN") when qemu cannot run the guest at all.
@@ -24,6 +26,7 @@ edgewatch=""
 lineupd=""
 timeout_s=300
 install=1
+systemd_mode=""
 while [ $# -gt 0 ]; do
     case "$1" in
         --name) name=$2; shift 2 ;;
@@ -34,6 +37,7 @@ while [ $# -gt 0 ]; do
         --lineupd) lineupd=$2; shift 2 ;;
         --timeout) timeout_s=$2; shift 2 ;;
         --no-install) install=0; shift ;;
+        --systemd) systemd_mode=1; shift ;;
         *) echo "run.sh: unknown argument $1" >&2; exit 64 ;;
     esac
 done
@@ -48,9 +52,17 @@ loud_fail() {
 case "$lineupctl" in /*) ;; *) lineupctl=$PWD/$lineupctl ;; esac
 case "$edgewatch" in ""|/*) ;; *) edgewatch=$PWD/$edgewatch ;; esac
 case "$lineupd" in ""|/*) ;; *) lineupd=$PWD/$lineupd ;; esac
+if [ -n "$systemd_mode" ]; then
+    # The unit runs the daemon itself: it is required, and the name says which phase ran.
+    [ -n "$lineupd" ] || lineupd=$root/.build/debug/lineupd
+    [ -x "$lineupd" ] || { echo "run.sh: $lineupd is not built" >&2; exit 1; }
+    [ "$name" != v1 ] || name=systemd
+fi
 
 # 1. Debian packages (only when something is missing, so a warm run makes no apt call).
 pkgs="qemu-system-x86 linux-image-amd64 linux-headers-amd64 linux-source-6.1 busybox-static gpiod gcc make kmod cpio"
+# The systemd phase boots the host's own systemd, udev and passwd tools; sqlite3 checks the log.
+[ -z "$systemd_mode" ] || pkgs="$pkgs systemd udev passwd util-linux sqlite3"
 if [ "$install" = 1 ]; then
     missing=""
     for p in $pkgs; do
@@ -90,7 +102,10 @@ cp /bin/busybox "$ird/bin/busybox"
 if ldd /bin/busybox >/dev/null 2>&1; then loud_fail "/bin/busybox is not static (install busybox-static)"; fi
 install -m 755 "$here/init.sh" "$ird/init"
 : > "$ird/modules/order"
-for m in configfs 9p 9pnet_virtio virtio_pci snd-dummy; do
+mods="configfs 9p 9pnet_virtio virtio_pci snd-dummy"
+# The systemd phase's root is an overlay: the host root (9p) under a tmpfs.
+[ -z "$systemd_mode" ] || mods="$mods overlay"
+for m in $mods; do
     modprobe -S "$kver" --show-depends "$m" | awk '$1 == "insmod" { print $2 }'
 done | awk '!seen[$0]++' | while read -r path; do
     cp "$path" "$ird/modules/"
@@ -114,7 +129,15 @@ CHATTER='$cache/chatter'
 LINEUPD='$lineupd'
 SIM_LABEL='pinctrl-bcm2711'
 SIM_LINES=28
+SYSTEMD_MODE='$systemd_mode'
 P
+append="console=ttyS0 panic=-1 loglevel=4 rdinit=/init"
+if [ -n "$systemd_mode" ]; then
+    "$here/systemd-stage.sh" "$out/stage" "$lineupd" "$lineupctl" "$cache/chatter"
+    # systemd boots straight into the test target; its own status lines would only clutter
+    # the console, which carries the result line.
+    append="$append systemd.unit=lineup-vm-test.target systemd.show_status=error systemd.firstboot=no"
+fi
 
 # 6. Boot. TCG only: no -enable-kvm (KVM hangs on this kind of machine, and CI must not
 # depend on it). The whole run is bounded by timeout(1).
@@ -124,7 +147,7 @@ timeout --kill-after=10 "$timeout_s" qemu-system-x86_64 \
     -machine pc -accel tcg -cpu max -m 1024 -smp 1 \
     -nographic -no-reboot -monitor none -nic none \
     -kernel "$kernel" -initrd "$cache/initramfs-$kver.cpio.gz" \
-    -append "console=ttyS0 panic=-1 loglevel=4 rdinit=/init" \
+    -append "$append" \
     -virtfs local,path=/,mount_tag=hostroot,security_model=none,readonly=on,multidevs=remap \
     -virtfs local,path="$out",mount_tag=out,security_model=none,multidevs=remap \
     < /dev/null > "$out/console.log" 2> "$out/qemu.stderr"
