@@ -20,9 +20,8 @@ mkdir -p "$lib" "$sys/lineup-vm-test.target.wants" "$stage/etc/udev/rules.d"
 
 # Copied, not run from the checkout: a checkout under /home, /root, /tmp or /run would be
 # hidden by the unit's ProtectHome= or by systemd's own tmpfs on /run.
+# Only the two binaries, as the README installs them: neither needs a library from the build.
 install -m 0755 "$lineupd" "$lineupctl" "$chatter" "$lib/"
-# lineupctl links the malloc-interposer package's shared library, found next to it ($ORIGIN).
-install -m 0644 "$(dirname "$lineupctl")/libMallocInterposerSwift.so" "$lib/"
 cp -r "$root/systemd" "$lib/systemd"
 install -m 0644 "$here/vm.toml" "$here/vm-program.toml" "$here/block.dog" "$lib/"
 install -m 0755 "$here/dog.sh" "$here/check-log.py" "$here/systemd-guest.sh" "$lib/"
