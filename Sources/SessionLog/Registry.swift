@@ -64,6 +64,21 @@ extension SessionLog {
         return note
     }
 
+    /// Logs a program's text once (by its SHA-256) and returns the id its row has in the log:
+    /// a new session must refer to that id, not to a fresh record's, which is not inserted when
+    /// the same text was logged before (every second session of a program once failed its
+    /// foreign key this way).
+    public func logProgram(_ program: ProgramRecord) throws -> UUID {
+        var id: UUID?
+        try writeChecked { db in
+            try program.append(to: db)
+            id = try String.fetchOne(db, sql: "SELECT id FROM program WHERE sha256 = ?", arguments: [program.sha256])
+                .flatMap(UUID.init(uuidString:))
+        }
+        guard let id else { throw SessionLogError.database("the program \(program.name) was not logged") }
+        return id
+    }
+
     /// Marks every session of `station` that has no end as interrupted: lineupd calls it as
     /// it starts, before any session of its own, so each one found was cut short by a crash,
     /// a kill or a power cut. Returns them (id, dog, scored trials) for the journal.

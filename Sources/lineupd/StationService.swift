@@ -353,9 +353,14 @@ final class StationService: StationControlling, @unchecked Sendable {
         } catch {
             throw ControlRefusal(.failed, "cannot read the log: \(error)")
         }
-        let programRecord = ProgramRecord(name: program.name, content: program.source)
+        let programId: UUID
+        do {
+            programId = try log.logProgram(ProgramRecord(name: program.name, content: program.source))
+        } catch {
+            throw ControlRefusal(.failed, "cannot write the program to the log: \(error)")
+        }
         let session = SessionRecord(
-            dogId: dogId, programId: programRecord.id,
+            dogId: dogId, programId: programId,
             phase: parts[0], phaseSteps: program.phases.first(where: { $0.id == parts[0] })?.steps.count,
             step: parts[1], exercise: exercise.id, mode: request.mode,
             settings: jsonObject([
@@ -365,7 +370,7 @@ final class StationService: StationControlling, @unchecked Sendable {
                 "samples": request.samples.joined(separator: ","),
             ]),
             station: stationName)
-        records += [programRecord, session]
+        records.append(session)
         do {
             try writer.flush()
             try log.append(records)

@@ -148,6 +148,33 @@ struct ServingStationTests {
         #expect(check == "ok")
     }
 
+    /// Every second session of a program once failed ("FOREIGN KEY constraint failed"): found
+    /// by the systemd phase of the VM tier, which starts a second session.
+    @Test func aProgramServesSessionAfterSessionAndAcrossRestarts() throws {
+        guard let first = try Daemon(speed: 50) else { return }
+        defer { if first.process.isRunning { _ = first.terminate() } }
+        #expect(first.waitReady())
+        let request = SessionRequest(
+            dog: "Rex", program: "research-5-station", step: "phase-3/1", mode: .automated, trials: 1)
+        var ids: [String] = []
+        for _ in 0..<2 {
+            ids.append(try first.client.startSession(request))
+            try first.client.endSession(suggestions: nil)
+        }
+        #expect(first.terminate().status == 0)
+        guard let second = try Daemon(speed: 50, directory: first.directory) else { return }
+        defer { if second.process.isRunning { _ = second.terminate() } }
+        #expect(second.waitReady())
+        ids.append(try second.client.startSession(request))
+        try second.client.endSession(suggestions: nil)
+        #expect(second.terminate().status == 0)
+        let reader = try SessionLog.openReader(path: first.db)
+        #expect(Set(try reader.sessions().map(\.id)) == Set(ids))
+        let programs = try Set(ids.map { try reader.session(id: $0).programSha256 })
+        #expect(programs.count == 1)
+        #expect(try reader.read { db in try Int.fetchOne(db, sql: "SELECT count(*) FROM program") } == 1)
+    }
+
     @Test func aSessionCutShortByKillNineIsLoggedInterruptedAtTheNextStart() throws {
         guard let first = try Daemon(speed: 50) else { return }
         defer { if first.process.isRunning { _ = first.terminate() } }

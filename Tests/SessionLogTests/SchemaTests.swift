@@ -75,6 +75,24 @@ import TrainingEngine
         }
     }
 
+    @Test func aProgramIsLoggedOnceAndEverySessionOfItRefersToThatRow() throws {
+        let log = try SessionLog(path: temporaryLogPath())
+        let dog = DogRecord(name: "Aino")
+        try log.append([dog])
+        let first = try log.logProgram(ProgramRecord(name: "study", content: "[program]\nname = 'study'"))
+        // The same text again, as a second session of the program brings it: the first row's id.
+        let again = ProgramRecord(name: "study", content: "[program]\nname = 'study'")
+        #expect(try log.logProgram(again) == first)
+        #expect(again.id != first)
+        for _ in 0..<2 {
+            try log.append([SessionRecord(dogId: dog.id, programId: first, phase: "1", mode: .automated)])
+        }
+        let other = try log.logProgram(ProgramRecord(name: "study", content: "[program]\nname = 'study v2'"))
+        #expect(other != first)
+        #expect(try log.reader.read { db in try Int.fetchOne(db, sql: "SELECT count(*) FROM program") } == 2)
+        #expect(try log.reader.sessions().count == 2)
+    }
+
     @Test func walFilesOutliveTheWriterSoReadOnlyUsersCanOpenTheLog() throws {
         let path = temporaryLogPath()
         do {

@@ -240,6 +240,43 @@ say "watchdog: WatchdogUSec $wd_usec; last ping at ${w1}us then ${w2}us"
 watchdog=pinging
 [ "${w2:-0}" -gt "${w1:-0}" ] || { watchdog="no ping"; fail "no WATCHDOG=1 ping within 6 s"; }
 
+# 7b. A station that stops answering mid-session (SIGSTOP stands in for a hung hot loop): the
+# pings stop, WatchdogSec= has systemd kill it, Restart=on-failure starts it again, and the new
+# daemon logs the session it never ended as interrupted.
+wd_restart=not-run; interrupted_logged=false; wd_back_s=null
+if as trainer /usr/local/bin/lineupctl session start --dog hung-dog --program vm-program --step block/1 \
+    --mode automated --layout control,target,control,control,control > "$out/hung-session.txt" 2>&1; then
+    hung_main=$(prop lineupd MainPID)
+    t0=$(uptime_s)
+    kill -STOP "$hung_main"
+    for _ in $(seq 400); do
+        m=$(prop lineupd MainPID)
+        if [ "$(prop lineupd NRestarts)" -ge 1 ] && [ "${m:-0}" -gt 0 ] && [ "$m" != "$hung_main" ] \
+            && [ "$(prop lineupd ActiveState)" = active ]; then break; fi
+        sleep 0.1
+    done
+    t1=$(uptime_s)
+    wd_back_s=$(awk -v a="$t0" -v b="$t1" 'BEGIN { printf "%.2f", b - a }')
+    m=$(prop lineupd MainPID)
+    say "watchdog: stopped $hung_main mid-session; NRestarts $(prop lineupd NRestarts), MainPID $m, $(prop lineupd ActiveState)/$(prop lineupd SubState) after ${wd_back_s}s"
+    if [ "$(prop lineupd NRestarts)" -ge 1 ] && [ "$m" != "$hung_main" ] && [ "$(prop lineupd ActiveState)" = active ]; then
+        wd_restart=ok
+    else
+        wd_restart=failed; fail "the watchdog did not restart a lineupd that stopped answering"
+    fi
+    journalctl -b -u lineupd -o cat --no-pager | grep -q 'was not ended: lineupd stopped without ending it' \
+        || fail "the restarted lineupd did not say which session it found unfinished"
+    if as trainer /usr/local/bin/lineupctl sessions --db "$db" 2>&1 | grep hung-dog | grep -q INTERRUPTED; then
+        interrupted_logged=true
+    else
+        fail "the session cut short by the watchdog is not logged as interrupted"
+    fi
+    main=$m
+else
+    wd_restart="refused: $(head -1 "$out/hung-session.txt")"
+    fail "the watchdog check's session was refused: $(head -1 "$out/hung-session.txt")"
+fi
+
 # 8. Stop: SIGTERM, exit 0 within TimeoutStopSec; the log intact.
 t0=$(uptime_s)
 systemctl stop lineupd.service
@@ -270,6 +307,8 @@ journalctl -b -u lineupd --no-pager -o short-monotonic > "$out/lineupd-journal.t
 journalctl -b --no-pager -o short-monotonic > "$out/journal.txt"
 sed 's/^/guest: journal| /' "$out/lineupd-journal.txt"
 routine='Starting |Started |Reloading |Reloaded |Stopping |Stopped |Deactivated successfully|Consumed .* CPU time|lineupd: station ready: |lineupd: reloaded |lineupd: stopped by SIGTERM|lineupd: session |lineupd\[[0-9]+\]: trial [0-9]+/[0-9]+ |^-- '
+# Step 7b's watchdog kill and restart, as systemd tells it.
+routine+='|Watchdog timeout|Killing process [0-9]+ \(lineupd\) with signal|State .stop-watchdog. timed out|Main process exited, code=(killed|dumped)|Failed with result .watchdog.|Scheduled restart job'
 # SystemCallFilter=~@privileged refuses chown: the daemon skips the socket's chown when the
 # group is already lineup. The line it would log is counted apart as well as being a finding.
 known='could not give /run/lineup/control.sock to group .lineup. \(Operation not permitted\)'
@@ -290,7 +329,7 @@ r+=",\"user\":$(json_str "$user"),\"capeff\":$(json_str "$capeff"),\"sched_fifo_
 r+=",\"socket\":$(json_str "$sockmode"),\"outsider_refused\":$outsider_refused,\"member_status\":$member_status,\"member_sessions\":$member_sessions,\"member_can_write_log\":$member_can_write"
 r+=",\"session\":$(json_str "$session"),\"trials\":$trials,\"edges_injected\":$injected,\"edges_logged\":${logged:-null},\"outcomes_checked\":$outcomes_checked"
 r+=",\"click_latency_p50_us\":${click_p50:-null},\"click_latency_p99_us\":${click_p99:-null}"
-r+=",\"reload\":\"$reload\",\"reload_returned_s\":$reload_returned_s,\"reload_ready_s\":$reload_ready_s,\"reload_returned_early\":$reload_returned_early,\"watchdog\":$(json_str "$watchdog"),\"stop_s\":$stop_s,\"stop_result\":$(json_str "$result/$status"),\"integrity\":$(json_str "$integrity"),\"journal_findings\":$journal_findings,\"journal_chown_refused\":$known_chown"
+r+=",\"reload\":\"$reload\",\"reload_returned_s\":$reload_returned_s,\"reload_ready_s\":$reload_ready_s,\"reload_returned_early\":$reload_returned_early,\"watchdog\":$(json_str "$watchdog"),\"watchdog_restart\":$(json_str "$wd_restart"),\"watchdog_back_s\":$wd_back_s,\"interrupted_logged\":$interrupted_logged,\"stop_s\":$stop_s,\"stop_result\":$(json_str "$result/$status"),\"integrity\":$(json_str "$integrity"),\"journal_findings\":$journal_findings,\"journal_chown_refused\":$known_chown"
 r+=",\"status\":\"$st\""
 [ ${#failures[@]} = 0 ] || r+=",\"failures\":$(json_str "$(IFS=';'; echo "${failures[*]}")")"
 r+="}"
