@@ -291,7 +291,10 @@ final class LogFeeder: @unchecked Sendable {
             }
         }
         let slots = layout.stations.enumerated().map {
-            StationSlot(station: $0.offset + 1, sampleId: nil, kind: $0.element.kind)
+            // The sample that sat in the station: what every statistic by sample rests on.
+            StationSlot(
+                station: $0.offset + 1, sampleId: $0.element.sampleID.flatMap(UUID.init(uuidString:)),
+                kind: $0.element.kind)
         }
         let record = TrialRecord(
             id: trialIds[end.trial], sessionId: sessionId, number: end.trial + 1, seed: settings.blockSeed,

@@ -58,6 +58,8 @@ final class StationService: StationControlling, @unchecked Sendable {
         var step: String
         var trials: Int
         var seed: UInt64
+        /// Sample id to the label written on it: what the loading assistant looks for.
+        var labels: [String: String] = [:]
         var aborted = false
     }
 
@@ -299,12 +301,7 @@ final class StationService: StationControlling, @unchecked Sendable {
         guard request.mode == .trainerLed || (1...10_000).contains(trials) else {
             throw ControlRefusal(.badRequest, "trials must be between 1 and 10000, not \(trials)")
         }
-        let samples: [Sample]
-        do {
-            samples = try resolveSamples(request.samples)
-        } catch {
-            throw error
-        }
+        let (samples, labels) = try resolveSamples(request.samples)
         var configuration = LineupMachine.Configuration(
             step: step, exercise: exercise, stationCount: inputs.stationCount,
             hold: nanoseconds(milliseconds: options.board.timing.holdMilliseconds / options.speed),
@@ -385,7 +382,8 @@ final class StationService: StationControlling, @unchecked Sendable {
             throw ControlRefusal(.failed, "cannot start the session: \(error)")
         }
         current = Current(
-            sessionId: session.id, dog: request.dog, mode: request.mode, step: request.step, trials: trials, seed: seed)
+            sessionId: session.id, dog: request.dog, mode: request.mode, step: request.step, trials: trials, seed: seed,
+            labels: labels)
         broadcast(
             jsonObject(["kind": "session-start", "session": session.id.uuidString.lowercased(), "dog": request.dog]))
         return session.id.uuidString.lowercased()
@@ -411,8 +409,9 @@ final class StationService: StationControlling, @unchecked Sendable {
         }
     }
 
-    private func resolveSamples(_ wanted: [String]) throws(ControlRefusal) -> [Sample] {
-        guard !wanted.isEmpty else { return [] }
+    /// The samples asked for, and each one's label by id.
+    private func resolveSamples(_ wanted: [String]) throws(ControlRefusal) -> ([Sample], [String: String]) {
+        guard !wanted.isEmpty else { return ([], [:]) }
         let all: [SampleSummary]
         do {
             all = try SessionLog.openReader(path: options.databasePath).samples()
@@ -420,6 +419,7 @@ final class StationService: StationControlling, @unchecked Sendable {
             throw ControlRefusal(.failed, "cannot read the samples: \(error)")
         }
         var out: [Sample] = []
+        var labels: [String: String] = [:]
         for text in wanted {
             let matches = all.filter { $0.label == text || $0.id.hasPrefix(text.lowercased()) }
             guard matches.count == 1, let s = matches.first, let kind = SampleKind(rawValue: s.kind) else {
@@ -428,8 +428,9 @@ final class StationService: StationControlling, @unchecked Sendable {
                     matches.isEmpty ? "no sample \"\(text)\" (lineupctl samples)" : "\"\(text)\" names several samples")
             }
             out.append(Sample(id: s.id, kind: kind, usageCount: s.uses))
+            labels[s.id] = s.label
         }
-        return out
+        return (out, labels)
     }
 
     func layout(view: ClientView) throws(ControlRefusal) -> [LayoutEntry] {
@@ -444,7 +445,9 @@ final class StationService: StationControlling, @unchecked Sendable {
         guard done < segment.layouts.count else { throw ControlRefusal(.notReady, "the block is complete") }
         let names = options.board.stations.map(\.name)
         return segment.layouts[done].stations.enumerated().map { i, content in
-            LayoutEntry(station: i < names.count ? names[i] : "\(i + 1)", kind: content.kind, sample: content.sampleID)
+            LayoutEntry(
+                station: i < names.count ? names[i] : "\(i + 1)", kind: content.kind,
+                sample: content.sampleID.map { current.labels[$0] ?? $0 })
         }
     }
 

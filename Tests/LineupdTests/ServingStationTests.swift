@@ -148,6 +148,47 @@ struct ServingStationTests {
         #expect(check == "ok")
     }
 
+    /// The mission: every round logged against the sample that sat in each station. Trials
+    /// once logged kinds only, and the assistant's layout named samples by their ids.
+    @Test func eachTrialIsLoggedAgainstTheSamplesInItsStations() throws {
+        guard let daemon = try Daemon(speed: 50) else { return }
+        defer { if daemon.process.isRunning { _ = daemon.terminate() } }
+        #expect(daemon.waitReady())
+        let client = daemon.client
+        _ = try client.addSample(SampleEntry(label: "T-1", kind: .target, source: "clinic A"))
+        for label in ["C-1", "C-2", "C-3", "C-4"] {
+            _ = try client.addSample(SampleEntry(label: label, kind: .control, source: "clinic B"))
+        }
+        _ = try client.startSession(
+            SessionRequest(
+                dog: "Rex", program: "research-5-station", step: "phase-3/1", mode: .automated, trials: 3,
+                samples: ["T-1", "C-1", "C-2", "C-3", "C-4"], seed: 3))
+        // The loading assistant reads the labels written on the tubes.
+        let loading = try client.layout(view: .assistant)
+        let labels = Set(["T-1", "C-1", "C-2", "C-3", "C-4"])
+        for entry in loading where entry.kind != .blank {
+            #expect(entry.sample.map { labels.contains($0) } == true, "\(loading)")
+        }
+        for trial in 1...3 {
+            try client.ready()
+            #expect(eventually(10) { (try? client.status().trial) == trial }, "trial \(trial) never ended")
+        }
+        try client.endSession(suggestions: nil)
+        #expect(daemon.terminate().status == 0)
+
+        let reader = try SessionLog.openReader(path: daemon.db)
+        let trials = try reader.trials()
+        #expect(trials.count == 3)
+        for trial in trials {
+            for slot in trial.layout where slot.kind != SampleKind.blank.rawValue {
+                #expect(slot.sample.map { labels.contains($0) } == true, "\(trial.layout)")
+            }
+        }
+        let presented = trials.flatMap(\.layout).filter { $0.sample != nil }.count
+        #expect(presented > 0)
+        #expect(try reader.samples().map(\.uses).reduce(0, +) == presented)
+    }
+
     /// Every second session of a program once failed ("FOREIGN KEY constraint failed"): found
     /// by the systemd phase of the VM tier, which starts a second session.
     @Test func aProgramServesSessionAfterSessionAndAcrossRestarts() throws {
