@@ -60,6 +60,11 @@ final class StationService: StationControlling, @unchecked Sendable {
         var seed: UInt64
         /// Sample id to the label written on it: what the loading assistant looks for.
         var labels: [String: String] = [:]
+        /// For graduation at the session's end: the dog, the program, the step's criterion.
+        var dogId: UUID
+        var program: String
+        var criterion: GraduationCriterion?
+        var phaseSteps: [String]
         var aborted = false
     }
 
@@ -142,6 +147,7 @@ final class StationService: StationControlling, @unchecked Sendable {
         if let current {
             appendEnd(
                 current.sessionId, .stopped, "lineupd was stopped during it; its running trial is logged aborted")
+            recordGraduation(current)
         }
         current = nil
         try? writer.flush()
@@ -383,7 +389,8 @@ final class StationService: StationControlling, @unchecked Sendable {
         }
         current = Current(
             sessionId: session.id, dog: request.dog, mode: request.mode, step: request.step, trials: trials, seed: seed,
-            labels: labels)
+            labels: labels, dogId: dogId, program: program.name, criterion: step.criterion,
+            phaseSteps: program.phases.first(where: { $0.id == parts[0] })?.steps.map(\.id) ?? [])
         broadcast(
             jsonObject(["kind": "session-start", "session": session.id.uuidString.lowercased(), "dog": request.dog]))
         return session.id.uuidString.lowercased()
@@ -477,6 +484,7 @@ final class StationService: StationControlling, @unchecked Sendable {
         stopSegment(aborting: true)
         if let suggestions, !suggestions.isEmpty { appendNote(ending.sessionId, suggestions, kind: .improvement) }
         appendEnd(ending.sessionId, .ended, "ended by the trainer")
+        recordGraduation(ending)
         current = nil
         do {
             try startSegment(session: nil, configuration: idleConfiguration, layouts: [], seed: 0)
@@ -484,6 +492,30 @@ final class StationService: StationControlling, @unchecked Sendable {
             throw ControlRefusal(.failed, "the session ended, but the station could not go on: \(error)")
         }
         broadcast(jsonObject(["kind": "session-end", "session": ending.sessionId.uuidString.lowercased()]))
+    }
+
+    /// Holds the dog's trials on the session's step against its criterion and logs the
+    /// milestones met (step passed, phase graduated); says so in the journal and to watchers.
+    private func recordGraduation(_ session: Current) {
+        let parts = session.step.split(separator: "/").map(String.init)
+        guard parts.count == 2 else { return }
+        do {
+            try writer.flush()
+            let earned = try log.recordGraduation(
+                dogId: session.dogId, sessionId: session.sessionId, program: session.program, phase: parts[0],
+                step: parts[1], criterion: session.criterion, phaseSteps: session.phaseSteps)
+            for milestone in earned {
+                let what = milestone.step.map { "passed step \(parts[0])/\($0)" } ?? "graduated phase \(parts[0])"
+                print("lineupd: \(session.dog) \(what): \(milestone.criterion ?? "")")
+                broadcast(
+                    jsonObject([
+                        "kind": "milestone", "dog": session.dog, "phase": parts[0], "step": milestone.step ?? "",
+                        "criterion": milestone.criterion ?? "",
+                    ]))
+            }
+        } catch {
+            printError("cannot record the dog's progress: \(error)")
+        }
     }
 
     private func appendEnd(_ session: UUID, _ how: SessionEnd.How, _ detail: String) {

@@ -189,6 +189,62 @@ struct ServingStationTests {
         #expect(try reader.samples().map(\.uses).reduce(0, +) == presented)
     }
 
+    /// Graduation as the station logs it: the milestones `lineupctl progress` reads were never
+    /// written by lineupd, so no real dog could be seen to pass a step.
+    @Test func aStepsCriterionMetByTheEndOfASessionIsLoggedAsAMilestone() throws {
+        let programs = FileManager.default.temporaryDirectory.appendingPathComponent("programs-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: programs, withIntermediateDirectories: true)
+        try """
+        name = "tiny"
+        title = "Two hits in a row"
+        [[phases]]
+        id = "only"
+        title = "The only phase"
+        [[phases.steps]]
+        id = "1"
+        title = "Target among controls"
+        mode = "automated"
+        lineup = { stations = 5, targets = 1, controls = 4 }
+        inter_trial_s = 1
+        criterion = { kind = "consecutive-correct", n = 2 }
+        [[phases.steps.exercises]]
+        id = "1"
+        title = "Three trials"
+        instruction = "Load as told."
+        duration_s = 20
+        trials = 3
+        """.write(to: programs.appendingPathComponent("tiny.toml"), atomically: true, encoding: .utf8)
+        // A dog that always finds the target and never alerts elsewhere.
+        guard
+            let daemon = try Daemon(
+                speed: 50,
+                extra: ["--programs", programs.path, "--sensitivity", "1", "--false-alert-rate", "0", "--seed", "5"])
+        else { return }
+        defer { if daemon.process.isRunning { _ = daemon.terminate() } }
+        #expect(daemon.waitReady())
+        let client = daemon.client
+        let planned: [[SampleKind]] = (0..<3).map { t in (0..<5).map { $0 == t ? .target : .control } }
+        _ = try client.startSession(
+            SessionRequest(dog: "Ada", program: "tiny", step: "only/1", mode: .automated, layouts: planned))
+        for trial in 1...3 {
+            try client.ready()
+            #expect(eventually(10) { (try? client.status().trial) == trial }, "trial \(trial) never ended")
+        }
+        try client.endSession(suggestions: nil)
+        let (status, out) = daemon.terminate()
+        #expect(status == 0)
+        #expect(out.contains("lineupd: Ada passed step only/1"), "\(out)")
+        #expect(out.contains("lineupd: Ada graduated phase only"), "\(out)")
+
+        let reader = try SessionLog.openReader(path: daemon.db)
+        #expect(try reader.trials().map(\.outcome) == ["hit", "hit", "hit"])
+        let progress = try reader.progress(dogId: reader.resolveDog("Ada"))
+        #expect(progress.first?.phase == "only")
+        #expect(progress.first?.stepsPassed == 1)
+        #expect(progress.first?.graduated != nil)
+        #expect(progress.first?.progressPercent == 100)
+    }
+
     /// Every second session of a program once failed ("FOREIGN KEY constraint failed"): found
     /// by the systemd phase of the VM tier, which starts a second session.
     @Test func aProgramServesSessionAfterSessionAndAcrossRestarts() throws {

@@ -210,3 +210,49 @@ func expectWilson(_ p: Proportion, _ successes: Int, _ trials: Int, _ lower: Dou
         #expect(bySession.map(\.results.hits).reduce(0, +) == byDog.map(\.results.hits).reduce(0, +))
     }
 }
+
+@Suite struct GraduationTests {
+    @Test func aStepIsPassedOnceAndThePhaseOnlyWhenEveryStepIs() throws {
+        let log = try SessionLog(path: temporaryLogPath())
+        let dog = DogRecord(name: "Aino")
+        try log.append([dog])
+        let program = try log.logProgram(ProgramRecord(name: "p", content: "p v1"))
+        func session(step: String, outcomes: [TrialOutcome]) throws -> UUID {
+            let s = SessionRecord(dogId: dog.id, programId: program, phase: "one", step: step, mode: .automated)
+            try log.append([s])
+            for (i, o) in outcomes.enumerated() {
+                var t = trial(s, i + 1, outcome: o)
+                t.sessionId = s.id
+                try log.append([t])
+            }
+            return s.id
+        }
+        let criterion = GraduationCriterion.consecutiveCorrect(n: 3)
+        func graduate(_ id: UUID, _ step: String) throws -> [MilestoneRecord] {
+            try log.recordGraduation(
+                dogId: dog.id, sessionId: id, program: "p", phase: "one", step: step, criterion: criterion,
+                phaseSteps: ["a", "b"])
+        }
+        // Two correct, then a miss: not yet.
+        let first = try session(step: "a", outcomes: [.hit, .correctRejection, .miss])
+        #expect(try graduate(first, "a").isEmpty)
+        // Across sessions: three in a row (an aborted trial is not scored) passes step a only.
+        let second = try session(step: "a", outcomes: [.hit, .aborted, .hit, .correctRejection])
+        let passed = try graduate(second, "a")
+        #expect(passed.map(\.step) == ["a"])
+        #expect(passed.first?.criterion?.contains("met after 6 scored trials") == true)
+        #expect(try graduate(second, "a").isEmpty)
+        // No criterion: nothing to judge.
+        #expect(
+            try log.recordGraduation(
+                dogId: dog.id, sessionId: second, program: "p", phase: "one", step: "b", criterion: nil,
+                phaseSteps: ["a", "b"]
+            ).isEmpty)
+        // Step b met: it and the phase.
+        let third = try session(step: "b", outcomes: [.hit, .hit, .hit])
+        #expect(try graduate(third, "b").map(\.step) == ["b", nil])
+        let progress = try log.reader.progress(dogId: dog.id.uuidString.lowercased())
+        #expect(progress.first?.stepsPassed == 2)
+        #expect(progress.first?.graduated != nil)
+    }
+}
