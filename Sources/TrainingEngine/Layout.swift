@@ -188,6 +188,12 @@ public struct LayoutGenerator: Sendable {
                 stationKinds.append(.blank)
             }
         }
+        return try layout(trialIndex: trialIndex, kinds: stationKinds)
+    }
+
+    /// One layout whose kinds are given station by station (a researcher's planned sheet),
+    /// filled with samples as the generated ones are. Usage counts in `samples` advance.
+    public mutating func layout(trialIndex: Int, kinds stationKinds: [SampleKind]) throws(LayoutError) -> TrialLayout {
         // Pick samples kind by kind: least used first, ties broken at random.
         var contents = stationKinds.map { StationContent(kind: $0) }
         for kind in SampleKind.allCases {

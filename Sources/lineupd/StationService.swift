@@ -330,9 +330,9 @@ final class StationService: StationControlling, @unchecked Sendable {
         var generator = LayoutGenerator(setup: setup, samples: samples, seed: seed)
         do {
             if let planned = request.layouts {
-                layouts = planned.enumerated().map {
-                    TrialLayout(
-                        blockSeed: seed, trialIndex: $0.offset, stations: $0.element.map { StationContent(kind: $0) })
+                // The sheet's kinds, with the session's samples in them as in a generated block.
+                for (index, kinds) in planned.enumerated() {
+                    layouts.append(try generator.layout(trialIndex: index, kinds: kinds))
                 }
             } else {
                 layouts = try generator.block(count: request.mode == .trainerLed ? 1 : trials)

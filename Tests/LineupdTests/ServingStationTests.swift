@@ -174,11 +174,22 @@ struct ServingStationTests {
             #expect(eventually(10) { (try? client.status().trial) == trial }, "trial \(trial) never ended")
         }
         try client.endSession(suggestions: nil)
+        // A planned sheet (kinds only) gets the session's samples too.
+        _ = try client.startSession(
+            SessionRequest(
+                dog: "Rex", program: "research-5-station", step: "phase-3/1", mode: .automated,
+                samples: ["T-1", "C-1", "C-2", "C-3", "C-4"], seed: 4,
+                layouts: [[.control, .control, .target, .control, .control]]))
+        try client.ready()
+        #expect(eventually(10) { (try? client.status().trial) == 1 }, "the planned trial never ended")
+        try client.endSession(suggestions: nil)
         #expect(daemon.terminate().status == 0)
 
         let reader = try SessionLog.openReader(path: daemon.db)
         let trials = try reader.trials()
-        #expect(trials.count == 3)
+        #expect(trials.count == 4)
+        // The planned trial kept its sheet's kinds.
+        #expect(trials.last?.layout.map(\.kind) == ["control", "control", "target", "control", "control"])
         for trial in trials {
             for slot in trial.layout where slot.kind != SampleKind.blank.rawValue {
                 #expect(slot.sample.map { labels.contains($0) } == true, "\(trial.layout)")

@@ -54,6 +54,35 @@ import Testing
         }
     }
 
+    @Test func aPlannedSheetKeepsItsKindsAndGetsSamplesLeastUsedFirst() throws {
+        let setup = LineupSetup(stations: 5, targets: 1, controls: 4)
+        var generator = LayoutGenerator(setup: setup, samples: pool(controls: 4, limit: nil), seed: 9)
+        let sheet: [[SampleKind]] = [
+            [.control, .target, .control, .control, .control], [.blank, .control, .control, .target, .blank],
+        ]
+        var uses: [String: Int] = [:]
+        for (i, kinds) in sheet.enumerated() {
+            let layout = try generator.layout(trialIndex: i, kinds: kinds)
+            #expect(layout.kinds == kinds)
+            #expect(layout.trialIndex == i)
+            for content in layout.stations {
+                // Blanks stay anonymous; every other station has a sample of its kind.
+                #expect((content.sampleID == nil) == (content.kind == .blank))
+                if let id = content.sampleID {
+                    #expect(id.hasPrefix(content.kind == .target ? "T" : "C"))
+                    uses[id, default: 0] += 1
+                }
+            }
+        }
+        // Six control presentations over four controls: none used a third time before all twice.
+        #expect(uses.filter { $0.key.hasPrefix("C") }.values.max() == 2)
+        // Not enough samples of a kind: refused as for a generated block.
+        var short = LayoutGenerator(setup: setup, samples: pool(controls: 2, limit: nil), seed: 9)
+        #expect(throws: LayoutError.self) {
+            try short.layout(trialIndex: 0, kinds: [.control, .control, .control, .target, .blank])
+        }
+    }
+
     @Test func sameSeedSameBlock() {
         forAll(count: 50, Gen.uint64()) { seed in
             let setup = LineupSetup(stations: 5, targets: 1, controls: 4, noTargetShare: 0.1)
