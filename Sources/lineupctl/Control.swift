@@ -146,7 +146,7 @@ struct SessionStart: ParsableCommand {
     @Option(
         name: .customLong("layout"),
         help: ArgumentHelp(
-            "A trial laid out in advance: the kind in each station, comma-separated; repeat per trial.",
+            "A trial laid out in advance: the kind in each station, comma-separated; repeat per trial (the --sample samples fill it).",
             valueName: "kind,kind,..."))
     var layouts: [String] = []
     @Flag(help: "Print one JSON object.") var json = false
