@@ -487,10 +487,9 @@ final class TextSink: @unchecked Sendable {
 /// A watcher on the daemon's socket: registered (its reply read) when init returns, then
 /// collecting every line on a thread until the daemon closes the connection.
 final class Watched: @unchecked Sendable {
-    private let lock = NSLock()
-    private var text = ""
+    private let received = TextSink()
     let done = DispatchSemaphore(value: 0)
-    var lines: [String] { lock.withLock { text.split(separator: "\n").map(String.init) } }
+    var lines: [String] { received.text.split(separator: "\n").map(String.init) }
 
     init?(path: String) {
         guard let fd = connectUnix(path) else { return nil }
@@ -513,7 +512,7 @@ final class Watched: @unchecked Sendable {
                 let n = recv(fd, &buffer, buffer.count, 0)
                 if n <= 0 { break }
                 let chunk = String(decoding: buffer[0..<n], as: UTF8.self)
-                lock.withLock { text += chunk }
+                received.append(chunk)
             }
             close(fd)
             done.signal()
