@@ -185,6 +185,15 @@ public struct ExportQuery {
                     col(
                         "station_\(station)_kind",
                         "(SELECT ts.kind FROM trial_station ts WHERE ts.trial_id = t.id AND ts.station = \(station))"))
+                // What the station saw (empty for trials logged before schema v3): every
+                // station-level figure can be recomputed from these.
+                for field in ["visited", "indicated", "first_indication_ns", "sniffs", "dwell_ns"] {
+                    columns.append(
+                        col(
+                            "station_\(station)_\(field)",
+                            "(SELECT ts.\(field) FROM trial_station ts WHERE ts.trial_id = t.id AND ts.station = \(station))",
+                            .integer))
+                }
             }
             return ExportQuery(
                 columns: columns,

@@ -127,6 +127,16 @@ public struct LogFiller: Sendable {
                         indicated == nil
                         ? (hasTarget ? .miss : .correctRejection) : (indicated == targetStation ? .hit : .falseAlert)
                     let latency = Int64.random(in: 2_000_000_000...20_000_000_000, using: &random)
+                    // What each station saw: the indicated one held, others sniffed or not reached.
+                    for k in layout.indices {
+                        let isIndicated = layout[k].station == indicated
+                        let visited = isIndicated || Double.random(in: 0..<1, using: &random) < 0.8
+                        let sniffs = visited ? Int.random(in: isIndicated ? 0...1 : 1...2, using: &random) : 0
+                        layout[k].seen = StationSeen(
+                            visited: visited, indicated: isIndicated, firstIndicationNs: isIndicated ? latency : nil,
+                            sniffs: sniffs,
+                            dwellNs: Int64(sniffs) * 400_000_000 + (isIndicated ? 2_000_000_000 : 0))
+                    }
                     var t = started
                     for k in 0..<eventsPerTrial {
                         let station = Int.random(in: 1...stations, using: &random)

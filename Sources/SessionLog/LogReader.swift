@@ -244,21 +244,34 @@ public struct LogReader: Sendable {
                 sql:
                     "SELECT kind, text, wall_ns FROM session_note WHERE session_id = ? ORDER BY wall_ns, mono_ns",
                 arguments: [id])
-            let samples = try Row.fetchAll(
+            // The session's figures and its samples, counted by the one implementation.
+            var session = Tally()
+            var bySample: [String: (label: String?, kind: SampleKind, tally: Tally)] = [:]
+            var labels: [String: String] = [:]
+            for row in try Row.fetchAll(
                 db,
                 sql: """
-                    SELECT sm.label, ts.kind, count(*) AS presented,
-                        sum(t.indicated_station = ts.station) AS indicated
-                    FROM trial_current t JOIN trial_station ts ON ts.trial_id = t.id
-                    LEFT JOIN sample sm ON sm.id = ts.sample_id
-                    WHERE t.session_id = ? GROUP BY sm.label, ts.kind ORDER BY ts.kind, sm.label
-                    """, arguments: [id]
-            ).map {
-                SessionSample(
-                    label: $0["label"], kind: $0["kind"], presented: $0["presented"],
-                    indicated: $0["indicated"] ?? 0)
+                    SELECT DISTINCT sm.id, sm.label FROM trial t JOIN trial_station ts ON ts.trial_id = t.id
+                    JOIN sample sm ON sm.id = ts.sample_id WHERE t.session_id = ?
+                    """, arguments: [id])
+            { labels[row[0]] = row[1] }
+            try Self.scanTrials(db, LogFilter(sessionId: id), samples: true) { trial, _ in
+                session.add(trial)
+                for station in trial.stations {
+                    // Blanks without a sample id are one group: the clean containers.
+                    let key = station.sample ?? "blank"
+                    bySample[key, default: (station.sample.flatMap { labels[$0] }, station.kind, Tally())].tally.add(
+                        trial, station: station)
+                }
             }
-            let counts = OutcomeCounts(trials: trials)
+            let samples = bySample.values.map { entry in
+                let f = entry.tally.figures
+                return SessionSample(
+                    label: entry.label, kind: entry.kind.rawValue, presented: f.results.scored,
+                    indicated: f.presentations.indications, figures: f)
+            }.sorted { ($0.kind, $0.label ?? "") < ($1.kind, $1.label ?? "") }
+            let figures = session.figures
+            let counts = figures.results
             let lastTrial = try Int64.fetchOne(
                 db, sql: "SELECT max(wall_ns) FROM trial WHERE session_id = ?", arguments: [id])
             let end = try Row.fetchOne(
@@ -278,8 +291,7 @@ public struct LogReader: Sendable {
                 started: iso.string(wallNs: row["wall_ns"]), ended: ended.map { iso.string(wallNs: $0) },
                 endedHow: how, endDetail: end?["detail"],
                 results: counts,
-                correct: Proportion(
-                    successes: counts.hits + counts.correctRejections, trials: counts.scored),
+                correct: figures.trialAccuracy, figures: figures,
                 samples: samples,
                 improvementSuggestions: notes.filter { $0["kind"] == "improvement" }.map { $0["text"] },
                 comments: notes.filter { $0["kind"] == "comment" }.map { $0["text"] },
@@ -519,42 +531,15 @@ public struct SampleDetails: Sendable, Hashable, Codable {
     public var usedBy: [SampleUse]
 }
 
-/// Trial outcomes counted.
-public struct OutcomeCounts: Sendable, Hashable, Codable {
-    public var trials = 0
-    public var hits = 0
-    public var misses = 0
-    public var falseAlerts = 0
-    public var correctRejections = 0
-    public var aborted = 0
-
-    /// Trials that were scored (not aborted).
-    public var scored: Int { trials - aborted }
-
-    public init() {}
-
+extension OutcomeCounts {
     init(_ row: Row) {
+        self.init()
         trials = row["trials"]
         hits = row["hits"]
         misses = row["misses"]
         falseAlerts = row["false_alerts"]
         correctRejections = row["correct_rejections"]
         aborted = row["aborted"]
-    }
-
-    init(trials list: [TrialSummary]) {
-        for trial in list { add(TrialOutcome(rawValue: trial.outcome) ?? .aborted) }
-    }
-
-    mutating func add(_ outcome: TrialOutcome, count: Int = 1) {
-        trials += count
-        switch outcome {
-        case .hit: hits += count
-        case .miss: misses += count
-        case .falseAlert: falseAlerts += count
-        case .correctRejection: correctRejections += count
-        case .aborted: aborted += count
-        }
     }
 }
 
@@ -576,8 +561,12 @@ public struct SessionSample: Sendable, Hashable, Codable {
     /// Nil for a blank container without a sample id.
     public var label: String?
     public var kind: String
+    /// Scored trials in which it stood.
     public var presented: Int
+    /// Of those, trials in which the dog indicated it.
     public var indicated: Int
+    /// Its figures in this session (station level, as `stats --by sample`).
+    public var figures: Figures
 }
 
 public struct LayoutSlot: Sendable, Hashable, Codable {
@@ -624,8 +613,10 @@ public struct SessionDetails: Sendable, Hashable, Codable {
     public var endedHow: String?
     public var endDetail: String?
     public var results: OutcomeCounts
-    /// Hits and correct rejections over scored trials.
+    /// Hits and correct rejections over scored trials (`figures.trialAccuracy`).
     public var correct: Proportion
+    /// The session's figures, as `stats --by session` gives them.
+    public var figures: Figures
     public var samples: [SessionSample]
     public var improvementSuggestions: [String]
     public var comments: [String]

@@ -245,11 +245,14 @@ public struct StationSlot: Sendable, Hashable, Codable {
     /// Nil for a clean empty container that carries no sample id.
     public var sampleId: UUID?
     public var kind: SampleKind
+    /// What the station saw in the trial; nil only for trials logged before schema v3.
+    public var seen: StationSeen?
 
-    public init(station: Int, sampleId: UUID?, kind: SampleKind) {
+    public init(station: Int, sampleId: UUID?, kind: SampleKind, seen: StationSeen? = nil) {
         self.station = station
         self.sampleId = sampleId
         self.kind = kind
+        self.seen = seen
     }
 }
 
@@ -505,6 +508,19 @@ extension TrialRecord: AppendableRecord {
         layout.map { "\($0.station):\($0.kind.rawValue):\($0.sampleId?.logText ?? "")" }.joined(separator: ";")
     }
 
+    /// `visited:indicated:first_ns:sniffs:dwell_ns;...` in station order, as stored in
+    /// `trial.seen`; nil when any station's view is unknown.
+    var compactSeen: String? {
+        var parts: [String] = []
+        for entry in layout {
+            guard let seen = entry.seen else { return nil }
+            parts.append(
+                "\(seen.visited ? 1 : 0):\(seen.indicated ? 1 : 0):\(seen.firstIndicationNs.map(String.init) ?? ""):"
+                    + "\(seen.sniffs):\(seen.dwellNs)")
+        }
+        return parts.joined(separator: ";")
+    }
+
     public func append(to db: Database) throws {
         // The seed is a UInt64; SQLite integers are signed, so its bits are kept as Int64.
         let storedSeed = seed.map { Int64(bitPattern: $0) }
@@ -512,19 +528,25 @@ extension TrialRecord: AppendableRecord {
             sql: """
                 INSERT INTO trial (id, session_id, number, seed, outcome, indicated_station,
                     latency_ns, search_ns, started_mono_ns, started_wall_ns, corrects, reason,
-                    layout, mono_ns, wall_ns)
-                VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+                    layout, seen, mono_ns, wall_ns)
+                VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
                 """
         ).execute(arguments: [
             id.logText, sessionId.logText, number, storedSeed, outcome.rawValue, indicatedStation,
             latencyNs, searchNs, started.monoNs, started.wallNs, corrects?.logText, reason,
-            compactLayout, ended.monoNs, ended.wallNs,
+            compactLayout, compactSeen, ended.monoNs, ended.wallNs,
         ])
         let slot = try db.cachedStatement(
-            sql: "INSERT INTO trial_station (trial_id, station, sample_id, kind) VALUES (?, ?, ?, ?)")
+            sql: """
+                INSERT INTO trial_station (trial_id, station, sample_id, kind, visited, indicated,
+                    first_indication_ns, sniffs, dwell_ns)
+                VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)
+                """)
         for entry in layout {
             try slot.execute(arguments: [
                 id.logText, entry.station, entry.sampleId?.logText, entry.kind.rawValue,
+                entry.seen.map { $0.visited ? 1 : 0 }, entry.seen.map { $0.indicated ? 1 : 0 },
+                entry.seen?.firstIndicationNs, entry.seen?.sniffs, entry.seen?.dwellNs,
             ])
         }
     }

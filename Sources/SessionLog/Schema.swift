@@ -13,6 +13,7 @@ enum Schema {
         var migrator = DatabaseMigrator()
         migrator.registerMigration("v1", migrate: v1)
         migrator.registerMigration("v2-session-end", migrate: v2)
+        migrator.registerMigration("v3-station-seen", migrate: v3)
         return migrator
     }
 
@@ -220,6 +221,25 @@ enum Schema {
                     FROM session s;
                 """)
         try appendOnly(db, "session_end")
+    }
+
+    /// What each station saw in each trial: visited, indicated, when it was first indicated
+    /// (from the start cue), how many sniffs, and the total time the nose spent there. Every
+    /// station-level figure (sensitivity, specificity, ...) is counted from these, so a
+    /// researcher can recompute them from the export. Columns are added, nothing is
+    /// rewritten: trials of an older log keep NULL here and are reported as lacking the data.
+    /// `trial.seen` repeats them compactly (`visited:indicated:first_ns:sniffs:dwell_ns;...`
+    /// in station order) so statistics over 100,000 trials need no join.
+    private static func v3(_ db: Database) throws {
+        try db.execute(
+            sql: """
+                ALTER TABLE trial_station ADD COLUMN visited INTEGER CHECK (visited IN (0, 1));
+                ALTER TABLE trial_station ADD COLUMN indicated INTEGER CHECK (indicated IN (0, 1));
+                ALTER TABLE trial_station ADD COLUMN first_indication_ns INTEGER;
+                ALTER TABLE trial_station ADD COLUMN sniffs INTEGER;
+                ALTER TABLE trial_station ADD COLUMN dwell_ns INTEGER;
+                ALTER TABLE trial ADD COLUMN seen TEXT;
+                """)
     }
 
     private static func appendOnly(_ db: Database, _ table: String) throws {

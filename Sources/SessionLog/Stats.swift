@@ -7,136 +7,223 @@ public enum StatsGrouping: String, Sendable, CaseIterable, Codable {
     case dog, session, sample, station
 }
 
-/// Detection figures for one group.
+/// The figures of one group, as `Tally` computes them (TrainingEngine/Figures.swift: the one
+/// definition of every figure). In JSON the figures' keys sit beside `group` and `groupId`.
 ///
 /// Trial counts: for `dog` and `session`, each trial once; for `sample` and `station`,
-/// each trial in which that sample or station stood in the lineup.
-/// Sensitivity and specificity are counted per station, as Ehmann 2012 reports them:
-/// sensitivity = target presentations indicated / target presentations; specificity =
-/// control and distractor presentations not indicated / those presentations (blank
-/// containers are left out). Aborted trials count in `results.aborted` only.
+/// each trial in which that sample or station stood in the lineup, with the latency of that
+/// station's first indication. Aborted trials count in `results.aborted` only.
 public struct StatsRow: Sendable, Hashable, Codable {
     public var group: String
     public var groupId: String
-    public var results: OutcomeCounts
-    public var sensitivity: Proportion
-    public var specificity: Proportion
-    /// Median time from the start cue to an indication (hit or false alert).
-    public var medianLatencyMs: Double?
-    public var indications: Int
+    /// By session: when it started (ISO 8601, the station's local offset).
+    public var started: String?
+    public var figures: Figures
+    /// Sessions (ids) with scored trials logged before the log kept what each station saw:
+    /// their trials count in `results`, never in a station-level figure.
+    public var sessionsWithoutStationData: [String]
+
+    public var results: OutcomeCounts { figures.results }
+    public var sensitivity: Proportion { figures.sensitivity }
+    public var specificity: Proportion { figures.specificity }
+
+    private enum Keys: String, CodingKey { case group, groupId, started, sessionsWithoutStationData }
+
+    public init(
+        group: String, groupId: String, started: String? = nil, figures: Figures,
+        sessionsWithoutStationData: [String] = []
+    ) {
+        self.group = group
+        self.groupId = groupId
+        self.started = started
+        self.figures = figures
+        self.sessionsWithoutStationData = sessionsWithoutStationData
+    }
+
+    public init(from decoder: any Decoder) throws {
+        let c = try decoder.container(keyedBy: Keys.self)
+        group = try c.decode(String.self, forKey: .group)
+        groupId = try c.decode(String.self, forKey: .groupId)
+        started = try c.decodeIfPresent(String.self, forKey: .started)
+        sessionsWithoutStationData = try c.decode([String].self, forKey: .sessionsWithoutStationData)
+        figures = try Figures(from: decoder)
+    }
+
+    public func encode(to encoder: any Encoder) throws {
+        var c = encoder.container(keyedBy: Keys.self)
+        try c.encode(group, forKey: .group)
+        try c.encode(groupId, forKey: .groupId)
+        try c.encodeIfPresent(started, forKey: .started)
+        try c.encode(sessionsWithoutStationData, forKey: .sessionsWithoutStationData)
+        try figures.encode(to: encoder)
+    }
 }
 
-/// Running counts for one group.
-private struct Tally {
+/// One group's running counts.
+private struct Group {
     var name: String
-    var results = OutcomeCounts()
-    var targets = 0
-    var found = 0
-    var others = 0
-    var passed = 0
-    var latencies: [Int64] = []
+    var started: Int64 = .max
+    var tally = Tally()
+    var sessionsWithoutStationData: Set<String> = []
 }
 
 extension LogReader {
-    /// One pass over the trials (after corrections) with their compact layouts; the
-    /// counting is done here rather than by joining 500,000 layout rows in SQL, which
-    /// keeps `stats` over 100,000 trials well under a second.
+    /// One pass over the trials (after corrections) with their compact layouts and station
+    /// views; the counting is `Tally`'s. Reading compact text rather than joining 500,000
+    /// station rows keeps `stats` over 100,000 trials well under a second.
     public func stats(by grouping: StatsGrouping, _ filter: LogFilter = LogFilter()) throws -> [StatsRow] {
         try read { db in
             var labels: [String: String] = [:]
             if grouping == .sample {
                 for row in try Row.fetchAll(db, sql: "SELECT id, label FROM sample") { labels[row[0]] = row[1] }
             }
-            var tallies: [String: Tally] = [:]
-            func tally(_ key: String, _ name: @autoclosure () -> String, _ update: (inout Tally) -> Void) {
-                if tallies[key] == nil { tallies[key] = Tally(name: name()) }
-                update(&tallies[key]!)
+            var groups: [String: Group] = [:]
+            func group(_ key: String, _ name: @autoclosure () -> String, _ update: (inout Group) -> Void) {
+                if groups[key] == nil { groups[key] = Group(name: name()) }
+                update(&groups[key]!)
             }
-            let statement = try db.makeStatement(
-                sql: """
-                    SELECT t.outcome, t.indicated_station, t.latency_ns, t.layout, s.dog_id, d.name, s.id
-                    FROM trial_current t JOIN session s ON s.id = t.session_id JOIN dog d ON d.id = s.dog_id
-                    WHERE (?1 IS NULL OR s.dog_id = ?1) AND (?2 IS NULL OR s.id = ?2)
-                        AND (?3 IS NULL OR t.wall_ns >= ?3) AND (?4 IS NULL OR t.wall_ns < ?4)
-                    """)
-            try statement.setArguments([filter.dogId, filter.sessionId, filter.since, filter.until])
-            // Straight from SQLite's column accessors: GRDB rows and Swift strings per
-            // trial would cost more than the query itself.
-            let sqlite = statement.sqliteStatement
-            func text(_ column: Int32) -> String {
-                guard let bytes = sqlite3_column_text(sqlite, column) else { return "" }
-                return String(
-                    decoding: UnsafeBufferPointer(start: bytes, count: Int(sqlite3_column_bytes(sqlite, column))),
-                    as: UTF8.self)
-            }
-            var slots: [LayoutEntry] = []
-            while true {
-                let rc = sqlite3_step(sqlite)
-                if rc == SQLITE_DONE { break }
-                guard rc == SQLITE_ROW else {
-                    throw DatabaseError(
-                        resultCode: ResultCode(rawValue: rc),
-                        message: String(cString: sqlite3_errmsg(db.sqliteConnection)))
-                }
-                let outcome = TrialOutcome(rawValue: text(0)) ?? .aborted
-                let indicated: Int? =
-                    sqlite3_column_type(sqlite, 1) == SQLITE_NULL ? nil : Int(sqlite3_column_int64(sqlite, 1))
-                let latency: Int64? =
-                    sqlite3_column_type(sqlite, 2) == SQLITE_NULL ? nil : sqlite3_column_int64(sqlite, 2)
-                Self.parseLayout(
-                    sqlite3_column_text(sqlite, 3), Int(sqlite3_column_bytes(sqlite, 3)), into: &slots,
-                    samples: grouping == .sample)
-                let scored = outcome != .aborted
-                func count(_ t: inout Tally, _ slot: LayoutEntry) {
-                    guard scored else { return }
-                    switch slot.kind {
-                    case .target:
-                        t.targets += 1
-                        if slot.station == indicated { t.found += 1 }
-                    case .control, .distractor:
-                        t.others += 1
-                        if slot.station != indicated { t.passed += 1 }
-                    case .blank: break
-                    }
-                }
+            try Self.scanTrials(db, filter, samples: grouping == .sample) { trial, context in
+                let lacking = trial.outcome != .aborted && !trial.hasStationData
                 switch grouping {
                 case .dog, .session:
-                    let key = text(grouping == .dog ? 4 : 6)
-                    tally(key, grouping == .dog ? text(5) : "\(text(5)) \(key)") { t in
-                        t.results.add(outcome)
-                        for slot in slots { count(&t, slot) }
-                        if scored, indicated != nil, let latency { t.latencies.append(latency) }
+                    let key = grouping == .dog ? context.dogId : context.sessionId
+                    group(key, grouping == .dog ? context.dog : "\(context.dog) \(key)") { g in
+                        g.tally.add(trial)
+                        g.started = min(g.started, context.sessionWallNs)
+                        if lacking { g.sessionsWithoutStationData.insert(context.sessionId) }
                     }
                 case .station, .sample:
-                    for slot in slots {
-                        let key = grouping == .station ? String(slot.station) : slot.sample
+                    for station in trial.stations {
+                        let key = grouping == .station ? String(station.station) : station.sample ?? ""
                         if grouping == .sample && key.isEmpty { continue }
-                        tally(key, grouping == .station ? "station \(slot.station)" : labels[key] ?? key) { t in
-                            t.results.add(outcome)
-                            count(&t, slot)
-                            if scored, indicated == slot.station, let latency { t.latencies.append(latency) }
+                        group(key, grouping == .station ? "station \(station.station)" : labels[key] ?? key) { g in
+                            g.tally.add(trial, station: station)
+                            if lacking { g.sessionsWithoutStationData.insert(context.sessionId) }
                         }
                     }
                 }
             }
-            return tallies.map { key, t in
-                let sorted = t.latencies.sorted()
-                let middle = sorted.count / 2
-                let median: Double? =
-                    sorted.isEmpty
-                    ? nil
-                    : (sorted.count % 2 == 1
-                        ? Double(sorted[middle]) : (Double(sorted[middle - 1]) + Double(sorted[middle])) / 2)
-                return StatsRow(
-                    group: t.name, groupId: key, results: t.results,
-                    sensitivity: Proportion(successes: t.found, trials: t.targets),
-                    specificity: Proportion(successes: t.passed, trials: t.others),
-                    medianLatencyMs: median.map { $0 / 1e6 }, indications: sorted.count)
-            }.sorted { a, b in
-                if grouping == .station, let x = Int(a.groupId), let y = Int(b.groupId) { return x < y }
-                return (a.group, a.groupId) < (b.group, b.groupId)
+            var iso = ISOTimeFormatter()
+            let rows = groups.map { key, g in
+                StatsRow(
+                    group: g.name, groupId: key,
+                    started: grouping == .session ? iso.string(wallNs: g.started) : nil, figures: g.tally.figures,
+                    sessionsWithoutStationData: g.sessionsWithoutStationData.sorted())
+            }
+            return rows.sorted { a, b in
+                switch grouping {
+                case .station:
+                    return (Int(a.groupId) ?? 0, a.groupId) < (Int(b.groupId) ?? 0, b.groupId)
+                case .session:
+                    // Oldest first, as a learning curve reads; the id breaks ties.
+                    return (a.started ?? "", a.groupId) < (b.started ?? "", b.groupId)
+                default:
+                    return (a.group, a.groupId) < (b.group, b.groupId)
+                }
             }
         }
+    }
+
+    /// Where a scanned trial belongs.
+    struct TrialContext {
+        var dogId: String
+        var dog: String
+        var sessionId: String
+        var sessionWallNs: Int64
+    }
+
+    /// Every trial (after corrections) matching `filter`, as the figures count it, oldest
+    /// session first. Straight from SQLite's column accessors: GRDB rows per trial would cost
+    /// more than the query itself. Sample ids are only read when `samples` is set.
+    static func scanTrials(
+        _ db: Database, _ filter: LogFilter, samples: Bool, _ body: (ScoredTrial, TrialContext) throws -> Void
+    ) throws {
+        let statement = try db.makeStatement(
+            sql: """
+                SELECT t.outcome, t.latency_ns, t.layout, t.seen, s.dog_id, d.name, s.id, s.wall_ns
+                FROM trial_current t JOIN session s ON s.id = t.session_id JOIN dog d ON d.id = s.dog_id
+                WHERE (?1 IS NULL OR s.dog_id = ?1) AND (?2 IS NULL OR s.id = ?2)
+                    AND (?3 IS NULL OR t.wall_ns >= ?3) AND (?4 IS NULL OR t.wall_ns < ?4)
+                """)
+        try statement.setArguments([filter.dogId, filter.sessionId, filter.since, filter.until])
+        let sqlite = statement.sqliteStatement
+        func text(_ column: Int32) -> String {
+            guard let bytes = sqlite3_column_text(sqlite, column) else { return "" }
+            return String(
+                decoding: UnsafeBufferPointer(start: bytes, count: Int(sqlite3_column_bytes(sqlite, column))),
+                as: UTF8.self)
+        }
+        var slots: [LayoutEntry] = []
+        var seen: [StationSeen] = []
+        while true {
+            let rc = sqlite3_step(sqlite)
+            if rc == SQLITE_DONE { break }
+            guard rc == SQLITE_ROW else {
+                throw DatabaseError(
+                    resultCode: ResultCode(rawValue: rc), message: String(cString: sqlite3_errmsg(db.sqliteConnection)))
+            }
+            let outcome = TrialOutcome(rawValue: text(0)) ?? .aborted
+            let latency: Int64? = sqlite3_column_type(sqlite, 1) == SQLITE_NULL ? nil : sqlite3_column_int64(sqlite, 1)
+            parseLayout(
+                sqlite3_column_text(sqlite, 2), Int(sqlite3_column_bytes(sqlite, 2)), into: &slots, samples: samples)
+            // Trials of a log older than schema v3 have no `seen`: they are scored trials
+            // without station data, never counted by another rule.
+            let hasSeen =
+                sqlite3_column_type(sqlite, 3) != SQLITE_NULL
+                && parseSeen(sqlite3_column_text(sqlite, 3), Int(sqlite3_column_bytes(sqlite, 3)), into: &seen)
+                && seen.count == slots.count
+            let trial = ScoredTrial(
+                outcome: outcome, latencyNs: latency,
+                stations: slots.enumerated().map { index, slot in
+                    StationObservation(
+                        station: slot.station, kind: slot.kind, sample: slot.sample.isEmpty ? nil : slot.sample,
+                        seen: hasSeen ? seen[index] : nil)
+                })
+            try body(
+                trial,
+                TrialContext(
+                    dogId: text(4), dog: text(5), sessionId: text(6), sessionWallNs: sqlite3_column_int64(sqlite, 7)))
+        }
+    }
+
+    /// Parses `1:1:2000000000:0:2500000000;0:0::0:0;...` (see `trial.seen`) into `seen`;
+    /// false if the text is not in that form.
+    static func parseSeen(_ base: UnsafePointer<UInt8>?, _ count: Int, into seen: inout [StationSeen]) -> Bool {
+        seen.removeAll(keepingCapacity: true)
+        guard let base else { return false }
+        let bytes = UnsafeBufferPointer(start: base, count: count)
+        var index = 0
+        func number() -> Int64? {
+            var value: Int64 = 0
+            var digits = 0
+            var negative = false
+            if index < count, bytes[index] == UInt8(ascii: "-") {
+                negative = true
+                index += 1
+            }
+            while index < count, bytes[index] >= 48, bytes[index] <= 57 {
+                value = value &* 10 &+ Int64(bytes[index] &- 48)
+                digits += 1
+                index += 1
+            }
+            return digits == 0 ? nil : (negative ? -value : value)
+        }
+        func expect(_ c: Character) -> Bool {
+            guard index < count, bytes[index] == c.asciiValue! else { return false }
+            index += 1
+            return true
+        }
+        while index < count {
+            guard let visited = number(), expect(":"), let indicated = number(), expect(":") else { return false }
+            let first = number()
+            guard expect(":"), let sniffs = number(), expect(":"), let dwell = number() else { return false }
+            seen.append(
+                StationSeen(
+                    visited: visited != 0, indicated: indicated != 0, firstIndicationNs: first, sniffs: Int(sniffs),
+                    dwellNs: dwell))
+            if index < count && !expect(";") { return false }
+        }
+        return true
     }
 
     /// Parses `1:target:<uuid>;2:blank:;...` into `slots`, reusing its storage. The

@@ -1,109 +1,25 @@
-// Scores as the researcher reports them: hits, misses, false alerts and correct rejections,
-// sensitivity and specificity with Wilson 95 % intervals, latency and search time.
-//
-// Station-level counting (Ehmann 2012 counts 71 of 100 targets found, 372 of 400 controls
-// passed): each station of a finished trial is one presentation of its sample.
-//   target station: indicated -> hit, not indicated -> miss;
-//   other station the dog examined (visited): indicated -> false alert, not -> correct rejection.
-// A non-target station the dog never visited (the trial ended first) was not passed by the dog
-// and is counted apart as `notExamined`, so an early hit does not inflate specificity.
+// Groups of figures for a block or a session: overall, per dog, per sample, per station.
+// Counting is `Tally`'s (Figures.swift); this only files trials into groups.
 
-/// Counts for one group of presentations (a session, a dog, a sample, a station).
-public struct Tally: Sendable, Hashable, Codable {
-    public var hits = 0
-    public var misses = 0
-    public var falseAlerts = 0
-    public var correctRejections = 0
-    /// Non-target presentations the dog never visited.
-    public var notExamined = 0
-    /// Sum and count of latencies to the first indication, and of search times.
-    public var latencySum: Nanoseconds = 0
-    public var latencyCount = 0
-    public var searchTimeSum: Nanoseconds = 0
-    public var searchTimeCount = 0
-
-    public init() {}
-
-    /// Hits among target presentations.
-    public var sensitivity: Proportion { Proportion(successes: hits, trials: hits + misses) }
-    /// Correct rejections among examined non-target presentations.
-    public var specificity: Proportion {
-        Proportion(successes: correctRejections, trials: correctRejections + falseAlerts)
-    }
-    public var meanLatencySeconds: Double? {
-        latencyCount > 0 ? Double(latencySum) / Double(latencyCount) / 1e9 : nil
-    }
-    public var meanSearchTimeSeconds: Double? {
-        searchTimeCount > 0 ? Double(searchTimeSum) / Double(searchTimeCount) / 1e9 : nil
-    }
-
-    public static func + (a: Tally, b: Tally) -> Tally {
-        var t = a
-        t.hits += b.hits
-        t.misses += b.misses
-        t.falseAlerts += b.falseAlerts
-        t.correctRejections += b.correctRejections
-        t.notExamined += b.notExamined
-        t.latencySum += b.latencySum
-        t.latencyCount += b.latencyCount
-        t.searchTimeSum += b.searchTimeSum
-        t.searchTimeCount += b.searchTimeCount
-        return t
-    }
-}
-
-/// Scores for a session (or any run of trials): overall, per dog, per sample, per station,
-/// and the trial-level outcomes.
+/// Scores for a run of trials: overall, per dog, per sample, per station.
 public struct Scoreboard: Sendable, Hashable {
-    /// Station-level counts over everything.
     public private(set) var overall = Tally()
     public private(set) var byDog: [String: Tally] = [:]
+    /// Keyed by sample id.
     public private(set) var bySample: [String: Tally] = [:]
+    /// Keyed by 1-based station number.
     public private(set) var byStation: [Int: Tally] = [:]
-    /// Trial-level outcomes.
-    public private(set) var outcomes: [TrialOutcome: Int] = [:]
-    public private(set) var trials = 0
 
     public init() {}
 
-    /// Adds a finished trial. Aborted trials count in `outcomes` only.
-    public mutating func add(_ trial: TrialSummary, layout: TrialLayout, dog: String = "") {
-        trials += 1
-        outcomes[trial.outcome, default: 0] += 1
-        guard trial.outcome != .aborted else { return }
-        var dogTally = Tally()
-        for (station, content) in layout.stations.enumerated() {
-            var t = Tally()
-            let indicated = trial.indicated(station)
-            if content.kind == .target {
-                if indicated { t.hits = 1 } else { t.misses = 1 }
-            } else if indicated {
-                t.falseAlerts = 1
-            } else if trial.visited(station) {
-                t.correctRejections = 1
-            } else {
-                t.notExamined = 1
-            }
-            byStation[station, default: Tally()] = byStation[station, default: Tally()] + t
-            if let id = content.sampleID { bySample[id, default: Tally()] = bySample[id, default: Tally()] + t }
-            dogTally = dogTally + t
+    /// Adds a finished (or aborted) trial.
+    public mutating func add(_ trial: ScoredTrial, dog: String = "") {
+        overall.add(trial)
+        byDog[dog, default: Tally()].add(trial)
+        for station in trial.stations {
+            byStation[station.station, default: Tally()].add(trial, station: station)
+            if let sample = station.sample { bySample[sample, default: Tally()].add(trial, station: station) }
         }
-        // Latency and search time belong to the trial, not to a station.
-        if let latency = trial.latency {
-            dogTally.latencySum += latency
-            dogTally.latencyCount += 1
-        }
-        dogTally.searchTimeSum += trial.searchTime
-        dogTally.searchTimeCount += 1
-        overall = overall + dogTally
-        byDog[dog, default: Tally()] = byDog[dog, default: Tally()] + dogTally
-    }
-
-    /// Share of scored trials (not aborted) that were correct (hit or correct rejection).
-    public var trialAccuracy: Proportion {
-        let correct = (outcomes[.hit] ?? 0) + (outcomes[.correctRejection] ?? 0)
-        let scored = trials - (outcomes[.aborted] ?? 0)
-        return Proportion(successes: correct, trials: scored)
     }
 }
 

@@ -45,6 +45,8 @@ public struct BlockSimulation: Sendable {
 
     public struct Result: Sendable {
         public var scoreboard = Scoreboard()
+        /// Each trial as the figures count it, in order.
+        public var trials: [ScoredTrial] = []
         public var clicks = 0
         public var sniffs = 0
         public var indications = 0
@@ -70,6 +72,7 @@ public struct BlockSimulation: Sendable {
         var debouncer = LeadingEdgeDebouncer(stations: s.lineup.stations, window: s.debounce)
         var machine = LineupMachine(configuration: s.machine)
         var result = Result()
+        var observer = TrialObserver(stationCount: s.lineup.stations)
         result.layouts = try layouts.block(count: s.trials)
         var edges: [RawEdge] = []
         edges.reserveCapacity(64)
@@ -77,6 +80,7 @@ public struct BlockSimulation: Sendable {
 
         func take(_ actions: Actions, _ result: inout Result) {
             for action in actions {
+                if case .record(let record) = action { observer.observe(record) }
                 switch action {
                 case .click: result.clicks += 1
                 case .record(.visit(_, _, _, let indicated)): if !indicated { result.sniffs += 1 }
@@ -115,7 +119,11 @@ public struct BlockSimulation: Sendable {
                 t = deadline
             }
             if let trial = machine.lastTrial, trial.trialIndex == layout.trialIndex {
-                result.scoreboard.add(trial, layout: layout, dog: "virtual")
+                let scored = ScoredTrial(
+                    outcome: trial.outcome, latencyNs: trial.latency.map { Int64(bitPattern: $0) }, layout: layout,
+                    seen: observer.stations(visitedMask: trial.visitedMask, indicatedMask: trial.indicatedMask))
+                result.trials.append(scored)
+                result.scoreboard.add(scored, dog: "virtual")
                 t = max(t, trial.endedAt)
             }
         }

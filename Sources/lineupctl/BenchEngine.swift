@@ -1,4 +1,5 @@
 import ArgumentParser
+import Foundation
 import TrainingEngine
 import VirtualDog
 
@@ -123,21 +124,26 @@ struct BenchBlock: ParsableCommand {
         let start = monotonicNow()
         let result = try BlockSimulation(settings: settings).run()
         let seconds = Double(monotonicNow() - start) / 1e9
-        let board = result.scoreboard
-        let tally = board.overall
-        func fmt(_ x: Double?) -> String { x.map { String($0) } ?? "null" }
-        let json =
-            "{\"trials\":\(trials),\"seed\":\(seed),\"seconds\":\(seconds),"
-            + "\"trials_per_second\":\(Double(trials) / max(seconds, 1e-9)),"
-            + "\"hits\":\(board.outcomes[.hit] ?? 0),\"misses\":\(board.outcomes[.miss] ?? 0),"
-            + "\"false_alerts\":\(board.outcomes[.falseAlert] ?? 0),"
-            + "\"correct_rejections\":\(board.outcomes[.correctRejection] ?? 0),"
-            + "\"station_hits\":\(tally.hits),\"station_misses\":\(tally.misses),"
-            + "\"station_false_alerts\":\(tally.falseAlerts),\"station_correct_rejections\":\(tally.correctRejections),"
-            + "\"sensitivity\":\(fmt(tally.sensitivity.value)),\"sensitivity_ci\":[\(fmt(tally.sensitivity.lower)),\(fmt(tally.sensitivity.upper))],"
-            + "\"specificity\":\(fmt(tally.specificity.value)),\"specificity_ci\":[\(fmt(tally.specificity.lower)),\(fmt(tally.specificity.upper))],"
-            + "\"clicks\":\(result.clicks),\"sniffs\":\(result.sniffs),\"raw_edges\":\(result.rawEdges),"
-            + "\"debounced_edges\":\(result.debouncedEdges),\"virtual_seconds\":\(Double(result.endedAt) / 1e9)}"
-        print(json)
+        struct Report: Encodable {
+            var trials: Int
+            var seed: UInt64
+            var seconds: Double
+            var trials_per_second: Double
+            var clicks: Int
+            var sniffs: Int
+            var raw_edges: Int
+            var debounced_edges: Int
+            var virtual_seconds: Double
+            /// The block's figures, from the one implementation (`Tally`).
+            var figures: Figures
+        }
+        let report = Report(
+            trials: trials, seed: seed, seconds: seconds, trials_per_second: Double(trials) / max(seconds, 1e-9),
+            clicks: result.clicks, sniffs: result.sniffs, raw_edges: result.rawEdges,
+            debounced_edges: result.debouncedEdges, virtual_seconds: Double(result.endedAt) / 1e9,
+            figures: result.scoreboard.overall.figures)
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
+        print(String(decoding: try encoder.encode(report), as: UTF8.self))
     }
 }

@@ -250,14 +250,14 @@ struct SessionCommand: ParsableCommand {
                     \(count(r.falseAlerts, "false alert")), \(count(r.correctRejections, "correct rejection")), \
                     \(r.aborted) aborted
                     Correct     \(describe(s.correct))
-
+                    \(describeFigures(s.figures))
                     Samples
 
                     """
                 FileHandle.standardOutput.write(Data(text.utf8))
                 printTable(
                     ["SAMPLE", "KIND", "PRESENTED", "INDICATED"],
-                    s.samples.map { [$0.label ?? "(empty)", $0.kind, "\($0.presented)", "\($0.indicated)"] })
+                    s.samples.map { [$0.label ?? "(no sample id)", $0.kind, "\($0.presented)", "\($0.indicated)"] })
                 say("\nTrials\n")
                 printTable(
                     ["#", "OUTCOME", "INDICATED", "LATENCY", "STARTED", "LAYOUT"],
@@ -377,12 +377,15 @@ struct Progress: ParsableCommand {
 
 struct Stats: ParsableCommand {
     static let configuration = CommandConfiguration(
-        abstract: "Counts, sensitivity and specificity with 95 % Wilson intervals, latency to indication.",
+        abstract: "Sensitivity, specificity (95 % Wilson intervals), PPV, false alerts per trial, d′, c, latency.",
         discussion: """
-            Sensitivity: target presentations indicated / target presentations. Specificity: \
-            control and distractor presentations not indicated / those presentations (blank \
-            containers left out). Aborted trials are counted apart and not scored. Latency is \
-            the median from the start cue to an indication.
+            Every figure is counted per station of each scored trial from what that station saw \
+            (visited, indicated): sensitivity = targets indicated / targets presented; \
+            specificity = controls and distractors the dog examined and did not indicate / those \
+            examined; blanks are counted apart. PPV = indications at the target / all \
+            indications. d′ and c use the log-linear correction (Hautus 1995). Latency is the \
+            median (IQR) from the start cue to the first indication. README, "What the figures \
+            mean", defines each. Sessions are listed oldest first, with their start.
 
             Examples:
               lineupctl stats --by dog
@@ -397,19 +400,34 @@ struct Stats: ParsableCommand {
             let reader = try log.reader()
             let stats = try reader.stats(by: by, rows.filter(reader))
             if log.json { return try printJSON(stats) }
+            var header = [by.rawValue.uppercased()]
+            if by == .session { header.append("STARTED") }
+            header += [
+                "TRIALS", "HIT", "MISS", "FA", "CR", "ABORTED", "SENSITIVITY", "SPECIFICITY", "PPV", "FA/TRIAL", "D'",
+                "C", "LATENCY (IQR)",
+            ]
             printTable(
-                [
-                    by.rawValue.uppercased(), "TRIALS", "HIT", "MISS", "FA", "CR", "ABORTED", "SENSITIVITY",
-                    "SPECIFICITY", "LATENCY",
-                ],
+                header,
                 stats.map { s in
-                    [
-                        by == .session ? "\(s.group.prefix(s.group.count - 28))" : s.group, "\(s.results.trials)",
-                        "\(s.results.hits)", "\(s.results.misses)", "\(s.results.falseAlerts)",
-                        "\(s.results.correctRejections)", "\(s.results.aborted)", describe(s.sensitivity),
-                        describe(s.specificity), describeMillis(s.medianLatencyMs),
+                    let f = s.figures
+                    var row = [by == .session ? String(s.group.prefix(max(0, s.group.count - 28))) : s.group]
+                    if by == .session { row.append(String((s.started ?? "-").prefix(16))) }
+                    return row + [
+                        "\(f.results.trials)", "\(f.results.hits)", "\(f.results.misses)", "\(f.results.falseAlerts)",
+                        "\(f.results.correctRejections)", "\(f.results.aborted)", describe(f.sensitivity),
+                        describe(f.specificity), describe(f.positivePredictiveValue),
+                        describeNumber(f.falseAlertsPerTrial, "%.3f"), describeNumber(f.dPrime),
+                        describeNumber(f.criterion),
+                        describeSpread(f.latency),
                     ]
                 })
+            let lacking = Set(stats.flatMap(\.sessionsWithoutStationData)).sorted()
+            if !lacking.isEmpty {
+                say(
+                    "\nnote: \(count(lacking.count, "session")) (\(lacking.map { String($0.prefix(8)) }.joined(separator: ", "))) "
+                        + "logged before lineup recorded what each station saw: their trials are counted under "
+                        + "TRIALS and not in the station figures")
+            }
         }
     }
 }

@@ -159,6 +159,42 @@ func describeMillis(_ millis: Double?) -> String {
     millis.map { String(format: "%.2f s", $0 / 1000) } ?? "-"
 }
 
+/// A median latency with its interquartile range, in seconds.
+func describeSpread(_ spread: Spread?) -> String {
+    guard let s = spread else { return "-" }
+    return String(format: "%.2f s (%.2f-%.2f)", s.median / 1000, s.q1 / 1000, s.q3 / 1000)
+}
+
+func describeNumber(_ value: Double?, _ format: String = "%.2f") -> String {
+    value.map { String(format: format, $0) } ?? "-"
+}
+
+/// The station-level figures, a line each, as `session show` prints them (every value from
+/// `Figures`, the one implementation).
+func describeFigures(_ f: Figures, indent: String = "") -> String {
+    let p = f.presentations
+    var text = """
+        \(indent)Stations    \(p.hits) hit, \(p.misses) missed, \(p.falseAlerts) false alert(s), \(p.correctRejections) \
+        correctly passed, \(p.notExamined) not examined; blanks: \(p.blankIndicated) indicated, \(p.blankPassed) passed, \
+        \(p.blankNotExamined) not examined
+        \(indent)Sensitivity \(describe(f.sensitivity))
+        \(indent)Specificity \(describe(f.specificity))
+        \(indent)PPV         \(describe(f.positivePredictiveValue))
+        \(indent)FA/trial    \(describeNumber(f.falseAlertsPerTrial, "%.3f"))
+        \(indent)d′, c       \(describeNumber(f.dPrime)), \(describeNumber(f.criterion))
+        \(indent)Latency     \(describeSpread(f.latency)) median (IQR)
+
+        """
+    if f.trialsWithoutStationData > 0 {
+        text += """
+            \(indent)Note        \(count(f.trialsWithoutStationData, "scored trial")) logged before lineup recorded \
+            what each station saw: counted in Results, not in the station figures
+
+            """
+    }
+    return text
+}
+
 /// When and how a session ended, in the researcher's words.
 func describeEnd(_ s: SessionDetails) -> String {
     let time = s.ended ?? "-"

@@ -196,17 +196,34 @@ func formatProportion(_ p: Proportion) -> String {
     return String(format: "%.2f (95 %% CI %.2f–%.2f, %d/%d)", value, lower, upper, p.successes, p.trials)
 }
 
-func printCounts(_ tally: Tally, outcomes: [TrialOutcome: Int]) {
-    let trials = TrialOutcome.allCases.compactMap { outcome in
-        outcomes[outcome].map { "\(outcome.rawValue) \($0)" }
-    }
+/// The block's figures as the summary prints them: every number comes from `Tally.figures`,
+/// the implementation `lineupctl stats` and `session show` use.
+func printFigures(_ figures: Figures) {
+    let r = figures.results
+    let trials = [
+        ("hit", r.hits), ("false-alert", r.falseAlerts), ("miss", r.misses),
+        ("correct-rejection", r.correctRejections), ("aborted", r.aborted),
+    ].filter { $0.1 > 0 }.map { "\($0.0) \($0.1)" }
     print("  trials: \(trials.isEmpty ? "none" : trials.joined(separator: ", "))")
+    let p = figures.presentations
     print(
-        "  stations (each station of a scored trial is one presentation): hits \(tally.hits), "
-            + "misses \(tally.misses), false alerts \(tally.falseAlerts), "
-            + "correct rejections \(tally.correctRejections), not examined \(tally.notExamined)")
-    print("  sensitivity  \(formatProportion(tally.sensitivity))")
-    print("  specificity  \(formatProportion(tally.specificity))")
+        "  stations (each station of a scored trial is one presentation): hits \(p.hits), "
+            + "misses \(p.misses), false alerts \(p.falseAlerts), "
+            + "correct rejections \(p.correctRejections), not examined \(p.notExamined); blanks indicated "
+            + "\(p.blankIndicated), passed \(p.blankPassed), not examined \(p.blankNotExamined)")
+    print("  sensitivity  \(formatProportion(figures.sensitivity))")
+    print("  specificity  \(formatProportion(figures.specificity))")
+    print("  PPV          \(formatProportion(figures.positivePredictiveValue))")
+    let perTrial = figures.falseAlertsPerTrial.map { String(format: "%.3f", $0) } ?? "n/a"
+    let dPrime = figures.dPrime.map { String(format: "%.2f", $0) } ?? "n/a"
+    let criterion = figures.criterion.map { String(format: "%.2f", $0) } ?? "n/a"
+    print("  false alerts per trial \(perTrial), d′ \(dPrime), c \(criterion)")
+    if let l = figures.latency {
+        print(
+            String(
+                format: "  latency to indication: median %.0f ms (IQR %.0f–%.0f ms, %d indications)", l.median, l.q1,
+                l.q3, l.n))
+    }
 }
 
 /// `--fast`: the same block in virtual time through `BlockSimulation`, for planning.
@@ -223,13 +240,12 @@ func runFast(_ plan: BlockPlan) throws {
         fail("cannot lay out the block: \(error)")
     }
     let elapsed = started.duration(to: clock.now)
-    let overall = result.scoreboard.overall
     print(
         "lineupd --fast: \(plan.trials) trials, seed \(plan.seed), \(plan.stationCount) stations, "
             + "virtual time \(String(format: "%.0f", Double(result.endedAt) / 1e9)) s, computed in "
             + "\(String(format: "%.3f", Double(elapsed.components.attoseconds) / 1e18 + Double(elapsed.components.seconds))) s"
     )
-    printCounts(overall, outcomes: result.scoreboard.outcomes)
+    printFigures(result.scoreboard.overall.figures)
     print("  clicks \(result.clicks), sniffs \(result.sniffs), raw edges \(result.rawEdges)")
     print("  --fast runs in virtual time with no sound and does not write to the session log.")
 }

@@ -47,10 +47,9 @@ final class LogFeeder: @unchecked Sendable {
     let searching = Atomic<Int>(-1)
 
     // Feeder thread only until `finished`; then read by the main thread.
-    /// Station-level counts, as `Scoreboard` keeps them (each station of a scored trial is one
-    /// presentation of its sample), and trial outcomes.
+    /// The block's figures, counted by the one implementation (`Tally`) from the same trials
+    /// the log receives.
     private(set) var tally = Tally()
-    private(set) var outcomes: [TrialOutcome: Int] = [:]
     private(set) var handedLatencies: [UInt64] = []
     private(set) var onsetLatencies: [UInt64] = []
     private(set) var rawEdges = 0
@@ -59,6 +58,8 @@ final class LogFeeder: @unchecked Sendable {
     // The trial in progress, as the feeder sees it.
     private var current = -1
     private var visits: [(station: Int, indicated: Bool)] = []
+    /// What each station saw in the trial in progress.
+    private var observer: TrialObserver
     private var clickAsked = false
     private var click: ClickRecord?
     private var clickFailed = false
@@ -75,6 +76,7 @@ final class LogFeeder: @unchecked Sendable {
         self.recordsReady = recordsReady
         self.writer = writer
         trialIds = settings.layouts.map { _ in UUID() }
+        observer = TrialObserver(stationCount: settings.stationNames.count)
         wallOffset = WallClock.now() &- Int64(bitPattern: MonotonicClock.now())
     }
 
@@ -207,15 +209,17 @@ final class LogFeeder: @unchecked Sendable {
 
     private func take(_ note: EngineNote) {
         switch note {
-        case .searchStarted(let trial, _):
+        case .searchStarted(let trial, let at):
             current = trial
             searching.store(trial, ordering: .releasing)
             visits.removeAll()
+            observer.searchStarted(at: at)
             clickAsked = false
             click = nil
             clickFailed = false
         case .visit(let station, let from, let to, let indicated):
             visits.append((station, indicated))
+            observer.visit(station: station, from: from, to: to, indicated: indicated)
             if !indicated {
                 submit(
                     LoggedEvent(
@@ -223,6 +227,7 @@ final class LogFeeder: @unchecked Sendable {
                         time: time(from), durationNs: Int64(bitPattern: to &- from)))
             }
         case .indication(let station, let heldFrom, let at, let atTarget):
+            observer.indication(station: station, at: at)
             submit(
                 LoggedEvent(
                     kind: .indication, sessionId: settings.sessionId, trialId: trialId, station: station + 1,
@@ -273,33 +278,22 @@ final class LogFeeder: @unchecked Sendable {
         guard end.trial >= 0 && end.trial < settings.layouts.count, let sessionId = settings.sessionId else { return }
         let layout = settings.layouts[end.trial]
         let outcome = end.outcome.outcome
-        outcomes[outcome, default: 0] += 1
-        if outcome != .aborted {
-            // The same rule as `Scoreboard.add`, from the masks the hot thread copied out.
-            for (station, content) in layout.stations.enumerated() where station < 64 {
-                let bit: UInt64 = 1 << UInt64(station)
-                let indicated = end.indicatedMask & bit != 0
-                if content.kind == .target {
-                    if indicated { tally.hits += 1 } else { tally.misses += 1 }
-                } else if indicated {
-                    tally.falseAlerts += 1
-                } else if end.visitedMask & bit != 0 {
-                    tally.correctRejections += 1
-                } else {
-                    tally.notExamined += 1
-                }
-            }
-        }
-        let slots = layout.stations.enumerated().map {
+        let latency = end.firstStation >= 0 ? Int64(bitPattern: end.firstAt &- end.startedAt) : nil
+        // The hot loop's masks are the authority on visits and indications; the notes add
+        // times, sniffs and dwell.
+        let seen = observer.stations(visitedMask: end.visitedMask, indicatedMask: end.indicatedMask)
+        let scored = ScoredTrial(outcome: outcome, latencyNs: latency, layout: layout, seen: seen)
+        tally.add(scored)
+        let slots = scored.stations.map {
             // The sample that sat in the station: what every statistic by sample rests on.
             StationSlot(
-                station: $0.offset + 1, sampleId: $0.element.sampleID.flatMap(UUID.init(uuidString:)),
-                kind: $0.element.kind)
+                station: $0.station, sampleId: $0.sample.flatMap(UUID.init(uuidString:)), kind: $0.kind,
+                seen: $0.seen)
         }
         let record = TrialRecord(
             id: trialIds[end.trial], sessionId: sessionId, number: end.trial + 1, seed: settings.blockSeed,
             layout: slots, outcome: outcome, indicatedStation: end.firstStation >= 0 ? end.firstStation + 1 : nil,
-            latencyNs: end.firstStation >= 0 ? Int64(bitPattern: end.firstAt &- end.startedAt) : nil,
+            latencyNs: latency,
             searchNs: Int64(bitPattern: end.endedAt &- end.startedAt), started: time(end.startedAt),
             ended: time(end.endedAt), reason: outcome == .aborted ? "the station was stopped" : nil)
         do {

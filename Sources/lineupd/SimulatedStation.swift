@@ -203,15 +203,15 @@ final class SimulatedStation: @unchecked Sendable {
             status = 1
         }
 
-        let tally = feeder.tally
         if stopped {
             let name = stopSignal.load(ordering: .relaxed) == SIGINT ? "SIGINT" : "SIGTERM"
             print(
                 "stopped by \(name) after \(feeder.committed.load(ordering: .acquiring)) trial(s); the log is flushed")
         }
-        let scored = feeder.outcomes.filter { $0.key != .aborted }.values.reduce(0, +)
+        let figures = feeder.tally.figures
+        let scored = figures.results.scored
         print("summary: \(scored) trial(s) scored")
-        printCounts(tally, outcomes: feeder.outcomes)
+        printFigures(figures)
         let handed = feeder.handedLatencies
         if handed.isEmpty {
             print("  click latency: no clicks")

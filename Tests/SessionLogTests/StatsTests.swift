@@ -26,25 +26,35 @@ struct HandFixture {
             time += seconds * 1_000_000_000
             return LogTime(monoNs: time, wallNs: 1_740_819_600_000_000_000 + time)
         }
-        func slot(_ station: Int, _ sample: SampleRecord?, _ kind: SampleKind? = nil) -> StationSlot {
-            StationSlot(station: station, sampleId: sample?.id, kind: kind ?? sample?.kind ?? .blank)
+        // `seen`: "-" not visited, "v" visited (one sniff, 0.5 s), "i@S" indicated first S s into the search.
+        func slot(_ station: Int, _ sample: SampleRecord?, _ seen: String) -> StationSlot {
+            let indicated = seen.hasPrefix("i@")
+            let first = indicated ? Int64(seen.dropFirst(2))! * 1_000_000_000 : nil
+            return StationSlot(
+                station: station, sampleId: sample?.id, kind: sample?.kind ?? .blank,
+                seen: StationSeen(
+                    visited: seen != "-", indicated: indicated, firstIndicationNs: first,
+                    sniffs: seen == "v" ? 1 : 0, dwellNs: seen == "-" ? 0 : (indicated ? 2_000_000_000 : 500_000_000)))
         }
-        // 1: hit at station 1 after 2 s.
+        // 1: hit at station 1 after 2 s; C-A sniffed; the blank not reached.
         let s1 = at(10)
         trials.append(
             TrialRecord(
-                sessionId: session.id, number: 1, layout: [slot(1, targetA), slot(2, controlA), slot(3, nil)],
+                sessionId: session.id, number: 1,
+                layout: [slot(1, targetA, "i@2"), slot(2, controlA, "v"), slot(3, nil, "-")],
                 outcome: .hit, indicatedStation: 1, latencyNs: 2_000_000_000, started: s1, ended: at(2)))
-        // 2: false alert at station 3 (C-B) after 4 s; the target at 2 was missed.
+        // 2: false alert at station 3 (C-B) after 4 s; the target at 2 was sniffed and missed.
         let s2 = at(10)
         trials.append(
             TrialRecord(
-                sessionId: session.id, number: 2, layout: [slot(1, controlA), slot(2, targetA), slot(3, controlB)],
+                sessionId: session.id, number: 2,
+                layout: [slot(1, controlA, "v"), slot(2, targetA, "v"), slot(3, controlB, "i@4")],
                 outcome: .falseAlert, indicatedStation: 3, latencyNs: 4_000_000_000, started: s2, ended: at(4)))
-        // 3: first logged as a hit at station 3, then corrected to a miss.
+        // 3: first logged as a hit at station 3, then corrected to a miss (visits kept, no indication).
         let s3 = at(10)
         let wrong = TrialRecord(
-            sessionId: session.id, number: 3, layout: [slot(1, controlA), slot(2, nil), slot(3, targetB)],
+            sessionId: session.id, number: 3,
+            layout: [slot(1, controlA, "v"), slot(2, nil, "-"), slot(3, targetB, "i@9")],
             outcome: .hit, indicatedStation: 3, latencyNs: 9_000_000_000, started: s3, ended: at(30))
         trials.append(wrong)
         var corrected = wrong
@@ -54,18 +64,21 @@ struct HandFixture {
         corrected.latencyNs = nil
         corrected.corrects = wrong.id
         corrected.reason = "video review: no hold"
+        corrected.layout[2].seen = StationSeen(visited: true, indicated: false, dwellNs: 2_000_000_000)
         trials.append(corrected)
-        // 4: no target, nothing indicated.
+        // 4: no target, nothing indicated; C-B never reached (not examined), the blank passed.
         let s4 = at(10)
         trials.append(
             TrialRecord(
-                sessionId: session.id, number: 4, layout: [slot(1, controlA), slot(2, controlB), slot(3, nil)],
+                sessionId: session.id, number: 4,
+                layout: [slot(1, controlA, "v"), slot(2, controlB, "-"), slot(3, nil, "v")],
                 outcome: .correctRejection, started: s4, ended: at(60)))
         // 5: aborted by the trainer: counted, never scored.
         let s5 = at(10)
         trials.append(
             TrialRecord(
-                sessionId: session.id, number: 5, layout: [slot(1, targetB), slot(2, controlB), slot(3, nil)],
+                sessionId: session.id, number: 5,
+                layout: [slot(1, targetB, "v"), slot(2, controlB, "i@1"), slot(3, nil, "-")],
                 outcome: .aborted, indicatedStation: 2, latencyNs: 1_000_000_000, started: s5, ended: at(5),
                 reason: "dog distracted"))
         let writer = log.makeWriter()
@@ -110,12 +123,27 @@ func expectWilson(_ p: Proportion, _ successes: Int, _ trials: Int, _ lower: Dou
         // Targets presented in scored trials: T1 st1 (found), T2 st2, T3 st3 -> 1/3.
         // Wilson 95 % for 1/3: 0.0615 to 0.7923.
         expectWilson(row.sensitivity, 1, 3, 0.0615, 0.7923)
-        // Controls: T1 st2, T2 st1, T2 st3 (alerted), T3 st1, T4 st1, T4 st2 -> 5/6.
-        // Wilson 95 % for 5/6: 0.4365 to 0.9699.
-        expectWilson(row.specificity, 5, 6, 0.4365, 0.9699)
-        // Indications in scored trials: 2 s and 4 s.
-        #expect(row.medianLatencyMs == 3_000)
-        #expect(row.indications == 2)
+        // Controls examined: T1 st2, T2 st1, T2 st3 (alerted), T3 st1, T4 st1 -> 4/5; T4 st2
+        // was never reached (not examined). Wilson 95 % for 4/5: 0.3755 to 0.9638.
+        expectWilson(row.specificity, 4, 5, 0.3755, 0.9638)
+        let f = row.figures
+        #expect(f.presentations.notExamined == 1)
+        #expect(f.presentations.blankPassed == 1)
+        #expect(f.presentations.blankNotExamined == 2)
+        // PPV: indications at T1 st1 (target) and T2 st3 (control) -> 1/2.
+        expectWilson(f.positivePredictiveValue, 1, 2, 0.0945, 0.9055)
+        // One non-target indicated over 4 scored trials.
+        #expect(f.falseAlertsPerTrial == 0.25)
+        // d′ with the log-linear correction: H = 1.5/4, F = 1.5/6 (scipy: 0.355850, c 0.496565).
+        #expect(abs((f.dPrime ?? 0) - 0.355850) < 1e-5)
+        #expect(abs((f.criterion ?? 0) - 0.496565) < 1e-5)
+        // Latencies of scored trials: 2 s and 4 s (the corrected trial has none).
+        #expect(f.latency == Spread(milliseconds: [2_000, 4_000]))
+        #expect(f.latency?.median == 3_000)
+        #expect(f.latency?.q1 == 2_500)
+        #expect(f.latency?.q3 == 3_500)
+        #expect(f.trialsWithoutStationData == 0)
+        #expect(row.sessionsWithoutStationData.isEmpty)
     }
 
     @Test func bySampleAndStation() throws {
@@ -125,15 +153,16 @@ func expectWilson(_ p: Proportion, _ successes: Int, _ trials: Int, _ lower: Dou
         // C-A: T1, T2, T3, T4 (scored), never indicated -> 4/4; also in no aborted trial.
         #expect(bySample["C-A"]?.specificity.successes == 4)
         #expect(bySample["C-A"]?.specificity.trials == 4)
-        // C-B: T2 (indicated), T4 (passed) -> 1/2; the false alert's 4 s is its latency.
-        #expect(bySample["C-B"]?.specificity.successes == 1)
-        #expect(bySample["C-B"]?.specificity.trials == 2)
-        #expect(bySample["C-B"]?.medianLatencyMs == 4_000)
+        // C-B: T2 (indicated), T4 (not reached) -> 0/1; the false alert's 4 s is its latency.
+        #expect(bySample["C-B"]?.specificity.successes == 0)
+        #expect(bySample["C-B"]?.specificity.trials == 1)
+        #expect(bySample["C-B"]?.figures.presentations.notExamined == 1)
+        #expect(bySample["C-B"]?.figures.latency?.median == 4_000)
         #expect(bySample["C-B"]?.results.aborted == 1)
         // T-A: found in T1, not in T2 -> 1/2. T-B: missed in T3 -> 0/1 (T5 aborted).
         #expect(bySample["T-A"]?.sensitivity.successes == 1)
         #expect(bySample["T-A"]?.sensitivity.trials == 2)
-        #expect(bySample["T-A"]?.medianLatencyMs == 2_000)
+        #expect(bySample["T-A"]?.figures.latency?.median == 2_000)
         #expect(bySample["T-B"]?.sensitivity.successes == 0)
         #expect(bySample["T-B"]?.sensitivity.trials == 1)
         expectWilson(try #require(bySample["T-B"]).sensitivity, 0, 1, 0, 0.7935)
@@ -167,6 +196,21 @@ func expectWilson(_ p: Proportion, _ successes: Int, _ trials: Int, _ lower: Dou
         #expect(details.correct.successes == 2)
         #expect(details.correct.trials == 4)
         #expect(Set(details.samples.compactMap(\.label)) == ["T-A", "T-B", "C-A", "C-B"])
+        // One implementation: the session's figures are `stats --by session`'s, and each
+        // sample's are `stats --by sample`'s for this session.
+        let bySession = try #require(try reader.stats(by: .session).first)
+        #expect(details.figures == bySession.figures)
+        let sampleFigures = Dictionary(
+            uniqueKeysWithValues: try reader.stats(by: .sample, LogFilter(sessionId: details.id)).map {
+                ($0.group, $0.figures)
+            })
+        for sample in details.samples where sample.label != nil {
+            #expect(sample.figures == sampleFigures[sample.label!], "\(sample.label!)")
+        }
+        // C-B: indicated in trial 2, not reached in 4 -> presented in 2 scored trials, indicated in 1.
+        let cB = try #require(details.samples.first { $0.label == "C-B" })
+        #expect(cB.presented == 2)
+        #expect(cB.indicated == 1)
 
         let progress = try reader.progress(dogId: fixture.dog.id.uuidString.lowercased())
         let phase = try #require(progress.first)

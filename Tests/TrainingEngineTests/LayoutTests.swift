@@ -165,72 +165,7 @@ import Testing
     }
 }
 
-@Suite struct ScoringTests {
-    /// A trial summary from plain facts.
-    func summary(target: Int?, indicated: [Int], visited: [Int], stations: Int, outcome: TrialOutcome) -> TrialSummary {
-        TrialSummary(
-            trialIndex: 0, stationCount: stations, targetStation: target, outcome: outcome,
-            indicatedMask: indicated.reduce(0) { $0 | 1 << UInt64($1) },
-            visitedMask: visited.reduce(0) { $0 | 1 << UInt64($1) }, searchStartedAt: 0,
-            firstIndicationAt: indicated.isEmpty ? nil : 1_000, firstIndicationStation: indicated.first, endedAt: 2_000)
-    }
-
-    @Test func countsAddUp() {
-        forAll(
-            count: 500, zip(Gen.int(in: 1...6), Gen.int(in: 0...6), Gen.uint64(in: 0...63), Gen.uint64(in: 0...63))
-        ) { stations, targetRaw, indicatedRaw, visitedRaw in
-            let target = targetRaw < stations ? targetRaw : nil
-            let mask: UInt64 = (1 << UInt64(stations)) - 1
-            let indicated = indicatedRaw & mask
-            let visited = (visitedRaw | indicated) & mask
-            var kinds = Array(repeating: SampleKind.control, count: stations)
-            if let target { kinds[target] = .target }
-            let layout = TrialLayout(
-                stations: kinds.enumerated().map { StationContent(kind: $1, sampleID: "S\($0)") })
-            let trial = TrialSummary(
-                trialIndex: 0, stationCount: stations, targetStation: target, outcome: .hit, indicatedMask: indicated,
-                visitedMask: visited, searchStartedAt: 0, firstIndicationAt: nil, firstIndicationStation: nil,
-                endedAt: 5)
-            var board = Scoreboard()
-            board.add(trial, layout: layout, dog: "rex")
-            board.add(trial, layout: layout, dog: "ace")
-            let t = board.overall
-            // Every station of every trial is counted exactly once.
-            #expect(t.hits + t.misses + t.falseAlerts + t.correctRejections + t.notExamined == 2 * stations)
-            #expect(t.hits + t.misses == (target == nil ? 0 : 2))
-            #expect(t.falseAlerts == 2 * (indicated & ~(target.map { 1 << UInt64($0) } ?? 0)).nonzeroBitCount)
-            // Groupings sum to the whole.
-            #expect(board.byDog.values.reduce(Tally(), +).hits == t.hits)
-            #expect(board.byStation.values.reduce(Tally(), +).falseAlerts == t.falseAlerts)
-            #expect(board.bySample.values.reduce(Tally(), +).correctRejections == t.correctRejections)
-            // Proportions stay within their intervals and [0, 1].
-            for p in [t.sensitivity, t.specificity] {
-                if let v = p.value, let lo = p.lower, let hi = p.upper {
-                    #expect(0 <= lo && lo <= v && v <= hi && hi <= 1)
-                }
-            }
-        }
-    }
-
-    @Test func abortedTrialsAreNotScored() {
-        var board = Scoreboard()
-        board.add(
-            summary(target: 0, indicated: [], visited: [], stations: 2, outcome: .aborted),
-            layout: TrialLayout(kinds: [.target, .blank]))
-        #expect(board.overall == Tally())
-        #expect(board.outcomes[.aborted] == 1)
-        #expect(board.trialAccuracy.trials == 0)
-    }
-
-    @Test func latencyAndSearchTime() {
-        var board = Scoreboard()
-        board.add(
-            summary(target: 0, indicated: [0], visited: [0], stations: 2, outcome: .hit),
-            layout: TrialLayout(kinds: [.target, .blank]))
-        #expect(board.overall.meanLatencySeconds == 1e-6)
-        #expect(board.overall.meanSearchTimeSeconds == 2e-6)
-    }
-
+@Suite struct ProgressTests {
     @Test func progressPerPhase() throws {
         let study = try #require(try Program.builtin(named: "study"))
         var progress = ProgramProgress(program: study)

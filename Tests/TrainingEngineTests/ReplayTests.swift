@@ -10,6 +10,7 @@ import Testing
         var d = Driver(automated(stations: 5))
         var falseAlertsLeft = 28
         var t: Nanoseconds = 0
+        var clicks = 0
         for trial in 0..<100 {
             let target = trial % 5
             var kinds = Array(repeating: SampleKind.control, count: 5)
@@ -34,15 +35,27 @@ import Testing
             d.edge(target, true, at: now)
             d.edge(target, false, at: now + (trial < 71 ? 2500 * ms : 500 * ms))
             d.advance(to: t + 40 * sec)
-            if let summary = d.machine.lastTrial { board.add(summary, layout: layout, dog: "replay") }
+            if let summary = d.machine.lastTrial {
+                // What each station saw, as the log feeder builds it from the engine's records.
+                var observer = TrialObserver(stationCount: 5)
+                for record in d.records { observer.observe(record) }
+                board.add(
+                    ScoredTrial(
+                        outcome: summary.outcome, latencyNs: summary.latency.map { Int64($0) }, layout: layout,
+                        seen: observer.stations(visitedMask: summary.visitedMask, indicatedMask: summary.indicatedMask)),
+                    dog: "replay")
+            }
+            clicks += d.clicks.count
+            d.log.removeAll()
             t += 50 * sec
         }
         #expect(falseAlertsLeft == 0)
-        #expect(board.trials == 100)
-        #expect(board.overall.hits == 71 && board.overall.misses == 29)
-        #expect(board.overall.correctRejections == 372 && board.overall.falseAlerts == 28)
-        #expect(board.overall.sensitivity.value == 0.71)
-        #expect(board.overall.specificity.value == 0.93)
-        #expect(d.clicks.count == 71)
+        let f = board.overall.figures
+        #expect(f.results.trials == 100)
+        #expect(f.presentations.hits == 71 && f.presentations.misses == 29)
+        #expect(f.presentations.correctRejections == 372 && f.presentations.falseAlerts == 28)
+        #expect(f.sensitivity.value == 0.71)
+        #expect(f.specificity.value == 0.93)
+        #expect(clicks == 71)
     }
 }

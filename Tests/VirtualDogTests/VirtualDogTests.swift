@@ -87,11 +87,12 @@ let ms: Nanoseconds = 1_000_000
             dog: DogParameters(sensitivity: 1, falseAlertRate: 0, chatterToggles: 4, holdBreakChance: 1))
         settings.lineup.noTargetShare = 0.1
         let result = try BlockSimulation(settings: settings).run()
-        #expect(result.scoreboard.outcomes[.hit] == 180)
-        #expect(result.scoreboard.outcomes[.correctRejection] == 20)
+        let f = result.scoreboard.overall.figures
+        #expect(f.results.hits == 180)
+        #expect(f.results.correctRejections == 20)
         #expect(result.clicks == 180)
         #expect(result.rawEdges > result.debouncedEdges)  // chatter was there and was removed
-        #expect(result.scoreboard.overall.falseAlerts == 0)
+        #expect(f.presentations.falseAlerts == 0)
     }
 
     @Test func blockIsReproducibleFromItsSeed() throws {
@@ -110,9 +111,9 @@ let ms: Nanoseconds = 1_000_000
             trials: 2000, seed: 2012,
             dog: DogParameters(sensitivity: 0.71, falseAlertRate: 0.07, chatterToggles: 2, holdBreakChance: 0.2))
         let result = try BlockSimulation(settings: settings).run()
-        let tally = result.scoreboard.overall
-        let sensitivity = tally.sensitivity
-        let specificity = tally.specificity
+        let figures = result.scoreboard.overall.figures
+        let sensitivity = figures.sensitivity
+        let specificity = figures.specificity
         #expect(sensitivity.trials == 2000)
         #expect((sensitivity.lower ?? 1) <= 0.71 && 0.71 <= (sensitivity.upper ?? 0), "\(sensitivity)")
         #expect((specificity.lower ?? 1) <= 0.93 && 0.93 <= (specificity.upper ?? 0), "\(specificity)")
