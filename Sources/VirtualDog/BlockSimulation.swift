@@ -4,6 +4,14 @@
 
 import TrainingEngine
 
+/// When a simulated trial ran, in virtual time.
+public struct TrialTiming: Sendable, Hashable {
+    public var startedAt: Nanoseconds
+    public var endedAt: Nanoseconds
+    /// The first station indicated (0-based), if any.
+    public var firstStation: Int?
+}
+
 public struct BlockSimulation: Sendable {
     public struct Settings: Sendable, Hashable {
         public var lineup: LineupSetup
@@ -45,8 +53,9 @@ public struct BlockSimulation: Sendable {
 
     public struct Result: Sendable {
         public var scoreboard = Scoreboard()
-        /// Each trial as the figures count it, in order.
+        /// Each trial as the figures count it, in order, and when it ran (virtual time).
         public var trials: [ScoredTrial] = []
+        public var timings: [TrialTiming] = []
         public var clicks = 0
         public var sniffs = 0
         public var indications = 0
@@ -123,6 +132,10 @@ public struct BlockSimulation: Sendable {
                     outcome: trial.outcome, latencyNs: trial.latency.map { Int64(bitPattern: $0) }, layout: layout,
                     seen: observer.stations(visitedMask: trial.visitedMask, indicatedMask: trial.indicatedMask))
                 result.trials.append(scored)
+                result.timings.append(
+                    TrialTiming(
+                        startedAt: trial.searchStartedAt, endedAt: trial.endedAt,
+                        firstStation: trial.firstIndicationStation))
                 result.scoreboard.add(scored, dog: "virtual")
                 t = max(t, trial.endedAt)
             }

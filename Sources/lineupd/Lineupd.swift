@@ -47,7 +47,10 @@ struct Lineupd: ParsableCommand {
     @Flag(help: "Run a simulated station: no hardware, no root, no configuration needed.")
     var simulate = false
 
-    @Flag(help: "With --simulate: run the block in virtual time as fast as possible (no sound, no log).")
+    @Flag(
+        help:
+            "With --simulate: run the block in virtual time as fast as possible (no sound; logged only when --db is given)."
+    )
     var fast = false
 
     @Option(help: "The station's configuration file (the real-hardware daemon is not built yet).")
@@ -117,7 +120,7 @@ struct Lineupd: ParsableCommand {
             board: board, trials: trials, seed: seed ?? UInt64.random(in: 1...999_999), sensitivity: sensitivity,
             falseAlertRate: falseAlertRate, speed: fast ? 1 : speed)
         if fast {
-            try runFast(plan)
+            try runFast(plan, databasePath: self.db)
         } else if serve {
             let status = StationDaemon(
                 configPath: config, board: board, databasePath: db, socketPath: socketPath, group: group,
@@ -221,13 +224,15 @@ func printFigures(_ figures: Figures) {
     if let l = figures.latency {
         print(
             String(
-                format: "  latency to indication: median %.0f ms (IQR %.0f–%.0f ms, %d indications)", l.median, l.q1,
+                format: "  latency to indication: median %.0f ms (IQR %.0f–%.0f ms, n = %d)", l.median, l.q1,
                 l.q3, l.n))
     }
 }
 
-/// `--fast`: the same block in virtual time through `BlockSimulation`, for planning.
-func runFast(_ plan: BlockPlan) throws {
+/// `--fast`: the same block in virtual time through `BlockSimulation`, for planning; with a
+/// database, its trials (layouts and what each station saw, no raw events) are logged as one
+/// session, so an analysis can be tried on a realistic log in seconds.
+func runFast(_ plan: BlockPlan, databasePath: String?) throws {
     let settings = BlockSimulation.Settings(
         lineup: plan.setup, machine: plan.machine, dog: plan.dog, trials: plan.trials, seed: plan.seed,
         debounce: plan.debounce, loadingTime: plan.loadingTime)
@@ -247,5 +252,49 @@ func runFast(_ plan: BlockPlan) throws {
     )
     printFigures(result.scoreboard.overall.figures)
     print("  clicks \(result.clicks), sniffs \(result.sniffs), raw edges \(result.rawEdges)")
-    print("  --fast runs in virtual time with no sound and does not write to the session log.")
+    guard let databasePath else {
+        print("  --fast runs in virtual time with no sound; give --db PATH to log its trials.")
+        return
+    }
+    do {
+        let session = try logFastBlock(plan, result, databasePath: databasePath)
+        print("  logged as session \(session.uuidString.lowercased().prefix(8)) in \(databasePath)")
+    } catch {
+        fail("cannot log the block in \(databasePath): \(error)")
+    }
+}
+
+/// Writes a `--fast` block to the log in one transaction: the virtual dog, the session (its
+/// times are now plus the block's virtual time), every trial, and the session's end.
+func logFastBlock(_ plan: BlockPlan, _ result: BlockSimulation.Result, databasePath: String) throws -> UUID {
+    let log = try SessionLog(path: databasePath)
+    let start = LogTime.now()
+    func at(_ virtual: Nanoseconds) -> LogTime {
+        LogTime(monoNs: start.monoNs &+ Int64(virtual), wallNs: start.wallNs &+ Int64(virtual))
+    }
+    let dog = DogRecord(name: "virtual dog", notes: "lineupd --simulate --fast")
+    let session = SessionRecord(
+        dogId: dog.id, phase: "simulation", mode: .doubleBlind,
+        settings: jsonObject([
+            "simulated": "true", "fast": "true", "trials": "\(plan.trials)", "seed": "\(plan.seed)",
+            "dog_sensitivity": "\(plan.sensitivity)", "dog_false_alert_rate": "\(plan.falseAlertRate)",
+        ]), station: "simulated", time: start)
+    var records: [any AppendableRecord] = [dog, session]
+    for (index, trial) in result.trials.enumerated() {
+        let timing = result.timings[index]
+        records.append(
+            TrialRecord(
+                sessionId: session.id, number: index + 1, seed: plan.seed,
+                layout: trial.stations.map {
+                    StationSlot(
+                        station: $0.station, sampleId: $0.sample.flatMap(UUID.init(uuidString:)), kind: $0.kind,
+                        seen: $0.seen)
+                }, outcome: trial.outcome, indicatedStation: timing.firstStation.map { $0 + 1 },
+                latencyNs: trial.latencyNs, searchNs: Int64(timing.endedAt &- timing.startedAt),
+                started: at(timing.startedAt), ended: at(timing.endedAt)))
+    }
+    records.append(
+        SessionEnd(sessionId: session.id, how: .ended, detail: "simulated block finished", time: at(result.endedAt)))
+    try log.append(records)
+    return session.id
 }
