@@ -108,7 +108,8 @@ let package = Package(
             ]
         ),
         .testTarget(name: "StationControlTests", dependencies: ["StationControl", "TrainingEngine"]),
-        .testTarget(name: "SessionLogTests", dependencies: ["SessionLog", "TrainingEngine"]),
+        .testTarget(
+            name: "SessionLogTests", dependencies: ["SessionLog", "TrainingEngine"], exclude: ["Fixtures"]),
         .testTarget(name: "LineupdTests", dependencies: ["SessionLog", "TrainingEngine", "StationControl"]),
     ],
     swiftLanguageModes: [.v6]
