@@ -316,13 +316,19 @@ public struct LogReader: Sendable {
                     """, arguments: [filter.dogId, filter.sessionId, filter.since, filter.until, limit ?? -1])
             let layoutStatement = try db.cachedStatement(
                 sql: """
-                    SELECT ts.station, sm.label, ts.kind FROM trial_station ts
+                    SELECT ts.station, sm.label, ts.kind, ts.visited, ts.indicated, ts.first_indication_ns,
+                        ts.sniffs, ts.dwell_ns FROM trial_station ts
                     LEFT JOIN sample sm ON sm.id = ts.sample_id WHERE ts.trial_id = ? ORDER BY ts.station
                     """)
             return try rows.map { row in
                 let id: String = row["id"]
                 let layout = try Row.fetchAll(layoutStatement, arguments: [id]).map {
-                    LayoutSlot(station: $0["station"], sample: $0["label"], kind: $0["kind"])
+                    LayoutSlot(
+                        station: $0["station"], sample: $0["label"], kind: $0["kind"],
+                        visited: ($0["visited"] as Int?).map { $0 != 0 },
+                        indicated: ($0["indicated"] as Int?).map { $0 != 0 },
+                        firstIndicationMs: ($0["first_indication_ns"] as Int64?).map { Double($0) / 1e6 },
+                        sniffs: $0["sniffs"], dwellMs: ($0["dwell_ns"] as Int64?).map { Double($0) / 1e6 })
                 }
                 return TrialSummary(
                     id: id, sessionId: row["session_id"], dog: row["dog"], number: row["number"],
@@ -573,6 +579,12 @@ public struct LayoutSlot: Sendable, Hashable, Codable {
     public var station: Int
     public var sample: String?
     public var kind: String
+    /// What the station saw (nil for trials logged before schema v3).
+    public var visited: Bool?
+    public var indicated: Bool?
+    public var firstIndicationMs: Double?
+    public var sniffs: Int?
+    public var dwellMs: Double?
 }
 
 public struct TrialSummary: Sendable, Hashable, Codable {
