@@ -14,6 +14,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <alsa/asoundlib.h>
 #include <gpiod.h>
 #include <poll.h>
 #include <sys/eventfd.h>
@@ -479,3 +480,31 @@ int lineup_ppoll(struct pollfd *fds, unsigned long count, int64_t timeout_ns) {
     struct timespec ts = {.tv_sec = timeout_ns / 1000000000, .tv_nsec = timeout_ns % 1000000000};
     return ppoll(fds, (nfds_t)count, &ts, NULL);
 }
+
+/* ALSA's error handler (see the header). */
+static __thread char alsa_last_error[256];
+static uint64_t alsa_errors;
+
+static void lineup_alsa_error(const char *file, int line, const char *function, int err, const char *fmt, ...) {
+    (void)file;
+    (void)line;
+    (void)function;
+    va_list args;
+    va_start(args, fmt);
+    int n = vsnprintf(alsa_last_error, sizeof alsa_last_error, fmt, args);
+    va_end(args);
+    if (err && n >= 0 && (size_t)n < sizeof alsa_last_error - 4) {
+        snprintf(alsa_last_error + n, sizeof alsa_last_error - (size_t)n, ": %s", snd_strerror(err));
+    }
+    __atomic_add_fetch(&alsa_errors, 1, __ATOMIC_RELAXED);
+}
+
+void lineup_alsa_keep_errors(void) { snd_lib_error_set_handler(lineup_alsa_error); }
+
+void lineup_alsa_take_error(char *out, size_t out_len) {
+    if (out_len == 0) return;
+    snprintf(out, out_len, "%s", alsa_last_error);
+    alsa_last_error[0] = 0;
+}
+
+uint64_t lineup_alsa_error_count(void) { return __atomic_load_n(&alsa_errors, __ATOMIC_RELAXED); }

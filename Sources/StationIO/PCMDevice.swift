@@ -1,4 +1,5 @@
 import CALSA
+import CStationShim
 import Glibc
 
 /// What the audio device agreed to; may differ from what was asked.
@@ -58,14 +59,17 @@ public final class ALSAPlayback: PCMDevice {
 
     /// Opens `device` and asks for the given format; reads back what it got.
     public init(device: String, rate: Int, channels: Int, periodFrames: Int, periods: Int) throws(StationIOError) {
+        ALSALibraryErrors.keep()
         var handle: OpaquePointer?
         var rc = snd_pcm_open(&handle, device, SND_PCM_STREAM_PLAYBACK, SND_PCM_NONBLOCK)
         guard rc == 0, let pcm = handle else {
-            throw StationIOError(.audio, "audio device \"\(device)\": cannot open: \(Self.text(rc))")
+            throw StationIOError(
+                .audio, "audio device \"\(device)\": cannot open: \(Self.text(rc))\(ALSALibraryErrors.takeLast())")
         }
         func failed(_ step: String, _ rc: Int32) -> StationIOError {
             snd_pcm_close(pcm)
-            return StationIOError(.audio, "audio device \"\(device)\": \(step): \(Self.text(rc))")
+            return StationIOError(
+                .audio, "audio device \"\(device)\": \(step): \(Self.text(rc))\(ALSALibraryErrors.takeLast())")
         }
         var hw: OpaquePointer?
         snd_pcm_hw_params_malloc(&hw)
@@ -179,4 +183,27 @@ public final class ALSAPlayback: PCMDevice {
         else { return true }
         return revents & UInt16(POLLOUT) != 0 || revents & UInt16(POLLERR) != 0
     }
+}
+
+/// ALSA's library prints its own errors on stderr, several lines for one missing card. The
+/// station keeps them instead (CStationShim) and names the last in its own one-line message.
+public enum ALSALibraryErrors {
+    private static let installed: Bool = {
+        lineup_alsa_keep_errors()
+        return true
+    }()
+
+    /// From now on, ALSA's messages are kept, not printed.
+    public static func keep() { _ = installed }
+
+    /// The last message on this thread as " (ALSA: ...)", or "" if there was none; clears it.
+    public static func takeLast() -> String {
+        var buffer = [CChar](repeating: 0, count: 256)
+        lineup_alsa_take_error(&buffer, buffer.count)
+        let text = String(decoding: buffer.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
+        return text.isEmpty ? "" : " (ALSA: \(text))"
+    }
+
+    /// Messages kept since start.
+    public static var count: UInt64 { lineup_alsa_error_count() }
 }

@@ -80,6 +80,18 @@ int lineup_gpio_set(lineup_gpio *gpio, size_t line, int active);
 /* Where a requested line was found: "/dev/gpiochip0 [pinctrl-bcm2711] offset 17 (GPIO17)". */
 void lineup_gpio_describe(const lineup_gpio *gpio, size_t line, char *out, size_t out_len);
 
+/*
+ * ALSA's library prints its own errors on stderr ("ALSA lib confmisc.c:855:(parse_card)
+ * cannot find card '0'", eight lines for one missing card). Once this is called they are
+ * kept instead: the last one per thread, and a count, so the station can say what went
+ * wrong in one line of its own. Formatting into a fixed per-thread buffer allocates nothing.
+ */
+void lineup_alsa_keep_errors(void);
+/* The last ALSA library message on this thread ("" if none), and clears it. */
+void lineup_alsa_take_error(char *out, size_t out_len);
+/* Library messages kept since start, all threads. */
+uint64_t lineup_alsa_error_count(void);
+
 /* Linux calls Swift's Glibc module does not export (they need _GNU_SOURCE). */
 
 /* A non-blocking, close-on-exec eventfd, or -errno. */

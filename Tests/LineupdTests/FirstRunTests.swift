@@ -1,0 +1,26 @@
+import Foundation
+import Testing
+
+/// A first run on a machine without the sound card asked for: ALSA's own library messages
+/// (eight lines for one missing card) are kept out of stderr; the station says what is wrong
+/// in one line of its own, naming ALSA's reason, and clicks into the null device.
+@Suite struct FirstRunTests {
+    @Test func aMissingSoundCardIsOneLine() throws {
+        let dir = FileManager.default.temporaryDirectory.appendingPathComponent("first-run-\(UUID().uuidString)").path
+        try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        let run = try lineupd(
+            [
+                "--simulate", "--trials", "1", "--speed", "10", "--seed", "1", "--device", "hw:CARD=NoSuchCard",
+                "--no-realtime", "--db", "\(dir)/x.db",
+            ])
+        #expect(run.status == 0, "\(run.stderr)")
+        #expect(!run.stderr.contains("ALSA lib"), "\(run.stderr)")
+        let lines = run.stderr.split(separator: "\n")
+        let sound = lines.filter { $0.contains("no sound") }
+        #expect(sound.count == 1, "\(run.stderr)")
+        #expect(sound.first?.contains("hw:CARD=NoSuchCard") == true)
+        #expect(sound.first?.contains("(ALSA: ") == true, "ALSA's reason is named: \(run.stderr)")
+        #expect(lines.count == 1, "nothing else on stderr: \(run.stderr)")
+    }
+}
