@@ -15,6 +15,13 @@ import GRDB
 ///
 /// ``submit(_:)`` never waits for SQLite: when the queue is full the event is dropped,
 /// counted in ``status``, and written as a `fault` event once room returns.
+///
+/// A failed write (a full disk, an I/O error) loses nothing at first: the batch's events
+/// and records move to a bounded memory spool and are retried every `retryInterval`, so
+/// space freed in time loses nothing. Only when the spool is full are its oldest events
+/// dropped, and only what is still spooled when the writer closes is lost; both are
+/// counted exactly (``LogWriterStatus/lost``, ``LogWriterStatus/lostRecords``) and the
+/// dropped events are written as a `fault` event once the log is writable again.
 public final class LogWriter: @unchecked Sendable {
     // Everything below `condition` is guarded by it, except the fields marked
     // "writer thread only".
@@ -34,7 +41,18 @@ public final class LogWriter: @unchecked Sendable {
     private var lastError: String?
     private var oldestPending: ContinuousClock.Instant?
 
+    /// Records (trials, sessions...) whose write failed and is being retried.
+    private var spooledNow = 0
+    private var lostRecords = 0
+    private var lostTrials = 0
+    private var failedWrites = 0
+
     private var spare: [LoggedEvent]  // writer thread only
+    // The spool: writer thread only.
+    private var spoolEvents: [LoggedEvent] = []
+    private var spoolRecords: [[any AppendableRecord]] = []
+    private let spoolCapacity: Int
+    private let retryInterval: Double
     private let pool: DatabasePool
     private let path: String
     private let capacity: Int
@@ -46,7 +64,13 @@ public final class LogWriter: @unchecked Sendable {
     private let checkpointer: Checkpointer?
     private let pageSize: Int
 
-    init(pool: DatabasePool, path: String, capacity: Int, batchInterval: Duration, batchSize: Int) {
+    init(
+        pool: DatabasePool, path: String, capacity: Int, batchInterval: Duration, batchSize: Int,
+        spoolCapacity: Int = 200_000, retryInterval: Duration = .milliseconds(500)
+    ) {
+        self.spoolCapacity = max(1, spoolCapacity)
+        self.retryInterval =
+            Double(retryInterval.components.seconds) + Double(retryInterval.components.attoseconds) * 1e-18
         self.pool = pool
         self.path = path
         self.capacity = max(1, capacity)
@@ -148,7 +172,8 @@ public final class LogWriter: @unchecked Sendable {
             batchMillisP99: percentile(0.99), batchMillisMax: sorted.last,
             durableLagMillisP99: lags.isEmpty ? nil : lags[min(lags.count - 1, Int(Double(lags.count) * 0.99))],
             durableLagMillisMax: lags.isEmpty ? nil : maxLag, checkpoints: checkpoints.checkpoints,
-            walMegabytesMax: Double(checkpoints.walFramesMax) * Double(pageSize) / 1_048_576, lastError: lastError)
+            walMegabytesMax: Double(checkpoints.walFramesMax) * Double(pageSize) / 1_048_576, lastError: lastError,
+            spooled: spooledNow, lostRecords: lostRecords, lostTrials: lostTrials, failedWrites: failedWrites)
     }
 
     // MARK: The writer thread
@@ -157,7 +182,11 @@ public final class LogWriter: @unchecked Sendable {
         while true {
             condition.lock()
             while pending.isEmpty && requests.isEmpty && overflowUnreported == 0 && !closing {
-                condition.wait()
+                if spoolEvents.isEmpty && spoolRecords.isEmpty {
+                    condition.wait()
+                } else if !condition.wait(until: Date(timeIntervalSinceNow: retryInterval)) {
+                    break  // time to retry the spool
+                }
             }
             // Let a batch gather for up to batchInterval, unless someone waits on it.
             while requests.isEmpty && !closing && pending.count < batchSize, let oldest = oldestPending {
@@ -183,6 +212,13 @@ public final class LogWriter: @unchecked Sendable {
             if isLast {
                 condition.lock()
                 let drained = pending.isEmpty && requests.isEmpty
+                if drained {
+                    // Closing with the log still failing: what is spooled is lost, and counted.
+                    lost += spoolEvents.count
+                    lostRecords += spoolRecords.reduce(0) { $0 + $1.count }
+                    lostTrials += spoolRecords.reduce(0) { $0 + $1.filter { $0 is TrialRecord }.count }
+                    spooledNow = 0
+                }
                 condition.unlock()
                 if drained { break }
             }
@@ -193,10 +229,24 @@ public final class LogWriter: @unchecked Sendable {
     private func writeBatch(
         events: [LoggedEvent], requests: [CommitRequest], dropped: Int, oldest: ContinuousClock.Instant?
     ) {
-        if events.isEmpty && requests.allSatisfy({ $0.records.isEmpty }) && dropped == 0 { return }
+        if events.isEmpty && requests.allSatisfy({ $0.records.isEmpty }) && dropped == 0 && spoolEvents.isEmpty
+            && spoolRecords.isEmpty
+        {
+            return
+        }
         let start = ContinuousClock.now
+        let retried = spoolEvents.count
         do {
             try pool.write { db in
+                // What a failed write left, first, in the order it came.
+                for event in spoolEvents { try event.append(to: db) }
+                for records in spoolRecords {
+                    // A record the schema refuses is dropped alone (it can never be written).
+                    try? db.inSavepoint {
+                        for record in records { try record.append(to: db) }
+                        return .commit
+                    }
+                }
                 for event in events { try event.append(to: db) }
                 if dropped > 0 {
                     // The gap is part of the record: a researcher must see it.
@@ -220,8 +270,11 @@ public final class LogWriter: @unchecked Sendable {
             let millis =
                 Double(elapsed.components.attoseconds) * 1e-15 + Double(elapsed.components.seconds) * 1e3
             checkpointer?.committed()
+            spoolEvents.removeAll()
+            spoolRecords.removeAll()
             condition.lock()
-            written += events.count
+            written += events.count + retried
+            spooledNow = 0
             batches += 1
             if batchMillis.count >= 4_096 { batchMillis.removeFirst(2_048) }
             batchMillis.append(millis)
@@ -235,12 +288,25 @@ public final class LogWriter: @unchecked Sendable {
             }
             condition.unlock()
         } catch {
-            for request in requests where request.error == nil { request.error = error }
+            // Nothing is lost yet: the batch waits in the spool and is retried.
+            let reason = SessionLogError.from(error, path: path).description
+            spoolEvents.append(contentsOf: events)
+            var droppedNow = 0
+            if spoolEvents.count > spoolCapacity {
+                droppedNow = spoolEvents.count - spoolCapacity
+                spoolEvents.removeFirst(droppedNow)
+            }
+            for request in requests where request.error == nil && !request.records.isEmpty {
+                spoolRecords.append(request.records)
+                request.error = SessionLogError.notYetOnDisk(reason: reason)
+            }
             condition.lock()
-            lost += events.count
-            // Report the lost events as a fault with the next batch that succeeds.
-            overflowUnreported += events.count
-            lastError = SessionLogError.from(error, path: path).description
+            failedWrites += 1
+            lost += droppedNow
+            // Report what was dropped (now, and this batch's own fault row) once a write succeeds.
+            overflowUnreported += droppedNow + dropped
+            spooledNow = spoolEvents.count + spoolRecords.reduce(0) { $0 + $1.count }
+            lastError = reason
             condition.unlock()
         }
     }
@@ -256,7 +322,8 @@ public struct LogWriterStatus: Sendable, Hashable, Codable {
     public var queued: Int
     /// Events refused because the queue was full (or the writer closed).
     public var overflow: Int
-    /// Events accepted but lost to a failed transaction (disk full, I/O error).
+    /// Events accepted but lost for good: dropped from a full spool, or still spooled when
+    /// the writer closed (the disk stayed full).
     public var lost: Int
     /// Transactions committed.
     public var batches: Int
@@ -273,6 +340,14 @@ public struct LogWriterStatus: Sendable, Hashable, Codable {
     /// The longest the write-ahead log was seen, in MiB (bounded near 16 MiB).
     public var walMegabytesMax: Double
     public var lastError: String?
+    /// Events and records waiting in memory after a failed write, retried every half second.
+    public var spooled: Int = 0
+    /// Records (trials, sessions, notes) never written: still spooled when the writer closed.
+    public var lostRecords: Int = 0
+    /// Of those, trials.
+    public var lostTrials: Int = 0
+    /// Transactions that failed (and were kept for retry).
+    public var failedWrites: Int = 0
 }
 
 /// A synchronous commit handed to the writer thread; `error` is written by the writer

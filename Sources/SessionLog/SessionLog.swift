@@ -20,6 +20,9 @@ public enum SessionLogError: Error, Equatable, CustomStringConvertible {
     case malformedDate(String)
     case invalidInput(String)
     case writerClosed
+    /// A write failed (disk full, I/O error): the records wait in the writer's memory spool
+    /// and are retried; they are not on disk yet.
+    case notYetOnDisk(reason: String)
     case database(String)
 
     public var description: String {
@@ -51,6 +54,8 @@ public enum SessionLogError: Error, Equatable, CustomStringConvertible {
             return "malformed date \"\(text)\": use YYYY-MM-DD or ISO 8601 like 2025-05-01T14:30:00+02:00"
         case .invalidInput(let text): return text
         case .writerClosed: return "the log writer is closed"
+        case .notYetOnDisk(let reason):
+            return "not on disk yet (\(reason)): kept in memory and retried"
         case .database(let text): return "database error: \(text)"
         }
     }
@@ -64,6 +69,7 @@ public enum SessionLogError: Error, Equatable, CustomStringConvertible {
         switch dbError.resultCode {
         case .SQLITE_BUSY, .SQLITE_LOCKED: return .databaseLocked(path: path)
         case .SQLITE_NOTADB, .SQLITE_CORRUPT: return .notASessionLog(path: path)
+        case .SQLITE_FULL: return .database("the disk holding \(path) is full")
         case .SQLITE_CANTOPEN, .SQLITE_PERM, .SQLITE_AUTH, .SQLITE_READONLY:
             return .cannotOpen(path: path, reason: dbError.message ?? "\(dbError.resultCode)")
         default: return .database(dbError.message ?? "\(dbError.resultCode)")

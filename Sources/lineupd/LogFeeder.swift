@@ -54,6 +54,9 @@ final class LogFeeder: @unchecked Sendable {
     private(set) var onsetLatencies: [UInt64] = []
     private(set) var rawEdges = 0
     private(set) var failure: String?
+    /// Trials whose commit failed and waited in the writer's spool (written later or lost:
+    /// the writer's status says which).
+    private(set) var trialsSpooled = 0
 
     // The trial in progress, as the feeder sees it.
     private var current = -1
@@ -299,7 +302,16 @@ final class LogFeeder: @unchecked Sendable {
         do {
             try writer.commitTrial(record)
         } catch {
-            if failure == nil { failure = "committing trial \(end.trial + 1): \(error)" }
+            if case SessionLogError.notYetOnDisk(let reason) = error {
+                // Kept in the writer's spool and retried: the station goes on clicking. Said once.
+                trialsSpooled += 1
+                if trialsSpooled == 1 {
+                    printError(
+                        "trial \(end.trial + 1) is not on disk yet (\(reason)); the log keeps it in memory and retries")
+                }
+            } else if failure == nil {
+                failure = "committing trial \(end.trial + 1): \(error)"
+            }
         }
         printLine(end, layout: layout)
         current = -1

@@ -195,8 +195,9 @@ final class SimulatedStation: @unchecked Sendable {
             printError("\(error)")
             status = 1
         }
-        let writerStatus = writer.status
         writer.close()
+        // After close: what was still spooled then is counted as lost.
+        let writerStatus = writer.status
         for source in sources { source.cancel() }
         if let failure = feeder.failure {
             printError(failure)
@@ -225,6 +226,19 @@ final class SimulatedStation: @unchecked Sendable {
             "  log: \(feeder.rawEdges) raw edges, \(writerStatus.written) events written, "
                 + "\(writerStatus.overflow) dropped, ring overflows \(ring.overflowCount + handler.notes.overflowCount)"
         )
+        if writerStatus.failedWrites > 0 {
+            print(
+                "  log writes failed \(writerStatus.failedWrites) time(s) (\(writerStatus.lastError ?? "unknown")); "
+                    + "\(feeder.trialsSpooled) trial(s) waited in memory; lost for good: \(writerStatus.lost) event(s), "
+                    + "\(writerStatus.lostTrials) trial(s), \(writerStatus.lostRecords - writerStatus.lostTrials) other record(s)"
+            )
+        }
+        if writerStatus.lost > 0 || writerStatus.lostRecords > 0 {
+            printError(
+                "the session log lost \(writerStatus.lost) event(s) and \(writerStatus.lostTrials) trial(s) "
+                    + "(\(writerStatus.lastError ?? "write failed")): free space on the log's disk")
+            status = 1
+        }
         print("look at the log:")
         print("  lineupctl sessions --db \(databasePath)")
         print("  lineupctl trials --db \(databasePath)")

@@ -208,3 +208,93 @@ func trial(_ session: SessionRecord, _ number: Int, outcome: TrialOutcome = .hit
         }
     }
 }
+
+/// A full disk (SQLite's max_page_count reached on the writer's connection: SQLITE_FULL, as
+/// on a full card) never stops the writer: what cannot be written waits in memory and is
+/// retried, so space freed in time loses nothing, and what is lost is counted exactly.
+@Suite struct FullDiskTests {
+    func fill(_ log: SessionLog) throws -> Int {
+        let pages = try log.pool.read { db in try Int.fetchOne(db, sql: "PRAGMA page_count")! }
+        try log.pool.writeWithoutTransaction { db in try db.execute(sql: "PRAGMA max_page_count = \(pages)") }
+        return pages
+    }
+
+    func counts(_ log: SessionLog) throws -> (trials: Int, events: Int, faults: Int) {
+        try log.pool.read { db in
+            (
+                try Int.fetchOne(db, sql: "SELECT count(*) FROM trial")!,
+                try Int.fetchOne(db, sql: "SELECT count(*) FROM event WHERE kind <> 'fault'")!,
+                try Int.fetchOne(db, sql: "SELECT count(*) FROM event WHERE kind = 'fault'")!
+            )
+        }
+    }
+
+    @Test func spaceFreedInTimeLosesNothing() throws {
+        let log = try SessionLog(path: temporaryLogPath())
+        let session = try startSession(log)
+        let writer = log.makeWriter(batchInterval: .milliseconds(5))
+        defer { writer.close() }
+        _ = try fill(log)
+        for n in 1...3 {
+            let t = trial(session, n)
+            for station in 1...200 {
+                writer.submit(
+                    LoggedEvent(kind: .edge, sessionId: session.id, trialId: t.id, station: station, detail: "padding"))
+            }
+            #expect(throws: SessionLogError.self) { try writer.commitTrial(t) }
+        }
+        let failing = writer.status
+        #expect(failing.failedWrites > 0 && failing.spooled == 603 && failing.lost == 0)
+        #expect(failing.lastError?.contains("full") == true)
+        // Space comes back: the next retry writes everything, in order.
+        try log.pool.writeWithoutTransaction { db in try db.execute(sql: "PRAGMA max_page_count = 1000000") }
+        try writer.flush()
+        let done = writer.status
+        #expect(done.spooled == 0 && done.lost == 0 && done.lostRecords == 0)
+        #expect(done.written == 600)
+        let stored = try counts(log)
+        #expect(stored.trials == 3 && stored.events == 600 && stored.faults == 0)
+        #expect(try log.pool.read { db in try String.fetchOne(db, sql: "PRAGMA integrity_check") } == "ok")
+    }
+
+    @Test func aFullSpoolDropsTheOldestAndCountsExactly() throws {
+        let log = try SessionLog(path: temporaryLogPath())
+        let session = try startSession(log)
+        let writer = LogWriter(
+            pool: log.pool, path: log.path, capacity: 1_000, batchInterval: .milliseconds(5), batchSize: 100,
+            spoolCapacity: 150, retryInterval: .milliseconds(20))
+        _ = try fill(log)
+        let t = trial(session, 1)
+        for station in 1...400 {
+            writer.submit(LoggedEvent(kind: .edge, sessionId: session.id, trialId: t.id, station: station))
+        }
+        #expect(throws: SessionLogError.self) { try writer.commitTrial(t) }
+        let full = writer.status
+        #expect(full.lost == 250 && full.spooled == 151, "\(full)")
+        // Room again: the spool and a fault row naming the 250 dropped events are written.
+        try log.pool.writeWithoutTransaction { db in try db.execute(sql: "PRAGMA max_page_count = 1000000") }
+        try writer.flush()
+        writer.close()
+        let stored = try counts(log)
+        #expect(stored.trials == 1 && stored.events == 150 && stored.faults == 1)
+        let detail = try log.pool.read { db in
+            try String.fetchOne(db, sql: "SELECT detail FROM event WHERE kind = 'fault'")
+        }
+        #expect(detail?.contains("\"dropped_events\":250") == true, "\(detail ?? "-")")
+        #expect(writer.status.written == 150 && writer.status.lost == 250)
+    }
+
+    @Test func whatIsStillSpooledAtCloseIsCountedLost() throws {
+        let log = try SessionLog(path: temporaryLogPath())
+        let session = try startSession(log)
+        let writer = log.makeWriter(batchInterval: .milliseconds(5))
+        _ = try fill(log)
+        let t = trial(session, 1)
+        for station in 1...50 { writer.submit(LoggedEvent(kind: .edge, sessionId: session.id, station: station)) }
+        #expect(throws: SessionLogError.self) { try writer.commitTrial(t) }
+        writer.close()
+        let s = writer.status
+        #expect(s.lost == 50 && s.lostTrials == 1 && s.lostRecords == 1 && s.written == 0 && s.spooled == 0)
+        #expect(s.submitted == s.written + s.lost)
+    }
+}
