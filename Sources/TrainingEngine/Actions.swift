@@ -44,6 +44,10 @@ public enum Record: Sendable, Hashable {
     case exerciseEnded(repetition: Int, clicks: Int, errors: Int, aborted: Bool, at: Nanoseconds)
     /// An input that had no meaning in the current state (kept for the record, never silent).
     case ignored(Ignored, at: Nanoseconds)
+    /// A sensor looks wrong (see `SensorFault`); `station` is 0-based.
+    case sensorFault(SensorFault, station: Int, at: Nanoseconds)
+    /// A station flagged stuck went inactive again: its sensor is trusted again.
+    case sensorRecovered(station: Int, at: Nanoseconds)
 
     /// Who may see this record while the session runs.
     public func audience(in mode: TrainingMode) -> Audience {
@@ -52,9 +56,25 @@ public enum Record: Sendable, Hashable {
         case .layoutToLoad(_, let audience): return audience
         // Where the dog indicated tells the handler where the target is or is not.
         case .indication, .visit: return .assistantOnly
+        // A stuck sensor mid-search is often the dog's nose held long at one station.
+        case .sensorFault(.stuck, _, _): return .assistantOnly
         default: return .everyone
         }
     }
+}
+
+/// What is wrong with a station's sensor. Decided from debounced edges and time alone, with
+/// no allocation, on the hot path.
+public enum SensorFault: String, Sendable, Hashable {
+    /// Active when a trial was to start (a lid, a paw, a shorted cable): the start is refused
+    /// until it is clear, so a blocked beam cannot complete a hold nobody made.
+    case activeAtStart = "active-at-start"
+    /// Active far longer than any indication (`Configuration.stuckAfter`): its holds are no
+    /// longer indications (no click) until it goes inactive; the trial is marked.
+    case stuck
+    /// Never active over `Configuration.silentAfterTrials` trials in which the dog searched:
+    /// an unplugged or dead sensor would make the station one the dog "never visits".
+    case silent
 }
 
 /// Why an input was ignored.

@@ -16,6 +16,8 @@ public struct TrialSummary: Sendable, Hashable {
     public var stationCount: Int
     /// The target's station, if the trial had one.
     public var targetStation: Int?
+    /// Bit i set: station i's sensor was stuck during the trial (its figures are doubtful).
+    public var sensorFaultMask: UInt64 = 0
     public var outcome: TrialOutcome
     /// Bit i set: station i was indicated at least once.
     public var indicatedMask: UInt64
@@ -56,13 +58,22 @@ public struct LineupMachine: Sendable {
         /// Trainer-led: the exercise's length and how many times it may be performed.
         public var exerciseDuration: Nanoseconds
         public var exerciseRepeats: Int
+        /// A station active this long is a stuck sensor (0: never). The project's default is
+        /// 10 × the hold: far longer than any indication.
+        public var stuckAfter: Nanoseconds
+        /// A station never active over this many trials in which the dog searched (visited
+        /// some station) is reported silent (0: never).
+        public var silentAfterTrials: Int
 
         public init(
             mode: TrainingMode, stationCount: Int, hold: Nanoseconds = 2_000_000_000,
             holdTolerance: Nanoseconds = 150_000_000, searchTimeout: Nanoseconds = 60_000_000_000,
             interTrialInterval: Nanoseconds = 10_000_000_000, endOnFalseAlert: Bool = false,
-            exerciseDuration: Nanoseconds = 10_000_000_000, exerciseRepeats: Int = 4
+            exerciseDuration: Nanoseconds = 10_000_000_000, exerciseRepeats: Int = 4, stuckAfter: Nanoseconds? = nil,
+            silentAfterTrials: Int = 20
         ) {
+            self.stuckAfter = stuckAfter ?? hold &* 10
+            self.silentAfterTrials = silentAfterTrials
             self.mode = mode
             self.stationCount = stationCount
             self.hold = hold
@@ -110,6 +121,7 @@ public struct LineupMachine: Sendable {
         var falseAlerts = 0
         var firstAt: Nanoseconds = 0
         var firstStation = -1
+        var faultMask: UInt64 = 0
     }
 
     private struct Run: Sendable {
@@ -135,6 +147,20 @@ public struct LineupMachine: Sendable {
     private var armed: Nanoseconds? = nil
     /// The last finished trial, for scoring.
     public private(set) var lastTrial: TrialSummary? = nil
+
+    // Sensor health, kept in every state from the debounced edges (fixed size: no allocation).
+    /// Stations whose sensor is active now.
+    public private(set) var activeMask: UInt64 = 0
+    private var activeSince = InlineArray<64, Nanoseconds>(repeating: 0)
+    /// Stations flagged stuck, until they go inactive.
+    public private(set) var stuckMask: UInt64 = 0
+    /// Trials in a row in which the dog searched and the station was never active.
+    private var quietTrials = InlineArray<64, UInt32>(repeating: 0)
+    /// Stations reported silent (once, until they are active again).
+    public private(set) var silentMask: UInt64 = 0
+    private var stationsMask: UInt64 {
+        configuration.stationCount >= 64 ? .max : (1 << UInt64(configuration.stationCount)) &- 1
+    }
 
     public init(configuration: Configuration) {
         self.configuration = configuration
@@ -178,6 +204,13 @@ public struct LineupMachine: Sendable {
         var out = Actions()
         guard case .loading(var trial) = state else {
             out.append(.record(.ignored(.readyWithoutTrial, at: t)))
+            return out
+        }
+        // A station already active would read as a nose present from the first instant: the
+        // search does not start until it is clear (the assistant is told which).
+        let blocked = activeMask & stationsMask
+        if blocked != 0 {
+            out.append(.record(.sensorFault(.activeAtStart, station: blocked.trailingZeroBitCount, at: t)))
             return out
         }
         trial.startedAt = t
@@ -238,9 +271,28 @@ public struct LineupMachine: Sendable {
             out.append(.record(.ignored(.stationOutOfRange, at: t)))
             return out
         }
+        let bit: UInt64 = 1 << UInt64(station)
+        if present {
+            if activeMask & bit == 0 {
+                activeMask |= bit
+                activeSince[station] = t
+            }
+            quietTrials[station] = 0
+            silentMask &= ~bit
+            // A stuck sensor's edges are not the dog's: no visit, no hold, no click.
+            if stuckMask & bit != 0 { return out }
+        } else {
+            activeMask &= ~bit
+            if stuckMask & bit != 0 {
+                stuckMask &= ~bit
+                out.append(.record(.sensorRecovered(station: station, at: t)))
+                rearm(&out)
+                return out
+            }
+        }
         switch state {
         case .searching(var trial):
-            if present { trial.visitedMask |= 1 << UInt64(station) }
+            if present { trial.visitedMask |= bit }
             let event =
                 present ? detector.arrive(station: station, at: t) : detector.leave(station: station, at: t)
             handle(event, trial: &trial, &out)
@@ -259,6 +311,7 @@ public struct LineupMachine: Sendable {
     /// The caller's timer fired (at or after the armed time).
     public mutating func timerFired(at t: Nanoseconds) -> Actions {
         var out = Actions()
+        checkStuck(at: t, &out)
         switch state {
         case .searching(var trial):
             handle(detector.expire(at: t), trial: &trial, &out)
@@ -388,12 +441,70 @@ public struct LineupMachine: Sendable {
         }
     }
 
+    /// Flags stations active longer than `stuckAfter` (searching or in an exercise).
+    private mutating func checkStuck(at t: Nanoseconds, _ out: inout Actions) {
+        guard configuration.stuckAfter > 0 else { return }
+        var watching = false
+        switch state {
+        case .searching, .exercise: watching = true
+        default: watching = false
+        }
+        guard watching else { return }
+        var candidates = activeMask & ~stuckMask & stationsMask
+        while candidates != 0 {
+            let station = candidates.trailingZeroBitCount
+            let bit: UInt64 = 1 << UInt64(station)
+            candidates &= ~bit
+            let since = activeSince[station]
+            guard t &- since >= configuration.stuckAfter else { continue }
+            stuckMask |= bit
+            out.append(.record(.sensorFault(.stuck, station: station, at: since &+ configuration.stuckAfter)))
+            if detector.station == station { visitClosed(detector.close(at: t), &out) }
+            if case .searching(var trial) = state {
+                trial.faultMask |= bit
+                state = .searching(trial)
+            }
+        }
+    }
+
+    /// The earliest time a station now active would count as stuck, if any.
+    private var stuckDeadline: Nanoseconds? {
+        guard configuration.stuckAfter > 0 else { return nil }
+        var candidates = activeMask & ~stuckMask & stationsMask
+        var earliest: Nanoseconds? = nil
+        while candidates != 0 {
+            let station = candidates.trailingZeroBitCount
+            candidates &= ~(1 << UInt64(station))
+            let at = activeSince[station] &+ configuration.stuckAfter
+            earliest = min(earliest ?? at, at)
+        }
+        return earliest
+    }
+
     private mutating func finish(
         _ trial: Trial, outcome: TrialOutcome, at t: Nanoseconds, _ out: inout Actions, interTrial: Bool
     ) {
+        // A station never active in trials where the dog searched: reported once, one station
+        // per trial end (the rest at the next), to keep within the fixed action list.
+        if outcome != .aborted && trial.visitedMask != 0 && configuration.silentAfterTrials > 0 {
+            var reported = false
+            for station in 0..<min(configuration.stationCount, 64) {
+                let bit: UInt64 = 1 << UInt64(station)
+                if trial.visitedMask & bit != 0 {
+                    quietTrials[station] = 0
+                    continue
+                }
+                quietTrials[station] &+= 1
+                if !reported && silentMask & bit == 0 && quietTrials[station] >= configuration.silentAfterTrials {
+                    silentMask |= bit
+                    reported = true
+                    out.append(.record(.sensorFault(.silent, station: station, at: t)))
+                }
+            }
+        }
         lastTrial = TrialSummary(
             trialIndex: trial.index, stationCount: configuration.stationCount,
-            targetStation: trial.target >= 0 ? trial.target : nil, outcome: outcome,
+            targetStation: trial.target >= 0 ? trial.target : nil, sensorFaultMask: trial.faultMask, outcome: outcome,
             indicatedMask: trial.indicatedMask, visitedMask: trial.visitedMask,
             searchStartedAt: trial.startedAt,
             firstIndicationAt: trial.firstStation >= 0 ? trial.firstAt : nil,
@@ -408,11 +519,11 @@ public struct LineupMachine: Sendable {
         var next: Nanoseconds? = nil
         switch state {
         case .searching(let trial):
-            next = min(detector.deadline ?? .max, trial.deadline)
+            next = min(detector.deadline ?? .max, trial.deadline, stuckDeadline ?? .max)
         case .interTrial(let until):
             next = until
         case .exercise(let run):
-            next = min(detector.deadline ?? .max, run.endsAt)
+            next = min(detector.deadline ?? .max, run.endsAt, stuckDeadline ?? .max)
         default:
             next = nil
         }

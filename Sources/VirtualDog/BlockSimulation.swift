@@ -116,7 +116,8 @@ public struct BlockSimulation: Sendable {
             result.rawEdges += edges.count
             for edge in edges {
                 fireTimers(upTo: edge.at, &machine, &result)
-                guard machine.phase == .searching else { break }
+                // Every edge reaches the engine, after the trial too: the dog leaves the station
+                // it held, and a nose still present would (rightly) refuse the next start.
                 if debouncer.accept(edge) {
                     result.debouncedEdges += 1
                     take(machine.stationEdge(station: edge.station, present: edge.present, at: edge.at), &result)

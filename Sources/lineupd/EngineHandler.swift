@@ -38,6 +38,8 @@ struct TrialEnd {
     var firstAt: UInt64
     var startedAt: UInt64
     var endedAt: UInt64
+    /// Stations whose sensor was stuck during the trial.
+    var sensorFaultMask: UInt64 = 0
 }
 
 /// What the engine asks to be recorded, as plain values: the engine's own `Record` is public
@@ -56,6 +58,9 @@ enum EngineNote {
     case errorMark(station: Int, at: UInt64)
     case exerciseStarted(repetition: Int, at: UInt64)
     case exerciseEnded(repetition: Int, clicks: Int, errors: Int, aborted: Bool, at: UInt64)
+    /// A station's sensor looks wrong: 0 active at start, 1 stuck, 2 silent (see `SensorFault`).
+    case sensorFault(kind: UInt8, station: Int, at: UInt64)
+    case sensorRecovered(station: Int, at: UInt64)
 }
 
 /// What another thread asks of the engine; taken on the hot thread after `HotLoop.wake()`.
@@ -122,6 +127,8 @@ final class EngineHandler: HotPathHandler, @unchecked Sendable {
             readyPending = true
             return .none
         }
+        // The last start was refused (a station was active): try it again.
+        if machine.phase == .loading { return take(machine.readyButton(at: t)) }
         guard machine.phase == .idle, nextLayout < layouts.count else { return .none }
         _ = take(machine.load(layout: layouts[nextLayout], at: t))
         nextLayout += 1
@@ -193,6 +200,7 @@ final class EngineHandler: HotPathHandler, @unchecked Sendable {
                 end.firstAt = s.firstIndicationAt ?? 0
                 end.startedAt = s.searchStartedAt
                 end.endedAt = s.endedAt
+                end.sensorFaultMask = s.sensorFaultMask
             }
             notes.push(.trialEnded(end))
         case .interTrialOver(let at):
@@ -205,6 +213,16 @@ final class EngineHandler: HotPathHandler, @unchecked Sendable {
             notes.push(.exerciseStarted(repetition: repetition, at: at))
         case .exerciseEnded(let repetition, let clicks, let errors, let aborted, let at):
             notes.push(.exerciseEnded(repetition: repetition, clicks: clicks, errors: errors, aborted: aborted, at: at))
+        case .sensorFault(let fault, let station, let at):
+            let kind: UInt8
+            switch fault {
+            case .activeAtStart: kind = 0
+            case .stuck: kind = 1
+            case .silent: kind = 2
+            }
+            notes.push(.sensorFault(kind: kind, station: station, at: at))
+        case .sensorRecovered(let station, let at):
+            notes.push(.sensorRecovered(station: station, at: at))
         default:
             break
         }

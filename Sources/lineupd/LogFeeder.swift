@@ -57,6 +57,9 @@ final class LogFeeder: @unchecked Sendable {
     /// Trials whose commit failed and waited in the writer's spool (written later or lost:
     /// the writer's status says which).
     private(set) var trialsSpooled = 0
+    /// Sensor faults by kind, and the stations flagged now (0-based).
+    private(set) var sensorFaults: [String: Int] = [:]
+    private(set) var flaggedStations: Set<Int> = []
 
     // The trial in progress, as the feeder sees it.
     private var current = -1
@@ -273,6 +276,28 @@ final class LogFeeder: @unchecked Sendable {
                     ])))
             exercising.store(-1, ordering: .releasing)
             exercisesDone.add(1, ordering: .releasing)
+        case .sensorFault(let kind, let station, let at):
+            let fault = ["active-at-start", "stuck", "silent"][Int(min(kind, 2))]
+            sensorFaults[fault, default: 0] += 1
+            flaggedStations.insert(station)
+            submit(
+                LoggedEvent(
+                    kind: .fault, sessionId: settings.sessionId, trialId: trialId, station: station + 1, time: time(at),
+                    detail: jsonObject(["sensor": fault])))
+            // One line for the journal and the assistant, in their words.
+            let what: String
+            switch kind {
+            case 0: what = "is active: the trial cannot start until it is clear (a lid, a paw, a cable?)"
+            case 1: what = "has been active far longer than any indication: stuck? Its holds no longer count"
+            default: what = "has not seen the dog in many searched trials: is its sensor plugged in?"
+            }
+            printError("station \(name(station)) \(what)")
+        case .sensorRecovered(let station, let at):
+            flaggedStations.remove(station)
+            submit(
+                LoggedEvent(
+                    kind: .note, sessionId: settings.sessionId, trialId: trialId, station: station + 1, time: time(at),
+                    detail: jsonObject(["sensor": "recovered"])))
         }
     }
 
@@ -298,7 +323,7 @@ final class LogFeeder: @unchecked Sendable {
             layout: slots, outcome: outcome, indicatedStation: end.firstStation >= 0 ? end.firstStation + 1 : nil,
             latencyNs: latency,
             searchNs: Int64(bitPattern: end.endedAt &- end.startedAt), started: time(end.startedAt),
-            ended: time(end.endedAt), reason: outcome == .aborted ? "the station was stopped" : nil)
+            ended: time(end.endedAt), reason: reason(end, outcome))
         do {
             try writer.commitTrial(record)
         } catch {
@@ -316,6 +341,14 @@ final class LogFeeder: @unchecked Sendable {
         printLine(end, layout: layout)
         current = -1
         committed.add(1, ordering: .releasing)
+    }
+
+    /// Why a trial needs a second look: aborted, or a sensor stuck during it.
+    private func reason(_ end: TrialEnd, _ outcome: TrialOutcome) -> String? {
+        if outcome == .aborted { return "the station was stopped" }
+        guard end.sensorFaultMask != 0 else { return nil }
+        let stations = (0..<64).filter { end.sensorFaultMask & (1 << UInt64($0)) != 0 }.map { name($0) }
+        return "sensor fault: station \(stations.joined(separator: ", ")) stuck during the trial"
     }
 
     private func name(_ station: Int) -> String {
