@@ -12,6 +12,9 @@ public struct LogFilter: Sendable, Hashable {
     /// Wall-clock bounds, nanoseconds since 1970 (UTC): `since` inclusive, `until` exclusive.
     public var since: Int64?
     public var until: Int64?
+    /// Listings (`sessions`, `trials`, `events`) newest first, so `limit` keeps the latest
+    /// rows. Statistics and exports ignore it: they read oldest first, as time runs.
+    public var newestFirst = false
 
     public init(
         dogId: String? = nil, sessionId: String? = nil, trialId: String? = nil,
@@ -212,7 +215,7 @@ public struct LogReader: Sendable {
                     LEFT JOIN trial_current t ON t.session_id = s.id
                     WHERE (?1 IS NULL OR s.dog_id = ?1) AND (?2 IS NULL OR s.id = ?2)
                         AND (?3 IS NULL OR s.wall_ns >= ?3) AND (?4 IS NULL OR s.wall_ns < ?4)
-                    GROUP BY s.id ORDER BY s.wall_ns, s.id
+                    GROUP BY s.id ORDER BY s.wall_ns \(filter.newestFirst ? "DESC" : "ASC"), s.id
                     """, arguments: [filter.dogId, filter.sessionId, filter.since, filter.until]
             ).map { row in
                 SessionSummary(
@@ -301,7 +304,7 @@ public struct LogReader: Sendable {
 
     // MARK: Trials and events
 
-    /// Trials as they stand after corrections, oldest first.
+    /// Trials as they stand after corrections, oldest first (newest first if the filter says so).
     public func trials(_ filter: LogFilter = LogFilter(), limit: Int? = nil) throws -> [TrialSummary] {
         try read { db in
             var iso = ISOTimeFormatter()
@@ -312,7 +315,7 @@ public struct LogReader: Sendable {
                     JOIN session s ON s.id = t.session_id JOIN dog d ON d.id = s.dog_id
                     WHERE (?1 IS NULL OR s.dog_id = ?1) AND (?2 IS NULL OR t.session_id = ?2)
                         AND (?3 IS NULL OR t.wall_ns >= ?3) AND (?4 IS NULL OR t.wall_ns < ?4)
-                    ORDER BY t.wall_ns, t.number LIMIT ?5
+                    ORDER BY t.wall_ns \(filter.newestFirst ? "DESC" : "ASC"), t.number \(filter.newestFirst ? "DESC" : "ASC") LIMIT ?5
                     """, arguments: [filter.dogId, filter.sessionId, filter.since, filter.until, limit ?? -1])
             let layoutStatement = try db.cachedStatement(
                 sql: """
@@ -355,7 +358,7 @@ public struct LogReader: Sendable {
                         AND (?2 IS NULL OR e.session_id = ?2) AND (?3 IS NULL OR e.trial_id = ?3)
                         AND (?4 IS NULL OR e.kind = ?4)
                         AND (?5 IS NULL OR e.wall_ns >= ?5) AND (?6 IS NULL OR e.wall_ns < ?6)
-                    ORDER BY e.seq LIMIT ?7
+                    ORDER BY e.seq \(filter.newestFirst ? "DESC" : "ASC") LIMIT ?7
                     """,
                 arguments: [
                     filter.dogId, filter.sessionId, filter.trialId, filter.eventKind?.rawValue, filter.since,

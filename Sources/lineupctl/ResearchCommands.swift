@@ -188,15 +188,19 @@ extension EventKind: ExpressibleByArgument {}
 
 struct Sessions: ParsableCommand {
     static let configuration = CommandConfiguration(
-        abstract: "List sessions, oldest first.",
-        discussion: "Examples:\n  lineupctl sessions --dog Aino\n  lineupctl sessions --since 2025-05-01")
+        abstract: "List sessions, newest first.",
+        discussion: "Examples:\n  lineupctl sessions --dog Aino\n  lineupctl sessions --since 2025-05-01 --oldest-first"
+    )
     @OptionGroup var log: LogOptions
     @OptionGroup var rows: RowFilterOptions
+    @OptionGroup var order: ListingOrderOptions
 
     func run() throws {
         try researcherCommand {
             let reader = try log.reader()
-            let sessions = try reader.sessions(rows.filter(reader))
+            var filter = try rows.filter(reader)
+            filter.newestFirst = !order.oldestFirst
+            let sessions = try reader.sessions(filter)
             if log.json { return try printJSON(sessions) }
             printTable(
                 [
@@ -281,16 +285,21 @@ struct SessionCommand: ParsableCommand {
 
 struct Trials: ParsableCommand {
     static let configuration = CommandConfiguration(
-        abstract: "List trials (after corrections), oldest first.",
-        discussion: "Examples:\n  lineupctl trials --session 3f2a9c1e\n  lineupctl trials --dog Aino --json")
+        abstract: "List trials (after corrections), newest first.",
+        discussion:
+            "Examples:\n  lineupctl trials --session 3f2a9c1e\n  lineupctl trials --dog Aino --limit 10\n  lineupctl trials --dog Aino --json"
+    )
     @OptionGroup var log: LogOptions
     @OptionGroup var rows: RowFilterOptions
-    @Option(help: "At most this many trials (0: all).") var limit = 0
+    @OptionGroup var order: ListingOrderOptions
+    @Option(help: "At most this many trials, the latest (0: all).") var limit = 0
 
     func run() throws {
         try researcherCommand {
             let reader = try log.reader()
-            let trials = try reader.trials(rows.filter(reader), limit: limit > 0 ? limit : nil)
+            var filter = try rows.filter(reader)
+            filter.newestFirst = !order.oldestFirst
+            let trials = try reader.trials(filter, limit: limit > 0 ? limit : nil)
             if log.json { return try printJSON(trials) }
             printTable(
                 ["TRIAL", "DOG", "SESSION", "#", "OUTCOME", "INDICATED", "LATENCY", "ENDED", "LAYOUT"],
@@ -307,13 +316,14 @@ struct Trials: ParsableCommand {
 
 struct Events: ParsableCommand {
     static let configuration = CommandConfiguration(
-        abstract: "List raw events (edges, sniffs, indications, clicks, buttons, cues, faults).",
+        abstract: "List raw events (edges, sniffs, indications, clicks, buttons, cues, faults), newest first.",
         discussion: "Examples:\n  lineupctl events --trial 9b1c0d2e\n  lineupctl events --kind fault --limit 0")
     @OptionGroup var log: LogOptions
     @OptionGroup var rows: RowFilterOptions
+    @OptionGroup var order: ListingOrderOptions
     @Option(help: ArgumentHelp("Only events of this trial (id or id prefix).", valueName: "id")) var trial: String?
     @Option(help: "Only this kind: edge, sniff, indication, click, button, cue, fault, note.") var kind: EventKind?
-    @Option(help: "At most this many events (0: all; export streams any number).") var limit = 200
+    @Option(help: "At most this many events, the latest (0: all; export streams any number).") var limit = 200
 
     func run() throws {
         try researcherCommand {
@@ -321,6 +331,7 @@ struct Events: ParsableCommand {
             var filter = try rows.filter(reader)
             filter.trialId = try trial.map { try reader.resolveTrial($0) }
             filter.eventKind = kind
+            filter.newestFirst = !order.oldestFirst
             let events = try reader.events(filter, limit: limit > 0 ? limit : nil)
             if log.json { return try printJSON(events) }
             printTable(

@@ -67,6 +67,12 @@ struct AdditionOptions: ParsableArguments {
 }
 
 /// The filters most commands share.
+/// Listings read newest first, so `--limit` gives the latest rows; exports stay oldest first.
+struct ListingOrderOptions: ParsableArguments {
+    @Flag(help: "Oldest first (listings are newest first by default; exports are always oldest first).")
+    var oldestFirst = false
+}
+
 struct RowFilterOptions: ParsableArguments {
     @Option(help: ArgumentHelp("Only this dog (name, id or id prefix).", valueName: "dog"))
     var dog: String?
