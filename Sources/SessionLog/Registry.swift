@@ -68,6 +68,24 @@ extension SessionLog {
     /// a new session must refer to that id, not to a fresh record's, which is not inserted when
     /// the same text was logged before (every second session of a program once failed its
     /// foreign key this way).
+    /// A handler by pseudonymous code: logged once, the same id every later time.
+    public func logHandler(code: String) throws -> UUID {
+        let code = code.trimmingCharacters(in: .whitespacesAndNewlines)
+        guard !code.isEmpty else { throw SessionLogError.invalidInput("a handler code cannot be empty") }
+        var id: UUID?
+        try writeChecked { db in
+            let record = HandlerRecord(code: code)
+            try db.execute(
+                sql:
+                    "INSERT INTO handler (id, code, mono_ns, wall_ns) VALUES (?, ?, ?, ?) ON CONFLICT(code) DO NOTHING",
+                arguments: [record.id.logText, code, record.time.monoNs, record.time.wallNs])
+            id = try String.fetchOne(db, sql: "SELECT id FROM handler WHERE code = ?", arguments: [code])
+                .flatMap(UUID.init(uuidString:))
+        }
+        guard let id else { throw SessionLogError.database("the handler \(code) was not logged") }
+        return id
+    }
+
     public func logProgram(_ program: ProgramRecord) throws -> UUID {
         var id: UUID?
         try writeChecked { db in

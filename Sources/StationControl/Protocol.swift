@@ -297,11 +297,12 @@ private struct SessionStartParams: Decodable {
     var handler: String?
     var seed: UInt64?
     var layouts: [[SampleKind]]?
+    var newDog: Bool?
 
     var request: SessionRequest {
         SessionRequest(
             dog: dog, program: program, step: step, exercise: exercise, mode: mode, trials: trials,
-            samples: samples ?? [], handler: handler, seed: seed, layouts: layouts)
+            samples: samples ?? [], handler: handler, seed: seed, layouts: layouts, newDog: newDog)
     }
 }
 
@@ -311,7 +312,7 @@ private struct RequestEnvelope: Encodable {
 
     enum CodingKeys: String, CodingKey {
         case v, id, request, view, suggestions
-        case dog, program, step, exercise, mode, trials, samples, handler, seed, layouts
+        case dog, program, step, exercise, mode, trials, samples, handler, seed, layouts, newDog
     }
 
     /// The added row's fields sit beside `v`, `id` and `request`, as session-start's do.
@@ -362,6 +363,7 @@ private struct RequestEnvelope: Encodable {
             try c.encodeIfPresent(r.handler, forKey: .handler)
             try c.encodeIfPresent(r.seed, forKey: .seed)
             try c.encodeIfPresent(r.layouts, forKey: .layouts)
+            try c.encodeIfPresent(r.newDog, forKey: .newDog)
         }
     }
 }

@@ -31,11 +31,16 @@ public struct SessionRequest: Sendable, Codable, Hashable {
     /// A block laid out in advance (a researcher's layout sheet): the kind in each station,
     /// trial by trial. When given, it replaces the generated layouts and sets the trial count.
     public var layouts: [[SampleKind]]?
+    /// True to add `dog` to the log as a new dog; otherwise an unknown name is refused, so a
+    /// misspelt name never starts a second record of the same animal. Absent means false.
+    public var newDog: Bool?
 
     public init(
         dog: String, program: String, step: String, exercise: String? = nil, mode: TrainingMode, trials: Int? = nil,
-        samples: [String] = [], handler: String? = nil, seed: UInt64? = nil, layouts: [[SampleKind]]? = nil
+        samples: [String] = [], handler: String? = nil, seed: UInt64? = nil, layouts: [[SampleKind]]? = nil,
+        newDog: Bool? = nil
     ) {
+        self.newDog = newDog
         self.dog = dog
         self.program = program
         self.step = step

@@ -97,7 +97,7 @@ struct BenchDaemon: ParsableCommand {
             _ = try client.startSession(
                 SessionRequest(
                     dog: "bench", program: "research-5-station", step: "phase-3/1", mode: .doubleBlind,
-                    trials: trials, seed: 1))
+                    trials: trials, seed: 1, newDog: true))
             var done = 0
             while done < trials {
                 try client.ready()

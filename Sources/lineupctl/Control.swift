@@ -118,11 +118,11 @@ struct SessionStart: ParsableCommand {
             The station then waits for `lineupctl ready` before each trial.
 
             Examples:
+              lineupctl session start --dog Rex --new-dog --program study \\
+                  --step discrimination/2 --mode double-blind --handler H-07
               lineupctl session start --dog Rex --program study \\
-                  --step discriminate/2 --mode double-blind
-              lineupctl session start --dog Rex --program study \\
-                  --step discriminate/2 --exercise 1 --mode automated \\
-                  --trials 20 --sample T-7 --sample C-2 --seed 42
+                  --step discrimination/2 --exercise 1 --mode automated --trials 20 \\
+                  --sample T-7 --sample C-1 --sample C-2 --sample C-3 --sample C-4 --seed 42
               lineupctl session start --dog Rex --program research-5-station \\
                   --step phase-3/1 --mode double-blind \\
                   --layout control,target,control,control,blank --layout control,control,control,blank,control
@@ -141,7 +141,9 @@ struct SessionStart: ParsableCommand {
     @Option(help: "How many trials (default: the step's).") var trials: Int?
     @Option(name: .customLong("sample"), help: ArgumentHelp("A sample id to use; repeat for more.", valueName: "id"))
     var samples: [String] = []
-    @Option(help: "Who handles the dog, for the record.") var handler: String?
+    @Option(help: "Who handles the dog, for the record: a pseudonymous code, nothing personal.") var handler: String?
+    @Flag(help: "The dog is new: add it to the log (otherwise a name the log does not know is refused).")
+    var newDog = false
     @Option(help: "Seed for the layouts, to repeat a session exactly.") var seed: UInt64?
     @Option(
         name: .customLong("layout"),
@@ -167,7 +169,8 @@ struct SessionStart: ParsableCommand {
                 dog: dog, program: program, step: step, exercise: exercise, mode: mode, trials: trials,
                 samples: samples, handler: handler, seed: seed,
                 layouts: layouts.isEmpty
-                    ? nil : layouts.map { $0.split(separator: ",").compactMap { SampleKind(rawValue: String($0)) } })
+                    ? nil : layouts.map { $0.split(separator: ",").compactMap { SampleKind(rawValue: String($0)) } },
+                newDog: newDog ? true : nil)
             let id = try socket.client.startSession(request)
             if json { return try printJSON(SessionStarted(session: id)) }
             say("Session \(id) started for \(dog) (\(mode.rawValue)); say `lineupctl ready` when loaded.")

@@ -341,20 +341,43 @@ final class StationService: StationControlling, @unchecked Sendable {
             throw ControlRefusal(.badRequest, "cannot lay out \(trials) trials: \(error)")
         }
 
-        // The dog: by id or name; a new name is a new dog.
+        // The dog: by id or name. A name the log does not know is refused unless the request
+        // says it is a new dog: a misspelt name must not start a second record of one animal.
         let dogId: UUID
         var records: [any AppendableRecord] = []
+        let reader: LogReader
         do {
-            let reader = try SessionLog.openReader(path: options.databasePath)
-            if let id = try? reader.resolveDog(request.dog), let uuid = UUID(uuidString: id) {
-                dogId = uuid
-            } else {
-                let dog = DogRecord(name: request.dog)
-                records.append(dog)
-                dogId = dog.id
-            }
+            reader = try SessionLog.openReader(path: options.databasePath)
         } catch {
             throw ControlRefusal(.failed, "cannot read the log: \(error)")
+        }
+        let known = try? reader.resolveDog(request.dog)
+        if request.newDog == true {
+            if known != nil {
+                throw ControlRefusal(
+                    .duplicate, "a dog named \"\(request.dog)\" is already in the log: leave out --new-dog to use it")
+            }
+            let name = request.dog.trimmingCharacters(in: .whitespacesAndNewlines)
+            guard !name.isEmpty else { throw ControlRefusal(.badRequest, "the dog's name cannot be empty") }
+            let dog = DogRecord(name: name)
+            records.append(dog)
+            dogId = dog.id
+        } else if let known, let uuid = UUID(uuidString: known) {
+            dogId = uuid
+        } else {
+            let names = ((try? reader.dogs()) ?? []).map(\.name)
+            throw ControlRefusal(
+                .unknown,
+                "no dog \"\(request.dog)\" in the log (\(names.isEmpty ? "none yet" : "known: " + names.joined(separator: ", "))): "
+                    + "check the spelling, or add it with --new-dog or `lineupctl dogs add \(request.dog)`")
+        }
+        var handlerId: UUID? = nil
+        if let code = request.handler {
+            do {
+                handlerId = try log.logHandler(code: code)
+            } catch {
+                throw ControlRefusal(.badRequest, "handler: \(error)")
+            }
         }
         let programId: UUID
         do {
@@ -363,7 +386,7 @@ final class StationService: StationControlling, @unchecked Sendable {
             throw ControlRefusal(.failed, "cannot write the program to the log: \(error)")
         }
         let session = SessionRecord(
-            dogId: dogId, programId: programId,
+            dogId: dogId, handlerId: handlerId, programId: programId,
             phase: parts[0], phaseSteps: program.phases.first(where: { $0.id == parts[0] })?.steps.count,
             step: parts[1], exercise: exercise.id, mode: request.mode,
             settings: jsonObject([

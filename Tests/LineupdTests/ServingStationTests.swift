@@ -58,9 +58,13 @@ struct ServingStationTests {
 
         var client: ControlClient { ControlClient(path: socket, timeout: 5) }
 
-        /// Waits (bounded) until the socket answers.
-        func waitReady() -> Bool {
-            eventually(10) { (try? client.status()) != nil }
+        /// Waits (bounded) until the socket answers, then adds the tests' dogs to the log as a
+        /// researcher would (a session for a dog the log does not know is refused); a log
+        /// reused from an earlier daemon has them already.
+        func waitReady(dogs: [String] = ["Rex", "Ada"]) -> Bool {
+            guard eventually(10, { (try? client.status()) != nil }) else { return false }
+            for dog in dogs { _ = try? client.addDog(DogEntry(name: dog)) }
+            return true
         }
 
         func terminate() -> (status: Int32, stdout: String) {
@@ -428,7 +432,7 @@ struct ServingStationTests {
     @Test func theResearchersAdditionsGoThroughTheDaemon() throws {
         guard let daemon = try Daemon(speed: 50) else { return }
         defer { if daemon.process.isRunning { _ = daemon.terminate() } }
-        #expect(daemon.waitReady())
+        #expect(daemon.waitReady(dogs: []))
         // No --db and no $LINEUP_DB: the rows can only reach the daemon's log through it.
         let env = ["LINEUP_SOCKET": daemon.socket]
         let dog = try lineupctl(["dogs", "add", "Aino", "--born", "2021-04-02"], environment: env)

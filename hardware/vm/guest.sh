@@ -218,7 +218,7 @@ run_daemon() {
         done
         layouts+=(--layout "${kinds%,}")
     done < "$vm/block.dog"
-    if ! LD_LIBRARY_PATH="$LINEUPCTL_LD_LIBRARY_PATH" "$LINEUPCTL" session start --socket "$sock" --dog vm-dog \
+    if ! LD_LIBRARY_PATH="$LINEUPCTL_LD_LIBRARY_PATH" "$LINEUPCTL" session start --socket "$sock" --dog vm-dog --new-dog \
         --program vm-program --step block/1 --mode automated "${layouts[@]}" > "$out/session.txt" 2>&1; then
         sed 's/^/guest: lineupctl| /' "$out/session.txt"
         fail "lineupctl session start was refused: $(head -1 "$out/session.txt")"

@@ -1,0 +1,53 @@
+import Foundation
+import SessionLog
+import StationControl
+import Testing
+
+/// What the session records is what was asked: the handler's code, and only a dog the log
+/// knows (or one said to be new), through the real lineupctl and the serving daemon.
+@Suite(.serialized) struct SessionRecordTests {
+    @Test func anUnknownDogIsRefusedAndTheHandlerIsRecorded() throws {
+        guard let daemon = try ServingStationTests.Daemon(speed: 50) else { return }
+        defer { if daemon.process.isRunning { _ = daemon.terminate() } }
+        #expect(daemon.waitReady(dogs: ["Rex"]))
+        let env = ["LINEUP_SOCKET": daemon.socket]
+        let start = [
+            "session", "start", "--program", "research-5-station", "--step", "phase-3/1", "--mode", "automated",
+        ]
+
+        // A misspelt name: one line naming it and the known dogs, exit 1, nothing written.
+        let misspelt = try lineupctl(start + ["--dog", "Rexx", "--trials", "2"], environment: env)
+        #expect(misspelt.status == 1)
+        #expect(misspelt.stderr.split(separator: "\n").count == 1, "\(misspelt.stderr)")
+        #expect(misspelt.stderr.contains("no dog \"Rexx\"") && misspelt.stderr.contains("known: Rex"))
+        #expect(misspelt.stderr.contains("--new-dog"))
+        // --new-dog for a dog already there is refused too.
+        let twice = try lineupctl(start + ["--dog", "rex", "--new-dog"], environment: env)
+        #expect(twice.status == 1 && twice.stderr.contains("already in the log"), "\(twice.stderr)")
+
+        // A new dog, said so, with the handler's code.
+        let started = try lineupctl(
+            start + ["--dog", "Bo", "--new-dog", "--handler", "H-07", "--trials", "1", "--json"], environment: env)
+        #expect(started.status == 0, "\(started.stderr)")
+        let end = try lineupctl(["session", "end"], environment: env)
+        #expect(end.status == 0, "\(end.stderr)")
+        // The same dog again, by name, and the same handler code: one row each.
+        let again = try lineupctl(start + ["--dog", "Bo", "--handler", "H-07", "--trials", "1"], environment: env)
+        #expect(again.status == 0, "\(again.stderr)")
+        _ = try lineupctl(["session", "end"], environment: env)
+        #expect(daemon.terminate().status == 0)
+
+        let reader = try SessionLog.openReader(path: daemon.db)
+        #expect(try reader.dogs().map(\.name).sorted() == ["Bo", "Rex"])
+        let sessions = try reader.sessions()
+        #expect(sessions.count == 2)
+        for s in sessions {
+            #expect(try reader.session(id: s.id).handler == "H-07")
+            #expect(s.dog == "Bo")
+        }
+        let handlers = try reader.read { db in try Int.fetchOne(db, sql: "SELECT count(*) FROM handler") }
+        #expect(handlers == 1)
+        let shown = try lineupctl(["session", "show", String(sessions[0].id.prefix(8)), "--db", daemon.db])
+        #expect(shown.stdout.contains("Handler     H-07"), "\(shown.stdout)")
+    }
+}
