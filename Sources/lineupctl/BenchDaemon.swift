@@ -23,7 +23,7 @@ struct BenchDaemon: ParsableCommand {
 
     @Option(help: "Trials in the block.") var trials = 1000
     @Option(help: "Seconds of idling to measure CPU over.") var idleSeconds = 10.0
-    @Option(help: "How much faster than life the simulated block runs.") var speed = 200.0
+    @Option(help: "How much faster than life the simulated block runs.") var speed = 30.0
 
     func run() throws {
         let here = URL(fileURLWithPath: CommandLine.arguments[0]).resolvingSymlinksInPath().deletingLastPathComponent()

@@ -98,6 +98,7 @@ struct Lineupd: ParsableCommand {
             }
         }
         if let device { board.audio.device = device }
+        if simulate && !fast, let refusal = BlockPlan.speedRefusal(speed, timing: board.timing) { fail(refusal) }
         let environment = ProcessInfo.processInfo.environment
         let programsDirectory =
             programs ?? environment["CONFIGURATION_DIRECTORY"].map { "\($0)/programs" } ?? "/etc/lineup/programs"
@@ -168,6 +169,29 @@ struct BlockPlan {
     }
 
     private func scaled(_ seconds: Double) -> Nanoseconds { nanoseconds(seconds: seconds / speed) }
+
+    /// The fastest honest simulation for a board. `--speed` divides the hold and its tolerance
+    /// but not the debounce window (the sensors' chatter does not speed up). The debouncer can
+    /// stretch a visit by up to a window at each end, so a sniff may read two windows long:
+    /// the scaled hold must be at least 4 windows for a sniff never to become an indication,
+    /// and the scaled tolerance at least 1 window for a break in the beam to be seen at all.
+    /// These factors are the project's choice.
+    static func fastestSpeed(timing: TimingSpec) -> Double {
+        let window = max(timing.debounceMilliseconds, 0.001)
+        return min(timing.holdMilliseconds / (4 * window), timing.holdToleranceMilliseconds / window)
+    }
+
+    /// One line saying why `speed` is refused for this board, or nil.
+    static func speedRefusal(_ speed: Double, timing: TimingSpec) -> String? {
+        let limit = fastestSpeed(timing: timing)
+        guard speed > limit else { return nil }
+        return String(
+            format:
+                "--speed %g is too fast for honest figures: the hold (%g ms) and its tolerance (%g ms) would become %.1f ms and %.1f ms, "
+                + "against the %g ms debounce window (needed: 4 windows and 1); the fastest allowed here is %g",
+            speed, timing.holdMilliseconds, timing.holdToleranceMilliseconds, timing.holdMilliseconds / speed,
+            timing.holdToleranceMilliseconds / speed, timing.debounceMilliseconds, (limit * 10).rounded(.down) / 10)
+    }
 
     var machine: LineupMachine.Configuration {
         LineupMachine.Configuration(

@@ -24,3 +24,21 @@ import Testing
         #expect(lines.count == 1, "nothing else on stderr: \(run.stderr)")
     }
 }
+
+/// `--speed` divides the hold and its tolerance but not the debounce window: a speed at
+/// which they would be under 4 and 1 windows is refused in one line, with nothing written.
+@Suite struct HonestSpeedTests {
+    @Test func aSpeedTooFastForHonestFiguresIsRefused() throws {
+        let dir = FileManager.default.temporaryDirectory.appendingPathComponent("speed-\(UUID().uuidString)").path
+        try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        for arguments in [["--simulate"], ["--simulate", "--serve", "--socket", "\(dir)/s.sock"]] {
+            let run = try lineupd(arguments + ["--speed", "1000", "--db", "\(dir)/x.db", "--no-realtime"])
+            #expect(run.status == 1)
+            #expect(run.stderr.split(separator: "\n").count == 1, "\(run.stderr)")
+            #expect(
+                run.stderr.contains("--speed 1000 is too fast") && run.stderr.contains("fastest allowed here is 30"))
+            #expect(!FileManager.default.fileExists(atPath: "\(dir)/x.db"))
+        }
+    }
+}

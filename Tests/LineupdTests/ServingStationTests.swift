@@ -76,7 +76,7 @@ struct ServingStationTests {
     }
 
     @Test func aDoubleBlindBlockOverTheSocket() throws {
-        guard let daemon = try Daemon(speed: 50) else { return }
+        guard let daemon = try Daemon(speed: 30) else { return }
         defer { if daemon.process.isRunning { _ = daemon.terminate() } }
         #expect(daemon.waitReady())
         let client = daemon.client
@@ -155,7 +155,7 @@ struct ServingStationTests {
     /// The mission: every round logged against the sample that sat in each station. Trials
     /// once logged kinds only, and the assistant's layout named samples by their ids.
     @Test func eachTrialIsLoggedAgainstTheSamplesInItsStations() throws {
-        guard let daemon = try Daemon(speed: 50) else { return }
+        guard let daemon = try Daemon(speed: 30) else { return }
         defer { if daemon.process.isRunning { _ = daemon.terminate() } }
         #expect(daemon.waitReady())
         let client = daemon.client
@@ -220,7 +220,7 @@ struct ServingStationTests {
         title = "Target among controls"
         mode = "automated"
         lineup = { stations = 5, targets = 1, controls = 4 }
-        inter_trial_s = 1
+        inter_trial_s = 5
         criterion = { kind = "consecutive-correct", n = 2 }
         [[phases.steps.exercises]]
         id = "1"
@@ -232,7 +232,7 @@ struct ServingStationTests {
         // A dog that always finds the target and never alerts elsewhere.
         guard
             let daemon = try Daemon(
-                speed: 50,
+                speed: 30,
                 extra: ["--programs", programs.path, "--sensitivity", "1", "--false-alert-rate", "0", "--seed", "5"])
         else { return }
         defer { if daemon.process.isRunning { _ = daemon.terminate() } }
@@ -263,7 +263,7 @@ struct ServingStationTests {
     /// Every second session of a program once failed ("FOREIGN KEY constraint failed"): found
     /// by the systemd phase of the VM tier, which starts a second session.
     @Test func aProgramServesSessionAfterSessionAndAcrossRestarts() throws {
-        guard let first = try Daemon(speed: 50) else { return }
+        guard let first = try Daemon(speed: 30) else { return }
         defer { if first.process.isRunning { _ = first.terminate() } }
         #expect(first.waitReady())
         let request = SessionRequest(
@@ -274,7 +274,7 @@ struct ServingStationTests {
             try first.client.endSession(suggestions: nil)
         }
         #expect(first.terminate().status == 0)
-        guard let second = try Daemon(speed: 50, directory: first.directory) else { return }
+        guard let second = try Daemon(speed: 30, directory: first.directory) else { return }
         defer { if second.process.isRunning { _ = second.terminate() } }
         #expect(second.waitReady())
         ids.append(try second.client.startSession(request))
@@ -288,7 +288,7 @@ struct ServingStationTests {
     }
 
     @Test func aSessionCutShortByKillNineIsLoggedInterruptedAtTheNextStart() throws {
-        guard let first = try Daemon(speed: 50) else { return }
+        guard let first = try Daemon(speed: 30) else { return }
         defer { if first.process.isRunning { _ = first.terminate() } }
         #expect(first.waitReady())
         let id = try first.client.startSession(
@@ -300,7 +300,7 @@ struct ServingStationTests {
         first.process.waitUntilExit()
         #expect(try SessionLog.openReader(path: first.db).session(id: id).endedHow == nil)
 
-        guard let second = try Daemon(speed: 50, directory: first.directory) else { return }
+        guard let second = try Daemon(speed: 30, directory: first.directory) else { return }
         defer { if second.process.isRunning { _ = second.terminate() } }
         #expect(second.waitReady())
         #expect(
@@ -331,7 +331,7 @@ struct ServingStationTests {
     }
 
     @Test func garbageOnTheSocketLeavesTheRunningSessionUnharmed() throws {
-        guard let daemon = try Daemon(speed: 50) else { return }
+        guard let daemon = try Daemon(speed: 30) else { return }
         defer { if daemon.process.isRunning { _ = daemon.terminate() } }
         #expect(daemon.waitReady())
         let client = daemon.client
@@ -373,7 +373,8 @@ struct ServingStationTests {
         let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
             .deletingLastPathComponent()
         let config = root.appendingPathComponent("hardware/vm/vm.toml").path
-        guard let daemon = try Daemon(speed: 50, extra: ["--config", config]) else { return }
+        // vm.toml's hold (600 ms) and tolerance (100 ms) allow at most 20 × real time.
+        guard let daemon = try Daemon(speed: 20, extra: ["--config", config]) else { return }
         defer { if daemon.process.isRunning { _ = daemon.terminate() } }
         #expect(daemon.waitReady())
         let client = daemon.client
@@ -430,7 +431,7 @@ struct ServingStationTests {
     }
 
     @Test func theResearchersAdditionsGoThroughTheDaemon() throws {
-        guard let daemon = try Daemon(speed: 50) else { return }
+        guard let daemon = try Daemon(speed: 30) else { return }
         defer { if daemon.process.isRunning { _ = daemon.terminate() } }
         #expect(daemon.waitReady(dogs: []))
         // No --db and no $LINEUP_DB: the rows can only reach the daemon's log through it.

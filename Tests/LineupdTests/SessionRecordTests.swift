@@ -7,7 +7,7 @@ import Testing
 /// knows (or one said to be new), through the real lineupctl and the serving daemon.
 @Suite(.serialized) struct SessionRecordTests {
     @Test func anUnknownDogIsRefusedAndTheHandlerIsRecorded() throws {
-        guard let daemon = try ServingStationTests.Daemon(speed: 50) else { return }
+        guard let daemon = try ServingStationTests.Daemon(speed: 30) else { return }
         defer { if daemon.process.isRunning { _ = daemon.terminate() } }
         #expect(daemon.waitReady(dogs: ["Rex"]))
         let env = ["LINEUP_SOCKET": daemon.socket]
