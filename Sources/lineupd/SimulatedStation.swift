@@ -35,8 +35,19 @@ final class SimulatedStation: @unchecked Sendable {
         let stationCount = plan.stationCount
         let readyLine = UInt32(stationCount)
 
+        // The log first: the block's samples are registered in it (or found there from an
+        // earlier run), so the simulated log shows rounds against samples as a board's does.
+        let log: SessionLog
+        let samples: [Sample]
+        do {
+            log = try SessionLog(path: databasePath)
+            samples = try registerSimulatedSamples(log)
+        } catch {
+            printError("\(error)")
+            return 1
+        }
         // The block's layouts, made before anything runs: the hot path only indexes them.
-        var generator = LayoutGenerator(setup: plan.setup, samples: [], seed: plan.seed)
+        var generator = LayoutGenerator(setup: plan.setup, samples: samples, seed: plan.seed)
         let layouts: [TrialLayout]
         do {
             layouts = try generator.block(count: plan.trials)
@@ -45,11 +56,9 @@ final class SimulatedStation: @unchecked Sendable {
             return 1
         }
 
-        // The log: a virtual dog and this session, then the writer thread.
-        let log: SessionLog
+        // A virtual dog and this session, then the writer thread.
         let session: SessionRecord
         do {
-            log = try SessionLog(path: databasePath)
             // A block an earlier run did not finish (killed, crashed) is said to be interrupted.
             for found in try log.markInterruptedSessions(station: plan.board.boardName ?? "simulated") {
                 printError(
@@ -247,6 +256,33 @@ final class SimulatedStation: @unchecked Sendable {
     }
 
     /// The session was logged but its block never ran: say so, then close the log.
+    /// The simulated samples: `SIM-T1`, `SIM-T2` (targets) and `SIM-C1`... (two controls per
+    /// control station, so they rotate); blanks are clean containers without a sample, as on
+    /// a board. Found by label when an earlier run registered them, never added twice.
+    private func registerSimulatedSamples(_ log: SessionLog) throws -> [Sample] {
+        let setup = plan.setup
+        let wanted: [(String, SampleKind)] =
+            (1...max(1, setup.targets * 2)).map { ("SIM-T\($0)", SampleKind.target) }
+            + (0..<(setup.controls * 2)).map { ("SIM-C\($0 + 1)", SampleKind.control) }
+        var known = Dictionary(
+            (try log.reader.samples()).map { ($0.label, $0) }, uniquingKeysWith: { first, _ in first })
+        var samples: [Sample] = []
+        for (label, kind) in wanted {
+            if known[label] == nil {
+                _ = try log.addSample(
+                    SampleRecord(label: label, kind: kind, source: "lineupd --simulate (virtual)"))
+                known = Dictionary(
+                    (try log.reader.samples()).map { ($0.label, $0) }, uniquingKeysWith: { first, _ in first })
+            }
+            guard let entry = known[label], entry.kind == kind.rawValue else {
+                throw SessionLogError.invalidInput(
+                    "the log already has a sample \(label) that is not a \(kind.rawValue): use another --db")
+            }
+            samples.append(Sample(id: entry.id, kind: kind, usageCount: entry.uses))
+        }
+        return samples
+    }
+
     private func notStarted(_ log: SessionLog, _ session: SessionRecord, _ writer: LogWriter) {
         try? log.append([SessionEnd(sessionId: session.id, how: .stopped, detail: "the block could not start")])
         writer.close()

@@ -42,3 +42,36 @@ import Testing
         }
     }
 }
+
+/// The simulated block registers its samples (SIM-T1.., SIM-C1..) once and logs its rounds
+/// against them, as a board's log is; a second run on the same log reuses them.
+@Suite struct SimulatedSamplesTests {
+    @Test func roundsAreLoggedAgainstRegisteredSamples() throws {
+        let dir = FileManager.default.temporaryDirectory.appendingPathComponent("sim-samples-\(UUID().uuidString)").path
+        try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        for seed in ["1", "2"] {
+            let run = try lineupd(
+                [
+                    "--simulate", "--trials", "3", "--speed", "30", "--seed", seed, "--device", "null", "--no-realtime",
+                    "--db", "\(dir)/x.db",
+                ])
+            #expect(run.status == 0, "\(run.stderr)")
+        }
+        let listed = try lineupctl(["samples", "--db", "\(dir)/x.db", "--json"])
+        let samples = try #require(try JSONSerialization.jsonObject(with: Data(listed.stdout.utf8)) as? [[String: Any]])
+        let labels = samples.compactMap { $0["label"] as? String }.sorted()
+        #expect(labels == ["SIM-C1", "SIM-C2", "SIM-C3", "SIM-C4", "SIM-C5", "SIM-C6", "SIM-T1", "SIM-T2"])
+        // Every non-blank station of the six trials held one of them: 6 trials x 4 stations.
+        let uses = samples.compactMap { $0["uses"] as? Int }.reduce(0, +)
+        #expect(uses == 6 * 4)
+        let trials = try lineupctl(["trials", "--db", "\(dir)/x.db", "--json", "--limit", "0"])
+        let rows = try #require(try JSONSerialization.jsonObject(with: Data(trials.stdout.utf8)) as? [[String: Any]])
+        for row in rows {
+            let layout = try #require(row["layout"] as? [[String: Any]])
+            for slot in layout where slot["kind"] as? String != "blank" {
+                #expect((slot["sample"] as? String)?.hasPrefix("SIM-") == true, "\(slot)")
+            }
+        }
+    }
+}
