@@ -64,10 +64,6 @@ extension SessionLog {
         return note
     }
 
-    /// Logs a program's text once (by its SHA-256) and returns the id its row has in the log:
-    /// a new session must refer to that id, not to a fresh record's, which is not inserted when
-    /// the same text was logged before (every second session of a program once failed its
-    /// foreign key this way).
     /// A handler by pseudonymous code: logged once, the same id every later time.
     public func logHandler(code: String) throws -> UUID {
         let code = code.trimmingCharacters(in: .whitespacesAndNewlines)
@@ -86,6 +82,10 @@ extension SessionLog {
         return id
     }
 
+    /// Logs a program's text once (by its SHA-256) and returns the id its row has in the log:
+    /// a new session must refer to that id, not to a fresh record's, which is not inserted when
+    /// the same text was logged before (every second session of a program once failed its
+    /// foreign key this way).
     public func logProgram(_ program: ProgramRecord) throws -> UUID {
         var id: UUID?
         try writeChecked { db in
@@ -127,7 +127,7 @@ extension SessionLog {
     }
 
     /// One write transaction whose checks throw ``SessionLogError`` as they are.
-    private func writeChecked(_ body: (Database) throws -> Void) throws {
+    func writeChecked(_ body: (Database) throws -> Void) throws {
         do {
             try pool.write { db in try body(db) }
         } catch {

@@ -91,6 +91,11 @@ public struct ControlClient: Sendable {
         try send(.sampleNote(entry), expecting: Added.self).id
     }
 
+    /// Returns the correction's trial id.
+    public func correctTrial(_ entry: TrialCorrectionEntry) throws(ControlClientError) -> String {
+        try send(.trialCorrect(entry), expecting: Added.self).id
+    }
+
     /// Sends one request and reads its reply.
     public func send<R: Decodable>(_ request: ControlRequest, expecting: R.Type) throws(ControlClientError) -> R {
         let connection = try Connection(path: path)

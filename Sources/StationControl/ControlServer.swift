@@ -299,6 +299,8 @@ public final class ControlServer: @unchecked Sendable {
                 reply = ControlProtocol.encodeReply(id: id, result: Added(id: try controller.addSample(entry)))
             case .sampleNote(let entry):
                 reply = ControlProtocol.encodeReply(id: id, result: Added(id: try controller.noteSample(entry)))
+            case .trialCorrect(let entry):
+                reply = ControlProtocol.encodeReply(id: id, result: Added(id: try controller.correctTrial(entry)))
             case .watch:
                 // Registered before the reply, so a client that has the reply is watching. The
                 // reply still goes out first: events reach the client only through

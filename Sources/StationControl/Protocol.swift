@@ -38,6 +38,7 @@ public enum ControlRequest: Sendable, Hashable {
     case dogAdd(DogEntry)
     case sampleAdd(SampleEntry)
     case sampleNote(SampleNoteEntry)
+    case trialCorrect(TrialCorrectionEntry)
 
     /// The name on the wire.
     public var name: String {
@@ -52,12 +53,13 @@ public enum ControlRequest: Sendable, Hashable {
         case .dogAdd: "dog-add"
         case .sampleAdd: "sample-add"
         case .sampleNote: "sample-note"
+        case .trialCorrect: "trial-correct"
         }
     }
 
     public static let names = [
         "status", "session-start", "layout", "ready", "abort", "session-end", "watch", "dog-add", "sample-add",
-        "sample-note",
+        "sample-note", "trial-correct",
     ]
 }
 
@@ -165,6 +167,8 @@ extension ControlProtocol {
                 return .success((id, .sampleAdd(try decoder.decode(SampleEntry.self, from: line))))
             case "sample-note":
                 return .success((id, .sampleNote(try decoder.decode(SampleNoteEntry.self, from: line))))
+            case "trial-correct":
+                return .success((id, .trialCorrect(try decoder.decode(TrialCorrectionEntry.self, from: line))))
             default:
                 let shown = head.request.count > 40 ? String(head.request.prefix(40)) + "…" : head.request
                 return fail(
@@ -337,6 +341,8 @@ private struct RequestEnvelope: Encodable {
             return try FlatEncoder(id: id, name: request.name, entry: entry).encode(to: encoder)
         case .sampleNote(let entry):
             return try FlatEncoder(id: id, name: request.name, entry: entry).encode(to: encoder)
+        case .trialCorrect(let entry):
+            return try FlatEncoder(id: id, name: request.name, entry: entry).encode(to: encoder)
         default: break
         }
         var c = encoder.container(keyedBy: CodingKeys.self)
@@ -344,7 +350,7 @@ private struct RequestEnvelope: Encodable {
         try c.encode(id, forKey: .id)
         try c.encode(request.name, forKey: .request)
         switch request {
-        case .dogAdd, .sampleAdd, .sampleNote:
+        case .dogAdd, .sampleAdd, .sampleNote, .trialCorrect:
             break
         case .status, .ready, .abort, .watch:
             break

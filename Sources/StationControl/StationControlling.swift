@@ -169,6 +169,22 @@ public struct SampleNoteEntry: Sendable, Codable, Hashable {
     }
 }
 
+/// `trial-correct`: the trial (id or unique prefix), its outcome as it should stand, the
+/// station indicated (1-based; nil for none) and why.
+public struct TrialCorrectionEntry: Sendable, Codable, Hashable {
+    public var trial: String
+    public var outcome: TrialOutcome
+    public var indicated: Int?
+    public var reason: String
+
+    public init(trial: String, outcome: TrialOutcome, indicated: Int? = nil, reason: String) {
+        self.trial = trial
+        self.outcome = outcome
+        self.indicated = indicated
+        self.reason = reason
+    }
+}
+
 /// A refusal the person at the other end can act on.
 public struct ControlRefusal: Error, Sendable, Codable, Hashable, CustomStringConvertible {
     public enum Code: String, Sendable, Codable, Hashable {
@@ -221,4 +237,6 @@ public protocol StationControlling: AnyObject, Sendable {
     func addDog(_ entry: DogEntry) throws(ControlRefusal) -> String
     func addSample(_ entry: SampleEntry) throws(ControlRefusal) -> String
     func noteSample(_ entry: SampleNoteEntry) throws(ControlRefusal) -> String
+    /// A correction of a trial's outcome (a new row; the original is kept).
+    func correctTrial(_ entry: TrialCorrectionEntry) throws(ControlRefusal) -> String
 }

@@ -30,7 +30,7 @@ struct Lineupctl: ParsableCommand {
         subcommands: [
             Selftest.self, Version.self, Bench.self,
             Dogs.self, Samples.self, Sessions.self, SessionCommand.self, Trials.self, Events.self,
-            Progress.self, Stats.self, Export.self, Backup.self,
+            TrialCommand.self, Progress.self, Stats.self, Export.self, Backup.self,
             StatusCommand.self, LayoutCommand.self, ReadyCommand.self, WatchCommand.self,
         ]
     )

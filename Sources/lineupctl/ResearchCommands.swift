@@ -8,7 +8,7 @@ import TrainingEngine
 // writes; the few writes (dogs add, samples add and note) go through lineupd, which owns
 // the station's log, unless a database file is named with --db or $LINEUP_DB.
 
-private let additionNote = """
+let additionNote = """
     lineupd writes it to the station's log (through its control socket, so any member of \
     the station's group may add). With --db PATH or $LINEUP_DB it is written to that \
     database file directly instead.
@@ -264,12 +264,13 @@ struct SessionCommand: ParsableCommand {
                     s.samples.map { [$0.label ?? "(no sample id)", $0.kind, "\($0.presented)", "\($0.indicated)"] })
                 say("\nTrials\n")
                 printTable(
-                    ["#", "OUTCOME", "INDICATED", "LATENCY", "STARTED", "LAYOUT"],
+                    ["#", "OUTCOME", "INDICATED", "LATENCY", "STARTED", "LAYOUT", "NOTE"],
                     s.trials.map { t in
                         [
                             "\(t.number)", t.outcome, t.indicatedStation.map { "\($0)" } ?? "-",
                             describeMillis(t.latencyMs), t.started,
                             t.layout.map { "\($0.station):\($0.sample ?? $0.kind)" }.joined(separator: " "),
+                            describeNote(corrects: t.corrects, reason: t.reason),
                         ]
                     })
                 text = "\nImprovement suggestions\n"
@@ -302,12 +303,13 @@ struct Trials: ParsableCommand {
             let trials = try reader.trials(filter, limit: limit > 0 ? limit : nil)
             if log.json { return try printJSON(trials) }
             printTable(
-                ["TRIAL", "DOG", "SESSION", "#", "OUTCOME", "INDICATED", "LATENCY", "ENDED", "LAYOUT"],
+                ["TRIAL", "DOG", "SESSION", "#", "OUTCOME", "INDICATED", "LATENCY", "ENDED", "LAYOUT", "NOTE"],
                 trials.map { t in
                     [
                         short(t.id), t.dog, short(t.sessionId), "\(t.number)", t.outcome,
                         t.indicatedStation.map { "\($0)" } ?? "-", describeMillis(t.latencyMs), t.ended,
                         t.layout.map { "\($0.station):\($0.sample ?? $0.kind)" }.joined(separator: " "),
+                        describeNote(corrects: t.corrects, reason: t.reason),
                     ]
                 })
         }

@@ -66,13 +66,13 @@ struct AdditionOptions: ParsableArguments {
     }
 }
 
-/// The filters most commands share.
 /// Listings read newest first, so `--limit` gives the latest rows; exports stay oldest first.
 struct ListingOrderOptions: ParsableArguments {
     @Flag(help: "Oldest first (listings are newest first by default; exports are always oldest first).")
     var oldestFirst = false
 }
 
+/// The filters most commands share.
 struct RowFilterOptions: ParsableArguments {
     @Option(help: ArgumentHelp("Only this dog (name, id or id prefix).", valueName: "dog"))
     var dog: String?
@@ -199,6 +199,13 @@ func describeFigures(_ f: Figures, indent: String = "") -> String {
             """
     }
     return text
+}
+
+/// A trial's note: a correction (with the row it replaces and why), or why it was aborted or
+/// needs a second look.
+func describeNote(corrects: String?, reason: String?) -> String {
+    if let corrects { return "corrected (was \(short(corrects))): \(reason ?? "")" }
+    return reason ?? ""
 }
 
 /// When and how a session ended, in the researcher's words.

@@ -584,6 +584,14 @@ final class StationService: StationControlling, @unchecked Sendable {
         try adding { try log.noteSample(entry.sample, text: entry.text).id }
     }
 
+    func correctTrial(_ entry: TrialCorrectionEntry) throws(ControlRefusal) -> String {
+        try adding {
+            try log.correctTrial(
+                entry.trial, outcome: entry.outcome, indicatedStation: entry.indicated, reason: entry.reason
+            ).id
+        }
+    }
+
     /// The log's refusals in the protocol's codes, with the log's own words.
     private func adding(_ body: () throws -> UUID) throws(ControlRefusal) -> String {
         do {
@@ -591,7 +599,7 @@ final class StationService: StationControlling, @unchecked Sendable {
         } catch let error as SessionLogError {
             switch error {
             case .invalidInput, .malformedDate: throw ControlRefusal(.badRequest, error.description)
-            case .unknownSample, .ambiguousId: throw ControlRefusal(.unknown, error.description)
+            case .unknownSample, .unknownTrial, .ambiguousId: throw ControlRefusal(.unknown, error.description)
             case .duplicateDog, .duplicateSample: throw ControlRefusal(.duplicate, error.description)
             default: throw ControlRefusal(.failed, error.description)
             }

@@ -34,7 +34,25 @@ import Testing
         // The same dog again, by name, and the same handler code: one row each.
         let again = try lineupctl(start + ["--dog", "Bo", "--handler", "H-07", "--trials", "1"], environment: env)
         #expect(again.status == 0, "\(again.stderr)")
+        try daemon.client.ready()
+        #expect(eventually(10) { (try? daemon.client.status().trial) == 1 }, "the trial never ended")
         _ = try lineupctl(["session", "end"], environment: env)
+
+        // A correction through the daemon (the group may only read the log on a board).
+        let listed = try lineupctl(["trials", "--db", daemon.db, "--json", "--limit", "1"])
+        let newest = try #require(
+            (try JSONSerialization.jsonObject(with: Data(listed.stdout.utf8)) as? [[String: Any]])?.first?["id"]
+                as? String)
+        let corrected = try lineupctl(
+            ["trial", "correct", String(newest.prefix(8)), "--outcome", "aborted", "--reason", "a door slammed"],
+            environment: env)
+        #expect(corrected.status == 0, "\(corrected.stderr)")
+        let wrong = try lineupctl(
+            ["trial", "correct", String(newest.prefix(8)), "--outcome", "miss", "--reason", "x"], environment: env)
+        #expect(wrong.status == 1 && wrong.stderr.contains("already corrected"), "\(wrong.stderr)")
+        let shownTrials = try lineupctl(["trials", "--db", daemon.db, "--limit", "1"])
+        #expect(
+            shownTrials.stdout.contains("corrected (was \(newest.prefix(8))): a door slammed"), "\(shownTrials.stdout)")
         #expect(daemon.terminate().status == 0)
 
         let reader = try SessionLog.openReader(path: daemon.db)

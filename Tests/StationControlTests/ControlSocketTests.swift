@@ -89,6 +89,26 @@ struct ControlSocketTests {
             ])
     }
 
+    @Test("a trial correction crosses the socket with every field, and its refusal comes back")
+    func trialCorrection() throws {
+        let (server, station, client) = try makeServer("correct")
+        defer { server.stop() }
+        let entry = TrialCorrectionEntry(
+            trial: "9b1c0d2e", outcome: .falseAlert, indicated: 3, reason: "video: held at 3")
+        let line = ControlProtocol.encode(.trialCorrect(entry), id: 5)
+        #expect(try ControlProtocol.decodeRequest(line.dropLast()).get().request == .trialCorrect(entry))
+        let typed = #"{"v":1,"id":6,"request":"trial-correct","trial":"9b1c","outcome":"miss","reason":"no hold"}"#
+        #expect(
+            try ControlProtocol.decodeRequest(Data(typed.utf8)).get().request
+                == .trialCorrect(TrialCorrectionEntry(trial: "9b1c", outcome: .miss, reason: "no hold")))
+        #expect(try client.correctTrial(entry) == "C1")
+        #expect(
+            throws: ControlClientError.refused(ControlRefusal(.unknown, "no trial \"nope\" in the log"))
+        ) { try client.correctTrial(TrialCorrectionEntry(trial: "nope", outcome: .miss, reason: "x")) }
+        #expect(
+            station.calls == ["correctTrial 9b1c0d2e false-alert 3 video: held at 3", "correctTrial nope miss - x"])
+    }
+
     @Test("the layout is refused to the handler's view in double-blind mode and given to the assistant")
     func blindLayout() throws {
         let (server, station, client) = try makeServer("blind")

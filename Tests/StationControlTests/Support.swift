@@ -86,6 +86,14 @@ final class FakeStation: StationControlling, @unchecked Sendable {
         return "N1"
     }
 
+    func correctTrial(_ entry: TrialCorrectionEntry) throws(ControlRefusal) -> String {
+        record(
+            "correctTrial \(entry.trial) \(entry.outcome.rawValue) \(entry.indicated.map(String.init) ?? "-") \(entry.reason)"
+        )
+        if entry.trial == "nope" { throw ControlRefusal(.unknown, "no trial \"nope\" in the log") }
+        return "C1"
+    }
+
     func endSession(suggestions: String?) throws(ControlRefusal) {
         record("endSession \(suggestions ?? "-")")
         let had = lock.withLock {
