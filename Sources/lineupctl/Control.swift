@@ -122,7 +122,7 @@ struct SessionStart: ParsableCommand {
                   --step discrimination/2 --mode double-blind --handler H-07
               lineupctl session start --dog Rex --program study \\
                   --step discrimination/2 --exercise 1 --mode automated --trials 20 \\
-                  --sample T-7 --sample C-1 --sample C-2 --sample C-3 --sample C-4 --seed 42
+                  --sample T-7 --sample C-1 --sample C-2 --sample C-3 --sample C-4 --sample C-5 --seed 42
               lineupctl session start --dog Rex --program research-5-station \\
                   --step phase-3/1 --mode double-blind \\
                   --layout control,target,control,control,blank --layout control,control,control,blank,control

@@ -143,12 +143,15 @@ import Testing
 }
 
 /// Runs the built lineupd with `$LINEUP_DB` cleared.
-func lineupd(_ arguments: [String]) throws -> (status: Int32, stdout: String, stderr: String) {
+func lineupd(_ arguments: [String], in directory: String? = nil) throws -> (
+    status: Int32, stdout: String, stderr: String
+) {
     let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
         .deletingLastPathComponent()
     let process = Process()
     process.executableURL = root.appendingPathComponent(".build/debug/lineupd")
     process.arguments = arguments
+    if let directory { process.currentDirectoryURL = URL(fileURLWithPath: directory) }
     var env = ProcessInfo.processInfo.environment
     env["NOTIFY_SOCKET"] = nil
     env["WATCHDOG_USEC"] = nil

@@ -1,0 +1,204 @@
+import Foundation
+import Glibc
+import SessionLog
+import StationControl
+import Testing
+
+/// Say only what runs: every `lineupctl` and `lineupd` command in the README's shell blocks
+/// (README.md and docs/*.md) is run, in order, against a simulated station serving its socket,
+/// and must exit 0 with nothing on stderr. Placeholders (the README's example ids, paths and
+/// dog names) are replaced by real ones, listed below. Commands that need a board, root or a
+/// network are exempt, each with its reason, and an exemption that no longer matches a README
+/// line fails the test, so the list cannot rot.
+@Suite(.serialized) struct ReadmeExamplesTests {
+    /// Prefixes of commands not run here, and why.
+    static let exemptions: [(prefix: String, why: String)] = [
+        ("lineupctl selftest --config /etc/lineup/station.toml", "needs the board's GPIO lines and sound card"),
+        ("lineupd --simulate --serve --socket /tmp/lineup.sock", "the test's own station is this command"),
+    ]
+
+    /// The shell commands of the README's ```sh blocks: continuation lines joined, `$ ` and
+    /// `ssh pi ` taken off, comments dropped.
+    static func commands(in text: String) -> [String] {
+        var out: [String] = []
+        var inShell = false
+        var pending = ""
+        for raw in text.split(separator: "\n", omittingEmptySubsequences: false) {
+            let line = String(raw)
+            if line.hasPrefix("```") {
+                inShell = !inShell && (line == "```sh" || line == "```bash")
+                pending = ""
+                continue
+            }
+            guard inShell else { continue }
+            if line.hasSuffix("\\") {
+                pending += line.dropLast() + " "
+                continue
+            }
+            var command = (pending + line).trimmingCharacters(in: .whitespaces)
+            pending = ""
+            for prefix in ["$ ", "ssh pi "] where command.hasPrefix(prefix) { command.removeFirst(prefix.count) }
+            guard command.hasPrefix("lineupctl ") || command.hasPrefix("lineupd ") else { continue }
+            out.append(stripComment(command))
+        }
+        return out
+    }
+
+    /// Drops a trailing `# comment` outside quotes.
+    static func stripComment(_ command: String) -> String {
+        var quote: Character? = nil
+        var previous: Character = " "
+        for (offset, c) in command.enumerated() {
+            if let q = quote {
+                if c == q { quote = nil }
+            } else if c == "\"" || c == "'" {
+                quote = c
+            } else if c == "#" && previous == " " {
+                return String(command.prefix(offset)).trimmingCharacters(in: .whitespaces)
+            }
+            previous = c
+        }
+        return command
+    }
+
+    /// Splits a command line into arguments (double and single quotes, no expansions).
+    static func words(_ command: String) -> [String] {
+        var words: [String] = []
+        var word = ""
+        var quote: Character? = nil
+        var inWord = false
+        for c in command {
+            if let q = quote {
+                if c == q { quote = nil } else { word.append(c) }
+            } else if c == "\"" || c == "'" {
+                quote = c
+                inWord = true
+            } else if c == " " {
+                if inWord { words.append(word) }
+                word = ""
+                inWord = false
+            } else {
+                word.append(c)
+                inWord = true
+            }
+        }
+        if inWord { words.append(word) }
+        return words
+    }
+
+    @Test func everyCommandExampleRuns() throws {
+        let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+            .deletingLastPathComponent()
+        var text = try String(contentsOf: root.appendingPathComponent("README.md"), encoding: .utf8)
+        let docs = root.appendingPathComponent("docs")
+        for file in (try? FileManager.default.contentsOfDirectory(atPath: docs.path))?.sorted() ?? []
+        where file.hasSuffix(".md") {
+            text += "\n" + (try String(contentsOf: docs.appendingPathComponent(file), encoding: .utf8))
+        }
+        let commands = Self.commands(in: text)
+        #expect(commands.count > 30, "the README's examples were not found")
+        for exemption in Self.exemptions {
+            #expect(
+                commands.contains { $0.hasPrefix(exemption.prefix) },
+                "exemption no longer matches a README command: \(exemption.prefix)")
+        }
+
+        // The station: a simulated lineup serving its socket; a dog, samples and one trial
+        // logged, so the README's ids have something real to stand for.
+        guard let daemon = try ServingStationTests.Daemon(speed: 30) else { return }
+        defer { if daemon.process.isRunning { _ = daemon.terminate() } }
+        #expect(daemon.waitReady(dogs: ["Rex"]))
+        let client = daemon.client
+        for (label, kind) in [
+            ("T-7", "target"), ("C-1", "control"), ("C-2", "control"), ("C-3", "control"), ("C-4", "control"),
+            ("C-5", "control"),
+        ] {
+            _ = try client.addSample(SampleEntry(label: label, kind: kind == "target" ? .target : .control))
+        }
+        _ = try client.startSession(
+            SessionRequest(dog: "Rex", program: "research-5-station", step: "phase-3/1", mode: .automated, trials: 1))
+        try client.ready()
+        #expect(eventually(10) { (try? client.status().trial) == 1 }, "the preparing trial never ended")
+        try client.endSession(suggestions: nil)
+        let reader = try SessionLog.openReader(path: daemon.db)
+        let session = String(try #require(try reader.sessions().first).id.prefix(8))
+        let trial = String(try #require(try reader.trials().first).id.prefix(8))
+        let env = ["LINEUP_SOCKET": daemon.socket, "LINEUP_DB": daemon.db]
+        let substitutions = [
+            "3f2a9c1e": session, "9b1c0d2e": trial, "/tmp/lineup.sock": daemon.socket, "/tmp/lineup.db": daemon.db,
+            "/var/lib/lineup/backup-2025-05-01.db": daemon.directory + "/backup.db",
+        ]
+
+        var newDogs = 0
+        var ran = 0
+        var exempt = 0
+        // Dogs and samples are added before they are looked for (the README documents adding
+        // after finding); otherwise in the README's order.
+        func adds(_ c: String) -> Bool {
+            c.hasPrefix("lineupctl dogs add") || c.hasPrefix("lineupctl samples add")
+                || c.hasPrefix("lineupctl samples note")
+        }
+        for command in commands.filter(adds) + commands.filter({ !adds($0) }) {
+            if Self.exemptions.contains(where: { command.hasPrefix($0.prefix) }) {
+                exempt += 1
+                continue
+            }
+            var line = command
+            for (from, to) in substitutions { line = line.replacingOccurrences(of: from, with: to) }
+            // Output redirections and pipes are the reader's; the command is what is checked.
+            if let bar = line.firstIndex(of: "|") { line = String(line[..<bar]).trimmingCharacters(in: .whitespaces) }
+            if let gt = line.firstIndex(of: ">") { line = String(line[..<gt]).trimmingCharacters(in: .whitespaces) }
+            var arguments = Self.words(line)
+            // A dog said to be new must be new: each example gets a name of its own.
+            if arguments.contains("--new-dog"), let at = arguments.firstIndex(of: "--dog") {
+                newDogs += 1
+                arguments[at + 1] += "-readme-\(newDogs)"
+            }
+            let tool = arguments.removeFirst()
+            // The examples are independent: a session an earlier one left running is ended.
+            if arguments.starts(with: ["session", "start"]) {
+                _ = try? lineupctl(["session", "abort"], environment: env)
+                _ = try? lineupctl(["session", "end"], environment: env)
+            }
+            if arguments.first == "watch" {
+                // A stream until Ctrl-C: it must connect and stay up.
+                let result = try runFor(seconds: 1, tool: tool, arguments, environment: env)
+                #expect(result.exitedEarly == false && result.stderr.isEmpty, "\(command): \(result.stderr)")
+                ran += 1
+                continue
+            }
+            let result =
+                tool == "lineupd"
+                ? try lineupd(arguments + ["--no-realtime", "--device", "null"], in: daemon.directory)
+                : try lineupctl(arguments, environment: env)
+            #expect(result.status == 0, "README: \(command)\n→ \(line)\n\(result.stderr)")
+            #expect(result.stderr.isEmpty, "README: \(command)\n\(result.stderr)")
+            ran += 1
+        }
+        #expect(ran + exempt == commands.count)
+    }
+
+    /// Runs a command that streams until stopped; true in `exitedEarly` if it ended by itself.
+    func runFor(seconds: Double, tool: String, _ arguments: [String], environment: [String: String]) throws -> (
+        exitedEarly: Bool, stderr: String
+    ) {
+        let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+            .deletingLastPathComponent()
+        let process = Process()
+        process.executableURL = root.appendingPathComponent(".build/debug/\(tool)")
+        process.arguments = arguments
+        var env = ProcessInfo.processInfo.environment
+        for (key, value) in environment { env[key] = value }
+        process.environment = env
+        let err = Pipe()
+        process.standardError = err
+        process.standardOutput = FileHandle.nullDevice
+        try process.run()
+        usleep(UInt32(seconds * 1_000_000))
+        let early = !process.isRunning
+        // Ctrl-C's effect, without waiting for a reader that may be blocked on the socket.
+        if process.isRunning { kill(process.processIdentifier, SIGKILL) }
+        process.waitUntilExit()
+        return (early, String(decoding: err.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self))
+    }
+}
