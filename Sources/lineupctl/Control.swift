@@ -282,7 +282,7 @@ struct WatchCommand: ParsableCommand {
         discussion: """
             Examples:
               lineupctl watch
-              lineupctl watch | jq -c 'select(.event == "trial")'
+              lineupctl watch | jq -c 'select(.kind == "trial")'
             """)
 
     @OptionGroup var socket: SocketOptions

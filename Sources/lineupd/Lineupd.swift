@@ -288,6 +288,18 @@ func runFast(_ plan: BlockPlan, databasePath: String?) throws {
     }
 }
 
+/// The dog every simulated block is logged for: "virtual dog", added by the first block on a
+/// log (returned to be appended with its session) and found by name by every later one, so a
+/// log's simulated blocks are one dog's sessions.
+func virtualDog(in log: SessionLog, notes: String) throws -> (id: UUID, new: DogRecord?) {
+    if let known = try log.reader.dogs().first(where: { $0.name == "virtual dog" }), let id = UUID(uuidString: known.id)
+    {
+        return (id, nil)
+    }
+    let dog = DogRecord(name: "virtual dog", notes: notes)
+    return (dog.id, dog)
+}
+
 /// Writes a `--fast` block to the log in one transaction: the virtual dog, the session (its
 /// times are now plus the block's virtual time), every trial, and the session's end.
 func logFastBlock(_ plan: BlockPlan, _ result: BlockSimulation.Result, databasePath: String) throws -> UUID {
@@ -296,14 +308,14 @@ func logFastBlock(_ plan: BlockPlan, _ result: BlockSimulation.Result, databaseP
     func at(_ virtual: Nanoseconds) -> LogTime {
         LogTime(monoNs: start.monoNs &+ Int64(virtual), wallNs: start.wallNs &+ Int64(virtual))
     }
-    let dog = DogRecord(name: "virtual dog", notes: "lineupd --simulate --fast")
+    let (dogId, newDog) = try virtualDog(in: log, notes: "lineupd --simulate --fast")
     let session = SessionRecord(
-        dogId: dog.id, phase: "simulation", mode: .doubleBlind,
+        dogId: dogId, phase: "simulation", mode: .doubleBlind,
         settings: jsonObject([
             "simulated": "true", "fast": "true", "trials": "\(plan.trials)", "seed": "\(plan.seed)",
             "dog_sensitivity": "\(plan.sensitivity)", "dog_false_alert_rate": "\(plan.falseAlertRate)",
         ]), station: "simulated", time: start)
-    var records: [any AppendableRecord] = [dog, session]
+    var records: [any AppendableRecord] = (newDog.map { [$0] } ?? []) + [session]
     for (index, trial) in result.trials.enumerated() {
         let timing = result.timings[index]
         records.append(

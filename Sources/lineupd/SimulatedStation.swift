@@ -65,11 +65,11 @@ final class SimulatedStation: @unchecked Sendable {
                     "session \(found.session.prefix(8)) (\(found.dog), \(found.trials) trial(s) scored) was not ended: "
                         + "logged as interrupted")
             }
-            let dog = DogRecord(name: "virtual dog", notes: "lineupd --simulate")
+            let (dogId, newDog) = try virtualDog(in: log, notes: "lineupd --simulate")
             session = SessionRecord(
-                dogId: dog.id, phase: "simulation", mode: .doubleBlind, settings: settingsJSON(),
+                dogId: dogId, phase: "simulation", mode: .doubleBlind, settings: settingsJSON(),
                 station: plan.board.boardName ?? "simulated")
-            try log.append([dog, session])
+            try log.append((newDog.map { [$0] } ?? []) + [session])
         } catch {
             printError("\(error)")
             return 1

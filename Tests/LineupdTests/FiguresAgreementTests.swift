@@ -142,78 +142,38 @@ import Testing
     }
 }
 
-/// Runs the built lineupd with `$LINEUP_DB` cleared.
-func lineupd(_ arguments: [String], in directory: String? = nil) throws -> (
-    status: Int32, stdout: String, stderr: String
-) {
-    let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
-        .deletingLastPathComponent()
-    let process = Process()
-    process.executableURL = root.appendingPathComponent(".build/debug/lineupd")
-    process.arguments = arguments
-    if let directory { process.currentDirectoryURL = URL(fileURLWithPath: directory) }
-    var env = ProcessInfo.processInfo.environment
-    env["NOTIFY_SOCKET"] = nil
-    env["WATCHDOG_USEC"] = nil
-    process.environment = env
-    let out = Pipe()
-    let err = Pipe()
-    process.standardOutput = out
-    process.standardError = err
-    try process.run()
-    let outData = out.fileHandleForReading.readDataToEndOfFile()
-    let errData = err.fileHandleForReading.readDataToEndOfFile()
-    process.waitUntilExit()
-    return (
-        process.terminationStatus, String(decoding: outData, as: UTF8.self), String(decoding: errData, as: UTF8.self)
-    )
-}
-
 /// RFC 4180 rows: quoted fields may hold commas, quotes ("") and line breaks.
 func parseCSV(_ text: String) -> [[String]] {
     var rows: [[String]] = []
     var row: [String] = []
     var field = ""
     var quoted = false
-    var chars = Array(text).makeIterator()
-    while let c = chars.next() {
+    var afterQuote = false  // a quote seen inside a quoted field: doubled, or the field's end
+    for c in text {
         if quoted {
-            if c == "\"" {
-                if let next = chars.next() {
-                    if next == "\"" {
-                        field.append("\"")
-                    } else {
-                        quoted = false
-                        if next == "," {
-                            row.append(field)
-                            field = ""
-                        } else if next == "\r\n" || next == "\n" {
-                            row.append(field)
-                            rows.append(row)
-                            row = []
-                            field = ""
-                        } else {
-                            field.append(next)
-                        }
-                    }
-                } else {
-                    quoted = false
+            if afterQuote {
+                afterQuote = false
+                if c == "\"" {
+                    field.append(c)
+                    continue
                 }
+                quoted = false  // the closing quote: c is read below as outside quotes
             } else {
-                field.append(c)
+                if c == "\"" { afterQuote = true } else { field.append(c) }
+                continue
             }
-        } else if c == "\"" {
-            quoted = true
-        } else if c == "," {
+        }
+        switch c {
+        case "\"": quoted = true
+        case ",":
             row.append(field)
             field = ""
-        } else if c == "\r\n" || c == "\n" {
+        case "\r\n", "\n":
             row.append(field)
             rows.append(row)
             row = []
             field = ""
-        } else {
-            field.append(c)
+        default: field.append(c)
         }
     }
     if !field.isEmpty || !row.isEmpty {

@@ -58,6 +58,9 @@ import Testing
                 ])
             #expect(run.status == 0, "\(run.stderr)")
         }
+        // Both blocks are one virtual dog's sessions.
+        let dogs = try lineupctl(["dogs", "--db", "\(dir)/x.db", "--json"])
+        #expect((try JSONSerialization.jsonObject(with: Data(dogs.stdout.utf8)) as? [[String: Any]])?.count == 1)
         let listed = try lineupctl(["samples", "--db", "\(dir)/x.db", "--json"])
         let samples = try #require(try JSONSerialization.jsonObject(with: Data(listed.stdout.utf8)) as? [[String: Any]])
         let labels = samples.compactMap { $0["label"] as? String }.sorted()

@@ -550,14 +550,30 @@ func connectUnix(_ path: String) -> Int32? {
 func lineupctl(_ arguments: [String], environment: [String: String] = [:]) throws -> (
     status: Int32, stdout: String, stderr: String
 ) {
+    try runBuilt("lineupctl", arguments, environment: environment)
+}
+
+/// Runs the built lineupd (no systemd notify socket), in `directory` if given.
+func lineupd(_ arguments: [String], in directory: String? = nil) throws -> (
+    status: Int32, stdout: String, stderr: String
+) {
+    try runBuilt("lineupd", arguments, directory: directory)
+}
+
+/// Runs one of this package's built tools to its end, with the station's environment
+/// variables cleared and `environment` added. stderr is read on its own thread, so neither
+/// pipe can fill and block the tool.
+func runBuilt(
+    _ tool: String, _ arguments: [String], environment: [String: String] = [:], directory: String? = nil
+) throws -> (status: Int32, stdout: String, stderr: String) {
     let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
         .deletingLastPathComponent()
     let process = Process()
-    process.executableURL = root.appendingPathComponent(".build/debug/lineupctl")
+    process.executableURL = root.appendingPathComponent(".build/debug/\(tool)")
     process.arguments = arguments
+    if let directory { process.currentDirectoryURL = URL(fileURLWithPath: directory) }
     var env = ProcessInfo.processInfo.environment
-    env["LINEUP_DB"] = nil
-    env["LINEUP_SOCKET"] = nil
+    for key in ["LINEUP_DB", "LINEUP_SOCKET", "NOTIFY_SOCKET", "WATCHDOG_USEC"] { env[key] = nil }
     for (key, value) in environment { env[key] = value }
     process.environment = env
     let out = Pipe()
@@ -565,12 +581,15 @@ func lineupctl(_ arguments: [String], environment: [String: String] = [:]) throw
     process.standardOutput = out
     process.standardError = err
     try process.run()
+    let errText = TextSink()
+    let errReader = Thread {
+        errText.append(String(decoding: err.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self))
+    }
+    errReader.start()
     let outData = out.fileHandleForReading.readDataToEndOfFile()
-    let errData = err.fileHandleForReading.readDataToEndOfFile()
     process.waitUntilExit()
-    return (
-        process.terminationStatus, String(decoding: outData, as: UTF8.self), String(decoding: errData, as: UTF8.self)
-    )
+    while !errReader.isFinished { usleep(1000) }
+    return (process.terminationStatus, String(decoding: outData, as: UTF8.self), errText.text)
 }
 
 /// Waits for a condition other threads or processes make true, for at most `seconds`.

@@ -25,6 +25,9 @@ import Testing
         let twice = try lineupctl(start + ["--dog", "rex", "--new-dog"], environment: env)
         #expect(twice.status == 1 && twice.stderr.contains("already in the log"), "\(twice.stderr)")
 
+        // A handler is a code, never a name.
+        let named = try lineupctl(start + ["--dog", "Rex", "--handler", "Anna Virtanen"], environment: env)
+        #expect(named.status == 1 && named.stderr.contains("pseudonymous code"), "\(named.stderr)")
         // A new dog, said so, with the handler's code.
         let started = try lineupctl(
             start + ["--dog", "Bo", "--new-dog", "--handler", "H-07", "--trials", "1", "--json"], environment: env)
