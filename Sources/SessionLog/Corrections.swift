@@ -80,6 +80,11 @@ extension SessionLog {
                 ended: LogTime(monoNs: row["mono_ns"], wallNs: row["wall_ns"]), corrects: UUID(uuidString: id),
                 reason: reason)
             try correction.append(to: db)
+            // When the correction was made (the row keeps the trial's own times).
+            try LoggedEvent(
+                kind: .note, sessionId: correction.sessionId, trialId: correction.id,
+                detail: #"{"trial_corrected":"\#(id)"}"#
+            ).append(to: db)
             made = correction
         }
         guard let made else { throw SessionLogError.database("the correction was not written") }

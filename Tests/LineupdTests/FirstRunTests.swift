@@ -26,7 +26,7 @@ import Testing
 }
 
 /// `--speed` divides the hold and its tolerance but not the debounce window: a speed at
-/// which they would be under 4 and 1 windows is refused in one line, with nothing written.
+/// which they would be under 6 and 1 windows is refused in one line, with nothing written.
 @Suite struct HonestSpeedTests {
     @Test func aSpeedTooFastForHonestFiguresIsRefused() throws {
         let dir = FileManager.default.temporaryDirectory.appendingPathComponent("speed-\(UUID().uuidString)").path
