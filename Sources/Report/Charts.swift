@@ -177,7 +177,9 @@ struct SeriesChart {
         // x labels: at most six, evenly spaced, so dates never overlap.
         let n = xLabels.count
         let every = max(1, Int((Double(n) / 6).rounded(.up)))
-        for i in 0..<n where i % every == 0 {
+        var previous = ""
+        for i in 0..<n where i % every == 0 && xLabels[i] != previous {
+            previous = xLabels[i]
             s +=
                 "<line class=\"axis\" x1=\"\(px(x(i)))\" x2=\"\(px(x(i)))\" y1=\"\(px(top + plotHeight))\" y2=\"\(px(top + plotHeight + 4))\"/>"
             s +=
@@ -208,11 +210,15 @@ struct SeriesChart {
             s +=
                 "<text class=\"note\" x=\"\(px(x2 - 2))\" y=\"\(px(y(line.y) - 4))\" text-anchor=\"end\">\(escape(line.label))</text></g>"
         }
-        for mark in marks {
+        // Milestone labels low in the plot (curves sit high), stacked so they never overprint.
+        for (k, mark) in marks.enumerated() {
+            let labelY = top + plotHeight - 8 - Double(marks.count - 1 - k) * 12
+            let anchor = x(mark.at) > left + plotWidth * 0.6 ? "end" : "start"
+            let labelX = anchor == "end" ? x(mark.at) - 3 : x(mark.at) + 3
             s +=
                 "<g class=\"milestone\"\(mark.data.text)><line x1=\"\(px(x(mark.at)))\" x2=\"\(px(x(mark.at)))\" y1=\"\(px(top))\" y2=\"\(px(top + plotHeight))\" stroke=\"\(Palette.black)\" stroke-width=\"1\" stroke-dasharray=\"2 3\"/>"
             s +=
-                "<text class=\"note\" x=\"\(px(x(mark.at) + 3))\" y=\"\(px(top + 10))\">\(escape(mark.label))</text></g>"
+                "<text class=\"note\" x=\"\(px(labelX))\" y=\"\(px(labelY))\" text-anchor=\"\(anchor)\">\(escape(mark.label))</text></g>"
         }
         for (k, serie) in series.enumerated() where serie.dash != "none" {
             for run in runs(serie.values.map { $0 != nil }) where run.count > 1 {

@@ -111,10 +111,10 @@ public enum ReportHTML {
             attributes.append(a)
         }
         var chart = SeriesChart(
-            className: "learning-curve", title: "\(dog.name): learning curve", xLabel: "session (start date)",
+            className: "learning-curve", title: "\(dog.name): learning curve", xLabel: xAxis(dog, data).title,
             yLabel: "share correct (%)", yMax: 1, yTicks: [0, 0.25, 0.5, 0.75, 1],
             yTickLabel: { "\(Int(($0 * 100).rounded())) %" },
-            xLabels: points.map { day(data.sessions[$0.sessions[0]].started) },
+            xLabels: xAxis(dog, data).labels,
             series: [
                 Series(
                     name: "trial accuracy", className: "trial-accuracy", colour: Palette.blue, dash: nil,
@@ -229,9 +229,9 @@ public enum ReportHTML {
             attributes.append(a)
         }
         let chart = SeriesChart(
-            className: "latency", title: "\(dog.name): latency to indication", xLabel: "session (start date)",
+            className: "latency", title: "\(dog.name): latency to indication", xLabel: xAxis(dog, data).title,
             yLabel: "latency (s)", yMax: axis.max, yTicks: axis.ticks, yTickLabel: { String(format: "%g", $0) },
-            xLabels: points.map { day(data.sessions[$0.sessions[0]].started) },
+            xLabels: xAxis(dog, data).labels,
             series: [
                 Series(
                     name: "median", className: "median", colour: Palette.orange, dash: nil, marker: .circle,
@@ -372,10 +372,10 @@ public enum ReportHTML {
             attributes.append(a)
         }
         let chart = SeriesChart(
-            className: "click-latency", title: "\(dog.name): click onset latency", xLabel: "session (start date)",
+            className: "click-latency", title: "\(dog.name): click onset latency", xLabel: xAxis(dog, data).title,
             yLabel: "click onset latency (ms)", yMax: axis.max, yTicks: axis.ticks,
             yTickLabel: { String(format: "%g", $0) },
-            xLabels: points.map { day(data.sessions[$0.sessions[0]].started) },
+            xLabels: xAxis(dog, data).labels,
             series: [
                 Series(
                     name: "p50", className: "p50", colour: Palette.blue, dash: nil, marker: .circle,
@@ -402,9 +402,11 @@ public enum ReportHTML {
             <p>Each sample over every dog and session in this report. Uses: trials it stood in. Target samples: hit \
             rate (indicated / presented); control and distractor samples: false-alert rate (indicated / examined, \
             that is 1 − specificity). <strong>Flagged</strong> (the project's rule): at least \
-            \(LogReader.flagMinimumPresentations) counted presentations and the lower end of its 95 % Wilson \
-            interval above the pooled rate of every other sample of its kind; a flagged control is one the dogs \
-            find: contaminated or confounded. The usage limit is the program's and is not in the log.</p>
+            \(LogReader.flagMinimumPresentations) counted presentations, the lower end of its 95 % Wilson \
+            interval above the pooled rate of every other sample of its kind (targets with targets; controls \
+            with controls and distractors), and odds of indication at least \
+            \(Int(LogReader.flagOddsRatio)) times theirs. A flagged control is one the dogs find: contaminated or \
+            confounded. The usage limit is the program's and is not in the log.</p>
             """
         guard !data.samples.isEmpty else { return html + "<p class=\"empty\">No samples with ids.</p></section>" }
         html += """
@@ -528,7 +530,7 @@ public enum ReportHTML {
             <table class="sessions"><thead><tr><th>started</th><th>dog</th><th>phase / step</th><th>mode</th>\
             <th>trials</th><th>hit</th><th>miss</th><th>FA</th><th>CR</th><th>aborted</th><th>correct</th>\
             <th>sens.</th><th>spec.</th><th>click p99</th><th>faults</th><th>ended</th>\
-            <th>improvement suggestions</th></tr></thead><tbody>
+            <th>suggestions</th></tr></thead><tbody>
             """
         for s in shown {
             let f = s.figures
@@ -547,13 +549,13 @@ public enum ReportHTML {
             let ended =
                 (s.endedHow ?? "running") == "interrupted" ? "<strong>INTERRUPTED</strong>" : s.endedHow ?? "running"
             html += """
-                <tr class="session"\(a.text)><td>\(escape(String(s.started.prefix(16)).replacingOccurrences(of: "T", with: " ")))</td>\
-                <td>\(escape(s.dog))</td><td>\(escape(step.isEmpty ? "–" : step))</td><td>\(escape(s.mode))</td>\
+                <tr class="session"\(a.text)><td class="when">\(escape(String(s.started.prefix(16)).replacingOccurrences(of: "T", with: "\u{00A0}")))</td>\
+                <td class="text">\(escape(s.dog))</td><td class="text">\(escape(step.isEmpty ? "–" : step))</td><td>\(escape(s.mode))</td>\
                 <td>\(r.trials)</td><td>\(r.hits)</td><td>\(r.misses)</td><td>\(r.falseAlerts)</td>\
                 <td>\(r.correctRejections)</td><td>\(r.aborted)</td><td>\(percent(f.trialAccuracy))</td>\
                 <td>\(percent(f.sensitivity))</td><td>\(percent(f.specificity))</td>\
-                <td>\(clicks.map { String(format: "%.2f ms", $0.p99) } ?? "–")</td><td>\(s.faults)</td>\
-                <td>\(ended)</td><td>\(s.suggestions.map(escape).joined(separator: "<br>"))</td></tr>
+                <td>\(clicks.map { String(format: "%.2f\u{00A0}ms", $0.p99) } ?? "–")</td><td>\(s.faults)</td>\
+                <td>\(ended)</td><td class="text">\(s.suggestions.map(escape).joined(separator: "<br>"))</td></tr>
                 """
         }
         return html + "</tbody></table></section>\n"
@@ -562,7 +564,20 @@ public enum ReportHTML {
     // MARK: Small things
 
     static func percent(_ p: Proportion) -> String {
-        p.value.map { String(format: "%.0f %%", $0 * 100) } ?? "–"
+        p.value.map { String(format: "%.0f\u{00A0}%%", $0 * 100) } ?? "–"
+    }
+
+    /// Each point's label: its first session's start date, or date and time when the dog's
+    /// sessions fall on too few days for dates alone to tell the points apart.
+    static func xAxis(_ dog: ReportDog, _ data: ReportData) -> (labels: [String], title: String) {
+        let starts = dog.points.map { data.sessions[$0.sessions[0]].started }
+        let days = Set(starts.map(day))
+        guard days.count < min(starts.count, 6) else { return (starts.map(day), "session (start date)") }
+        // `05-01 14:30`: short enough that six labels never touch.
+        return (
+            starts.map { String($0.dropFirst(5).prefix(11)).replacingOccurrences(of: "T", with: " ") },
+            "session (start, month-day hour:minute)"
+        )
     }
 
     /// `2025-05-01` from an ISO 8601 time.
@@ -589,7 +604,8 @@ public enum ReportHTML {
         .grid{stroke:#e3e3e3}.axis{stroke:#444}
         table{border-collapse:collapse;font-size:12px;margin:6px 0}
         th,td{border-bottom:1px solid #ddd;padding:2px 6px;text-align:left;vertical-align:top}
-        th{background:#f3f3f3}td.bar{padding:0 6px}
+        td.when{white-space:nowrap}table.sessions{font-size:11px}table.sessions td,table.sessions th{padding:2px 4px}
+        th{background:#f3f3f3;white-space:normal}td.bar{padding:0 6px}
         tr.flagged td{font-weight:bold}tr.flagged td:last-child{color:#D55E00}
         .empty{color:#555;font-style:italic}h2 small.id{font-weight:normal;color:#666;font-size:12px}
         @page{size:A4;margin:12mm}

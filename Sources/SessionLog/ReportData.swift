@@ -129,8 +129,9 @@ public struct ReportSample: Sendable {
     public var rate: Proportion?
     /// The pooled rate of the other samples of its kind (targets; controls and distractors).
     public var restRate: Double?
-    /// The project's rule (README, "The report"): at least 5 counted presentations and the
-    /// Wilson 95 % lower bound of its rate above the pooled rate of the rest.
+    /// The project's rule (README, "The report"): at least 5 counted presentations, the Wilson
+    /// 95 % lower bound of its rate above the pooled rate of the rest, and odds of indication
+    /// at least twice the rest's.
     public var flagged: Bool
 }
 
@@ -145,6 +146,8 @@ extension Figures {
 extension LogReader {
     /// Samples flagged need at least this many counted presentations.
     public static let flagMinimumPresentations = 5
+    /// ... and odds of indication at least this many times the rest's.
+    public static let flagOddsRatio = 2.0
 
     /// Gathers the report: one read transaction, one `scanTrials` pass. A dog's learning curve
     /// has at most `maxPoints` points: beyond that, consecutive sessions are pooled
@@ -179,7 +182,16 @@ extension LogReader {
                     if programs[programId] == nil {
                         let source = "program \(session.program ?? programId)"
                         do {
-                            programs[programId] = .success(try Program.parse(toml: content, source: source))
+                            // lineupd logs a built-in program by its name (`built-in:study.toml`), not
+                            // its text: this build's copy of it stands in.
+                            if content.hasPrefix("built-in:"), content.hasSuffix(".toml"),
+                                let builtin = try Program.builtin(
+                                    named: String(content.dropFirst("built-in:".count).dropLast(".toml".count)))
+                            {
+                                programs[programId] = .success(builtin)
+                            } else {
+                                programs[programId] = .success(try Program.parse(toml: content, source: source))
+                            }
                         } catch {
                             programs[programId] = .failure(error)
                         }
@@ -211,9 +223,17 @@ extension LogReader {
                 inWindow.insert(i)
             }
 
-            // The one pass: each trial into its session, its dog's stations and the samples.
-            var stationsByDog: [String: [Int: Tally]] = [:]
-            var positionByDog: [String: [PositionKey: Tally]] = [:]
+            // The one pass: each trial into its session, its dog's stations and the samples. A dog's
+            // tallies sit in arrays by station number (and by target position, 0 for none), reached
+            // through the session's index: no string hashed per station on 100,000 trials.
+            var dogSlots: [String: Int] = [:]
+            let sessionDog = sessions.map { s in
+                if let slot = dogSlots[s.dogId] { return slot }
+                dogSlots[s.dogId] = dogSlots.count
+                return dogSlots.count - 1
+            }
+            var stationTallies = Array(repeating: [Tally](), count: dogSlots.count)
+            var positionTallies = Array(repeating: [[Tally]](), count: dogSlots.count)
             var samples: [String: (kind: SampleKind, tally: Tally)] = [:]
             var trials = 0
             try Self.scanTrials(db, filter, samples: true) { trial, context in
@@ -221,18 +241,34 @@ extension LogReader {
                 trials += 1
                 inWindow.insert(i)
                 sessions[i].tally.add(trial)
-                let target = trial.stations.first { $0.kind == .target }?.station
-                // Mutated in place (the `default:` subscripts): no copy of a dog's tallies per trial.
-                for station in trial.stations {
-                    stationsByDog[context.dogId, default: [:]][station.station, default: Tally()].add(
-                        trial, station: station)
-                    positionByDog[context.dogId, default: [:]][
-                        PositionKey(target: target, station: station.station), default: Tally()
-                    ].add(trial, station: station)
+                let d = sessionDog[i]
+                let target = trial.stations.first { $0.kind == .target }?.station ?? 0
+                while positionTallies[d].count <= target { positionTallies[d].append([]) }
+                for station in trial.stations where station.station >= 0 {
+                    let n = station.station
+                    while stationTallies[d].count <= n { stationTallies[d].append(Tally()) }
+                    while positionTallies[d][target].count <= n { positionTallies[d][target].append(Tally()) }
+                    stationTallies[d][n].add(trial, station: station)
+                    positionTallies[d][target][n].add(trial, station: station)
                     if let sample = station.sample {
                         samples[sample, default: (station.kind, Tally())].tally.add(trial, station: station)
                     }
                 }
+            }
+            // Stations and cells that no trial reached stay out (a tally with no trial).
+            func stations(_ d: Int) -> [Int: Tally] {
+                var out: [Int: Tally] = [:]
+                for (n, tally) in stationTallies[d].enumerated() where tally.results.trials > 0 { out[n] = tally }
+                return out
+            }
+            func positions(_ d: Int) -> [PositionKey: Tally] {
+                var out: [PositionKey: Tally] = [:]
+                for (target, row) in positionTallies[d].enumerated() {
+                    for (n, tally) in row.enumerated() where tally.results.trials > 0 {
+                        out[PositionKey(target: target == 0 ? nil : target, station: n)] = tally
+                    }
+                }
+                return out
             }
             sessions = sessions.enumerated().filter { inWindow.contains($0.offset) }.map(\.element)
             index = Dictionary(uniqueKeysWithValues: sessions.enumerated().map { ($0.element.id, $0.offset) })
@@ -310,7 +346,7 @@ extension LogReader {
                 }
                 return ReportDog(
                     id: dogId, name: sessions[own[0]].dog, sessions: own, points: points, sessionsPerPoint: per,
-                    stations: stationsByDog[dogId] ?? [:], byTargetPosition: positionByDog[dogId] ?? [:],
+                    stations: stations(dogSlots[dogId]!), byTargetPosition: positions(dogSlots[dogId]!),
                     milestones: milestones[dogId] ?? [])
             }.sorted { ($0.name, $0.id) < ($1.name, $1.id) }
 
@@ -363,7 +399,13 @@ extension LogReader {
             guard restTrials > 0 else { continue }
             let rest = Double(total.successes - r.successes) / Double(restTrials)
             samples[i].restRate = rest
-            samples[i].flagged = r.trials >= flagMinimumPresentations && (r.lower ?? 0) > rest
+            // Far more, not merely more: on a big log a small excess is "significant" at once, so
+            // the odds of indication must also be at least twice the rest's (odds, so that a
+            // target near 80 % can be flagged too; at a control's low rates it is about twice the rate).
+            let odds = { (p: Double) in p >= 1 ? Double.infinity : p / (1 - p) }
+            samples[i].flagged =
+                r.trials >= flagMinimumPresentations && (r.lower ?? 0) > rest
+                && odds(r.value ?? 0) >= flagOddsRatio * odds(rest)
         }
         return samples.sorted { (family($0.kind), $0.label) < (family($1.kind), $1.label) }
     }
