@@ -599,6 +599,7 @@ public enum ReportHTML {
         padding-bottom:2px}h3{font-size:15px;margin:14px 0 4px}
         nav ul{list-style:none;padding:0;margin:6px 0;display:flex;flex-wrap:wrap;gap:4px 14px}
         figure{margin:0 0 14px}figcaption,.help{font-size:12px;color:#333;max-width:780px}
+        svg.chart{max-width:100%;height:auto}
         svg text{font:11px system-ui,-apple-system,"DejaVu Sans",sans-serif}
         svg .axis-label{font-size:12px}svg .note{font-size:10px}svg .legend{font-size:11px}
         .grid{stroke:#e3e3e3}.axis{stroke:#444}
@@ -610,7 +611,7 @@ public enum ReportHTML {
         .empty{color:#555;font-style:italic}h2 small.id{font-weight:normal;color:#666;font-size:12px}
         @page{size:A4;margin:12mm}
         @media print{body{max-width:none;padding:0;font-size:10pt}nav{display:none}\
-        section.dog{break-before:page}figure,tr{break-inside:avoid}a{color:inherit;text-decoration:none}\
+        section.dog+section.dog{break-before:page}figure,tr{break-inside:avoid}a{color:inherit;text-decoration:none}\
         h2{break-after:avoid}}
         """
 }
