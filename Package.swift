@@ -9,6 +9,7 @@ import PackageDescription
 //   TrainingEngine       pure: programs, layouts, the trial state machine, scoring
 //   VirtualDog           pure: a simulated dog that produces raw sensor edges
 //   SessionLog           SQLite through GRDB: the append-only record and its exports
+//   Report               the researcher's HTML report: draws what SessionLog counted (inline SVG)
 //   lineupd, lineupctl   the daemon and the tool
 let package = Package(
     name: "lineup",
@@ -64,6 +65,10 @@ let package = Package(
             name: "SessionLog",
             dependencies: ["TrainingEngine", .product(name: "GRDB", package: "GRDB.swift")]
         ),
+        .target(
+            name: "Report",
+            dependencies: ["SessionLog", "TrainingEngine"]
+        ),
         .executableTarget(
             name: "lineupd",
             dependencies: [
@@ -74,7 +79,7 @@ let package = Package(
         .executableTarget(
             name: "lineupctl",
             dependencies: [
-                "StationConfig", "StationIO", "TrainingEngine", "VirtualDog", "SessionLog", "StationControl",
+                "StationConfig", "StationIO", "TrainingEngine", "VirtualDog", "SessionLog", "StationControl", "Report",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]
         ),

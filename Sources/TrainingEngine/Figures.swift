@@ -252,6 +252,29 @@ public struct Tally: Sendable, Hashable {
         if seen.indicated, let first = seen.firstIndicationNs { latenciesNs.append(first) }
     }
 
+    /// Adds another group's counts: a pooled group (consecutive sessions pooled into one point
+    /// of a long learning curve) counted exactly as if its trials had been added here.
+    public mutating func add(_ other: Tally) {
+        results.trials += other.results.trials
+        results.hits += other.results.hits
+        results.misses += other.results.misses
+        results.falseAlerts += other.results.falseAlerts
+        results.correctRejections += other.results.correctRejections
+        results.aborted += other.results.aborted
+        let q = other.presentations
+        presentations.hits += q.hits
+        presentations.misses += q.misses
+        presentations.falseAlerts += q.falseAlerts
+        presentations.correctRejections += q.correctRejections
+        presentations.notExamined += q.notExamined
+        presentations.blankIndicated += q.blankIndicated
+        presentations.blankPassed += q.blankPassed
+        presentations.blankNotExamined += q.blankNotExamined
+        scoredWithStations += other.scoredWithStations
+        trialsWithoutStationData += other.trialsWithoutStationData
+        latenciesNs += other.latenciesNs
+    }
+
     public var figures: Figures {
         let p = presentations
         let hitRate = Self.logLinear(p.hits, p.hits + p.misses)

@@ -20,6 +20,7 @@ struct Lineupctl: ParsableCommand {
             Reading the log (read-only, safe while the station runs):
               lineupctl sessions --dog Rex
               lineupctl export --what trials --format csv > trials.csv
+              lineupctl report > report.html
 
             Checking and measuring the board:
               lineupctl selftest --config /etc/lineup/station.toml
@@ -30,7 +31,7 @@ struct Lineupctl: ParsableCommand {
         subcommands: [
             Selftest.self, Version.self, Bench.self,
             Dogs.self, Samples.self, Sessions.self, SessionCommand.self, Trials.self, Events.self,
-            TrialCommand.self, Progress.self, Stats.self, Export.self, Backup.self,
+            TrialCommand.self, Progress.self, Stats.self, ReportCommand.self, Export.self, Backup.self,
             StatusCommand.self, LayoutCommand.self, ReadyCommand.self, WatchCommand.self,
         ]
     )
@@ -43,7 +44,7 @@ struct Bench: ParsableCommand {
         subcommands: [
             BenchClick.self, BenchDaemon.self, BenchEngine.self, BenchBlock.self, BenchLog.self, BenchFill.self,
             BenchExport.self,
-            BenchStats.self,
+            BenchStats.self, BenchReport.self,
         ]
     )
 }

@@ -1,0 +1,412 @@
+import Foundation
+import GRDB
+import GRDBSQLite
+import TrainingEngine
+
+// What `lineupctl report` shows, gathered in one read transaction. Every figure is a `Tally`'s
+// (TrainingEngine/Figures.swift), filled by the same `scanTrials` pass `stats` uses: a session's
+// figures equal `stats --by session`, a dog's stations `stats --by station --dog`, a sample's
+// `stats --by sample`. The Report module only draws them.
+
+/// Everything the report draws.
+public struct ReportData: Sendable {
+    /// Sessions in scope, oldest first.
+    public var sessions: [ReportSession]
+    /// Dogs with sessions in scope, by name.
+    public var dogs: [ReportDog]
+    /// Every sample that stood in a scored or aborted trial in scope (pooled over dogs: a
+    /// contaminated control is the sample's fault, whichever dog found it), by kind and label.
+    public var samples: [ReportSample]
+    /// Fault events by what failed (`log-events-dropped`, `click-failed`, ...).
+    public var faults: [String: Int]
+    /// Fault events logged outside any session (only counted when no dog or session is chosen).
+    public var faultsOutsideSessions: Int
+    /// Trials in scope (after corrections), aborted included.
+    public var trials: Int
+    /// When the report was made (ISO 8601, the station's offset).
+    public var generated: String
+}
+
+public struct ReportSession: Sendable {
+    public var id: String
+    public var dogId: String
+    public var dog: String
+    public var started: String
+    public var startedWallNs: Int64
+    public var program: String?
+    public var phase: String?
+    public var step: String?
+    public var exercise: String?
+    public var mode: String
+    /// `ended`, `stopped`, `interrupted`, `unknown`; nil while running.
+    public var endedHow: String?
+    public var endDetail: String?
+    public var suggestions: [String]
+    /// The session's trials in scope, counted by `Tally`.
+    public var tally: Tally
+    public var figures: Figures { tally.figures }
+    /// The step's graduation criterion, when the session's program names the step.
+    public var criterion: GraduationCriterion?
+    /// Why there is no criterion, when there is none.
+    public var criterionNote: String?
+    /// Click onset latencies (nanoseconds) of the session's clicks in scope.
+    public var clickOnsetNs: [Int64]
+    public var faults: Int
+}
+
+/// One point of a learning curve: a session, or consecutive sessions pooled when a dog has
+/// more than the curve's limit.
+public struct CurvePoint: Sendable {
+    /// Indices into `ReportData.sessions`.
+    public var sessions: [Int]
+    public var tally: Tally
+    public var figures: Figures
+    /// Click onset latency over the point's clicks, milliseconds.
+    public var clicks: ClickSpread?
+}
+
+/// Click onset latency of a group of clicks, milliseconds (quantiles as `Spread`, type 7).
+public struct ClickSpread: Sendable, Hashable {
+    public var n: Int
+    public var p50: Double
+    public var p99: Double
+    public var worst: Double
+
+    public init?(onsetNs: [Int64]) {
+        guard !onsetNs.isEmpty else { return nil }
+        let sorted = onsetNs.map { Double($0) / 1e6 }.sorted()
+        n = sorted.count
+        p50 = Spread.quantile(sorted, 0.5)
+        p99 = Spread.quantile(sorted, 0.99)
+        worst = sorted[sorted.count - 1]
+    }
+}
+
+public struct ReportMilestone: Sendable, Hashable {
+    public var sessionId: String?
+    public var phase: String
+    /// Nil: the phase was graduated.
+    public var step: String?
+    public var criterion: String?
+    public var time: String
+}
+
+public struct ReportDog: Sendable {
+    public var id: String
+    public var name: String
+    /// Indices into `ReportData.sessions`, oldest first.
+    public var sessions: [Int]
+    /// The learning curve, at most `maxPoints` points.
+    public var points: [CurvePoint]
+    /// Sessions pooled per point (1 unless the dog has more sessions than the curve's limit).
+    public var sessionsPerPoint: Int
+    /// Each station as `stats --by station --dog` counts it.
+    public var stations: [Int: Tally]
+    /// Position bias: station by target position (nil: trials without a target).
+    public var byTargetPosition: [PositionKey: Tally]
+    public var milestones: [ReportMilestone]
+}
+
+public struct PositionKey: Sendable, Hashable {
+    /// Where the target stood (nil: no target in the trial).
+    public var target: Int?
+    public var station: Int
+
+    public init(target: Int?, station: Int) {
+        self.target = target
+        self.station = station
+    }
+}
+
+public struct ReportSample: Sendable {
+    public var id: String
+    public var label: String
+    public var kind: SampleKind
+    /// Counted as `stats --by sample` counts it.
+    public var tally: Tally
+    /// Target: hit rate (hits / presentations); control or distractor: false-alert rate
+    /// (false alerts / examined); nil for a blank.
+    public var rate: Proportion?
+    /// The pooled rate of the other samples of its kind (targets; controls and distractors).
+    public var restRate: Double?
+    /// The project's rule (README, "The report"): at least 5 counted presentations, the Wilson
+    /// 95 % lower bound of its rate above the pooled rate of the rest, and odds of indication
+    /// at least twice the rest's.
+    public var flagged: Bool
+}
+
+extension Figures {
+    /// False alerts over examined controls and distractors (1 − specificity, same counts).
+    public var falseAlertRate: Proportion {
+        Proportion(
+            successes: presentations.falseAlerts, trials: presentations.falseAlerts + presentations.correctRejections)
+    }
+}
+
+extension LogReader {
+    /// Samples flagged need at least this many counted presentations.
+    public static let flagMinimumPresentations = 5
+    /// ... and odds of indication at least this many times the rest's.
+    public static let flagOddsRatio = 2.0
+
+    /// Gathers the report: one read transaction, one `scanTrials` pass. A dog's learning curve
+    /// has at most `maxPoints` points: beyond that, consecutive sessions are pooled
+    /// (ceil(sessions / maxPoints) per point) and the point's figures are the pooled trials'.
+    public func report(_ filter: LogFilter = LogFilter(), maxPoints: Int = 120) throws -> ReportData {
+        try read { db in
+            var iso = ISOTimeFormatter()
+            // Sessions of the chosen dog or session; the time window is applied below.
+            var sessions: [ReportSession] = []
+            var index: [String: Int] = [:]
+            var programs: [String: Result<Program, any Error>] = [:]
+            let rows = try Row.fetchAll(
+                db,
+                sql: """
+                    SELECT s.id, s.dog_id, d.name AS dog, s.wall_ns, s.phase, s.step, s.exercise, s.mode,
+                        p.id AS program_id, p.name AS program, p.content,
+                        (SELECT e.how FROM session_end e WHERE e.session_id = s.id ORDER BY e.wall_ns LIMIT 1) AS how,
+                        (SELECT e.detail FROM session_end e WHERE e.session_id = s.id ORDER BY e.wall_ns LIMIT 1)
+                            AS detail
+                    FROM session s JOIN dog d ON d.id = s.dog_id LEFT JOIN program p ON p.id = s.program_id
+                    WHERE (?1 IS NULL OR s.dog_id = ?1) AND (?2 IS NULL OR s.id = ?2)
+                    ORDER BY s.wall_ns, s.id
+                    """, arguments: [filter.dogId, filter.sessionId])
+            for row in rows {
+                let id: String = row["id"]
+                var session = ReportSession(
+                    id: id, dogId: row["dog_id"], dog: row["dog"], started: iso.string(wallNs: row["wall_ns"]),
+                    startedWallNs: row["wall_ns"], program: row["program"], phase: row["phase"], step: row["step"],
+                    exercise: row["exercise"], mode: row["mode"], endedHow: row["how"], endDetail: row["detail"],
+                    suggestions: [], tally: Tally(), criterion: nil, criterionNote: nil, clickOnsetNs: [], faults: 0)
+                if let programId: String = row["program_id"], let content: String = row["content"] {
+                    if programs[programId] == nil {
+                        let source = "program \(session.program ?? programId)"
+                        do {
+                            // lineupd logs a built-in program by its name (`built-in:study.toml`), not
+                            // its text: this build's copy of it stands in.
+                            if content.hasPrefix("built-in:"), content.hasSuffix(".toml"),
+                                let builtin = try Program.builtin(
+                                    named: String(content.dropFirst("built-in:".count).dropLast(".toml".count)))
+                            {
+                                programs[programId] = .success(builtin)
+                            } else {
+                                programs[programId] = .success(try Program.parse(toml: content, source: source))
+                            }
+                        } catch {
+                            programs[programId] = .failure(error)
+                        }
+                    }
+                    switch programs[programId]! {
+                    case .success(let program):
+                        if let phase = session.phase, let step = session.step,
+                            let found = program.step(phase: phase, step: step)
+                        {
+                            session.criterion = found.criterion
+                            if found.criterion == nil { session.criterionNote = "the step has no criterion" }
+                        } else {
+                            session.criterionNote = "the program has no such step"
+                        }
+                    case .failure:
+                        session.criterionNote = "the logged program could not be read"
+                    }
+                } else {
+                    session.criterionNote = "no program logged"
+                }
+                index[id] = sessions.count
+                sessions.append(session)
+            }
+            var inWindow = Set<Int>()
+            for (i, s) in sessions.enumerated()
+            where (filter.since.map { s.startedWallNs >= $0 } ?? true)
+                && (filter.until.map { s.startedWallNs < $0 } ?? true)
+            {
+                inWindow.insert(i)
+            }
+
+            // The one pass: each trial into its session, its dog's stations and the samples. A dog's
+            // tallies sit in arrays by station number (and by target position, 0 for none), reached
+            // through the session's index: no string hashed per station on 100,000 trials.
+            var dogSlots: [String: Int] = [:]
+            let sessionDog = sessions.map { s in
+                if let slot = dogSlots[s.dogId] { return slot }
+                dogSlots[s.dogId] = dogSlots.count
+                return dogSlots.count - 1
+            }
+            var stationTallies = Array(repeating: [Tally](), count: dogSlots.count)
+            var positionTallies = Array(repeating: [[Tally]](), count: dogSlots.count)
+            var samples: [String: (kind: SampleKind, tally: Tally)] = [:]
+            var trials = 0
+            try Self.scanTrials(db, filter, samples: true) { trial, context in
+                guard let i = index[context.sessionId] else { return }
+                trials += 1
+                inWindow.insert(i)
+                sessions[i].tally.add(trial)
+                let d = sessionDog[i]
+                let target = trial.stations.first { $0.kind == .target }?.station ?? 0
+                while positionTallies[d].count <= target { positionTallies[d].append([]) }
+                for station in trial.stations where station.station >= 0 {
+                    let n = station.station
+                    while stationTallies[d].count <= n { stationTallies[d].append(Tally()) }
+                    while positionTallies[d][target].count <= n { positionTallies[d][target].append(Tally()) }
+                    stationTallies[d][n].add(trial, station: station)
+                    positionTallies[d][target][n].add(trial, station: station)
+                    if let sample = station.sample {
+                        samples[sample, default: (station.kind, Tally())].tally.add(trial, station: station)
+                    }
+                }
+            }
+            // Stations and cells that no trial reached stay out (a tally with no trial).
+            func stations(_ d: Int) -> [Int: Tally] {
+                var out: [Int: Tally] = [:]
+                for (n, tally) in stationTallies[d].enumerated() where tally.results.trials > 0 { out[n] = tally }
+                return out
+            }
+            func positions(_ d: Int) -> [PositionKey: Tally] {
+                var out: [PositionKey: Tally] = [:]
+                for (target, row) in positionTallies[d].enumerated() {
+                    for (n, tally) in row.enumerated() where tally.results.trials > 0 {
+                        out[PositionKey(target: target == 0 ? nil : target, station: n)] = tally
+                    }
+                }
+                return out
+            }
+            sessions = sessions.enumerated().filter { inWindow.contains($0.offset) }.map(\.element)
+            index = Dictionary(uniqueKeysWithValues: sessions.enumerated().map { ($0.element.id, $0.offset) })
+
+            // Suggestions, clicks and faults of the sessions in scope.
+            for row in try Row.fetchAll(
+                db,
+                sql: "SELECT session_id, text FROM session_note WHERE kind = 'improvement' ORDER BY wall_ns, mono_ns")
+            {
+                if let i = index[row[0] as String] { sessions[i].suggestions.append(row[1]) }
+            }
+            let eventWindow = "(?1 IS NULL OR wall_ns >= ?1) AND (?2 IS NULL OR wall_ns < ?2)"
+            for row in try Row.fetchAll(
+                db,
+                sql: """
+                    SELECT session_id, click_onset_latency_ns FROM event
+                    WHERE kind = 'click' AND click_onset_latency_ns IS NOT NULL AND \(eventWindow)
+                    """, arguments: [filter.since, filter.until])
+            {
+                if let id: String = row[0], let i = index[id] { sessions[i].clickOnsetNs.append(row[1]) }
+            }
+            var faults: [String: Int] = [:]
+            var outside = 0
+            let anyone = filter.dogId == nil && filter.sessionId == nil
+            for row in try Row.fetchAll(
+                db, sql: "SELECT session_id, detail FROM event WHERE kind = 'fault' AND \(eventWindow)",
+                arguments: [filter.since, filter.until])
+            {
+                let sessionId: String? = row[0]
+                if let sessionId, let i = index[sessionId] {
+                    sessions[i].faults += 1
+                } else if sessionId == nil && anyone {
+                    outside += 1
+                } else {
+                    continue
+                }
+                faults[Self.faultName(row[1]), default: 0] += 1
+            }
+
+            // Milestones of the dogs in scope.
+            var milestones: [String: [ReportMilestone]] = [:]
+            for row in try Row.fetchAll(
+                db,
+                sql: """
+                    SELECT dog_id, session_id, phase, step, criterion, wall_ns FROM milestone
+                    WHERE (?1 IS NULL OR dog_id = ?1) ORDER BY wall_ns
+                    """, arguments: [filter.dogId])
+            {
+                let sessionId: String? = row["session_id"]
+                if filter.sessionId != nil && sessionId != filter.sessionId { continue }
+                milestones[row["dog_id"], default: []].append(
+                    ReportMilestone(
+                        sessionId: sessionId, phase: row["phase"], step: row["step"], criterion: row["criterion"],
+                        time: iso.string(wallNs: row["wall_ns"])))
+            }
+
+            // Dogs, their curves pooled to at most maxPoints points.
+            var dogOrder: [String] = []
+            var dogSessions: [String: [Int]] = [:]
+            for (i, s) in sessions.enumerated() {
+                if dogSessions[s.dogId] == nil { dogOrder.append(s.dogId) }
+                dogSessions[s.dogId, default: []].append(i)
+            }
+            let limit = max(1, maxPoints)
+            let dogs = dogOrder.map { dogId -> ReportDog in
+                let own = dogSessions[dogId] ?? []
+                let per = max(1, (own.count + limit - 1) / limit)
+                let points = stride(from: 0, to: own.count, by: per).map { start -> CurvePoint in
+                    let members = Array(own[start..<min(own.count, start + per)])
+                    var tally = Tally()
+                    for m in members { tally.add(sessions[m].tally) }
+                    return CurvePoint(
+                        sessions: members, tally: tally, figures: tally.figures,
+                        clicks: ClickSpread(onsetNs: members.flatMap { sessions[$0].clickOnsetNs }))
+                }
+                return ReportDog(
+                    id: dogId, name: sessions[own[0]].dog, sessions: own, points: points, sessionsPerPoint: per,
+                    stations: stations(dogSlots[dogId]!), byTargetPosition: positions(dogSlots[dogId]!),
+                    milestones: milestones[dogId] ?? [])
+            }.sorted { ($0.name, $0.id) < ($1.name, $1.id) }
+
+            return ReportData(
+                sessions: sessions, dogs: dogs, samples: try Self.reportSamples(db, samples), faults: faults,
+                faultsOutsideSessions: outside, trials: trials,
+                generated: iso.string(wallNs: LogTime.now().wallNs))
+        }
+    }
+
+    /// What a fault event's detail says failed.
+    static func faultName(_ detail: String?) -> String {
+        guard let detail, let data = detail.data(using: .utf8),
+            let object = try? JSONSerialization.jsonObject(with: data) as? [String: Any]
+        else { return "fault" }
+        if let name = object["fault"] as? String { return name }
+        if object["click_failed"] != nil { return "click-failed" }
+        return object.keys.sorted().first ?? "fault"
+    }
+
+    /// Samples with their rates and the flag (see `ReportSample.flagged`).
+    static func reportSamples(_ db: Database, _ tallies: [String: (kind: SampleKind, tally: Tally)]) throws
+        -> [ReportSample]
+    {
+        var labels: [String: String] = [:]
+        for row in try Row.fetchAll(db, sql: "SELECT id, label FROM sample") { labels[row[0]] = row[1] }
+        var samples = tallies.map { id, entry -> ReportSample in
+            let f = entry.tally.figures
+            let rate: Proportion? =
+                switch entry.kind {
+                case .target: f.sensitivity
+                case .control, .distractor: f.falseAlertRate
+                case .blank: nil
+                }
+            return ReportSample(
+                id: id, label: labels[id] ?? id, kind: entry.kind, tally: entry.tally, rate: rate, restRate: nil,
+                flagged: false)
+        }
+        // Targets are compared with targets; controls and distractors with each other.
+        func family(_ kind: SampleKind) -> Int { kind == .target ? 0 : (kind == .blank ? 2 : 1) }
+        var sums: [Int: (successes: Int, trials: Int)] = [:]
+        for s in samples {
+            guard let r = s.rate else { continue }
+            sums[family(s.kind), default: (0, 0)].successes += r.successes
+            sums[family(s.kind), default: (0, 0)].trials += r.trials
+        }
+        for i in samples.indices {
+            guard let r = samples[i].rate, let total = sums[family(samples[i].kind)] else { continue }
+            let restTrials = total.trials - r.trials
+            guard restTrials > 0 else { continue }
+            let rest = Double(total.successes - r.successes) / Double(restTrials)
+            samples[i].restRate = rest
+            // Far more, not merely more: on a big log a small excess is "significant" at once, so
+            // the odds of indication must also be at least twice the rest's (odds, so that a
+            // target near 80 % can be flagged too; at a control's low rates it is about twice the rate).
+            let odds = { (p: Double) in p >= 1 ? Double.infinity : p / (1 - p) }
+            samples[i].flagged =
+                r.trials >= flagMinimumPresentations && (r.lower ?? 0) > rest
+                && odds(r.value ?? 0) >= flagOddsRatio * odds(rest)
+        }
+        return samples.sorted { (family($0.kind), $0.label) < (family($1.kind), $1.label) }
+    }
+}

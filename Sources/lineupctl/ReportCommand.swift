@@ -1,0 +1,127 @@
+import ArgumentParser
+import Foundation
+import Report
+import SessionLog
+
+#if canImport(Glibc)
+    import Glibc
+#endif
+
+struct ReportCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "report",
+        abstract: "One self-contained HTML report: learning curves, latency, position bias, samples, click timing.",
+        discussion: """
+            Inline SVG and CSS, no script, nothing fetched: open it in any browser, offline, or print it. \
+            Every figure is counted as `lineupctl stats` counts it. All dogs unless --dog, --session, \
+            --since or --until narrow it. README, "The report", says what each chart shows.
+
+            Examples:
+              ssh pi lineupctl report > report.html
+              lineupctl report --dog Aino --since 2025-05-01 -o aino.html
+            """)
+    @OptionGroup var log: LogOptions
+    @OptionGroup var rows: RowFilterOptions
+    @Option(name: .shortAndLong, help: ArgumentHelp("Write to this file (default: stdout).", valueName: "file"))
+    var output: String?
+
+    func run() throws {
+        try researcherCommand {
+            if log.json { throw SessionLogError.invalidInput("report writes HTML; --json does not apply") }
+            let reader = try log.reader()
+            let filter = try rows.filter(reader)
+            let data = try reader.report(filter)
+            let html = ReportHTML.render(data, scope: scope())
+            if let output {
+                try writeAtomically(html, to: output)
+            } else {
+                FileHandle.standardOutput.write(Data(html.utf8))
+            }
+        }
+    }
+
+    /// What was chosen, in words, for the report's title.
+    func scope() -> String {
+        var parts: [String] = []
+        if let dog = rows.dog { parts.append("dog \(dog)") }
+        if let session = rows.session { parts.append("session \(session)") }
+        if parts.isEmpty { parts.append("all dogs") }
+        if let since = rows.since { parts.append("from \(since)") }
+        if let until = rows.until { parts.append("until \(until)") }
+        return parts.joined(separator: ", ")
+    }
+}
+
+/// Writes beside the destination, then renames: a reader never sees half a report, and a
+/// failure leaves whatever was there before.
+func writeAtomically(_ text: String, to path: String) throws {
+    let url = URL(fileURLWithPath: path)
+    let directory = url.deletingLastPathComponent().path
+    var isDirectory: ObjCBool = false
+    guard FileManager.default.fileExists(atPath: directory, isDirectory: &isDirectory), isDirectory.boolValue else {
+        throw SessionLogError.invalidInput("cannot write \(path): no directory \(directory)")
+    }
+    let temporary = "\(directory)/.\(url.lastPathComponent).\(getpid()).tmp"
+    guard FileManager.default.createFile(atPath: temporary, contents: Data(text.utf8)) else {
+        throw SessionLogError.invalidInput("cannot write \(path): \(directory) is not writable")
+    }
+    guard rename(temporary, path) == 0 else {
+        let reason = String(cString: strerror(errno))
+        try? FileManager.default.removeItem(atPath: temporary)
+        throw SessionLogError.invalidInput("cannot write \(path): \(reason)")
+    }
+}
+
+/// `lineupctl bench report`: how long the whole report takes (read, count, draw).
+struct BenchReport: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "report", abstract: "Time `lineupctl report` over a log; print one JSON line.")
+
+    @Option(help: "The database to read.") var db: String
+    @Option(help: "Runs; the fastest counts.") var runs = 3
+
+    func run() throws {
+        try researcherCommand {
+            let reader = try SessionLog.openReader(path: db)
+            var best: (total: Double, gather: Double, render: Double, bytes: Int, trials: Int)?
+            for _ in 0..<max(1, runs) {
+                let start = ContinuousClock.now
+                let data = try reader.report()
+                let gathered = ContinuousClock.now
+                let html = ReportHTML.render(data, scope: "all dogs")
+                let bytes = html.utf8.count
+                let end = ContinuousClock.now
+                let total = start.duration(to: end).seconds
+                if best == nil || total < best!.total {
+                    best = (
+                        total, start.duration(to: gathered).seconds, gathered.duration(to: end).seconds, bytes,
+                        data.trials
+                    )
+                }
+            }
+            struct Result: Encodable {
+                var trials: Int
+                var seconds: Double
+                var gatherSeconds: Double
+                var renderSeconds: Double
+                var bytes: Int
+                var runs: Int
+                var build: String
+            }
+            #if DEBUG
+                let build = "debug"
+            #else
+                let build = "release"
+            #endif
+            let encoder = JSONEncoder()
+            encoder.keyEncodingStrategy = .convertToSnakeCase
+            encoder.outputFormatting = [.sortedKeys]
+            var line = try encoder.encode(
+                Result(
+                    trials: best!.trials, seconds: best!.total, gatherSeconds: best!.gather,
+                    renderSeconds: best!.render, bytes: best!.bytes, runs: max(1, runs), build: build))
+            line.append(10)
+            FileHandle.standardOutput.write(line)
+        }
+    }
+}

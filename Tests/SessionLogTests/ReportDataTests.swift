@@ -1,0 +1,141 @@
+import Foundation
+import Testing
+import TrainingEngine
+
+@testable import SessionLog
+
+/// What `lineupctl report` counts: the same figures as `stats`, pooled without losing a trial,
+/// the sample flag on a contaminated control, and faults by what failed.
+@Suite struct ReportDataTests {
+    @Test func aSessionPointIsItsStatsRowAndPoolingKeepsEveryTrial() throws {
+        let log = try SessionLog(path: temporaryLogPath())
+        var filler = LogFiller()
+        filler.dogs = 2
+        filler.sessionsPerDog = 10
+        filler.trialsPerSession = 8
+        filler.eventsPerTrial = 4
+        filler.seed = 5
+        try filler.fill(log)
+        let reader = log.reader
+
+        // Unpooled: each point is one session, with exactly `stats --by session`'s figures.
+        let full = try reader.report()
+        let bySession = Dictionary(uniqueKeysWithValues: try reader.stats(by: .session).map { ($0.groupId, $0) })
+        #expect(full.dogs.count == 2 && full.trials == 160)
+        for dog in full.dogs {
+            #expect(dog.points.count == 10 && dog.sessionsPerPoint == 1)
+            for point in dog.points {
+                let id = full.sessions[point.sessions[0]].id
+                #expect(point.figures == bySession[id]?.figures)
+            }
+        }
+
+        // Pooled to at most 4 points: 3 sessions a point (3 + 3 + 3 + 1), every trial still counted
+        // once, and each point's figures those of its sessions' trials together.
+        let pooled = try reader.report(maxPoints: 4)
+        let byDog = Dictionary(uniqueKeysWithValues: try reader.stats(by: .dog).map { ($0.groupId, $0) })
+        for dog in pooled.dogs {
+            #expect(dog.sessionsPerPoint == 3)
+            #expect(dog.points.map(\.sessions.count) == [3, 3, 3, 1])
+            var all = Tally()
+            for point in dog.points {
+                var expected = Tally()
+                for index in point.sessions { expected.add(pooled.sessions[index].tally) }
+                #expect(point.figures == expected.figures)
+                all.add(point.tally)
+            }
+            let stats = try #require(byDog[dog.id])
+            #expect(all.figures.results == stats.figures.results)
+            #expect(all.figures.presentations == stats.figures.presentations)
+            #expect(all.figures.sensitivity == stats.figures.sensitivity)
+            #expect(all.figures.latency == stats.figures.latency)
+        }
+
+        // A dog's stations are `stats --by station --dog`'s.
+        for dog in full.dogs {
+            let stations = try reader.stats(by: .station, LogFilter(dogId: dog.id))
+            for row in stations {
+                #expect(dog.stations[Int(row.groupId)!]?.figures == row.figures, "station \(row.groupId)")
+            }
+        }
+    }
+
+    @Test func aControlTheDogFindsIsFlaggedAndTheOthersAreNot() throws {
+        let log = try SessionLog(path: temporaryLogPath())
+        let dog = DogRecord(name: "Aino")
+        let target = SampleRecord(label: "T-1", kind: .target)
+        let hot = SampleRecord(label: "C-HOT", kind: .control)
+        let controls = (1...3).map { SampleRecord(label: "C-\($0)", kind: .control) }
+        let session = SessionRecord(dogId: dog.id, phase: "discrimination", mode: .doubleBlind)
+        var records: [any AppendableRecord] = [dog, target, hot, session] + controls
+        var time: Int64 = 1_000_000_000_000
+        func at() -> LogTime {
+            time += 30_000_000_000
+            return LogTime(monoNs: time, wallNs: 1_740_819_600_000_000_000 + time)
+        }
+        // 40 trials on four stations: the target, C-HOT and two of the others. The dog indicates
+        // C-HOT in 12 of them (and the target otherwise); C-1 once; the rest it sniffs and passes.
+        for n in 0..<40 {
+            let others = [controls[n % 3], controls[(n + 1) % 3]]
+            let hotIndicated = n % 10 < 3
+            let oneSlip = n == 7 && others.contains { $0.id == controls[0].id }
+            let samples = [target, hot] + others
+            let layout = samples.enumerated().map { index, sample in
+                let indicated =
+                    sample.id == hot.id
+                    ? hotIndicated
+                    : (sample.id == target.id ? !hotIndicated : (oneSlip && sample.id == controls[0].id))
+                return StationSlot(
+                    station: index + 1, sampleId: sample.id, kind: sample.kind,
+                    seen: StationSeen(
+                        visited: true, indicated: indicated, firstIndicationNs: indicated ? 3_000_000_000 : nil))
+            }
+            let started = at()
+            records.append(
+                TrialRecord(
+                    sessionId: session.id, number: n + 1, layout: layout,
+                    outcome: hotIndicated || oneSlip ? .falseAlert : .hit, indicatedStation: hotIndicated ? 2 : 1,
+                    latencyNs: 3_000_000_000, started: started, ended: at()))
+        }
+        try log.append(records)
+        let samples = Dictionary(uniqueKeysWithValues: try log.reader.report().samples.map { ($0.label, $0) })
+        let flagged = try #require(samples["C-HOT"])
+        #expect(flagged.rate?.successes == 12 && flagged.rate?.trials == 40)
+        #expect(flagged.flagged)
+        for label in ["C-1", "C-2", "C-3"] { #expect(samples[label]?.flagged == false, "\(label)") }
+        // The only target has no others to be compared with: never flagged.
+        #expect(samples["T-1"]?.flagged == false && samples["T-1"]?.restRate == nil)
+        // The rates are `stats --by sample`'s counts.
+        let bySample = try log.reader.stats(by: .sample)
+        for row in bySample {
+            let sample = try #require(samples[row.group])
+            #expect(sample.tally.figures == row.figures)
+        }
+    }
+
+    @Test func faultsAreCountedByWhatFailed() throws {
+        let log = try SessionLog(path: temporaryLogPath())
+        var filler = LogFiller()
+        filler.dogs = 1
+        filler.sessionsPerDog = 2
+        filler.trialsPerSession = 3
+        try filler.fill(log)
+        let sessionId = try #require(try log.reader.sessions().first?.id)
+        try log.append([
+            LoggedEvent(
+                kind: .fault, sessionId: UUID(uuidString: sessionId),
+                detail: #"{"fault":"log-events-dropped","dropped_events":3}"#),
+            LoggedEvent(kind: .fault, sessionId: UUID(uuidString: sessionId), detail: #"{"click_failed":"xrun"}"#),
+            LoggedEvent(kind: .fault, detail: #"{"fault":"log-events-dropped","dropped_events":1}"#),
+        ])
+        let report = try log.reader.report()
+        #expect(report.faults == ["log-events-dropped": 2, "click-failed": 1])
+        #expect(report.faultsOutsideSessions == 1)
+        #expect(report.sessions.first { $0.id == sessionId }?.faults == 2)
+        // A chosen dog leaves out what happened outside its sessions.
+        let dogId = try #require(report.dogs.first?.id)
+        let forDog = try log.reader.report(LogFilter(dogId: dogId))
+        #expect(forDog.faults == ["log-events-dropped": 1, "click-failed": 1])
+        #expect(forDog.faultsOutsideSessions == 0)
+    }
+}
