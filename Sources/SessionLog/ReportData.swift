@@ -182,8 +182,9 @@ extension LogReader {
                     if programs[programId] == nil {
                         let source = "program \(session.program ?? programId)"
                         do {
-                            // lineupd logs a built-in program by its name (`built-in:study.toml`), not
-                            // its text: this build's copy of it stands in.
+                            // Logs written before lineupd kept the program's text hold only a
+                            // built-in program's name (`built-in:study.toml`): this build's copy
+                            // of it stands in.
                             if content.hasPrefix("built-in:"), content.hasSuffix(".toml"),
                                 let builtin = try Program.builtin(
                                     named: String(content.dropFirst("built-in:".count).dropLast(".toml".count)))

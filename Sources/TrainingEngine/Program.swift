@@ -10,6 +10,9 @@ public struct Program: Sendable, Hashable {
     public var phases: [Phase]
     /// Where it was read from (a path, or `built-in:study.toml`), for messages.
     public var source: String
+    /// The program file's text as it was read: what the session log keeps, so a session can
+    /// always be traced to the exact program it ran (and its criteria read back).
+    public var text: String = ""
 
     public init(
         name: String, title: String, description: String = "", phases: [Phase], source: String

@@ -37,7 +37,9 @@ extension Program {
         } catch {
             throw ProgramError(file: source, keyPath: "", problem: "not a TOML file: \(error)")
         }
-        return try ProgramReader(file: source).program(root)
+        var program = try ProgramReader(file: source).program(root)
+        program.text = text
+        return program
     }
 
     /// The programs that ship inside the binary.

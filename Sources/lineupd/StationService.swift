@@ -381,7 +381,7 @@ final class StationService: StationControlling, @unchecked Sendable {
         }
         let programId: UUID
         do {
-            programId = try log.logProgram(ProgramRecord(name: program.name, content: program.source))
+            programId = try log.logProgram(ProgramRecord(name: program.name, content: program.text))
         } catch {
             throw ControlRefusal(.failed, "cannot write the program to the log: \(error)")
         }

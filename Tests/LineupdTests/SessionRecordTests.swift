@@ -68,6 +68,9 @@ import Testing
         }
         let handlers = try reader.read { db in try Int.fetchOne(db, sql: "SELECT count(*) FROM handler") }
         #expect(handlers == 1)
+        // The program the sessions ran is kept as its text, not its name.
+        let program = try reader.read { db in try String.fetchOne(db, sql: "SELECT content FROM program") }
+        #expect(program?.contains("[[phases]]") == true, "\(program ?? "-")")
         let shown = try lineupctl(["session", "show", String(sessions[0].id.prefix(8)), "--db", daemon.db])
         #expect(shown.stdout.contains("Handler     H-07"), "\(shown.stdout)")
     }
