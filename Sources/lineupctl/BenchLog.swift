@@ -93,7 +93,7 @@ struct BenchLog: ParsableCommand {
                 trials: trials,
                 p50TrialCommitMs: trialCommitMillis.isEmpty ? nil : trialCommitMillis[trialCommitMillis.count / 2],
                 maxTrialCommitMs: trialCommitMillis.last)
-            if !announce { try printJSON(result) }
+            if !announce { try printJSON(result, oneLine: true) }
         }
     }
 
@@ -155,7 +155,7 @@ struct BenchFill: ParsableCommand {
                 var summary: LogFiller.Summary
                 var seconds: Double
             }
-            try printJSON(Result(summary: summary, seconds: start.duration(to: .now).seconds))
+            try printJSON(Result(summary: summary, seconds: start.duration(to: .now).seconds), oneLine: true)
         }
     }
 }
@@ -198,7 +198,8 @@ struct BenchExport: ParsableCommand {
             try printJSON(
                 Result(
                     what: what.rawValue, rows: rows, lineupctlSeconds: best, sqlite3Seconds: reference,
-                    ratio: reference > 0 ? best / reference : 0, lineupctlMaxRssMib: Double(oursMaxRSSKiB) / 1024))
+                    ratio: reference > 0 ? best / reference : 0, lineupctlMaxRssMib: Double(oursMaxRSSKiB) / 1024),
+                oneLine: true)
         }
     }
 
@@ -238,7 +239,7 @@ struct BenchStats: ParsableCommand {
                 var trials: Int
                 var seconds: [String: Double]
             }
-            try printJSON(Result(trials: trials, seconds: seconds))
+            try printJSON(Result(trials: trials, seconds: seconds), oneLine: true)
         }
     }
 }

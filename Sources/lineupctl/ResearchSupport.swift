@@ -118,10 +118,12 @@ func printError(_ message: String) {
     FileHandle.standardError.write(Data("lineupctl: \(message)\n".utf8))
 }
 
-func printJSON<T: Encodable>(_ value: T) throws {
+func printJSON<T: Encodable>(_ value: T, oneLine: Bool = false) throws {
     let encoder = JSONEncoder()
     encoder.keyEncodingStrategy = .convertToSnakeCase
-    encoder.outputFormatting = [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]
+    // Benchmarks print one object on one line, for scripts that read a line each.
+    encoder.outputFormatting =
+        oneLine ? [.sortedKeys, .withoutEscapingSlashes] : [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]
     var data = try encoder.encode(value)
     data.append(10)
     FileHandle.standardOutput.write(data)

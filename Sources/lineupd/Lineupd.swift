@@ -53,7 +53,7 @@ struct Lineupd: ParsableCommand {
     )
     var fast = false
 
-    @Option(help: "The station's configuration file (the real-hardware daemon is not built yet).")
+    @Option(help: "The station's configuration file (required on a board; with --simulate, the board to simulate).")
     var config: String?
 
     @Option(

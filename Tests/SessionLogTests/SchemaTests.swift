@@ -152,6 +152,10 @@ import TrainingEngine
         #expect(
             SHA256Digest.hex(of: Array("abcdbcdecdefdefgefghfghighijhijkijkljklmklmnlmnomnopnopq".utf8))
                 == "248d6a61d20638b8e5c026930c3e6039a33ce45964ff2167f6ecedd419db06c1")
+        // FIPS 180-4's long message: one million "a".
+        #expect(
+            SHA256Digest.hex(of: [UInt8](repeating: UInt8(ascii: "a"), count: 1_000_000))
+                == "cdc76e5c9914fb9281a1c7e284d73e67f1809a48a497200e046d39ccc7112cd0")
         #expect(ProgramRecord(name: "p", content: "abc").sha256.hasPrefix("ba7816bf"))
     }
 
