@@ -153,6 +153,9 @@ public struct ExportQuery {
                     col("click_trigger_ns", "e.click_trigger_ns", .integer),
                     col("click_delay_frames", "e.click_delay_frames", .integer),
                     col("click_onset_latency_ns", "e.click_onset_latency_ns", .integer), col("detail", "e.detail"),
+                    // Which station logged it (a lab log merges several).
+                    col("station_name", "s.station"),
+                    col("station_id", "coalesce(e.station_id, s.station_id, (SELECT id FROM log_identity))"),
                 ],
                 from: """
                     FROM event e LEFT JOIN session s ON s.id = e.session_id LEFT JOIN dog d ON d.id = s.dog_id
@@ -171,7 +174,8 @@ public struct ExportQuery {
                 col("seed", "t.seed", .unsigned), col("started", "t.started_wall_ns", .isoTime),
                 col("started_mono_ns", "t.started_mono_ns", .integer), col("ended", "t.wall_ns", .isoTime),
                 col("ended_mono_ns", "t.mono_ns", .integer), col("corrects", "t.corrects"),
-                col("reason", "t.reason"),
+                col("reason", "t.reason"), col("station_name", "s.station"),
+                col("station_id", "coalesce(s.station_id, (SELECT id FROM log_identity))"),
             ]
             for station in stride(from: 1, through: stations, by: 1) {
                 columns.append(

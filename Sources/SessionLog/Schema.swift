@@ -1,3 +1,4 @@
+import Foundation
 import GRDB
 
 /// The log's schema, as named, versioned migrations.
@@ -14,6 +15,7 @@ enum Schema {
         migrator.registerMigration("v1", migrate: v1)
         migrator.registerMigration("v2-session-end", migrate: v2)
         migrator.registerMigration("v3-station-seen", migrate: v3)
+        migrator.registerMigration("v4-station-identity", migrate: v4)
         return migrator
     }
 
@@ -240,6 +242,38 @@ enum Schema {
                 ALTER TABLE trial_station ADD COLUMN dwell_ns INTEGER;
                 ALTER TABLE trial ADD COLUMN seen TEXT;
                 """)
+    }
+
+    /// Which station wrote each row, so several stations' logs merge into one (`lineupctl
+    /// merge`): a stable id chosen when the log is first created here (not the boot id, which
+    /// changes every start), kept in `log_identity`. `session.station_id` and
+    /// `event.station_id` are NULL for this log's own rows and set on rows merged in from
+    /// another station's log. Events get an index on their id, so a merge can skip the ones it
+    /// already holds (`seq` is local to each log).
+    private static func v4(_ db: Database) throws {
+        try db.execute(
+            sql: """
+                CREATE TABLE log_identity (
+                    id TEXT PRIMARY KEY NOT NULL,
+                    mono_ns INTEGER NOT NULL,
+                    wall_ns INTEGER NOT NULL);
+                ALTER TABLE session ADD COLUMN station_id TEXT;
+                ALTER TABLE event ADD COLUMN station_id TEXT;
+                CREATE INDEX event_by_id ON event(id);
+                -- The logs merged into this one, by their station's identity.
+                CREATE TABLE merged_log (
+                    id TEXT PRIMARY KEY NOT NULL,
+                    station TEXT,
+                    path TEXT NOT NULL,
+                    mono_ns INTEGER NOT NULL,
+                    wall_ns INTEGER NOT NULL);
+                """)
+        let now = LogTime.now()
+        try db.execute(
+            sql: "INSERT INTO log_identity (id, mono_ns, wall_ns) VALUES (?, ?, ?)",
+            arguments: [UUID().uuidString.lowercased(), now.monoNs, now.wallNs])
+        try appendOnly(db, "log_identity")
+        try appendOnly(db, "merged_log")
     }
 
     private static func appendOnly(_ db: Database, _ table: String) throws {

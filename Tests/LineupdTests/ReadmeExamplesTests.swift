@@ -124,9 +124,16 @@ import Testing
         let session = String(try #require(try reader.sessions().first).id.prefix(8))
         let trial = String(try #require(try reader.trials().first).id.prefix(8))
         let env = ["LINEUP_SOCKET": daemon.socket, "LINEUP_DB": daemon.db]
+        // Two stations' copies for the merge example: backups of this station's log.
+        for copy in ["pi-1.db", "pi-2.db"] {
+            let backup = try lineupctl(["backup", daemon.directory + "/" + copy], environment: env)
+            #expect(backup.status == 0, "\(backup.stderr)")
+        }
         let substitutions = [
             "3f2a9c1e": session, "9b1c0d2e": trial, "/tmp/lineup.sock": daemon.socket, "/tmp/lineup.db": daemon.db,
             "/var/lib/lineup/backup-2025-05-01.db": daemon.directory + "/backup.db",
+            "pi-1.db": daemon.directory + "/pi-1.db", "pi-2.db": daemon.directory + "/pi-2.db",
+            " lab.db": " " + daemon.directory + "/lab.db",
         ]
 
         var newDogs = 0

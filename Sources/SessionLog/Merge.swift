@@ -1,0 +1,178 @@
+import Foundation
+import GRDB
+
+/// What one merge added.
+public struct MergeSummary: Sendable, Hashable, Codable {
+    public var source: String
+    /// The station identity of the merged log.
+    public var stationId: String
+    public var dogsAdded = 0
+    public var dogsMatched = 0
+    public var samplesAdded = 0
+    public var samplesMatched = 0
+    public var sessions = 0
+    public var trials = 0
+    public var events = 0
+}
+
+extension SessionLog {
+    /// Merges another station's log into this one (a lab's log of several stations).
+    ///
+    /// Rows keep their ids (UUIDs, so they never clash) and their station: sessions and events
+    /// get the source's station identity (`station_id`). Merging the same log twice adds
+    /// nothing. The same real animal or sample on two stations is matched by an explicit rule,
+    /// the project's:
+    /// - a dog by its name, any case (each station refuses two dogs of one name, so a name is
+    ///   one dog in a lab; name dogs alike on every station, or differently if they differ);
+    /// - a sample by its label (the id written on the tube), which must have the same kind;
+    /// - a handler by code, a program by the SHA-256 of its text.
+    /// A label whose kind differs between the logs is refused before anything is written.
+    public func merge(from path: String) throws -> MergeSummary {
+        // The source must be a session log of this schema (lineupd migrates its own at start).
+        _ = try SessionLog.openReader(path: path)
+        var summary = MergeSummary(source: path, stationId: "")
+        do {
+            try pool.writeWithoutTransaction { db in
+                try db.execute(sql: "ATTACH DATABASE ? AS src", arguments: [path])
+                defer { try? db.execute(sql: "DETACH DATABASE src") }
+                try db.inTransaction {
+                    summary = try Self.merge(db, path: path)
+                    return .commit
+                }
+            }
+        } catch let error as SessionLogError {
+            throw error
+        } catch {
+            throw SessionLogError.from(error, path: self.path)
+        }
+        return summary
+    }
+
+    private static func columns(_ db: Database, _ table: String) throws -> [String] {
+        try Row.fetchAll(db, sql: "PRAGMA main.table_info(\(table))").map { $0["name"] }
+    }
+
+    private static func merge(_ db: Database, path: String) throws -> MergeSummary {
+        guard let source = try String.fetchOne(db, sql: "SELECT id FROM src.log_identity") else {
+            throw SessionLogError.invalidInput("\(path) has no station identity (start lineupd on it once)")
+        }
+        let own = try String.fetchOne(db, sql: "SELECT id FROM main.log_identity")
+        guard source != own else { throw SessionLogError.invalidInput("\(path) is this log itself") }
+        var summary = MergeSummary(source: path, stationId: source)
+
+        // Samples whose label means another kind here: refused before anything is written.
+        if let clash = try Row.fetchOne(
+            db,
+            sql: """
+                SELECT s.label, s.kind AS theirs, m.kind AS ours FROM src.sample s
+                JOIN main.sample m ON m.label = s.label WHERE m.kind <> s.kind LIMIT 1
+                """)
+        {
+            throw SessionLogError.invalidInput(
+                "sample \(clash["label"] as String) is a \(clash["theirs"] as String) in \(path) but a \(clash["ours"] as String) here: "
+                    + "one label must name one sample; relabel one of them")
+        }
+
+        // Who is who: source id -> id here.
+        try db.execute(
+            sql: """
+                CREATE TEMP TABLE IF NOT EXISTS id_map (kind TEXT NOT NULL, src TEXT NOT NULL, dst TEXT NOT NULL,
+                    PRIMARY KEY (kind, src));
+                DELETE FROM temp.id_map;
+                INSERT INTO temp.id_map SELECT 'dog', s.id,
+                    coalesce((SELECT m.id FROM main.dog m WHERE m.name = s.name COLLATE NOCASE ORDER BY m.wall_ns LIMIT 1), s.id)
+                    FROM src.dog s;
+                INSERT INTO temp.id_map SELECT 'sample', s.id,
+                    coalesce((SELECT m.id FROM main.sample m WHERE m.label = s.label), s.id) FROM src.sample s;
+                INSERT INTO temp.id_map SELECT 'handler', s.id,
+                    coalesce((SELECT m.id FROM main.handler m WHERE m.code = s.code), s.id) FROM src.handler s;
+                INSERT INTO temp.id_map SELECT 'program', s.id,
+                    coalesce((SELECT m.id FROM main.program m WHERE m.sha256 = s.sha256), s.id) FROM src.program s;
+                """)
+        summary.dogsMatched =
+            try Int.fetchOne(
+                db,
+                sql: "SELECT count(*) FROM temp.id_map WHERE kind = 'dog' AND src <> dst"
+            ) ?? 0
+        summary.samplesMatched =
+            try Int.fetchOne(
+                db,
+                sql: "SELECT count(*) FROM temp.id_map WHERE kind = 'sample' AND src <> dst"
+            ) ?? 0
+        func map(_ kind: String, _ column: String) -> String {
+            "(SELECT dst FROM temp.id_map WHERE kind = '\(kind)' AND src = \(column))"
+        }
+        func copy(_ table: String, replacing: [String: String] = [:], where condition: String = "") throws -> Int {
+            let cols = try columns(db, table)
+            let values = cols.map { replacing[$0] ?? "s.\($0)" }
+            try db.execute(
+                sql: """
+                    INSERT OR IGNORE INTO main.\(table) (\(cols.joined(separator: ", ")))
+                    SELECT \(values.joined(separator: ", ")) FROM src.\(table) s \(condition)
+                    """)
+            return db.changesCount
+        }
+        summary.dogsAdded = try copy("dog", where: "WHERE \(map("dog", "s.id")) = s.id")
+        try _ = copy("handler", where: "WHERE \(map("handler", "s.id")) = s.id")
+        summary.samplesAdded = try copy("sample", where: "WHERE \(map("sample", "s.id")) = s.id")
+        try _ = copy("program", where: "WHERE \(map("program", "s.id")) = s.id")
+        try _ = copy("sample_note", replacing: ["sample_id": map("sample", "s.sample_id")])
+        summary.sessions = try copy(
+            "session",
+            replacing: [
+                "dog_id": map("dog", "s.dog_id"),
+                "handler_id": "coalesce(\(map("handler", "s.handler_id")), s.handler_id)",
+                "program_id": "coalesce(\(map("program", "s.program_id")), s.program_id)",
+                "station_id": "coalesce(s.station_id, '\(source)')",
+            ])
+        try _ = copy("session_note")
+        try _ = copy("session_end")
+        try _ = copy("milestone", replacing: ["dog_id": map("dog", "s.dog_id")])
+
+        // Trials: the compact layout names sample ids, which the matching may change.
+        let renamed = try Row.fetchAll(db, sql: "SELECT src, dst FROM temp.id_map WHERE kind = 'sample' AND src <> dst")
+            .map { ($0["src"] as String, $0["dst"] as String) }
+        let trialColumns = try columns(db, "trial")
+        let insert = try db.makeStatement(
+            sql: """
+                INSERT OR IGNORE INTO main.trial (\(trialColumns.joined(separator: ", ")))
+                VALUES (\(trialColumns.map { _ in "?" }.joined(separator: ", ")))
+                """)
+        let trials = try Row.fetchCursor(
+            db, sql: "SELECT s.* FROM src.trial s WHERE NOT EXISTS (SELECT 1 FROM main.trial m WHERE m.id = s.id)")
+        while let row = try trials.next() {
+            var values = trialColumns.map { row[$0] as DatabaseValue }
+            if !renamed.isEmpty, let at = trialColumns.firstIndex(of: "layout"),
+                var layout = String.fromDatabaseValue(values[at])
+            {
+                for (from, to) in renamed { layout = layout.replacingOccurrences(of: from, with: to) }
+                values[at] = layout.databaseValue
+            }
+            try insert.execute(arguments: StatementArguments(values))
+            summary.trials += 1
+        }
+        try _ = copy(
+            "trial_station", replacing: ["sample_id": "coalesce(\(map("sample", "s.sample_id")), s.sample_id)"])
+
+        // Events: `seq` is each log's own; the id says whether it is here already.
+        let eventColumns = try columns(db, "event").filter { $0 != "seq" }
+        try db.execute(
+            sql: """
+                INSERT INTO main.event (\(eventColumns.joined(separator: ", ")))
+                SELECT \(eventColumns.map { $0 == "station_id" ? "coalesce(s.station_id, '\(source)')" : "s.\($0)" }.joined(separator: ", "))
+                FROM src.event s WHERE NOT EXISTS (SELECT 1 FROM main.event m WHERE m.id = s.id) ORDER BY s.seq
+                """)
+        summary.events = db.changesCount
+
+        // Where this station's rows came from, once.
+        let station = try String.fetchOne(
+            db, sql: "SELECT station FROM src.session WHERE station IS NOT NULL ORDER BY wall_ns DESC LIMIT 1")
+        let now = LogTime.now()
+        try db.execute(
+            sql: "INSERT OR IGNORE INTO main.merged_log (id, station, path, mono_ns, wall_ns) VALUES (?, ?, ?, ?, ?)",
+            arguments: [source, station, path, now.monoNs, now.wallNs])
+        // Stations merged in before (a lab log merged into another) keep their own identities.
+        try db.execute(sql: "INSERT OR IGNORE INTO main.merged_log SELECT * FROM src.merged_log")
+        return summary
+    }
+}

@@ -1,0 +1,50 @@
+import ArgumentParser
+import Foundation
+import SessionLog
+
+/// `lineupctl merge`: several stations' logs into one lab log.
+struct MergeCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "merge",
+        abstract: "Merge station logs (copies: lineupctl backup) into one lab log; merging twice adds nothing.",
+        discussion: """
+            Every row keeps its id and its station (`station_id`: the identity a log is given \
+            when it is created). The same dog on two stations is matched by name (any case), \
+            the same sample by label (its kind must agree), a handler by code, a program by the \
+            hash of its text: the project's rule, in README. Every command, stats and report \
+            work on the merged file.
+
+            Example:
+              lineupctl merge pi-1.db pi-2.db --into lab.db
+            """)
+    @Argument(help: "Station logs to merge (copies made with lineupctl backup).") var sources: [String]
+    @Option(help: "The lab log to merge into (created if missing).") var into: String
+    @Flag(help: "Print one JSON object per merged log.") var json = false
+
+    func validate() throws {
+        if sources.isEmpty { throw ValidationError("name at least one station log to merge") }
+    }
+
+    func run() throws {
+        try researcherCommand {
+            for source in sources {
+                guard FileManager.default.fileExists(atPath: source) else {
+                    throw SessionLogError.databaseMissing(path: source)
+                }
+            }
+            let lab = try SessionLog(path: into)
+            var summaries: [MergeSummary] = []
+            for source in sources {
+                let s = try lab.merge(from: source)
+                summaries.append(s)
+                if !json {
+                    say(
+                        "\(source): station \(s.stationId.prefix(8)): \(s.sessions) session(s), \(s.trials) trial(s), "
+                            + "\(s.events) event(s) added; dogs \(s.dogsAdded) added, \(s.dogsMatched) matched by name; "
+                            + "samples \(s.samplesAdded) added, \(s.samplesMatched) matched by label")
+                }
+            }
+            if json { try printJSON(summaries) }
+        }
+    }
+}
