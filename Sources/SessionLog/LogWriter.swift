@@ -236,15 +236,22 @@ public final class LogWriter: @unchecked Sendable {
         }
         let start = ContinuousClock.now
         let retried = spoolEvents.count
+        var refusedOnRetry = 0
         do {
             try pool.write { db in
+                refusedOnRetry = 0
                 // What a failed write left, first, in the order it came.
                 for event in spoolEvents { try event.append(to: db) }
                 for records in spoolRecords {
-                    // A record the schema refuses is dropped alone (it can never be written).
-                    try? db.inSavepoint {
-                        for record in records { try record.append(to: db) }
-                        return .commit
+                    // A record the schema refuses can never be written: dropped alone, and
+                    // counted lost (its caller was already told it was not on disk).
+                    do {
+                        try db.inSavepoint {
+                            for record in records { try record.append(to: db) }
+                            return .commit
+                        }
+                    } catch {
+                        refusedOnRetry += records.count
                     }
                 }
                 for event in events { try event.append(to: db) }
@@ -274,6 +281,7 @@ public final class LogWriter: @unchecked Sendable {
             spoolRecords.removeAll()
             condition.lock()
             written += events.count + retried
+            lostRecords += refusedOnRetry
             spooledNow = 0
             batches += 1
             if batchMillis.count >= 4_096 { batchMillis.removeFirst(2_048) }
