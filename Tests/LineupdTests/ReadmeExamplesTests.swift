@@ -177,7 +177,7 @@ import Testing
             let result =
                 tool == "lineupd"
                 ? try lineupd(arguments + ["--no-realtime", "--device", "null"], in: daemon.directory)
-                : try lineupctl(arguments, environment: env)
+                : try runBuilt("lineupctl", arguments, environment: env, directory: daemon.directory)
             #expect(result.status == 0, "README: \(command)\n→ \(line)\n\(result.stderr)")
             #expect(result.stderr.isEmpty, "README: \(command)\n\(result.stderr)")
             ran += 1
