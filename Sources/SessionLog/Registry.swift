@@ -64,6 +64,23 @@ extension SessionLog {
         return note
     }
 
+    /// A comment on a session after it: appended, never edited (a later note adds to it).
+    public func noteSession(_ session: String, text: String) throws -> SessionNote {
+        let text = text.trimmingCharacters(in: .whitespacesAndNewlines)
+        guard !text.isEmpty else { throw SessionLogError.invalidInput("a note needs some text") }
+        var note: SessionNote?
+        try writeChecked { db in
+            guard let id = try LogReader.resolve(db, table: "session", text: session, kind: "session"),
+                let uuid = UUID(uuidString: id)
+            else { throw SessionLogError.unknownSession(session) }
+            let made = SessionNote(sessionId: uuid, kind: .comment, text: text)
+            try made.append(to: db)
+            note = made
+        }
+        guard let note else { throw SessionLogError.database("the note was not written") }
+        return note
+    }
+
     /// A handler by pseudonymous code: logged once, the same id every later time.
     public func logHandler(code: String) throws -> UUID {
         let code = code.trimmingCharacters(in: .whitespacesAndNewlines)

@@ -96,6 +96,16 @@ public struct ControlClient: Sendable {
         try send(.trialCorrect(entry), expecting: Added.self).id
     }
 
+    /// Returns the note's id.
+    public func noteSession(_ entry: SessionNoteEntry) throws(ControlClientError) -> String {
+        try send(.sessionNote(entry), expecting: Added.self).id
+    }
+
+    /// Moves an input of the simulated lineup (refused by a real board's lineupd).
+    public func simulate(_ input: SimulatedInput) throws(ControlClientError) {
+        _ = try send(.simulate(input), expecting: Done.self)
+    }
+
     /// Sends one request and reads its reply.
     public func send<R: Decodable>(_ request: ControlRequest, expecting: R.Type) throws(ControlClientError) -> R {
         let connection = try Connection(path: path)

@@ -301,6 +301,11 @@ public final class ControlServer: @unchecked Sendable {
                 reply = ControlProtocol.encodeReply(id: id, result: Added(id: try controller.noteSample(entry)))
             case .trialCorrect(let entry):
                 reply = ControlProtocol.encodeReply(id: id, result: Added(id: try controller.correctTrial(entry)))
+            case .sessionNote(let entry):
+                reply = ControlProtocol.encodeReply(id: id, result: Added(id: try controller.noteSession(entry)))
+            case .simulate(let input):
+                try controller.simulate(input)
+                reply = ControlProtocol.encodeReply(id: id, result: Done())
             case .watch:
                 // Registered before the reply, so a client that has the reply is watching. The
                 // reply still goes out first: events reach the client only through

@@ -39,6 +39,8 @@ public enum ControlRequest: Sendable, Hashable {
     case sampleAdd(SampleEntry)
     case sampleNote(SampleNoteEntry)
     case trialCorrect(TrialCorrectionEntry)
+    case sessionNote(SessionNoteEntry)
+    case simulate(SimulatedInput)
 
     /// The name on the wire.
     public var name: String {
@@ -54,12 +56,14 @@ public enum ControlRequest: Sendable, Hashable {
         case .sampleAdd: "sample-add"
         case .sampleNote: "sample-note"
         case .trialCorrect: "trial-correct"
+        case .sessionNote: "session-note"
+        case .simulate: "simulate"
         }
     }
 
     public static let names = [
         "status", "session-start", "layout", "ready", "abort", "session-end", "watch", "dog-add", "sample-add",
-        "sample-note", "trial-correct",
+        "sample-note", "trial-correct", "session-note", "simulate",
     ]
 }
 
@@ -169,6 +173,10 @@ extension ControlProtocol {
                 return .success((id, .sampleNote(try decoder.decode(SampleNoteEntry.self, from: line))))
             case "trial-correct":
                 return .success((id, .trialCorrect(try decoder.decode(TrialCorrectionEntry.self, from: line))))
+            case "session-note":
+                return .success((id, .sessionNote(try decoder.decode(SessionNoteEntry.self, from: line))))
+            case "simulate":
+                return .success((id, .simulate(try decoder.decode(SimulatedInput.self, from: line))))
             default:
                 let shown = head.request.count > 40 ? String(head.request.prefix(40)) + "…" : head.request
                 return fail(
@@ -302,11 +310,14 @@ private struct SessionStartParams: Decodable {
     var seed: UInt64?
     var layouts: [[SampleKind]]?
     var newDog: Bool?
+    var durationSeconds: Double?
 
     var request: SessionRequest {
-        SessionRequest(
+        var r = SessionRequest(
             dog: dog, program: program, step: step, exercise: exercise, mode: mode, trials: trials,
             samples: samples ?? [], handler: handler, seed: seed, layouts: layouts, newDog: newDog)
+        r.durationSeconds = durationSeconds
+        return r
     }
 }
 
@@ -316,7 +327,7 @@ private struct RequestEnvelope: Encodable {
 
     enum CodingKeys: String, CodingKey {
         case v, id, request, view, suggestions
-        case dog, program, step, exercise, mode, trials, samples, handler, seed, layouts, newDog
+        case dog, program, step, exercise, mode, trials, samples, handler, seed, layouts, newDog, durationSeconds
     }
 
     /// The added row's fields sit beside `v`, `id` and `request`, as session-start's do.
@@ -343,6 +354,10 @@ private struct RequestEnvelope: Encodable {
             return try FlatEncoder(id: id, name: request.name, entry: entry).encode(to: encoder)
         case .trialCorrect(let entry):
             return try FlatEncoder(id: id, name: request.name, entry: entry).encode(to: encoder)
+        case .sessionNote(let entry):
+            return try FlatEncoder(id: id, name: request.name, entry: entry).encode(to: encoder)
+        case .simulate(let entry):
+            return try FlatEncoder(id: id, name: request.name, entry: entry).encode(to: encoder)
         default: break
         }
         var c = encoder.container(keyedBy: CodingKeys.self)
@@ -350,7 +365,7 @@ private struct RequestEnvelope: Encodable {
         try c.encode(id, forKey: .id)
         try c.encode(request.name, forKey: .request)
         switch request {
-        case .dogAdd, .sampleAdd, .sampleNote, .trialCorrect:
+        case .dogAdd, .sampleAdd, .sampleNote, .trialCorrect, .sessionNote, .simulate:
             break
         case .status, .ready, .abort, .watch:
             break
@@ -370,6 +385,7 @@ private struct RequestEnvelope: Encodable {
             try c.encodeIfPresent(r.seed, forKey: .seed)
             try c.encodeIfPresent(r.layouts, forKey: .layouts)
             try c.encodeIfPresent(r.newDog, forKey: .newDog)
+            try c.encodeIfPresent(r.durationSeconds, forKey: .durationSeconds)
         }
     }
 }

@@ -34,6 +34,10 @@ public struct SessionRequest: Sendable, Codable, Hashable {
     /// True to add `dog` to the log as a new dog; otherwise an unknown name is refused, so a
     /// misspelt name never starts a second record of the same animal. Absent means false.
     public var newDog: Bool?
+    /// The exercise's duration in seconds for this session (trainer-led: each repetition;
+    /// automated: each trial's search time-out), instead of the program's. The study's screen
+    /// lets the trainer choose it.
+    public var durationSeconds: Double?
 
     public init(
         dog: String, program: String, step: String, exercise: String? = nil, mode: TrainingMode, trials: Int? = nil,
@@ -66,6 +70,11 @@ public struct StationStatus: Sendable, Codable, Hashable {
     /// Trainer-led: the repetition of the exercise running now (from 1), and how many are done.
     public var exercise: Int?
     public var exercisesDone: Int?
+    /// Trainer-led: the exercise's repetitions allowed; seconds left in the running one.
+    public var exerciseRepeats: Int?
+    public var secondsLeft: Double?
+    /// Automated: seconds left in the running search.
+    public var searchSecondsLeft: Double?
     public var audio: String
     public var gpio: String
     public var clicks: UInt64
@@ -185,6 +194,31 @@ public struct TrialCorrectionEntry: Sendable, Codable, Hashable {
     }
 }
 
+/// `session-note`: a comment on a session (id or unique prefix), appended after it; notes
+/// are never edited, a later one adds to the record.
+public struct SessionNoteEntry: Sendable, Codable, Hashable {
+    public var session: String
+    public var text: String
+
+    public init(session: String, text: String) {
+        self.session = session
+        self.text = text
+    }
+}
+
+/// `simulate`: the simulated station's world, moved by hand (a trainer trying the station
+/// without hardware, or a test): a nose at a station (`input` is its name or number) or a
+/// button (`clicker`, `error`, `ready`) goes active or inactive. Refused on a real board.
+public struct SimulatedInput: Sendable, Codable, Hashable {
+    public var input: String
+    public var active: Bool
+
+    public init(input: String, active: Bool) {
+        self.input = input
+        self.active = active
+    }
+}
+
 /// A refusal the person at the other end can act on.
 public struct ControlRefusal: Error, Sendable, Codable, Hashable, CustomStringConvertible {
     public enum Code: String, Sendable, Codable, Hashable {
@@ -239,4 +273,8 @@ public protocol StationControlling: AnyObject, Sendable {
     func noteSample(_ entry: SampleNoteEntry) throws(ControlRefusal) -> String
     /// A correction of a trial's outcome (a new row; the original is kept).
     func correctTrial(_ entry: TrialCorrectionEntry) throws(ControlRefusal) -> String
+    /// A comment on a session after it (appended); returns the note's id.
+    func noteSession(_ entry: SessionNoteEntry) throws(ControlRefusal) -> String
+    /// Moves an input of the simulated lineup; refused when the lineup is real.
+    func simulate(_ input: SimulatedInput) throws(ControlRefusal)
 }

@@ -7,7 +7,10 @@
 //                                            searching --time-out--> interTrial (miss / correct rejection)
 // Trainer-led exercises:
 //   idle --start--> exercise --deadline--> exerciseOver --start--> exercise ... (up to `repeats`) --> ended
-// `abort` ends a trial at once (outcome aborted, back to idle) or the exercise (ended).
+// Each repetition of an exercise is a round: a trial whose judge is the trainer (see
+// `roundOutcome`). `abort` ends a trial at once (outcome aborted, back to idle) or the exercise
+// (its round aborted, ended). With `autoStart`, a loaded trial starts by itself as soon as no
+// station is active (rigs whose containers need no reloading).
 
 /// How one trial went, kept as plain values (bit masks, not arrays) so ending a trial on the
 /// click path allocates nothing.
@@ -64,6 +67,9 @@ public struct LineupMachine: Sendable {
         /// A station never active over this many trials in which the dog searched (visited
         /// some station) is reported silent (0: never).
         public var silentAfterTrials: Int
+        /// A loaded trial starts without the ready button, once no station is active (the
+        /// step's `ready = "auto"`, for rigs that need no reloading).
+        public var autoStart = false
 
         public init(
             mode: TrainingMode, stationCount: Int, hold: Nanoseconds = 2_000_000_000,
@@ -99,6 +105,7 @@ public struct LineupMachine: Sendable {
                 interTrialInterval: nanoseconds(seconds: step.interTrialSeconds),
                 exerciseDuration: nanoseconds(seconds: exercise.durationSeconds),
                 exerciseRepeats: exercise.repeats)
+            autoStart = step.ready == .auto
         }
     }
 
@@ -129,6 +136,10 @@ public struct LineupMachine: Sendable {
         var endsAt: Nanoseconds
         var clicks = 0
         var errors = 0
+        /// The round as a trial: its target, what the sensors saw, what the trainer judged.
+        var trial: Trial
+        /// Error presses with the nose at the target or at no station: the round is not correct.
+        var errorsNotElsewhere = 0
     }
 
     private enum State: Sendable {
@@ -226,13 +237,19 @@ public struct LineupMachine: Sendable {
     /// The start command: the same as ready for a loaded trial; starts (or repeats) a
     /// trainer-led exercise.
     public mutating func start(at t: Nanoseconds) -> Actions {
+        start(round: nil, at: t)
+    }
+
+    /// As `start(at:)`; a trainer-led repetition takes `round` as its set-up (its target is
+    /// what the trainer's clicks are judged against). Without one the round has no target.
+    public mutating func start(round: TrialLayout?, at t: Nanoseconds) -> Actions {
         switch state {
         case .loading:
             return readyButton(at: t)
         case .idle where configuration.mode == .trainerLed:
-            return beginExercise(repetition: 1, at: t)
+            return beginExercise(repetition: 1, round: round, at: t)
         case .exerciseOver(let done):
-            return beginExercise(repetition: done + 1, at: t)
+            return beginExercise(repetition: done + 1, round: round, at: t)
         default:
             var out = Actions()
             out.append(.record(.ignored(.startInThisState, at: t)))
@@ -254,6 +271,7 @@ public struct LineupMachine: Sendable {
                     .exerciseEnded(
                         repetition: run.repetition, clicks: run.clicks, errors: run.errors, aborted: true, at: t
                     )))
+            close(run.trial, outcome: .aborted, at: t, &out)
             state = .ended
         default:
             state = .ended
@@ -289,6 +307,10 @@ public struct LineupMachine: Sendable {
                 rearm(&out)
                 return out
             }
+            // A start refused because this station was active: with auto start, go now.
+            if configuration.autoStart, case .loading = state, activeMask & stationsMask == 0 {
+                return readyButton(at: t)
+            }
         }
         switch state {
         case .searching(var trial):
@@ -296,8 +318,12 @@ public struct LineupMachine: Sendable {
             let event =
                 present ? detector.arrive(station: station, at: t) : detector.leave(station: station, at: t)
             handle(event, trial: &trial, &out)
-        case .exercise:
+        case .exercise(var run):
             // Trainer-led: sniffs and indications are data; only the trainer's button clicks.
+            if present {
+                run.trial.visitedMask |= bit
+                state = .exercise(run)
+            }
             let event =
                 present ? detector.arrive(station: station, at: t) : detector.leave(station: station, at: t)
             recordOnly(event, &out)
@@ -324,9 +350,9 @@ public struct LineupMachine: Sendable {
         case .interTrial(let until) where t >= until:
             state = .idle
             out.append(.record(.interTrialOver(at: t)))
-        case .exercise(let run):
+        case .exercise:
             recordOnly(detector.expire(at: t), &out)
-            if t >= run.endsAt {
+            if case .exercise(let run) = state, t >= run.endsAt {
                 visitClosed(detector.close(at: run.endsAt), &out)
                 out.append(.cue(.exerciseEnd, at: run.endsAt))
                 out.append(
@@ -334,6 +360,7 @@ public struct LineupMachine: Sendable {
                         .exerciseEnded(
                             repetition: run.repetition, clicks: run.clicks, errors: run.errors, aborted: false,
                             at: run.endsAt)))
+                close(run.trial, outcome: Self.roundOutcome(run), at: run.endsAt, &out)
                 state =
                     run.repetition >= configuration.exerciseRepeats
                     ? .ended : .exerciseOver(done: run.repetition)
@@ -353,6 +380,10 @@ public struct LineupMachine: Sendable {
         out.append(.record(.manualClick(station: station, at: t)))
         if case .exercise(var run) = state {
             run.clicks += 1
+            if let station, station < 64 {
+                judged(station, &run.trial, at: t)
+                if station != run.trial.target { run.trial.falseAlerts += 1 }
+            }
             state = .exercise(run)
         }
         return out
@@ -361,24 +392,60 @@ public struct LineupMachine: Sendable {
     /// The trainer's error button: "no reward", attributed like a click.
     public mutating func errorButton(at t: Nanoseconds) -> Actions {
         var out = Actions()
-        out.append(.record(.errorMark(station: detector.stationPresent, at: t)))
+        let station = detector.stationPresent
+        out.append(.record(.errorMark(station: station, at: t)))
         if case .exercise(var run) = state {
             run.errors += 1
+            if let station, station < 64, station != run.trial.target {
+                // A mistake at another station: the dog indicated where the target is not.
+                judged(station, &run.trial, at: t)
+                run.trial.falseAlerts += 1
+            } else {
+                run.errorsNotElsewhere += 1
+            }
             state = .exercise(run)
         }
         return out
     }
 
+    /// The project's rule for a trainer-led round (the study gives none): the trainer is the
+    /// judge. A click or an error press with the nose at a station other than the target is a
+    /// false alert there; otherwise an error press (at the target or at no station) makes the
+    /// round not correct; otherwise a click at the target is a hit; otherwise a miss (or, with
+    /// no target, a correct rejection). Clicks away from every station judge nothing.
+    private static func roundOutcome(_ run: Run) -> TrialOutcome {
+        let hasTarget = run.trial.target >= 0
+        if run.trial.falseAlerts > 0 { return .falseAlert }
+        if run.errorsNotElsewhere > 0 { return hasTarget ? .miss : .falseAlert }
+        if hasTarget && run.trial.indicatedMask & (1 << UInt64(run.trial.target)) != 0 { return .hit }
+        return hasTarget ? .miss : .correctRejection
+    }
+
+    /// The trainer judged `station` indicated (a click, or an error press away from the target).
+    private func judged(_ station: Int, _ trial: inout Trial, at t: Nanoseconds) {
+        trial.indicatedMask |= 1 << UInt64(station)
+        if trial.firstStation < 0 {
+            trial.firstStation = station
+            trial.firstAt = t
+        }
+    }
+
     // MARK: Inside
 
-    private mutating func beginExercise(repetition: Int, at t: Nanoseconds) -> Actions {
+    private mutating func beginExercise(repetition: Int, round: TrialLayout?, at t: Nanoseconds) -> Actions {
         var out = Actions()
         guard repetition <= configuration.exerciseRepeats else {
             out.append(.record(.ignored(.noMoreRepeats, at: t)))
             return out
         }
         detector.reset()
-        state = .exercise(Run(repetition: repetition, endsAt: t &+ configuration.exerciseDuration))
+        let target = round?.targetStation ?? -1
+        var trial = Trial(index: round?.trialIndex ?? repetition - 1, target: target < 64 ? target : -1)
+        trial.startedAt = t
+        trial.deadline = t &+ configuration.exerciseDuration
+        // Stations already active are visited from the start (the same rule as a search).
+        trial.visitedMask = activeMask & stationsMask & ~stuckMask
+        state = .exercise(Run(repetition: repetition, endsAt: trial.deadline, trial: trial))
         out.append(.cue(.exerciseStart, at: t))
         out.append(.record(.exerciseStarted(repetition: repetition, at: t)))
         rearm(&out)
@@ -463,6 +530,9 @@ public struct LineupMachine: Sendable {
             if case .searching(var trial) = state {
                 trial.faultMask |= bit
                 state = .searching(trial)
+            } else if case .exercise(var run) = state {
+                run.trial.faultMask |= bit
+                state = .exercise(run)
             }
         }
     }
@@ -484,6 +554,13 @@ public struct LineupMachine: Sendable {
     private mutating func finish(
         _ trial: Trial, outcome: TrialOutcome, at t: Nanoseconds, _ out: inout Actions, interTrial: Bool
     ) {
+        close(trial, outcome: outcome, at: t, &out)
+        if outcome != .aborted { out.append(.cue(.trialEnd, at: t)) }
+        state = interTrial ? .interTrial(until: t &+ configuration.interTrialInterval) : .idle
+    }
+
+    /// Records a trial (or round) as over: its summary for scoring, and silent sensors.
+    private mutating func close(_ trial: Trial, outcome: TrialOutcome, at t: Nanoseconds, _ out: inout Actions) {
         // A station never active in trials where the dog searched: reported once, one station
         // per trial end (the rest at the next), to keep within the fixed action list.
         if outcome != .aborted && trial.visitedMask != 0 && configuration.silentAfterTrials > 0 {
@@ -509,9 +586,7 @@ public struct LineupMachine: Sendable {
             searchStartedAt: trial.startedAt,
             firstIndicationAt: trial.firstStation >= 0 ? trial.firstAt : nil,
             firstIndicationStation: trial.firstStation >= 0 ? trial.firstStation : nil, endedAt: t)
-        if outcome != .aborted { out.append(.cue(.trialEnd, at: t)) }
         out.append(.record(.trialEnded(trial: trial.index, outcome: outcome, at: t)))
-        state = interTrial ? .interTrial(until: t &+ configuration.interTrialInterval) : .idle
     }
 
     /// Asks for the earliest deadline still needed, only when it changed.

@@ -79,6 +79,9 @@ public struct Step: Sendable, Hashable, Identifiable {
     /// When the dog has learnt the step; nil means the step is done once each exercise was done.
     public var criterion: GraduationCriterion?
     public var exercises: [Exercise]
+    /// How an automated trial starts: the assistant's ready press, or by itself after the
+    /// inter-trial interval (rigs whose containers need no reloading).
+    public var ready: ReadyMode = .press
 
     public init(
         id: String, title: String, description: String = "", mode: TrainingMode, lineup: LineupSetup,
@@ -96,6 +99,15 @@ public struct Step: Sendable, Hashable, Identifiable {
         self.criterion = criterion
         self.exercises = exercises
     }
+}
+
+/// How an automated step's trials start.
+public enum ReadyMode: String, Sendable, Hashable, Codable {
+    /// The loading assistant presses ready once the containers hold the layout.
+    case press
+    /// The next trial starts by itself once the inter-trial interval is over and no station
+    /// is active (an olfactometer, or containers that stay put). The project's option.
+    case auto
 }
 
 /// What the lineup holds for a step, and the rules for automated layouts.

@@ -183,7 +183,7 @@ private struct ProgramReader {
             t, path,
             allowed: [
                 "id", "title", "description", "mode", "lineup", "hold_s", "inter_trial_s", "criterion",
-                "exercises",
+                "exercises", "ready",
             ])
         let modeText = try string(t, "mode", path)
         guard let mode = TrainingMode(rawValue: modeText) else {
@@ -199,6 +199,15 @@ private struct ProgramReader {
         if let c = t["criterion"] {
             criterion = try self.criterion(c, join(path, "criterion"))
         }
+        let readyText = try string(t, "ready", path, default: "press")
+        guard let ready = ReadyMode(rawValue: readyText) else {
+            throw fail(join(path, "ready"), "unknown ready \"\(readyText)\" (expected press or auto)")
+        }
+        guard ready == .press || mode != .trainerLed else {
+            throw fail(
+                join(path, "ready"),
+                "a trainer-led step is started by the trainer: ready = \"auto\" is for automated steps")
+        }
         var exercises: [Exercise] = []
         var ids: Set<String> = []
         for (i, table) in try tables(t, "exercises", path).enumerated() {
@@ -209,12 +218,14 @@ private struct ProgramReader {
             }
             exercises.append(exercise)
         }
-        return Step(
+        var step = Step(
             id: try string(t, "id", path), title: try string(t, "title", path),
             description: try string(t, "description", path, default: ""), mode: mode, lineup: lineup,
             holdSeconds: try seconds(t, "hold_s", path, default: nil),
             interTrialSeconds: try seconds(t, "inter_trial_s", path, default: 10) ?? 10,
             criterion: criterion, exercises: exercises)
+        step.ready = ready
+        return step
     }
 
     func lineup(_ t: TOMLTable, _ path: String) throws(ProgramError) -> LineupSetup {

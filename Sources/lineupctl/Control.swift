@@ -25,7 +25,7 @@ private let completionNote = """
     """
 
 /// Runs a control command's body; any failure becomes one line on stderr and exit status 1.
-private func controlCommand(_ body: () throws -> Void) throws {
+func controlCommand(_ body: () throws -> Void) throws {
     do {
         try body()
     } catch let exit as ExitCode {
@@ -74,7 +74,16 @@ struct StatusCommand: ParsableCommand {
             }
             if let phase = s.phase { lines.append("Step        \(phase)") }
             if let done = s.exercisesDone {
-                lines.append("Exercise    \(s.exercise.map { "repetition \($0) running, " } ?? "")\(done) done")
+                let of = s.exerciseRepeats.map { " of \($0)" } ?? ""
+                if let running = s.exercise {
+                    let left = s.secondsLeft.map { String(format: ", %.0f s left", $0.rounded(.up)) } ?? ""
+                    lines.append("Exercise    repetition \(running)\(of) running\(left)")
+                } else {
+                    lines.append("Exercise    \(done)\(of) done; press ready for the next")
+                }
+            }
+            if let left = s.searchSecondsLeft {
+                lines.append(String(format: "Search      %.0f s left", left.rounded(.up)))
             }
             lines += [
                 "Audio       \(s.audio)",
@@ -115,7 +124,9 @@ struct SessionStart: ParsableCommand {
         commandName: "start",
         abstract: "Start a session on the station: a dog, a program step and a mode.",
         discussion: """
-            The station then waits for `lineupctl ready` before each trial.
+            The station then waits for `lineupctl ready` (or the ready button) before each \
+            trial, or before each repetition of a trainer-led exercise; a step with \
+            ready = "auto" starts its trials by itself.
 
             Examples:
               lineupctl session start --dog Rex --new-dog --program study \\
@@ -146,6 +157,11 @@ struct SessionStart: ParsableCommand {
     var newDog = false
     @Option(help: "Seed for the layouts, to repeat a session exactly.") var seed: UInt64?
     @Option(
+        help: ArgumentHelp(
+            "The exercise's duration in seconds for this session (trainer-led: each repetition; automated: each search), instead of the program's.",
+            valueName: "seconds"))
+    var duration: Double?
+    @Option(
         name: .customLong("layout"),
         help: ArgumentHelp(
             "A trial laid out in advance: the kind in each station, comma-separated; repeat per trial (the --sample samples fill it).",
@@ -155,6 +171,9 @@ struct SessionStart: ParsableCommand {
 
     func validate() throws {
         if let trials, trials < 1 { throw ValidationError("--trials must be at least 1") }
+        if let duration, !(duration >= 1 && duration <= 3600) {
+            throw ValidationError("--duration must be between 1 and 3600 seconds")
+        }
         for (i, layout) in layouts.enumerated() {
             for word in layout.split(separator: ",") where SampleKind(rawValue: String(word)) == nil {
                 throw ValidationError(
@@ -171,9 +190,17 @@ struct SessionStart: ParsableCommand {
                 layouts: layouts.isEmpty
                     ? nil : layouts.map { $0.split(separator: ",").compactMap { SampleKind(rawValue: String($0)) } },
                 newDog: newDog ? true : nil)
-            let id = try socket.client.startSession(request)
+            var withDuration = request
+            withDuration.durationSeconds = duration
+            let id = try socket.client.startSession(withDuration)
             if json { return try printJSON(SessionStarted(session: id)) }
-            say("Session \(id) started for \(dog) (\(mode.rawValue)); say `lineupctl ready` when loaded.")
+            if mode == .trainerLed {
+                say(
+                    "Session \(id) started for \(dog) (trainer-led); press ready (or `lineupctl ready`) to start each repetition."
+                )
+            } else {
+                say("Session \(id) started for \(dog) (\(mode.rawValue)); say `lineupctl ready` when loaded.")
+            }
         }
     }
 }
@@ -270,7 +297,9 @@ struct ReadyCommand: ParsableCommand {
     func run() throws {
         try controlCommand {
             try socket.client.ready()
-            say("Ready: the trial starts now, or when the inter-trial interval is over.")
+            say(
+                "Ready: the trial (or the exercise's next repetition) starts now, or when the inter-trial interval is over."
+            )
         }
     }
 }

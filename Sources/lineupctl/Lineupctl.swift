@@ -31,8 +31,9 @@ struct Lineupctl: ParsableCommand {
         subcommands: [
             Selftest.self, Version.self, Bench.self,
             Dogs.self, Samples.self, Sessions.self, SessionCommand.self, Trials.self, Events.self,
-            TrialCommand.self, Progress.self, Stats.self, ReportCommand.self, Export.self, Backup.self, MergeCommand.self,
-            StatusCommand.self, LayoutCommand.self, ReadyCommand.self, WatchCommand.self,
+            TrialCommand.self, Progress.self, Stats.self, ReportCommand.self, Export.self, Backup.self,
+            MergeCommand.self,
+            StatusCommand.self, LayoutCommand.self, ReadyCommand.self, WatchCommand.self, SimulateCommand.self,
         ]
     )
 }

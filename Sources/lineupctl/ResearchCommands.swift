@@ -221,8 +221,9 @@ struct Sessions: ParsableCommand {
 
 struct SessionCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
-        commandName: "session", abstract: "Start, end or abort a session on the station; show one from the log.",
-        subcommands: [Show.self, SessionStart.self, SessionEnd.self, SessionAbort.self])
+        commandName: "session",
+        abstract: "Start, end or abort a session on the station; show one from the log, or add a note to it.",
+        subcommands: [Show.self, SessionStart.self, SessionEnd.self, SessionAbort.self, SessionNoteCommand.self])
 
     struct Show: ParsableCommand {
         static let configuration = CommandConfiguration(

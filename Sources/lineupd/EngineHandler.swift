@@ -88,6 +88,8 @@ final class EngineHandler: HotPathHandler, @unchecked Sendable {
     let commands = EventRing<EngineCommand>(capacity: 64)
     private(set) var nextDeadline: UInt64 = .max
     private var readyPending = false
+    /// The step's `ready = "auto"`: each trial is loaded and started without a press.
+    private let autoStart: Bool
 
     /// Lines the board lacks are `UInt32.max`.
     init(
@@ -101,7 +103,10 @@ final class EngineHandler: HotPathHandler, @unchecked Sendable {
         self.clickerLine = clickerLine
         self.errorLine = errorLine
         trainerLed = configuration.mode == .trainerLed
+        autoStart = configuration.autoStart && !trainerLed
         notes = EventRing<EngineNote>(capacity: 1 << 12)
+        // Auto start: the first trial goes at the first pass of the loop.
+        if autoStart && !layouts.isEmpty { nextDeadline = 0 }
     }
 
     func handle(_ edge: SensorEdge) -> HotPathDecision {
@@ -121,7 +126,13 @@ final class EngineHandler: HotPathHandler, @unchecked Sendable {
     /// or the inter-trial interval runs means nothing (the raw edge is still logged). In a
     /// trainer-led session it starts (or repeats) the exercise.
     private func ready(at t: UInt64) -> HotPathDecision {
-        if trainerLed { return take(machine.start(at: t)) }
+        if trainerLed {
+            // Each repetition is a round with its own set-up (the layouts, one per repetition).
+            let round = nextLayout < layouts.count ? layouts[nextLayout] : nil
+            let decision = take(machine.start(round: round, at: t))
+            if machine.phase == .exercise { nextLayout += 1 }
+            return decision
+        }
         // Loaded during the inter-trial interval: the trial starts when the interval is over.
         if machine.phase == .interTrial, nextLayout < layouts.count {
             readyPending = true
@@ -148,10 +159,16 @@ final class EngineHandler: HotPathHandler, @unchecked Sendable {
 
     func deadline(now: UInt64) -> HotPathDecision {
         let decision = take(machine.timerFired(at: now))
-        if readyPending, machine.phase == .idle {
+        if readyPending || autoStart, machine.phase == .idle, nextLayout < layouts.count {
             readyPending = false
-            if case .click = ready(at: now) { return .click }
+            if case .click = ready(at: now) {
+                nextDeadline = machine.timerDeadline ?? .max
+                return .click
+            }
         }
+        // The machine's own timer is the truth: an auto start refused (a station active)
+        // must not leave a deadline in the past, or the loop would spin.
+        nextDeadline = machine.timerDeadline ?? .max
         return decision
     }
 

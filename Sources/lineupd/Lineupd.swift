@@ -32,6 +32,12 @@ struct Lineupd: ParsableCommand {
     @Flag(help: "With --simulate: serve the control socket and wait for sessions, as the daemon does.")
     var serve = false
 
+    @Flag(
+        help:
+            "With --simulate --serve: no virtual dog; the lineup moves only by `lineupctl simulate` (noses and buttons by hand)."
+    )
+    var noVirtualDog = false
+
     @Option(help: "The control socket (default: $RUNTIME_DIRECTORY/control.sock, else /run/lineup/control.sock).")
     var socket: String?
 
@@ -116,6 +122,7 @@ struct Lineupd: ParsableCommand {
             if status != 0 { throw ExitCode(status) }
             return
         }
+        if noVirtualDog && !serve { fail("--no-virtual-dog is for --simulate --serve") }
         let db = self.db ?? "./lineup.db"
         let plan = BlockPlan(
             board: board, trials: trials, seed: seed ?? UInt64.random(in: 1...999_999), sensitivity: sensitivity,
@@ -125,7 +132,7 @@ struct Lineupd: ParsableCommand {
         } else if serve {
             let status = StationDaemon(
                 configPath: config, board: board, databasePath: db, socketPath: socketPath, group: group,
-                realtime: !noRealtime, dog: plan.dog, speed: speed, simulated: true,
+                realtime: !noRealtime, dog: noVirtualDog ? nil : plan.dog, speed: speed, simulated: true,
                 programsDirectory: programsDirectory
             ).run()
             if status != 0 { throw ExitCode(status) }

@@ -19,6 +19,10 @@ final class LogFeeder: @unchecked Sendable {
         var blockSeed: UInt64
         /// Print a line per trial on stdout (the simulated station; the journal under systemd).
         var printTrials = true
+        /// Trainer-led: each repetition of the exercise is a round, logged as a trial.
+        var trainerLed = false
+        /// How long a round (trainer-led) or a search (automated) may last, for time left.
+        var roundLength: UInt64 = 0
         /// Receives one JSON line per logged event and trial, for `lineupctl watch`.
         var watch: (@Sendable (String) -> Void)? = nil
         /// Double-blind: the trial lines watchers get leave out the layout. Any member of the
@@ -45,6 +49,8 @@ final class LogFeeder: @unchecked Sendable {
     let exercising = Atomic<Int>(-1)
     /// The trial the dog is searching now (0-based), or -1: the virtual dog's cue in serve mode.
     let searching = Atomic<Int>(-1)
+    /// When the running round or search times out (monotonic ns), or 0: `status`'s time left.
+    let roundEndsAt = Atomic<UInt64>(0)
 
     // Feeder thread only until `finished`; then read by the main thread.
     /// The block's figures, counted by the one implementation (`Tally`) from the same trials
@@ -216,13 +222,8 @@ final class LogFeeder: @unchecked Sendable {
     private func take(_ note: EngineNote) {
         switch note {
         case .searchStarted(let trial, let at):
-            current = trial
             searching.store(trial, ordering: .releasing)
-            visits.removeAll()
-            observer.searchStarted(at: at)
-            clickAsked = false
-            click = nil
-            clickFailed = false
+            beginRound(trial, at: at)
         case .visit(let station, let from, let to, let indicated):
             visits.append((station, indicated))
             observer.visit(station: station, from: from, to: to, indicated: indicated)
@@ -262,10 +263,15 @@ final class LogFeeder: @unchecked Sendable {
                     station: station >= 0 ? station + 1 : nil, time: time(at), detail: #"{"error_mark":true}"#))
         case .exerciseStarted(let repetition, let at):
             exercising.store(repetition, ordering: .releasing)
+            // Each repetition is a round: a trial of its own, with this round's set-up.
+            beginRound(repetition - 1, at: at)
             submit(
                 LoggedEvent(
                     kind: .cue, sessionId: settings.sessionId, time: time(at),
-                    detail: jsonObject(["cue": "exercise-start", "repetition": "\(repetition)"])))
+                    detail: jsonObject([
+                        "cue": "exercise-start", "repetition": "\(repetition)",
+                        "seconds": "\(Double(settings.roundLength) / 1e9)",
+                    ])))
         case .exerciseEnded(let repetition, let clicks, let errors, let aborted, let at):
             submit(
                 LoggedEvent(
@@ -275,6 +281,7 @@ final class LogFeeder: @unchecked Sendable {
                         "errors": "\(errors)", "aborted": "\(aborted)",
                     ])))
             exercising.store(-1, ordering: .releasing)
+            roundEndsAt.store(0, ordering: .releasing)
             exercisesDone.add(1, ordering: .releasing)
         case .sensorFault(let kind, let station, let at):
             let fault = ["active-at-start", "stuck", "silent"][Int(min(kind, 2))]
@@ -301,8 +308,19 @@ final class LogFeeder: @unchecked Sendable {
         }
     }
 
+    private func beginRound(_ trial: Int, at: UInt64) {
+        current = trial
+        roundEndsAt.store(at &+ settings.roundLength, ordering: .releasing)
+        visits.removeAll()
+        observer.searchStarted(at: at)
+        clickAsked = false
+        click = nil
+        clickFailed = false
+    }
+
     private func endTrial(_ end: TrialEnd) {
         searching.store(-1, ordering: .releasing)
+        roundEndsAt.store(0, ordering: .releasing)
         guard end.trial >= 0 && end.trial < settings.layouts.count, let sessionId = settings.sessionId else { return }
         let layout = settings.layouts[end.trial]
         let outcome = end.outcome.outcome

@@ -168,6 +168,8 @@ final class StationService: StationControlling, @unchecked Sendable {
         LineupMachine.Configuration(mode: .automated, stationCount: inputs.stationCount)
     }
 
+    private var stationNames: [String] { options.board.stations.map(\.name) }
+
     /// The name this station writes in each session row.
     private var stationName: String { options.board.boardName ?? "lineup" }
 
@@ -187,6 +189,9 @@ final class StationService: StationControlling, @unchecked Sendable {
             settings: LogFeeder.Settings(
                 sessionId: session, layouts: layouts, stationNames: options.board.stations.map(\.name),
                 buttons: buttons, blockSeed: seed, printTrials: options.printTrials,
+                trainerLed: configuration.mode == .trainerLed,
+                roundLength: configuration.mode == .trainerLed
+                    ? configuration.exerciseDuration : configuration.searchTimeout,
                 watch: { [weak self] line in self?.broadcast(line) },
                 hideLayoutFromWatchers: configuration.mode == .doubleBlind),
             stationRing: ring, notes: handler.notes, recordsReady: recordsReady, writer: writer)
@@ -256,10 +261,16 @@ final class StationService: StationControlling, @unchecked Sendable {
             status.trials = current.mode == .trainerLed ? nil : current.trials
             status.trial = current.mode == .trainerLed ? nil : segment.feeder.committed.load(ordering: .acquiring)
             status.phase = current.step
+            let endsAt = segment.feeder.roundEndsAt.load(ordering: .acquiring)
+            let left = endsAt > 0 ? max(0, Double(Int64(bitPattern: endsAt &- MonotonicClock.now())) / 1e9) : nil
             if current.mode == .trainerLed {
                 let running = segment.feeder.exercising.load(ordering: .acquiring)
                 status.exercise = running > 0 ? running : nil
                 status.exercisesDone = segment.feeder.exercisesDone.load(ordering: .acquiring)
+                status.exerciseRepeats = segment.layouts.count
+                status.secondsLeft = running > 0 ? left.map { $0 * options.speed } : nil
+            } else if segment.feeder.searching.load(ordering: .acquiring) >= 0 {
+                status.searchSecondsLeft = left.map { $0 * options.speed }
             }
         }
         return status
@@ -282,7 +293,7 @@ final class StationService: StationControlling, @unchecked Sendable {
                 .badRequest,
                 "step \(request.step) needs \(step.lineup.stations) stations; this board has \(inputs.stationCount)")
         }
-        let exercise: Exercise
+        var exercise: Exercise
         if let id = request.exercise {
             guard let e = step.exercises.first(where: { $0.id == id }) else {
                 throw ControlRefusal(.unknown, "no exercise \"\(id)\" in step \(request.step)")
@@ -294,10 +305,13 @@ final class StationService: StationControlling, @unchecked Sendable {
             }
             exercise = e
         }
+        // The step's containers are the board's first N stations; the rest are unused (never
+        // blanks): their edges are logged, and no trial counts them.
+        let used = step.lineup.stations
         if let planned = request.layouts {
-            guard !planned.isEmpty, planned.allSatisfy({ $0.count == inputs.stationCount }) else {
+            guard !planned.isEmpty, planned.allSatisfy({ $0.count == used }) else {
                 throw ControlRefusal(
-                    .badRequest, "each planned layout must give a kind for each of the \(inputs.stationCount) stations")
+                    .badRequest, "each planned layout must give a kind for each of the step's \(used) stations")
             }
             guard planned.allSatisfy({ $0.filter { $0 == .target }.count <= 1 }) else {
                 throw ControlRefusal(.badRequest, "a planned layout has more than one target")
@@ -307,9 +321,13 @@ final class StationService: StationControlling, @unchecked Sendable {
         guard request.mode == .trainerLed || (1...10_000).contains(trials) else {
             throw ControlRefusal(.badRequest, "trials must be between 1 and 10000, not \(trials)")
         }
+        if let d = request.durationSeconds, !(d >= 1 && d <= 3600) {
+            throw ControlRefusal(.badRequest, "duration must be between 1 and 3600 seconds, not \(d)")
+        }
+        if let d = request.durationSeconds { exercise.durationSeconds = d }
         let (samples, labels) = try resolveSamples(request.samples)
         var configuration = LineupMachine.Configuration(
-            step: step, exercise: exercise, stationCount: inputs.stationCount,
+            step: step, exercise: exercise, stationCount: used,
             hold: nanoseconds(milliseconds: options.board.timing.holdMilliseconds / options.speed),
             holdTolerance: nanoseconds(milliseconds: options.board.timing.holdToleranceMilliseconds / options.speed))
         configuration.mode = request.mode
@@ -321,13 +339,11 @@ final class StationService: StationControlling, @unchecked Sendable {
             configuration.exerciseDuration = nanoseconds(seconds: exercise.durationSeconds / options.speed)
         }
         let seed = request.seed ?? UInt64.random(in: 1...999_999_999)
-        // The step's lineup on this board: stations beyond the step's stay empty (blanks). A
-        // trainer-led exercise keeps one set-up for all its repetitions.
+        // The step's lineup on its stations. A trainer-led exercise's repetitions are rounds,
+        // each with its own set-up (the target moves between rounds, as the study's trainer
+        // moved it), laid out like an automated block.
         var layouts: [TrialLayout] = []
-        var setup = step.lineup
-        setup.blanks += inputs.stationCount - setup.stations
-        setup.stations = inputs.stationCount
-        var generator = LayoutGenerator(setup: setup, samples: samples, seed: seed)
+        var generator = LayoutGenerator(setup: step.lineup, samples: samples, seed: seed)
         do {
             if let planned = request.layouts {
                 // The sheet's kinds, with the session's samples in them as in a generated block.
@@ -335,7 +351,7 @@ final class StationService: StationControlling, @unchecked Sendable {
                     layouts.append(try generator.layout(trialIndex: index, kinds: kinds))
                 }
             } else {
-                layouts = try generator.block(count: request.mode == .trainerLed ? 1 : trials)
+                layouts = try generator.block(count: request.mode == .trainerLed ? exercise.repeats : trials)
             }
         } catch {
             throw ControlRefusal(.badRequest, "cannot lay out \(trials) trials: \(error)")
@@ -390,10 +406,15 @@ final class StationService: StationControlling, @unchecked Sendable {
             phase: parts[0], phaseSteps: program.phases.first(where: { $0.id == parts[0] })?.steps.count,
             step: parts[1], exercise: exercise.id, mode: request.mode,
             settings: jsonObject([
-                "trials": "\(trials)", "seed": "\(seed)", "hold_ns": "\(configuration.hold)",
+                "trials": "\(request.mode == .trainerLed ? exercise.repeats : trials)", "seed": "\(seed)",
+                "hold_ns": "\(configuration.hold)",
                 "search_timeout_ns": "\(configuration.searchTimeout)",
                 "inter_trial_ns": "\(configuration.interTrialInterval)", "speed": "\(options.speed)",
                 "samples": request.samples.joined(separator: ","),
+                "duration_s": "\(exercise.durationSeconds)",
+                "stations": stationNames.prefix(used).joined(separator: ","),
+                "unused_stations": stationNames.dropFirst(used).joined(separator: ","),
+                "ready": request.mode == .trainerLed ? "trainer" : step.ready.rawValue,
             ]),
             station: stationName)
         records.append(session)
@@ -471,8 +492,13 @@ final class StationService: StationControlling, @unchecked Sendable {
             throw ControlRefusal(
                 .blind, "double-blind session: the layout is for the loading assistant (lineupctl layout --assistant)")
         }
-        let done = current.mode == .trainerLed ? 0 : segment.feeder.committed.load(ordering: .acquiring)
-        guard done < segment.layouts.count else { throw ControlRefusal(.notReady, "the block is complete") }
+        // Trials and trainer-led rounds alike: the one running, or the next to load.
+        let done = segment.feeder.committed.load(ordering: .acquiring)
+        guard done < segment.layouts.count else {
+            throw ControlRefusal(
+                .notReady,
+                current.mode == .trainerLed ? "every repetition of the exercise is done" : "the block is complete")
+        }
         let names = options.board.stations.map(\.name)
         return segment.layouts[done].stations.enumerated().map { i, content in
             LayoutEntry(
@@ -592,6 +618,41 @@ final class StationService: StationControlling, @unchecked Sendable {
         }
     }
 
+    func noteSession(_ entry: SessionNoteEntry) throws(ControlRefusal) -> String {
+        try adding { try log.noteSession(entry.session, text: entry.text).id }
+    }
+
+    /// The simulated world moved by hand: a nose at a station, or a button pressed.
+    func simulate(_ input: SimulatedInput) throws(ControlRefusal) {
+        guard let simulated else {
+            throw ControlRefusal(.badRequest, "this station's lineup is real: `simulate` is for lineupd --simulate")
+        }
+        let names = options.board.stations.map(\.name)
+        let line: UInt32?
+        switch input.input.lowercased() {
+        case "clicker": line = inputs.line(of: .clicker)
+        case "error": line = inputs.line(of: .errorButton)
+        case "ready": line = inputs.line(of: .readyButton)
+        default:
+            if let i = names.firstIndex(of: input.input) {
+                line = UInt32(i)
+            } else if let n = Int(input.input), (1...names.count).contains(n) {
+                line = UInt32(n - 1)
+            } else {
+                throw ControlRefusal(
+                    .unknown,
+                    "no input \"\(input.input)\": a station (\(names.joined(separator: ", ")) or 1-\(names.count)), "
+                        + "clicker, error or ready")
+            }
+        }
+        guard let line else {
+            throw ControlRefusal(.unknown, "this board has no \(input.input) button")
+        }
+        guard simulated.inject(line: line, active: input.active) else {
+            throw ControlRefusal(.failed, "the simulated lineup is full: try again")
+        }
+    }
+
     /// The log's refusals in the protocol's codes, with the log's own words.
     private func adding(_ body: () throws -> UUID) throws(ControlRefusal) -> String {
         do {
@@ -599,7 +660,8 @@ final class StationService: StationControlling, @unchecked Sendable {
         } catch let error as SessionLogError {
             switch error {
             case .invalidInput, .malformedDate: throw ControlRefusal(.badRequest, error.description)
-            case .unknownSample, .unknownTrial, .ambiguousId: throw ControlRefusal(.unknown, error.description)
+            case .unknownSample, .unknownTrial, .unknownSession, .ambiguousId:
+                throw ControlRefusal(.unknown, error.description)
             case .duplicateDog, .duplicateSample: throw ControlRefusal(.duplicate, error.description)
             default: throw ControlRefusal(.failed, error.description)
             }
@@ -647,9 +709,10 @@ final class StationService: StationControlling, @unchecked Sendable {
                 segment.trainerLed
                 ? segment.feeder.exercising.load(ordering: .acquiring)
                 : segment.feeder.searching.load(ordering: .acquiring)
-            let layoutIndex = segment.trainerLed ? 0 : turn
+            let layoutIndex = segment.trainerLed ? turn - 1 : turn
             let key = (ObjectIdentifier(segment), turn)
-            guard turn >= 0, layoutIndex < segment.layouts.count, key.0 != lastSearched.0 || key.1 != lastSearched.1
+            guard layoutIndex >= 0, layoutIndex < segment.layouts.count,
+                key.0 != lastSearched.0 || key.1 != lastSearched.1
             else { continue }
             lastSearched = key
             let layout = segment.layouts[layoutIndex]

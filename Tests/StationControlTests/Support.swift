@@ -94,6 +94,16 @@ final class FakeStation: StationControlling, @unchecked Sendable {
         return "C1"
     }
 
+    func noteSession(_ entry: SessionNoteEntry) throws(ControlRefusal) -> String {
+        record("noteSession \(entry.session) \(entry.text)")
+        return "N1"
+    }
+
+    func simulate(_ input: SimulatedInput) throws(ControlRefusal) {
+        record("simulate \(input.input) \(input.active)")
+        throw ControlRefusal(.badRequest, "not a simulated station")
+    }
+
     func endSession(suggestions: String?) throws(ControlRefusal) {
         record("endSession \(suggestions ?? "-")")
         let had = lock.withLock {

@@ -1,0 +1,144 @@
+import Testing
+
+@testable import TrainingEngine
+
+/// Trainer-led repetitions are rounds: trials judged by the trainer's buttons, with the nose's
+/// station at each press (the project's rule, `LineupMachine.roundOutcome`).
+@Suite struct TrainerRoundTests {
+    func trainerLed(repeats: Int = 4) -> Driver {
+        Driver(
+            LineupMachine.Configuration(
+                mode: .trainerLed, stationCount: 2, hold: 2 * sec, holdTolerance: 150 * ms,
+                exerciseDuration: 10 * sec, exerciseRepeats: repeats))
+    }
+
+    /// One round: the target at `target`, the nose at `station` while `presses` happen.
+    func round(
+        _ d: inout Driver, index: Int, target: Int, at t: Nanoseconds, station: Int?, presses: [Bool]
+    ) -> TrialSummary? {
+        var kinds: [SampleKind] = [.blank, .blank]
+        kinds[target] = .target
+        d.advance(to: t)
+        d.take(d.machine.start(round: TrialLayout(kinds: kinds, trialIndex: index), at: t))
+        #expect(d.machine.phase == .exercise)
+        if let station { d.edge(station, true, at: t + 1 * sec) }
+        for (i, click) in presses.enumerated() {
+            let at = t + 2 * sec + Nanoseconds(i) * 100 * ms
+            d.advance(to: at)
+            d.take(click ? d.machine.clicker(at: at) : d.machine.errorButton(at: at))
+        }
+        if let station { d.edge(station, false, at: t + 3 * sec) }
+        d.advance(to: t + 11 * sec)
+        return d.machine.lastTrial
+    }
+
+    @Test func eachRepetitionIsATrialJudgedByTheTrainer() throws {
+        var d = trainerLed()
+        // A click with the nose at the target: a hit, latency from the round's start.
+        let hit = try #require(round(&d, index: 0, target: 1, at: 0, station: 1, presses: [true]))
+        #expect(hit.outcome == .hit)
+        #expect(hit.trialIndex == 0 && hit.targetStation == 1)
+        #expect(hit.indicated(1) && hit.visited(1) && !hit.visited(0))
+        #expect(hit.latency == 2 * sec)
+        #expect(d.records.contains(.trialEnded(trial: 0, outcome: .hit, at: 10 * sec)))
+        // An error press at the other station: a false alert there.
+        let wrong = try #require(round(&d, index: 1, target: 0, at: 20 * sec, station: 1, presses: [false]))
+        #expect(wrong.outcome == .falseAlert)
+        #expect(wrong.indicated(1) && !wrong.indicated(0))
+        // An error press at the target (the wrong behaviour there), then a click: not correct.
+        let notYet = try #require(round(&d, index: 2, target: 1, at: 40 * sec, station: 1, presses: [false, true]))
+        #expect(notYet.outcome == .miss)
+        // Nothing pressed: a miss; the visit is still seen.
+        let nothing = try #require(round(&d, index: 3, target: 0, at: 60 * sec, station: 0, presses: []))
+        #expect(nothing.outcome == .miss)
+        #expect(nothing.visited(0) && !nothing.indicated(0))
+        #expect(d.outcomes == [.hit, .falseAlert, .miss, .miss])
+        #expect(d.machine.phase == .ended)
+    }
+
+    @Test func aClickAwayFromEveryStationJudgesNothing() throws {
+        var d = trainerLed()
+        let r = try #require(round(&d, index: 0, target: 0, at: 0, station: nil, presses: [true]))
+        #expect(r.outcome == .miss)
+        #expect(r.indicatedMask == 0)
+    }
+
+    @Test func aClickAtTheWrongStationIsAFalseAlertEvenWithAClickAtTheTarget() throws {
+        var d = trainerLed()
+        d.take(d.machine.start(round: TrialLayout(kinds: [.target, .blank], trialIndex: 0), at: 0))
+        d.edge(1, true, at: 1 * sec)
+        d.take(d.machine.clicker(at: 2 * sec))
+        d.edge(1, false, at: 3 * sec)
+        d.edge(0, true, at: 4 * sec)
+        d.take(d.machine.clicker(at: 5 * sec))
+        d.advance(to: 11 * sec)
+        let r = try #require(d.machine.lastTrial)
+        #expect(r.outcome == .falseAlert)
+        #expect(r.firstIndicationStation == 1)
+        #expect(r.indicated(0) && r.indicated(1))
+    }
+
+    @Test func anAbortedRoundIsLoggedAborted() throws {
+        var d = trainerLed()
+        d.take(d.machine.start(round: TrialLayout(kinds: [.target, .blank], trialIndex: 0), at: 0))
+        d.take(d.machine.abort(at: 3 * sec))
+        #expect(d.outcomes == [.aborted])
+        #expect(d.machine.phase == .ended)
+    }
+
+    @Test func autoStartBeginsALoadedTrialOnceNoStationIsActive() {
+        var c = automated(stations: 2)
+        c.autoStart = true
+        var d = Driver(c)
+        d.edge(0, true, at: 0)  // a paw on station 0
+        d.take(d.machine.load(layout: TrialLayout(kinds: [.target, .blank]), at: 1 * sec))
+        d.take(d.machine.readyButton(at: 1 * sec))
+        #expect(d.machine.phase == .loading)  // refused: station 0 is active
+        d.edge(0, false, at: 2 * sec)
+        #expect(d.machine.phase == .searching)  // started by itself once clear
+        #expect(d.records.contains(.searchStarted(trial: 0, at: 2 * sec)))
+    }
+
+    @Test func withoutAutoStartAClearedStationWaitsForThePress() {
+        var d = Driver(automated(stations: 2))
+        d.edge(0, true, at: 0)
+        d.take(d.machine.load(layout: TrialLayout(kinds: [.target, .blank]), at: 1 * sec))
+        d.take(d.machine.readyButton(at: 1 * sec))
+        d.edge(0, false, at: 2 * sec)
+        #expect(d.machine.phase == .loading)
+    }
+
+    @Test func readyAutoIsReadFromTheProgramAndRefusedForTrainerLedSteps() throws {
+        func program(mode: String, ready: String) -> String {
+            """
+            name = "rig"
+            title = "Olfactometer"
+            [[phases]]
+            id = "p"
+            title = "P"
+            [[phases.steps]]
+            id = "1"
+            title = "S"
+            mode = "\(mode)"
+            ready = "\(ready)"
+            lineup = { stations = 2, targets = 1 }
+            [[phases.steps.exercises]]
+            id = "1"
+            title = "E"
+            instruction = "Run."
+            """
+        }
+        let rig = try Program.parse(toml: program(mode: "automated", ready: "auto"), source: "rig.toml")
+        #expect(rig.phases[0].steps[0].ready == .auto)
+        let c = LineupMachine.Configuration(
+            step: rig.phases[0].steps[0], exercise: rig.phases[0].steps[0].exercises[0], stationCount: 2,
+            hold: 1 * sec, holdTolerance: 100 * ms)
+        #expect(c.autoStart)
+        #expect(throws: ProgramError.self) {
+            try Program.parse(toml: program(mode: "trainer-led", ready: "auto"), source: "t.toml")
+        }
+        #expect(throws: ProgramError.self) {
+            try Program.parse(toml: program(mode: "automated", ready: "sometimes"), source: "t.toml")
+        }
+    }
+}
