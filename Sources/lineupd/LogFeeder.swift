@@ -201,6 +201,24 @@ final class LogFeeder: @unchecked Sendable {
         }
     }
 
+    /// The round's target station (0-based), or -1.
+    private var currentTarget: Int {
+        guard current >= 0 && current < settings.layouts.count else { return -1 }
+        return settings.layouts[current].targetStation ?? -1
+    }
+
+    /// A trainer's press: which button, and the sample at the nose's station in this round.
+    private func pressDetail(_ button: String, station: Int) -> String {
+        var fields = [button: "true"]
+        if current >= 0, current < settings.layouts.count, station >= 0,
+            station < settings.layouts[current].stations.count,
+            let sample = settings.layouts[current].stations[station].sampleID
+        {
+            fields["sample"] = sample
+        }
+        return jsonObject(fields)
+    }
+
     private var targetNumber: Int? {
         guard current >= 0 && current < settings.layouts.count else { return nil }
         return settings.layouts[current].targetStation.map { $0 + 1 }
@@ -252,15 +270,21 @@ final class LogFeeder: @unchecked Sendable {
         case .interTrialOver:
             intervalsOver.add(1, ordering: .releasing)
         case .manualClick(let station, let at):
+            // In a round, the trainer's click at a station is that station's indication.
+            if trialId != nil, station >= 0 { observer.indication(station: station, at: at) }
             submit(
                 LoggedEvent(
                     kind: .note, sessionId: settings.sessionId, trialId: trialId,
-                    station: station >= 0 ? station + 1 : nil, time: time(at), detail: #"{"manual_click":true}"#))
+                    station: station >= 0 ? station + 1 : nil, time: time(at),
+                    detail: pressDetail("manual_click", station: station)))
         case .errorMark(let station, let at):
+            // An error press away from the target: the dog indicated there (a false alert).
+            if trialId != nil, station >= 0, station != currentTarget { observer.indication(station: station, at: at) }
             submit(
                 LoggedEvent(
                     kind: .note, sessionId: settings.sessionId, trialId: trialId,
-                    station: station >= 0 ? station + 1 : nil, time: time(at), detail: #"{"error_mark":true}"#))
+                    station: station >= 0 ? station + 1 : nil, time: time(at),
+                    detail: pressDetail("error_mark", station: station)))
         case .exerciseStarted(let repetition, let at):
             exercising.store(repetition, ordering: .releasing)
             // Each repetition is a round: a trial of its own, with this round's set-up.

@@ -404,8 +404,9 @@ struct ServingStationTests {
         // Target and an empty container; 30 s exercises, up to four times (3 s each here).
         let id = try client.startSession(
             SessionRequest(dog: "Ada", program: "study", step: "target-scent/1", mode: .trainerLed))
-        // Trainer-led: nothing is blind; the assistant and the handler may both see the set-up.
-        #expect(try client.layout(view: .handler).count == 5)
+        // Trainer-led: nothing is blind; the assistant and the handler may both see the set-up,
+        // the step's two containers (the board's other three stations are unused).
+        #expect(try client.layout(view: .handler).count == 2)
         for repetition in 1...4 {
             try client.ready()  // the ready button: the next repetition of the exercise
             #expect(
@@ -427,6 +428,9 @@ struct ServingStationTests {
         #expect(buttons.count >= clicks.count + errors.count)
         let cues = events.filter { ($0.detail ?? "").contains("exercise-start") }
         #expect(cues.count == 4)
+        // Each repetition is a round in the log, with its set-up.
+        let rounds = try reader.trials(LogFilter(sessionId: id))
+        #expect(rounds.count == 4)
         #expect(try reader.session(id: id).improvementSuggestions.contains("reward faster"))
     }
 

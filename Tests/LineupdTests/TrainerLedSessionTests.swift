@@ -1,0 +1,115 @@
+import Foundation
+import SessionLog
+import StationControl
+import Testing
+import TrainingEngine
+
+/// The trainer's session end to end: the real lineupd (simulated lineup, no virtual dog), the
+/// nose put at chosen stations and the clicker and error buttons pressed by hand through
+/// `simulate`, and the rounds read back through `session show --json`, `stats` and `export`.
+@Suite("a trainer-led session, round by round", .serialized)
+struct TrainerLedSessionTests {
+    @Test func roundsAreTrialsWithTheirSamplesInEveryView() throws {
+        guard let daemon = try ServingStationTests.Daemon(speed: 10, extra: ["--no-virtual-dog"]) else { return }
+        defer { if daemon.process.isRunning { _ = daemon.terminate() } }
+        #expect(daemon.waitReady(dogs: ["Aino"]))
+        let client = daemon.client
+        let env = ["LINEUP_SOCKET": daemon.socket]
+        _ = try client.addSample(SampleEntry(label: "T-1", kind: .target))
+        // study's target-scent/1: the target and one empty container, on stations A and B of
+        // the five; each repetition lasts 30 s (3 s at speed 10).
+        let start = try lineupctl(
+            [
+                "session", "start", "--dog", "Aino", "--program", "study", "--step", "target-scent/1", "--mode",
+                "trainer-led", "--sample", "T-1", "--seed", "5", "--duration", "30", "--json",
+            ], environment: env)
+        #expect(start.status == 0, "\(start.stderr)")
+        let session = try #require(try? JSONDecoder().decode(SessionStarted.self, from: Data(start.stdout.utf8)))
+            .session
+
+        /// Runs one repetition: the nose at `at` (a station name, or nil), then the presses.
+        func round(_ n: Int, noseAt pick: (String) -> String?, presses: [String]) throws -> String {
+            let layout = try client.layout(view: .handler)
+            // The step's two containers only: C, D and E are unused, never blanks.
+            #expect(layout.map(\.station) == ["A", "B"])
+            let target = try #require(layout.first { $0.kind == .target })
+            #expect(target.sample == "T-1")
+            try client.ready()
+            #expect(eventually(10) { (try? client.status().exercise) == n }, "repetition \(n) never started")
+            let station = pick(target.station)
+            if let station { try client.simulate(SimulatedInput(input: station, active: true)) }
+            usleep(100_000)  // the nose settles at the station (a world's time, not a check)
+            for button in presses {
+                let pressed = try lineupctl(["simulate", button, "press"], environment: env)
+                #expect(pressed.status == 0, "\(pressed.stderr)")
+            }
+            if let station { try client.simulate(SimulatedInput(input: station, active: false)) }
+            #expect(eventually(15) { (try? client.status().exercisesDone) == n }, "repetition \(n) never ended")
+            return target.station
+        }
+        let other: (String) -> String = { $0 == "A" ? "B" : "A" }
+        // 1: clicked at the target (hit); 2: error press at the empty one (false alert);
+        // 3: clicked at the empty one (false alert); 4: nothing pressed (miss).
+        let targets = [
+            try round(1, noseAt: { $0 }, presses: ["clicker"]),
+            try round(2, noseAt: other, presses: ["error"]),
+            try round(3, noseAt: other, presses: ["clicker"]),
+            try round(4, noseAt: { _ in nil }, presses: []),
+        ]
+        let status = try client.status()
+        #expect(status.exercisesDone == 4 && status.exerciseRepeats == 4)
+        try client.endSession(suggestions: "shorter rounds")
+        let note = try lineupctl(["session", "note", String(session.prefix(8)), "a windy day"], environment: env)
+        #expect(note.status == 0, "\(note.stderr)")
+        #expect(daemon.terminate().status == 0)
+
+        // session show --json: four rounds, each with its layout, samples and outcome.
+        let shown = try lineupctl(["session", "show", session, "--db", daemon.db, "--json"])
+        #expect(shown.status == 0, "\(shown.stderr)")
+        let details = try #require(
+            try JSONSerialization.jsonObject(with: Data(shown.stdout.utf8)) as? [String: Any])
+        let trials = try #require(details["trials"] as? [[String: Any]])
+        #expect(trials.map { $0["outcome"] as? String } == ["hit", "false-alert", "false-alert", "miss"])
+        for (trial, target) in zip(trials, targets) {
+            let layout = try #require(trial["layout"] as? [[String: Any]])
+            #expect(layout.count == 2)
+            let targetStation = target == "A" ? 1 : 2
+            let slot = try #require(layout.first { ($0["station"] as? Int) == targetStation })
+            #expect(slot["sample"] as? String == "T-1")
+            #expect(slot["kind"] as? String == "target")
+        }
+        #expect(trials[0]["indicated_station"] as? Int == (targets[0] == "A" ? 1 : 2))
+        #expect(trials[1]["indicated_station"] as? Int == (targets[1] == "A" ? 2 : 1))
+        #expect((details["comments"] as? [String]) == ["a windy day"])
+        #expect((details["improvement_suggestions"] as? [String]) == ["shorter rounds"])
+        let settings = try #require(details["settings"] as? String)
+        #expect(settings.contains(#""unused_stations":"C,D,E""#), "\(settings)")
+
+        // stats: the same rounds counted by the one implementation.
+        let stats = try lineupctl(["stats", "--dog", "Aino", "--db", daemon.db, "--json"])
+        #expect(stats.status == 0, "\(stats.stderr)")
+        let rows = try #require(try JSONSerialization.jsonObject(with: Data(stats.stdout.utf8)) as? [[String: Any]])
+        let presentations = try #require(rows.first?["presentations"] as? [String: Any])
+        #expect(presentations["hits"] as? Int == 1)
+        #expect(presentations["misses"] as? Int == 3)
+
+        // export: four trial rows, the sample in the target's column, no third station.
+        let export = try lineupctl(["export", "--what", "trials", "--db", daemon.db])
+        #expect(export.status == 0, "\(export.stderr)")
+        let lines = export.stdout.split(whereSeparator: \.isNewline)
+        #expect(lines.count == 5)
+        #expect(lines.first?.contains("station_2_sample") == true)
+        #expect(lines.first?.contains("station_3_") == false)
+        #expect(lines.dropFirst().allSatisfy { $0.contains("T-1") })
+
+        // The presses are events of their round, with the sample at the nose's station.
+        let reader = try SessionLog.openReader(path: daemon.db)
+        let events = try reader.events(LogFilter(sessionId: session), limit: nil)
+        let presses = events.filter {
+            ($0.detail ?? "").contains("manual_click") || ($0.detail ?? "").contains("error_mark")
+        }
+        #expect(presses.count == 3)
+        #expect(presses.allSatisfy { $0.trialId != nil })
+        #expect((presses.first?.detail ?? "").contains("sample"))
+    }
+}
