@@ -396,12 +396,12 @@ public struct LogReader: Sendable {
 
     // MARK: Progress
 
-    /// A dog's progress through the program, phase by phase, as the log holds it.
-    ///
-    /// A step counts as passed, and a phase as graduated, only when a milestone row says
-    /// so (written when the program's criteria are met); the percentage is passed steps
-    /// over the phase's steps. Accuracy figures come straight from the trials.
-    public func progress(dogId: String, window: Int = 20) throws -> [PhaseProgress] {
+    /// A dog's progress through the program, phase by phase: every phase of the program
+    /// (those not started at 0 %), each step's share done, counted by `ProgramProgress` (the
+    /// one definition). The program is `program`, else the one the dog's latest session ran
+    /// (its text as the log keeps it). Accuracy figures come straight from the trials; phases
+    /// the log holds that the program lacks follow, counted from milestones only.
+    public func progress(dogId: String, program given: Program? = nil, window: Int = 20) throws -> [PhaseProgress] {
         try read { db in
             var iso = ISOTimeFormatter()
             guard
@@ -409,8 +409,15 @@ public struct LogReader: Sendable {
             else {
                 throw SessionLogError.unknownDog(dogId)
             }
-            var order: [String] = []
+            let program = try given ?? Self.latestProgram(db, dogId: dogId)
+            var order: [String] = program?.phases.map(\.id) ?? []
             var phases: [String: PhaseProgress] = [:]
+            for phase in program?.phases ?? [] {
+                var entry = PhaseProgress(phase: phase.id)
+                entry.title = phase.title
+                entry.phaseSteps = phase.steps.count
+                phases[phase.id] = entry
+            }
             var outcomes: [String: [Bool]] = [:]
             let sessionRows = try Row.fetchAll(
                 db,
@@ -423,7 +430,9 @@ public struct LogReader: Sendable {
                     phases[phase] = PhaseProgress(phase: phase)
                 }
                 phases[phase]?.sessions += 1
-                if let steps: Int = row["phase_steps"] { phases[phase]?.phaseSteps = steps }
+                if phases[phase]?.phaseSteps == nil, let steps: Int = row["phase_steps"] {
+                    phases[phase]?.phaseSteps = steps
+                }
             }
             let trialRows = try Row.fetchAll(
                 db,
@@ -437,6 +446,7 @@ public struct LogReader: Sendable {
                 outcomes[phase, default: []].append(outcome.isCorrect)
             }
             var passedSteps: [String: Set<String>] = [:]
+            var passedOn: [String: String] = [:]
             for row in try Row.fetchAll(
                 db,
                 sql:
@@ -450,13 +460,18 @@ public struct LogReader: Sendable {
                 }
                 if let step: String = row["step"] {
                     passedSteps[phase, default: []].insert(step)
+                    if passedOn["\(phase)/\(step)"] == nil {
+                        passedOn["\(phase)/\(step)"] = iso.string(wallNs: row["wall_ns"])
+                    }
                 } else if phases[phase]?.graduated == nil {
                     phases[phase]?.graduated = iso.string(wallNs: row["wall_ns"])
                     phases[phase]?.criterion = row["criterion"]
                 }
             }
+            let progress = try program.map { try ProgramProgress.read(db, dogId: dogId, program: $0) }
             return order.compactMap { phase in
                 guard var entry = phases[phase] else { return nil }
+                entry.program = program?.name
                 let results = outcomes[phase] ?? []
                 entry.trials = results.count
                 entry.correct = Proportion(successes: results.filter { $0 }.count, trials: results.count)
@@ -465,14 +480,50 @@ public struct LogReader: Sendable {
                 entry.recentCorrectPercent =
                     recent.isEmpty ? nil : 100 * Double(recent.filter { $0 }.count) / Double(recent.count)
                 entry.stepsPassed = passedSteps[phase]?.count ?? 0
-                if entry.graduated != nil {
+                if let progress, let definition = program?.phases.first(where: { $0.id == phase }) {
+                    entry.steps = definition.steps.map { step in
+                        let record = progress.steps["\(phase)/\(step.id)"]
+                        return StepProgress(
+                            step: step.id, title: step.title, mode: step.mode.rawValue,
+                            percent: Int((progress.stepProgress(phase: definition, step: step) * 100).rounded(.down)),
+                            passed: passedOn["\(phase)/\(step.id)"],
+                            rule: step.completionRule, trials: record?.tracker.results.count ?? 0,
+                            exercises: step.exercises.map {
+                                ExerciseProgress(
+                                    exercise: $0.id, title: $0.title, done: record?.exerciseRounds[$0.id] ?? 0,
+                                    required: step.criterion == nil ? step.rounds(for: $0) : nil)
+                            })
+                    }
+                    entry.stepsPassed = definition.steps.filter { progress.passed(phase: definition, step: $0) }.count
+                    entry.progressPercent =
+                        entry.graduated != nil
+                        ? 100 : Double(Int((progress.phaseProgress(definition) * 100).rounded(.down)))
+                } else if entry.graduated != nil {
                     entry.progressPercent = 100
                 } else if let steps = entry.phaseSteps, steps > 0 {
+                    // Not in the program: only the milestones are known.
                     entry.progressPercent = min(100, 100 * Double(entry.stepsPassed) / Double(steps))
                 }
                 return entry
             }
         }
+    }
+
+    /// The program the dog's latest session ran, from the text the log keeps (or a built-in
+    /// program's, for sessions logged with only its name); nil when none can be read.
+    static func latestProgram(_ db: Database, dogId: String) throws -> Program? {
+        guard
+            let row = try Row.fetchOne(
+                db,
+                sql: """
+                    SELECT p.name, p.content FROM session s JOIN program p ON p.id = s.program_id
+                    WHERE s.dog_id = ? ORDER BY s.wall_ns DESC, s.mono_ns DESC LIMIT 1
+                    """, arguments: [dogId])
+        else { return nil }
+        let name: String = row["name"]
+        let content: String = row["content"]
+        if let parsed = try? Program.parse(toml: content, source: "the log's copy of \(name)") { return parsed }
+        return try? Program.builtin(named: name)
     }
 
     // MARK: Backup
@@ -656,6 +707,11 @@ public struct EventSummary: Sendable, Hashable, Codable {
 
 public struct PhaseProgress: Sendable, Hashable, Codable {
     public var phase: String
+    public var title: String?
+    /// The program it is counted against (nil: not known, milestones only).
+    public var program: String?
+    /// Each step's progress, when the program is known.
+    public var steps: [StepProgress] = []
     public var sessions = 0
     /// Scored trials in the phase.
     public var trials = 0
@@ -672,4 +728,27 @@ public struct PhaseProgress: Sendable, Hashable, Codable {
     public var criterion: String?
 
     public init(phase: String) { self.phase = phase }
+}
+
+/// One step of a phase: its share done (`ProgramProgress`), when it was passed, and what passes it.
+public struct StepProgress: Sendable, Hashable, Codable {
+    public var step: String
+    public var title: String
+    public var mode: String
+    public var percent: Int
+    /// When its milestone was logged, if it has one.
+    public var passed: String?
+    /// The criterion, or the exercises' rounds, in words.
+    public var rule: String
+    /// Scored trials and rounds on the step.
+    public var trials: Int
+    public var exercises: [ExerciseProgress]
+}
+
+/// Finished rounds (or trials) of one exercise, and how many a step without criterion needs.
+public struct ExerciseProgress: Sendable, Hashable, Codable {
+    public var exercise: String
+    public var title: String
+    public var done: Int
+    public var required: Int?
 }

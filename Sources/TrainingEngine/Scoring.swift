@@ -60,12 +60,21 @@ public struct GraduationTracker: Sendable, Hashable {
     }
 }
 
-/// A dog's progress through a program, as percentages per phase (the study's phase view).
+/// A dog's progress through a program: each step's and each phase's share done, 0...1. The
+/// one definition every screen and export uses (README, "Progress").
+///
+/// - A step with a criterion: the criterion's progress over the step's scored trials, 1 once met.
+/// - A step without one (the study: "once the exercises have been completed, the training
+///   will proceed to the next step"): the share of its exercises' required rounds done, where
+///   each exercise must be done as often as `Step.rounds(for:)` says (the project's reading).
+/// - A phase: the mean of its steps; 1 once every step is passed.
 public struct ProgramProgress: Sendable, Hashable {
     public struct StepRecord: Sendable, Hashable {
         public var tracker: GraduationTracker
-        /// Exercise ids performed at least once.
-        public var exercisesDone: Set<String> = []
+        /// Finished (not aborted) rounds or trials per exercise id.
+        public var exerciseRounds: [String: Int] = [:]
+        /// Passed by a milestone in the log (which may predate this program's criterion).
+        public var passedByMilestone = false
     }
 
     public let program: Program
@@ -83,32 +92,70 @@ public struct ProgramProgress: Sendable, Hashable {
 
     static func key(_ phase: String, _ step: String) -> String { "\(phase)/\(step)" }
 
-    /// Records a trial on a step; returns true if the step graduated with it.
+    /// Records a trial (or trainer-led round) of an exercise on a step; returns true if the
+    /// step's criterion was met with it.
     @discardableResult
-    public mutating func record(_ outcome: TrialOutcome, phase: String, step: String) -> Bool {
-        steps[Self.key(phase, step)]?.tracker.record(outcome) ?? false
+    public mutating func record(_ outcome: TrialOutcome, phase: String, step: String, exercise: String? = nil)
+        -> Bool
+    {
+        let key = Self.key(phase, step)
+        guard steps[key] != nil else { return false }
+        if outcome != .aborted, let exercise { steps[key]?.exerciseRounds[exercise, default: 0] += 1 }
+        return steps[key]?.tracker.record(outcome) ?? false
     }
 
-    /// Records that an exercise was performed (a trainer-led repetition, or a finished block).
-    public mutating func exerciseDone(_ exercise: String, phase: String, step: String) {
-        steps[Self.key(phase, step)]?.exercisesDone.insert(exercise)
+    /// Marks a step passed because the log holds its milestone.
+    public mutating func milestone(phase: String, step: String) {
+        steps[Self.key(phase, step)]?.passedByMilestone = true
     }
 
-    /// A step's progress, 0...1: its criterion's progress, or without one the share of its
-    /// exercises performed.
+    /// Whether the step is passed: its milestone, its criterion met, or (without a
+    /// criterion) every exercise done as often as required.
+    public func passed(phase: Phase, step: Step) -> Bool {
+        stepProgress(phase: phase, step: step) >= 1
+    }
+
+    /// A step's progress, 0...1.
     public func stepProgress(phase: Phase, step: Step) -> Double {
         guard let record = steps[Self.key(phase.id, step.id)] else { return 0 }
+        if record.passedByMilestone { return 1 }
         if step.criterion != nil { return record.tracker.progress }
-        let done = step.exercises.filter { record.exercisesDone.contains($0.id) }.count
-        return step.exercises.isEmpty ? 1 : Double(done) / Double(step.exercises.count)
+        return step.exerciseProgress(rounds: record.exerciseRounds)
     }
 
-    /// Each phase's progress as a whole percentage: the mean of its steps' progress.
+    /// A phase's progress, 0...1: the mean of its steps' progress.
+    public func phaseProgress(_ phase: Phase) -> Double {
+        guard !phase.steps.isEmpty else { return 0 }
+        return phase.steps.reduce(0.0) { $0 + stepProgress(phase: phase, step: $1) } / Double(phase.steps.count)
+    }
+
+    /// Each phase's progress as a whole percentage (rounded down: 100 only when complete).
     public var phasePercentages: [(phase: String, percent: Int)] {
-        program.phases.map { phase in
-            let sum = phase.steps.reduce(0.0) { $0 + stepProgress(phase: phase, step: $1) }
-            let mean = phase.steps.isEmpty ? 0 : sum / Double(phase.steps.count)
-            return (phase.id, Int((mean * 100).rounded(.down)))
-        }
+        program.phases.map { ($0.id, Int((phaseProgress($0) * 100).rounded(.down))) }
+    }
+}
+
+extension Step {
+    /// How many finished rounds (trainer-led) or scored trials (automated) of an exercise make
+    /// it done, for a step without a criterion: every repetition the program allows (the study
+    /// lets an exercise be performed up to four times), or one block of its trials. The
+    /// project's reading of the study's "once the exercises have been completed".
+    public func rounds(for exercise: Exercise) -> Int {
+        max(1, mode == .trainerLed ? exercise.repeats : exercise.trials)
+    }
+
+    /// The share of the step's exercises done, 0...1, from finished rounds per exercise id.
+    public func exerciseProgress(rounds done: [String: Int]) -> Double {
+        guard !exercises.isEmpty else { return 1 }
+        let required = exercises.reduce(0) { $0 + rounds(for: $1) }
+        let have = exercises.reduce(0) { $0 + min(done[$1.id] ?? 0, rounds(for: $1)) }
+        return Double(have) / Double(required)
+    }
+
+    /// Words for what completes the step: its criterion, or its exercises' rounds.
+    public var completionRule: String {
+        if let criterion { return criterion.description }
+        let each = exercises.map { "exercise \($0.id) \(rounds(for: $0)) \(mode == .trainerLed ? "rounds" : "trials")" }
+        return "each exercise done (\(each.joined(separator: ", ")))"
     }
 }

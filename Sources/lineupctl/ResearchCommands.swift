@@ -358,23 +358,44 @@ struct Events: ParsableCommand {
 
 struct Progress: ParsableCommand {
     static let configuration = CommandConfiguration(
-        abstract: "A dog's progress through the program, per phase.",
+        abstract: "A dog's progress through the whole program: every phase and step, with %.",
         discussion: """
-            Progress is the share of the phase's steps passed (100 % once the phase is \
-            graduated), from the milestones the station logged when the program's criteria \
-            were met. Correct and last-20 figures come straight from the trials.
+            Every phase of the program is shown, those not started at 0 %. A step with a \
+            criterion is as far along as its criterion (100 % once met, from its scored trials \
+            and trainer-led rounds in order); a step without one is the share of its \
+            exercises' rounds done (trainer-led: each exercise's repeats, the study's "up to \
+            four times"; automated: one block of its trials). A phase is the mean of its \
+            steps. The program is the one the dog's latest session ran, unless --program \
+            names one. Correct and last-20 figures come straight from the trials.
 
-            Example:
+            Examples:
               lineupctl progress --dog Aino
+              lineupctl progress --dog Aino --program study --json
             """)
     @OptionGroup var log: LogOptions
     @Option(help: "The dog (name, id or id prefix).") var dog: String
+    @Option(help: "A built-in program or a program file (default: the dog's latest session's program).")
+    var program: String?
 
     func run() throws {
         try researcherCommand {
             let reader = try log.reader()
-            let phases = try reader.progress(dogId: reader.resolveDog(dog))
+            var chosen: Program? = nil
+            if let program {
+                do {
+                    chosen = try Program.builtin(named: program)
+                } catch {
+                    guard let text = try? String(contentsOfFile: program, encoding: .utf8) else {
+                        throw SessionLogError.invalidInput(
+                            "--program \(program): not a built-in program (\(Program.builtinNames.joined(separator: ", "))) nor a readable file"
+                        )
+                    }
+                    chosen = try Program.parse(toml: text, source: program)
+                }
+            }
+            let phases = try reader.progress(dogId: reader.resolveDog(dog), program: chosen)
             if log.json { return try printJSON(phases) }
+            if let name = phases.first(where: { $0.program != nil })?.program { say("Program \(name)") }
             printTable(
                 ["PHASE", "PROGRESS", "STEPS", "SESSIONS", "TRIALS", "CORRECT", "LAST 20", "GRADUATED"],
                 phases.map { p in
@@ -383,6 +404,22 @@ struct Progress: ParsableCommand {
                         "\(p.stepsPassed)/\(p.phaseSteps.map { "\($0)" } ?? "?")", "\(p.sessions)", "\(p.trials)",
                         describe(p.correct), p.recentCorrectPercent.map { String(format: "%.0f %%", $0) } ?? "-",
                         p.graduated.map { "yes, \($0)\(p.criterion.map { " (\($0))" } ?? "")" } ?? "not yet",
+                    ]
+                })
+            let steps = phases.flatMap { p in p.steps.map { (p.phase, $0) } }
+            guard !steps.isEmpty else { return }
+            say("")
+            printTable(
+                ["STEP", "TITLE", "MODE", "PROGRESS", "DONE", "PASSED"],
+                steps.map { phase, step in
+                    let done =
+                        step.exercises.allSatisfy({ $0.required != nil })
+                        ? step.exercises.map { "ex. \($0.exercise) \($0.done)/\($0.required ?? 0)" }.joined(
+                            separator: ", ")
+                        : "\(step.trials) scored; \(step.rule)"
+                    return [
+                        "\(phase)/\(step.step)", step.title, step.mode, "\(step.percent) %", done,
+                        step.passed ?? "not yet",
                     ]
                 })
         }

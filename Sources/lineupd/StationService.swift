@@ -60,11 +60,9 @@ final class StationService: StationControlling, @unchecked Sendable {
         var seed: UInt64
         /// Sample id to the label written on it: what the loading assistant looks for.
         var labels: [String: String] = [:]
-        /// For graduation at the session's end: the dog, the program, the step's criterion.
+        /// For graduation at the session's end: the dog and the program.
         var dogId: UUID
-        var program: String
-        var criterion: GraduationCriterion?
-        var phaseSteps: [String]
+        var program: Program
         var aborted = false
     }
 
@@ -433,8 +431,7 @@ final class StationService: StationControlling, @unchecked Sendable {
         }
         current = Current(
             sessionId: session.id, dog: request.dog, mode: request.mode, step: request.step, trials: trials, seed: seed,
-            labels: labels, dogId: dogId, program: program.name, criterion: step.criterion,
-            phaseSteps: program.phases.first(where: { $0.id == parts[0] })?.steps.map(\.id) ?? [])
+            labels: labels, dogId: dogId, program: program)
         broadcast(
             jsonObject(["kind": "session-start", "session": session.id.uuidString.lowercased(), "dog": request.dog]))
         return session.id.uuidString.lowercased()
@@ -552,7 +549,7 @@ final class StationService: StationControlling, @unchecked Sendable {
             try writer.flush()
             let earned = try log.recordGraduation(
                 dogId: session.dogId, sessionId: session.sessionId, program: session.program, phase: parts[0],
-                step: parts[1], criterion: session.criterion, phaseSteps: session.phaseSteps)
+                step: parts[1])
             for milestone in earned {
                 let what = milestone.step.map { "passed step \(parts[0])/\($0)" } ?? "graduated phase \(parts[0])"
                 print("lineupd: \(session.dog) \(what): \(milestone.criterion ?? "")")

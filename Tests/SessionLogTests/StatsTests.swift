@@ -256,13 +256,32 @@ func expectWilson(_ p: Proportion, _ successes: Int, _ trials: Int, _ lower: Dou
 }
 
 @Suite struct GraduationTests {
+    /// A program of one phase: step a with a criterion (3 in a row), step b the same, step c
+    /// trainer-led without one (its exercise's 2 rounds make it done).
+    func program() -> Program {
+        func automated(_ id: String) -> Step {
+            Step(
+                id: id, title: "Step \(id)", mode: .automated, lineup: LineupSetup(stations: 2, blanks: 1),
+                criterion: .consecutiveCorrect(n: 3), exercises: [Exercise(id: "1", title: "Block", instruction: "")])
+        }
+        let c = Step(
+            id: "c", title: "Step c", mode: .trainerLed, lineup: LineupSetup(stations: 1),
+            exercises: [Exercise(id: "1", title: "E", instruction: "Click it.", repeats: 2)])
+        return Program(
+            name: "p", title: "P",
+            phases: [Phase(id: "one", title: "One", steps: [automated("a"), automated("b"), c])],
+            source: "test")
+    }
+
     @Test func aStepIsPassedOnceAndThePhaseOnlyWhenEveryStepIs() throws {
         let log = try SessionLog(path: temporaryLogPath())
         let dog = DogRecord(name: "Aino")
         try log.append([dog])
-        let program = try log.logProgram(ProgramRecord(name: "p", content: "p v1"))
-        func session(step: String, outcomes: [TrialOutcome]) throws -> UUID {
-            let s = SessionRecord(dogId: dog.id, programId: program, phase: "one", step: step, mode: .automated)
+        let p = program()
+        let programId = try log.logProgram(ProgramRecord(name: "p", content: "p v1"))
+        func session(step: String, outcomes: [TrialOutcome], mode: TrainingMode = .automated) throws -> UUID {
+            let s = SessionRecord(
+                dogId: dog.id, programId: programId, phase: "one", step: step, exercise: "1", mode: mode)
             try log.append([s])
             for (i, o) in outcomes.enumerated() {
                 var t = trial(s, i + 1, outcome: o)
@@ -271,11 +290,8 @@ func expectWilson(_ p: Proportion, _ successes: Int, _ trials: Int, _ lower: Dou
             }
             return s.id
         }
-        let criterion = GraduationCriterion.consecutiveCorrect(n: 3)
         func graduate(_ id: UUID, _ step: String) throws -> [MilestoneRecord] {
-            try log.recordGraduation(
-                dogId: dog.id, sessionId: id, program: "p", phase: "one", step: step, criterion: criterion,
-                phaseSteps: ["a", "b"])
+            try log.recordGraduation(dogId: dog.id, sessionId: id, program: p, phase: "one", step: step)
         }
         // Two correct, then a miss: not yet.
         let first = try session(step: "a", outcomes: [.hit, .correctRejection, .miss])
@@ -286,17 +302,34 @@ func expectWilson(_ p: Proportion, _ successes: Int, _ trials: Int, _ lower: Dou
         #expect(passed.map(\.step) == ["a"])
         #expect(passed.first?.criterion?.contains("met after 6 scored trials") == true)
         #expect(try graduate(second, "a").isEmpty)
-        // No criterion: nothing to judge.
-        #expect(
-            try log.recordGraduation(
-                dogId: dog.id, sessionId: second, program: "p", phase: "one", step: "b", criterion: nil,
-                phaseSteps: ["a", "b"]
-            ).isEmpty)
+        // Step c has no criterion: one round (and an aborted one) is not its two.
+        let rounds = try session(step: "c", outcomes: [.miss, .aborted], mode: .trainerLed)
+        #expect(try graduate(rounds, "c").isEmpty)
+        var progress = try log.reader.progress(dogId: dog.id.uuidString.lowercased(), program: p)
+        #expect(progress.first?.steps.map(\.percent) == [100, 0, 50])
+        #expect(progress.first?.progressPercent == 50)
+        // A second round, whatever its outcome: the exercise is done, and so is the step.
+        let more = try session(step: "c", outcomes: [.falseAlert], mode: .trainerLed)
+        let c = try graduate(more, "c")
+        #expect(c.map(\.step) == ["c"])
+        #expect(c.first?.criterion == "each exercise done (exercise 1 2 rounds)")
         // Step b met: it and the phase.
         let third = try session(step: "b", outcomes: [.hit, .hit, .hit])
         #expect(try graduate(third, "b").map(\.step) == ["b", nil])
-        let progress = try log.reader.progress(dogId: dog.id.uuidString.lowercased())
-        #expect(progress.first?.stepsPassed == 2)
+        progress = try log.reader.progress(dogId: dog.id.uuidString.lowercased(), program: p)
+        #expect(progress.first?.stepsPassed == 3)
+        #expect(progress.first?.progressPercent == 100)
         #expect(progress.first?.graduated != nil)
+        #expect(progress.first?.steps.allSatisfy { $0.passed != nil } == true)
+    }
+
+    @Test func everyPhaseOfTheProgramIsShownThoseNotStartedAtZero() throws {
+        let log = try SessionLog(path: temporaryLogPath())
+        let dog = DogRecord(name: "Bo")
+        try log.append([dog])
+        let study = try Program.builtin(named: "study")
+        let progress = try log.reader.progress(dogId: dog.id.uuidString.lowercased(), program: study)
+        #expect(progress.map(\.phase) == ["indicate", "target-scent", "discrimination"])
+        #expect(progress.allSatisfy { $0.progressPercent == 0 && $0.steps.count == 2 })
     }
 }

@@ -170,9 +170,17 @@ import Testing
         let study = try #require(try Program.builtin(named: "study"))
         var progress = ProgramProgress(program: study)
         #expect(progress.phasePercentages.map(\.percent) == [0, 0, 0])
-        progress.exerciseDone("1", phase: "indicate", step: "1")
-        // Step 1 has 2 exercises (half done), step 2 none: 25 %.
+        // Step 1 has 2 exercises of 4 rounds each; 4 rounds of the first: half the step,
+        // step 2 nothing yet: 25 %.
+        for _ in 0..<4 { progress.record(.hit, phase: "indicate", step: "1", exercise: "1") }
         #expect(progress.phasePercentages[0].percent == 25)
+        // Aborted rounds do not count; a fifth round adds nothing beyond the four required.
+        progress.record(.aborted, phase: "indicate", step: "1", exercise: "2")
+        progress.record(.miss, phase: "indicate", step: "1", exercise: "1")
+        #expect(progress.phasePercentages[0].percent == 25)
+        for _ in 0..<4 { progress.record(.miss, phase: "indicate", step: "1", exercise: "2") }
+        for _ in 0..<4 { progress.record(.hit, phase: "indicate", step: "2", exercise: "1") }
+        #expect(progress.phasePercentages[0].percent == 100)
         var graduated = false
         for _ in 0..<20 { graduated = progress.record(.hit, phase: "target-scent", step: "2") || graduated }
         #expect(graduated)
