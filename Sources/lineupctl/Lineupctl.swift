@@ -37,7 +37,7 @@ struct Lineupctl: ParsableCommand {
             Selftest.self, Version.self, Bench.self,
             Dogs.self, Samples.self, Sessions.self, SessionCommand.self, Trials.self, Events.self,
             TrialCommand.self, Progress.self, Stats.self, ReportCommand.self, Export.self, Backup.self,
-            MergeCommand.self, ProgramsCommand.self, ProgramCommand.self,
+            MergeCommand.self, PullCommand.self, ProgramsCommand.self, ProgramCommand.self,
             StatusCommand.self, LayoutCommand.self, ReadyCommand.self, WatchCommand.self,
         ]
     )

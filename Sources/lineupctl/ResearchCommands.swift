@@ -473,12 +473,31 @@ struct Export: ParsableCommand {
 struct Backup: ParsableCommand {
     static let configuration = CommandConfiguration(
         abstract: "Write a consistent copy of the log (SQLite online backup; safe while lineupd runs).",
-        discussion: "Example:\n  lineupctl backup /media/usb/lineup-2025-05-01.db")
+        discussion: """
+            With - as the destination the copy goes to standard output (made in $TMPDIR, else \
+            /tmp, and removed there): lineupctl pull runs it over ssh.
+
+            Examples:
+              lineupctl backup /media/usb/lineup-2025-05-01.db
+              lineupctl backup - > copy.db
+            """)
     @OptionGroup var log: LogOptions
-    @Argument(help: "The new file to write.") var destination: String
+    @Argument(help: "The new file to write, or - for standard output.") var destination: String
 
     func run() throws {
         try researcherCommand {
+            if destination == "-" {
+                // Standard output carries the database: nothing else may go there.
+                if log.json {
+                    throw SessionLogError.invalidInput("--json does not go with -: standard output carries the copy")
+                }
+                if isatty(STDOUT_FILENO) != 0 {
+                    throw SessionLogError.invalidInput(
+                        "standard output is a terminal: redirect it (lineupctl backup - > copy.db) or name a file")
+                }
+                try log.reader().backup(toDescriptor: STDOUT_FILENO)
+                return
+            }
             try log.reader().backup(to: destination)
             if log.json { return try printJSON(["backup": destination]) }
             say("backed up to \(destination)")
