@@ -447,19 +447,23 @@ struct Stats: ParsableCommand {
 
 struct Export: ParsableCommand {
     static let configuration = CommandConfiguration(
-        abstract: "Stream sessions, trials, events or samples as CSV or JSON Lines to stdout.",
+        abstract: "Stream sessions, trials, events, samples, milestones or dogs as CSV or JSON Lines to stdout.",
         discussion: """
             CSV follows RFC 4180 with a header row; times are ISO 8601 with the station's \
             offset, beside monotonic nanoseconds. Trials carry the sample and kind of every \
-            station as columns. pandas.read_csv and R's read.csv load it without options.
+            station as columns. Milestones are the steps passed and phases graduated, with the \
+            session and station that earned them; dogs carry their counts and the stations they \
+            trained on. Samples and dogs are selected by --since and --until by when they were \
+            added. pandas.read_csv and R's read.csv load it without options.
 
             Examples:
               lineupctl export --what trials > trials.csv
+              lineupctl export --what milestones --dog Aino > milestones.csv
               lineupctl export --what events --session 3f2a9c1e --format jsonl > events.jsonl
             """)
     @OptionGroup var log: LogOptions
     @OptionGroup var rows: RowFilterOptions
-    @Option(help: "sessions, trials, events or samples.") var what: ExportTable
+    @Option(help: "sessions, trials, events, samples, milestones or dogs.") var what: ExportTable
     @Option(help: "csv or jsonl.") var format: ExportFormat = .csv
 
     func run() throws {
