@@ -95,7 +95,13 @@ struct ProgramsCommand: ParsableCommand {
             if !exists && programs.directory != nil {
                 throw ProgramFileError(description: "\(directory): no such directory")
             }
-            let files = exists ? try FileManager.default.contentsOfDirectory(atPath: directory) : []
+            var files: [String] = []
+            if exists {
+                guard let names = try? FileManager.default.contentsOfDirectory(atPath: directory) else {
+                    throw ProgramFileError(description: "\(directory): cannot be read (permissions?)")
+                }
+                files = names
+            }
             // lineupd takes NAME.toml and refuses names starting with a dot.
             for file in files.sorted() where file.hasSuffix(".toml") && !file.hasPrefix(".") {
                 let path = directory + "/" + file
