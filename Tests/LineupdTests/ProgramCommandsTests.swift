@@ -123,4 +123,20 @@ import TrainingEngine
         let missing = try lineupctl(["program", "check", directory + "/none.toml"])
         #expect(missing.status == 1 && missing.stderr == "lineupctl: \(directory)/none.toml: no such file\n")
     }
+
+    /// docs/programs.md shows an example file and what `program show` prints for it: both true.
+    @Test func theDocumentedExampleLoadsAndShowsAsDocumented() throws {
+        let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+            .deletingLastPathComponent()
+        let doc = try String(contentsOf: root.appendingPathComponent("docs/programs.md"), encoding: .utf8)
+        let file = try #require(ReadmeExamplesTests.files(in: doc).first)
+        #expect(file.name == "my-program.toml")
+        try file.content.write(toFile: directory + "/" + file.name, atomically: true, encoding: .utf8)
+        let check = try lineupctl(["program", "check", directory + "/" + file.name, "--stations", "5"])
+        #expect(check.stdout == "ok: my-program, 2 phases, 2 steps\n", "\(check.stderr)")
+        let shown = try lineupctl(["program", "show", directory + "/" + file.name])
+        let documented = try #require(
+            doc.components(separatedBy: "```text\n").last?.components(separatedBy: "```").first)
+        #expect(shown.stdout.contains(documented), "docs/programs.md:\n\(documented)\nprinted:\n\(shown.stdout)")
+    }
 }
