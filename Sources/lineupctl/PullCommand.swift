@@ -55,7 +55,15 @@ struct PullCommand: ParsableCommand {
             guard let ssh = executablePath(sshWords[0]) else {
                 throw PullError("the ssh command \(sshWords[0]) is not found (give it with --ssh)")
             }
-            let lab = try SessionLog(path: into)
+            // The lab log is created only once a copy has come back: a pull that fetched nothing
+            // leaves nothing behind. Where it would go is checked first, for one message, not one a host.
+            var lab = FileManager.default.fileExists(atPath: into) ? try SessionLog(path: into) : nil
+            if lab == nil {
+                let parent = (into as NSString).deletingLastPathComponent
+                guard access(parent.isEmpty ? "." : parent, W_OK) == 0 else {
+                    throw PullError("cannot create \(into): \(String(cString: strerror(errno)))")
+                }
+            }
             let scratch = try temporaryDirectory()
             defer { try? FileManager.default.removeItem(atPath: scratch) }
             var results: [Pulled] = []
@@ -64,7 +72,8 @@ struct PullCommand: ParsableCommand {
                     let copy = "\(scratch)/\(index).db"
                     try fetch(host, ssh: ssh, to: copy, scratch: scratch)
                     let name = host + (remoteDb.map { ":" + $0 } ?? "")
-                    let summary = try lab.merge(from: copy, name: name)
+                    if lab == nil { lab = try SessionLog(path: into) }
+                    let summary = try lab!.merge(from: copy, name: name)
                     try? FileManager.default.removeItem(atPath: copy)
                     results.append(Pulled(host: host, merged: summary))
                     if !json { say(describeMerge(summary)) }

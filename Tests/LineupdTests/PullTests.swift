@@ -138,8 +138,11 @@ import Testing
             noLog.stderr
                 == "lineupctl: pi-1: lineupctl backup failed there (exit status 1): lineupctl: no session log at \(directory)/none.db (use --db PATH or LINEUP_DB)\n"
         )
-        // Nothing was merged: the lab log holds no session.
-        #expect(try counts(lab).sessions == 0)
+        // Nothing came back: no lab log was made.
+        #expect(!FileManager.default.fileExists(atPath: lab))
+        let nowhere = try pull(["pi-1", "--into", directory + "/no/lab.db", "--ssh", ssh])
+        #expect(nowhere.status == 1)
+        #expect(nowhere.stderr == "lineupctl: cannot create \(directory)/no/lab.db: No such file or directory\n")
         #expect(try FileManager.default.contentsOfDirectory(atPath: scratch).isEmpty)
     }
 
