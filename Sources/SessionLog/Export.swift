@@ -8,7 +8,7 @@ import GRDBSQLite
 
 /// What `export` writes.
 public enum ExportTable: String, Sendable, CaseIterable {
-    case sessions, trials, events, samples
+    case sessions, trials, events, samples, milestones, dogs
 }
 
 public enum ExportFormat: String, Sendable, CaseIterable {
@@ -263,6 +263,68 @@ public struct ExportQuery {
                             JOIN trial t ON t.id = ts.trial_id WHERE t.session_id = ?2))
                         AND (?3 IS NULL OR sm.wall_ns >= ?3) AND (?4 IS NULL OR sm.wall_ns < ?4)
                     """, order: "ORDER BY sm.label", values: arguments)
+        case .milestones:
+            // A step passed (`step` set) or a phase graduated (`step` empty), with the session
+            // whose end earned it; the station is that session's.
+            return ExportQuery(
+                columns: [
+                    col("milestone_id", "m.id"), col("dog_id", "m.dog_id"), col("dog", "d.name"),
+                    col("milestone", "CASE WHEN m.step IS NULL THEN 'phase graduated' ELSE 'step passed' END"),
+                    col("program", "p.name"), col("phase", "m.phase"), col("step", "m.step"),
+                    col("criterion", "m.criterion"), col("session_id", "m.session_id"),
+                    col("time", "m.wall_ns", .isoTime), col("mono_ns", "m.mono_ns", .integer),
+                    col("station_name", "s.station"),
+                    col(
+                        "station_id",
+                        "CASE WHEN s.id IS NULL THEN NULL ELSE coalesce(s.station_id, (SELECT id FROM log_identity)) END"
+                    ),
+                ],
+                from: """
+                    FROM milestone m JOIN dog d ON d.id = m.dog_id LEFT JOIN session s ON s.id = m.session_id
+                    LEFT JOIN program p ON p.id = s.program_id
+                    WHERE (?1 IS NULL OR m.dog_id = ?1) AND (?2 IS NULL OR m.session_id = ?2)
+                        AND (?3 IS NULL OR m.wall_ns >= ?3) AND (?4 IS NULL OR m.wall_ns < ?4)
+                    """, order: "ORDER BY m.wall_ns, m.id", values: arguments)
+        case .dogs:
+            // A dog belongs to no one station (a lab log matches it by name across stations): its
+            // row names the stations it has sessions on instead.
+            return ExportQuery(
+                columns: [
+                    col("dog_id", "d.id"), col("dog", "d.name"), col("born", "d.born"), col("notes", "d.notes"),
+                    col("added", "d.wall_ns", .isoTime), col("added_mono_ns", "d.mono_ns", .integer),
+                    col("sessions", "(SELECT count(*) FROM session s WHERE s.dog_id = d.id)", .integer),
+                    col(
+                        "trials",
+                        "(SELECT count(*) FROM trial_current t JOIN session s ON s.id = t.session_id WHERE s.dog_id = d.id)",
+                        .integer),
+                    col("first_session", "(SELECT min(s.wall_ns) FROM session s WHERE s.dog_id = d.id)", .isoTime),
+                    col("last_session", "(SELECT max(s.wall_ns) FROM session s WHERE s.dog_id = d.id)", .isoTime),
+                    col(
+                        "steps_passed",
+                        "(SELECT count(*) FROM milestone m WHERE m.dog_id = d.id AND m.step IS NOT NULL)", .integer),
+                    col(
+                        "phases_graduated",
+                        "(SELECT count(*) FROM milestone m WHERE m.dog_id = d.id AND m.step IS NULL)", .integer),
+                    col(
+                        "station_ids",
+                        """
+                        (SELECT group_concat(id, ' | ') FROM (SELECT DISTINCT
+                            coalesce(s.station_id, (SELECT id FROM log_identity)) AS id
+                         FROM session s WHERE s.dog_id = d.id ORDER BY id))
+                        """),
+                    col(
+                        "station_names",
+                        """
+                        (SELECT group_concat(station, ' | ') FROM (SELECT DISTINCT s.station FROM session s
+                         WHERE s.dog_id = d.id AND s.station IS NOT NULL ORDER BY s.station))
+                        """),
+                ],
+                from: """
+                    FROM dog d
+                    WHERE (?1 IS NULL OR d.id = ?1)
+                        AND (?2 IS NULL OR d.id = (SELECT s.dog_id FROM session s WHERE s.id = ?2))
+                        AND (?3 IS NULL OR d.wall_ns >= ?3) AND (?4 IS NULL OR d.wall_ns < ?4)
+                    """, order: "ORDER BY d.name COLLATE NOCASE, d.wall_ns", values: arguments)
         }
     }
 }

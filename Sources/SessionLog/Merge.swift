@@ -27,16 +27,19 @@ extension SessionLog {
     /// - a sample by its label (the id written on the tube), which must have the same kind;
     /// - a handler by code, a program by the SHA-256 of its text.
     /// A label whose kind differs between the logs is refused before anything is written.
-    public func merge(from path: String) throws -> MergeSummary {
+    /// `name` is what messages and `merged_log.path` call the source (`pull` fetches into a
+    /// temporary file, and names the host instead); the path by default.
+    public func merge(from path: String, name: String? = nil) throws -> MergeSummary {
+        let name = name ?? path
         // The source must be a session log of this schema (lineupd migrates its own at start).
         _ = try SessionLog.openReader(path: path)
-        var summary = MergeSummary(source: path, stationId: "")
+        var summary = MergeSummary(source: name, stationId: "")
         do {
             try pool.writeWithoutTransaction { db in
                 try db.execute(sql: "ATTACH DATABASE ? AS src", arguments: [path])
                 defer { try? db.execute(sql: "DETACH DATABASE src") }
                 try db.inTransaction {
-                    summary = try Self.merge(db, path: path)
+                    summary = try Self.merge(db, path: name)
                     return .commit
                 }
             }

@@ -22,6 +22,11 @@ struct Lineupctl: ParsableCommand {
               lineupctl export --what trials --format csv > trials.csv
               lineupctl report > report.html
 
+            Training programs:
+              lineupctl programs
+              lineupctl program show study
+              lineupctl program check my-program.toml --stations 5
+
             Checking and measuring the board:
               lineupctl selftest --config /etc/lineup/station.toml
               lineupctl bench click
@@ -32,7 +37,7 @@ struct Lineupctl: ParsableCommand {
             Selftest.self, Version.self, Bench.self,
             Dogs.self, Samples.self, Sessions.self, SessionCommand.self, Trials.self, Events.self,
             TrialCommand.self, Progress.self, Stats.self, ReportCommand.self, Export.self, Backup.self,
-            MergeCommand.self,
+            MergeCommand.self, PullCommand.self, ProgramsCommand.self, ProgramCommand.self,
             StatusCommand.self, LayoutCommand.self, ReadyCommand.self, WatchCommand.self, SimulateCommand.self,
         ]
     )

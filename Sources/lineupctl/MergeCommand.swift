@@ -37,12 +37,7 @@ struct MergeCommand: ParsableCommand {
             for source in sources {
                 let s = try lab.merge(from: source)
                 summaries.append(s)
-                if !json {
-                    say(
-                        "\(source): station \(s.stationId.prefix(8)): \(s.sessions) session(s), \(s.trials) trial(s), "
-                            + "\(s.events) event(s) added; dogs \(s.dogsAdded) added, \(s.dogsMatched) matched by name; "
-                            + "samples \(s.samplesAdded) added, \(s.samplesMatched) matched by label")
-                }
+                if !json { say(describeMerge(s)) }
             }
             if json { try printJSON(summaries) }
         }

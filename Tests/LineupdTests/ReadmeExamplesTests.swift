@@ -15,7 +15,37 @@ import Testing
     static let exemptions: [(prefix: String, why: String)] = [
         ("lineupctl selftest --config /etc/lineup/station.toml", "needs the board's GPIO lines and sound card"),
         ("lineupd --simulate --serve --socket /tmp/lineup.sock", "the test's own station is this command"),
+        (
+            "lineupctl pull",
+            "needs stations over ssh; PullTests runs pull against simulated stations with a stand-in ssh"
+        ),
     ]
+
+    /// Files the docs show whole: a ```toml block whose first line is `# NAME.toml` is written to
+    /// NAME.toml in the station's directory, so an example that names it checks that very text.
+    static func files(in text: String) -> [(name: String, content: String)] {
+        var out: [(String, String)] = []
+        var current: (name: String, lines: [String])? = nil
+        var inTOML = false
+        for raw in text.split(separator: "\n", omittingEmptySubsequences: false) {
+            let line = String(raw)
+            if line.hasPrefix("```") {
+                if let file = current { out.append((file.name, file.lines.joined(separator: "\n") + "\n")) }
+                current = nil
+                inTOML = !inTOML && line == "```toml"
+                continue
+            }
+            guard inTOML else { continue }
+            if current == nil {
+                inTOML = false
+                guard line.hasPrefix("# "), line.hasSuffix(".toml"), !line.dropFirst(2).contains(" ") else { continue }
+                current = (String(line.dropFirst(2)), [])
+                inTOML = true
+            }
+            current?.lines.append(line)
+        }
+        return out
+    }
 
     /// The shell commands of the README's ```sh blocks: continuation lines joined, `$ ` and
     /// `ssh pi ` taken off, comments dropped.
@@ -128,6 +158,9 @@ import Testing
         for copy in ["pi-1.db", "pi-2.db"] {
             let backup = try lineupctl(["backup", daemon.directory + "/" + copy], environment: env)
             #expect(backup.status == 0, "\(backup.stderr)")
+        }
+        for file in Self.files(in: text) {
+            try file.content.write(toFile: daemon.directory + "/" + file.name, atomically: true, encoding: .utf8)
         }
         let substitutions = [
             "3f2a9c1e": session, "9b1c0d2e": trial, "/tmp/lineup.sock": daemon.socket, "/tmp/lineup.db": daemon.db,

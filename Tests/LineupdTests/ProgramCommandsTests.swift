@@ -1,0 +1,142 @@
+import Foundation
+import Testing
+import TrainingEngine
+
+/// `lineupctl programs`, `program show` and `program check`, run as the built tool against a
+/// programs directory holding a good file, a broken one and one named like a built-in.
+@Suite struct ProgramCommandsTests {
+    let directory: String
+    let study: String
+
+    init() throws {
+        directory =
+            FileManager.default.temporaryDirectory.appendingPathComponent("programs-\(UUID().uuidString)")
+            .path
+        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+        let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+            .deletingLastPathComponent()
+        study = try String(
+            contentsOf: root.appendingPathComponent("Sources/TrainingEngine/Programs/study.toml"), encoding: .utf8)
+        // A copy under its own name, one whose two-station lineup lists four containers, and
+        // one that a built-in hides.
+        try study.replacingOccurrences(of: "name = \"study\"", with: "name = \"club\"")
+            .write(toFile: directory + "/club.toml", atomically: true, encoding: .utf8)
+        try study.replacingOccurrences(of: "stations = 2, targets = 1, blanks = 1", with: "stations = 2, blanks = 3")
+            .write(toFile: directory + "/broken.toml", atomically: true, encoding: .utf8)
+        try study.write(toFile: directory + "/study.toml", atomically: true, encoding: .utf8)
+        try "not a program".write(toFile: directory + "/notes.txt", atomically: true, encoding: .utf8)
+    }
+
+    /// The loader's own message for the broken file, to compare with what the tool says.
+    func brokenMessage() throws -> String {
+        let text = try String(contentsOfFile: directory + "/broken.toml", encoding: .utf8)
+        do {
+            _ = try Program.parse(toml: text, source: directory + "/broken.toml")
+        } catch {
+            return error.description
+        }
+        Issue.record("the broken program loaded")
+        return ""
+    }
+
+    @Test func theListingShowsEveryFileAndWhyOneDoesNotLoad() throws {
+        let listed = try lineupctl(["programs", "--programs", directory])
+        #expect(listed.status == 0 && listed.stderr.isEmpty, "\(listed.stderr)")
+        let lines = listed.stdout.split(separator: "\n").map(String.init)
+        // Header, rule, two built-ins, three files; notes.txt is not a program.
+        #expect(lines.count == 7, "\(listed.stdout)")
+        let broken = try #require(lines.first { $0.hasPrefix("broken ") })
+        #expect(broken.hasSuffix("DOES NOT LOAD: " + (try brokenMessage())), "\(broken)")
+        let club = try #require(lines.first { $0.hasPrefix("club ") })
+        #expect(club.contains("Scent discrimination") && club.contains(directory + "/club.toml"))
+        #expect(lines.contains { $0.hasPrefix("study ") && $0.contains("not offered") })
+        #expect(!listed.stdout.contains("notes"))
+
+        let json = try lineupctl(["programs", "--programs", directory, "--json"])
+        #expect(json.status == 0)
+        let entries = try #require(
+            try JSONSerialization.jsonObject(with: Data(json.stdout.utf8)) as? [[String: Any]])
+        #expect(entries.map { $0["name"] as? String } == ["study", "research-5-station", "broken", "club", "study"])
+        #expect(entries[2]["error"] as? String == (try brokenMessage()))
+        #expect(entries[3]["phases"] as? Int == 3 && entries[3]["steps"] as? Int == 6)
+        #expect(entries[0]["source"] as? String == "built-in")
+
+        let missing = try lineupctl(["programs", "--programs", directory + "/nowhere"])
+        #expect(missing.status == 1)
+        #expect(missing.stderr == "lineupctl: \(directory)/nowhere: no such directory\n")
+    }
+
+    @Test func showSaysEachStepInWordsAndAsJSON() throws {
+        let shown = try lineupctl(["program", "show", "study"])
+        #expect(shown.status == 0 && shown.stderr.isEmpty, "\(shown.stderr)")
+        for expected in [
+            "study: Scent discrimination", "Step indicate/1: One container", "Lineup        target alone",
+            "Criterion     done once each exercise is done",
+            "Exercise 2: Exercise 2, 20 s, up to 4 times in a session",
+            "Step discrimination/2: Target among four controls", "Mode          double-blind",
+            "Lineup        target + 4 controls, 1 trial in 10 without target",
+            "Criterion     95 % of the last 20 trials correct, or 85 % of the last 200 trials correct",
+            "Hold          2 s at one station", "Interval      10 s between trials",
+            "Exercise 1: Block of 20, 20 trials a block, 60 s to search each",
+        ] {
+            #expect(shown.stdout.contains(expected), "missing: \(expected)")
+        }
+        let program = try #require(try Program.builtin(named: "research-5-station"))
+        let json = try lineupctl(["program", "show", "research-5-station", "--json"])
+        #expect(json.status == 0)
+        let object = try #require(try JSONSerialization.jsonObject(with: Data(json.stdout.utf8)) as? [String: Any])
+        let phases = try #require(object["phases"] as? [[String: Any]])
+        #expect(phases.map { $0["id"] as? String } == program.phases.map(\.id))
+        let last = try #require((phases.last?["steps"] as? [[String: Any]])?.first)
+        #expect(last["step"] as? String == "phase-3/1")
+        #expect(last["inter_trial_s"] as? Double == 15)
+        let lineup = try #require(last["lineup"] as? [String: Any])
+        #expect(lineup["in_words"] as? String == "target + 4 controls, 1 trial in 10 without target")
+        #expect(lineup["controls"] as? Int == 4 && lineup["no_target_share"] as? Double == 0.1)
+        let exercise = try #require((last["exercises"] as? [[String: Any]])?.first)
+        #expect(exercise["trials"] as? Int == 20 && exercise["search_timeout_s"] as? Double == 60)
+        #expect(exercise["repeats"] == nil)
+
+        // A name from the directory, and a path.
+        let club = try lineupctl(["program", "show", "club", "--programs", directory])
+        #expect(club.status == 0 && club.stdout.hasPrefix("club: "), "\(club.stderr)")
+        let byPath = try lineupctl(["program", "show", directory + "/club.toml"])
+        #expect(byPath.stdout == club.stdout)
+        let unknown = try lineupctl(["program", "show", "nope", "--programs", directory])
+        #expect(unknown.status == 1 && unknown.stdout.isEmpty)
+        #expect(unknown.stderr.hasPrefix("lineupctl: no program named \"nope\""), "\(unknown.stderr)")
+    }
+
+    @Test func checkSaysOkOrTheOneLineThatIsWrong() throws {
+        let ok = try lineupctl(["program", "check", directory + "/club.toml", "--stations", "5"])
+        #expect(ok.status == 0 && ok.stderr.isEmpty)
+        #expect(ok.stdout == "ok: club, 3 phases, 6 steps\n")
+        let small = try lineupctl(["program", "check", directory + "/club.toml", "--stations", "3"])
+        #expect(small.status == 1 && small.stdout.isEmpty)
+        #expect(
+            small.stderr
+                == "lineupctl: \(directory)/club.toml: phases[2].steps[1].lineup.stations: step \"Target among four controls\" needs 5 stations but the board has 3\n"
+        )
+        let broken = try lineupctl(["program", "check", directory + "/broken.toml"])
+        #expect(broken.status == 1 && broken.stdout.isEmpty)
+        #expect(broken.stderr == "lineupctl: \(try brokenMessage())\n")
+        let missing = try lineupctl(["program", "check", directory + "/none.toml"])
+        #expect(missing.status == 1 && missing.stderr == "lineupctl: \(directory)/none.toml: no such file\n")
+    }
+
+    /// docs/programs.md shows an example file and what `program show` prints for it: both true.
+    @Test func theDocumentedExampleLoadsAndShowsAsDocumented() throws {
+        let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+            .deletingLastPathComponent()
+        let doc = try String(contentsOf: root.appendingPathComponent("docs/programs.md"), encoding: .utf8)
+        let file = try #require(ReadmeExamplesTests.files(in: doc).first)
+        #expect(file.name == "my-program.toml")
+        try file.content.write(toFile: directory + "/" + file.name, atomically: true, encoding: .utf8)
+        let check = try lineupctl(["program", "check", directory + "/" + file.name, "--stations", "5"])
+        #expect(check.stdout == "ok: my-program, 2 phases, 2 steps\n", "\(check.stderr)")
+        let shown = try lineupctl(["program", "show", directory + "/" + file.name])
+        let documented = try #require(
+            doc.components(separatedBy: "```text\n").last?.components(separatedBy: "```").first)
+        #expect(shown.stdout.contains(documented), "docs/programs.md:\n\(documented)\nprinted:\n\(shown.stdout)")
+    }
+}
