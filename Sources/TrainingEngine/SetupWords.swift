@@ -37,11 +37,3 @@ extension LineupSetup {
         "\(n) \(noun)\(n == 1 ? "" : "s")"
     }
 }
-
-extension Step {
-    /// When the dog may move on, in words: the criterion, or that the step is done once each
-    /// exercise was done (a step without a criterion).
-    public var criterionInWords: String {
-        criterion?.description ?? "done once each exercise is done"
-    }
-}

@@ -284,6 +284,9 @@ struct StepView: Encodable {
     /// Automated steps only: the pause between trials.
     var interTrialS: Double?
     var criterion: String
+    /// How each trial or round starts, in words; and the step's `ready` (automated steps).
+    var starts: String
+    var ready: String?
     var exercises: [ExerciseView]
 
     init(_ step: Step, phase: String) {
@@ -295,19 +298,25 @@ struct StepView: Encodable {
         lineup = LineupView(step.lineup)
         holdS = step.holdSeconds
         interTrialS = step.mode == .trainerLed ? nil : step.interTrialSeconds
-        criterion = step.criterionInWords
+        criterion = step.completionRule
+        starts =
+            step.mode == .trainerLed
+            ? "by the trainer (ready), each repetition a round"
+            : step.ready == .auto ? "by itself after the interval (ready = auto)" : "at the assistant's ready press"
+        ready = step.mode == .trainerLed ? nil : step.ready.rawValue
         exercises = step.exercises.map { ExerciseView($0, mode: step.mode) }
     }
 
     /// The step's settings as label and words, in the order the text shows them.
     var facts: [(String, String)] {
         var facts = [("Mode", mode), ("Lineup", lineup.inWords)]
-        // A trainer-led exercise keeps one set-up throughout: the rule applies to automated ones.
-        if mode != TrainingMode.trainerLed.rawValue, let run = lineup.maxSameStationInARow {
+        // Trainer-led rounds are laid out like trials: the rule applies to both.
+        if let run = lineup.maxSameStationInARow {
             facts.append(("Same station", "the target at most \(count(run, "trial")) in a row in one station"))
         }
         facts.append(("Hold", holdS.map { "\(seconds($0)) at one station" } ?? "the board's hold time"))
         if let interTrialS { facts.append(("Interval", "\(seconds(interTrialS)) between trials")) }
+        facts.append(("Starts", starts))
         facts.append(("Criterion", criterion))
         return facts
     }

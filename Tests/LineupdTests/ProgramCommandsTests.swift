@@ -71,7 +71,8 @@ import TrainingEngine
         #expect(shown.status == 0 && shown.stderr.isEmpty, "\(shown.stderr)")
         for expected in [
             "study: Scent discrimination", "Step indicate/1: One container", "Lineup        target alone",
-            "Criterion     done once each exercise is done",
+            "Criterion     each exercise done (exercise 1 4 rounds, exercise 2 4 rounds)",
+            "Starts        by the trainer (ready), each repetition a round",
             "Exercise 2: Exercise 2, 20 s, up to 4 times in a session",
             "Step discrimination/2: Target among four controls", "Mode          double-blind",
             "Lineup        target + 4 controls, 1 trial in 10 without target",

@@ -44,9 +44,10 @@ import Testing
                 "target alone", "target alone", "target + 1 empty container", "target + 2 empty containers",
                 "target + 1 control + 1 empty container", "target + 4 controls, 1 trial in 10 without target",
             ])
-        #expect(study.phases[0].steps[0].criterionInWords == "done once each exercise is done")
         #expect(
-            study.phases[2].steps[1].criterionInWords
+            study.phases[0].steps[0].completionRule == "each exercise done (exercise 1 4 rounds, exercise 2 4 rounds)")
+        #expect(
+            study.phases[2].steps[1].completionRule
                 == "95 % of the last 20 trials correct, or 85 % of the last 200 trials correct")
     }
 }
