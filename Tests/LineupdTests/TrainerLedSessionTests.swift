@@ -112,4 +112,43 @@ struct TrainerLedSessionTests {
         #expect(presses.allSatisfy { $0.trialId != nil })
         #expect((presses.first?.detail ?? "").contains("sample"))
     }
+
+    @Test func everyExerciseOfTheFirstPhaseDoneGraduatesIt() throws {
+        guard let daemon = try ServingStationTests.Daemon(speed: 30, extra: ["--no-virtual-dog"]) else { return }
+        defer { if daemon.process.isRunning { _ = daemon.terminate() } }
+        #expect(daemon.waitReady(dogs: ["Aino"]))
+        let client = daemon.client
+        // study's "indicate" phase: step 1 (exercises 1 and 2) and step 2 (exercise 1), each
+        // exercise four rounds; 3 s rounds, 0.1 s at speed 30.
+        var milestones: [String] = []
+        for (step, exercise) in [("indicate/1", "1"), ("indicate/1", "2"), ("indicate/2", "1")] {
+            var request = SessionRequest(dog: "Aino", program: "study", step: step, exercise: exercise, mode: .trainerLed)
+            request.durationSeconds = 3
+            _ = try client.startSession(request)
+            for round in 1...4 {
+                try client.ready()
+                #expect(eventually(10) { (try? client.status().exercisesDone) == round }, "\(step) round \(round)")
+            }
+            try client.endSession(suggestions: nil)
+            let progress = try lineupctl(["progress", "--dog", "Aino", "--db", daemon.db, "--json"])
+            let phases = try #require(
+                try JSONSerialization.jsonObject(with: Data(progress.stdout.utf8)) as? [[String: Any]])
+            milestones.append("\(phases.first?["progress_percent"] as? Double ?? -1)")
+        }
+        // Half of step 1 (50 % of the phase's first half), all of step 1, then the phase.
+        #expect(milestones == ["25.0", "50.0", "100.0"])
+        #expect(daemon.terminate().status == 0)
+        let shown = try lineupctl(["progress", "--dog", "Aino", "--db", daemon.db])
+        #expect(shown.status == 0, "\(shown.stderr)")
+        let lines = shown.stdout.split(whereSeparator: \.isNewline).map(String.init)
+        let indicate = try #require(lines.first { $0.hasPrefix("indicate ") })
+        #expect(indicate.contains("100 %") && indicate.contains("2/2") && indicate.contains("yes, "), "\(indicate)")
+        // Every phase of the program is shown, those not started at 0 %.
+        #expect(lines.contains { $0.hasPrefix("target-scent ") && $0.contains(" 0 %") }, "\(shown.stdout)")
+        #expect(lines.contains { $0.hasPrefix("discrimination ") && $0.contains(" 0 %") })
+        let reader = try SessionLog.openReader(path: daemon.db)
+        let phase = try #require(try reader.progress(dogId: reader.resolveDog("Aino")).first)
+        #expect(phase.graduated != nil)
+        #expect(phase.steps.map(\.passed).allSatisfy { $0 != nil })
+    }
 }
