@@ -105,6 +105,8 @@ public struct AudioSpec: Sendable, Hashable {
     public var periods: Int
     public var channels: Int
     public var click: ClickSound
+    /// Sound a cue when a trainer-led repetition starts (its end is always heard).
+    public var startCue = false
 
     public init(
         device: String = "default", rate: Int = 48_000, periodFrames: Int = 64, periods: Int = 2,

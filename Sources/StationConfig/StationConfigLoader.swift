@@ -187,7 +187,7 @@ private struct Parser {
         try audio.checkKeys([
             "device", "rate", "period_frames", "periods", "channels", "click", "click_frequency_hz",
             "click_ms",
-            "click_level",
+            "click_level", "start_cue",
         ])
         let defaults = AudioSpec()
         let device = try audio.text("device", what: "an ALSA device name") ?? defaults.device
@@ -197,9 +197,11 @@ private struct Parser {
         let periods = try audio.int("periods", in: 2...32) ?? defaults.periods
         let channels = try audio.int("channels", in: 1...8) ?? defaults.channels
         let click = try self.click(audio, rate: rate, channels: channels)
-        return AudioSpec(
+        var spec = AudioSpec(
             device: device, rate: rate, periodFrames: periodFrames, periods: periods, channels: channels,
             click: click)
+        spec.startCue = try audio.bool("start_cue") ?? false
+        return spec
     }
 
     private func click(_ audio: TableReader, rate: Int, channels: Int) throws(StationConfigError)

@@ -79,6 +79,9 @@ public struct StationStatus: Sendable, Codable, Hashable {
     public var gpio: String
     public var clicks: UInt64
     public var failedClicks: UInt64
+    /// The trainer's timer cues handed to ALSA, and those that could not sound.
+    public var cues: UInt64?
+    public var failedCues: UInt64?
     public var edges: UInt64
     public var droppedEdges: UInt64
     public var logOverflow: UInt64

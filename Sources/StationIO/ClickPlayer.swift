@@ -69,6 +69,9 @@ public final class ClickPlayer: @unchecked Sendable {
         let frameCount: Int
         let channels: Int
 
+        /// The cues, in `CueSound`'s order: base and frame count.
+        let cues: [(base: UnsafeMutablePointer<Int16>, frames: Int)]
+
         init(device: any PCMDevice, sound: ClickSound) {
             self.device = device
             let n = device.negotiated
@@ -79,9 +82,19 @@ public final class ClickPlayer: @unchecked Sendable {
             _ = frames.initialize(from: rendered)
             channels = n.channels
             frameCount = rendered.count / max(1, n.channels)
+            cues = CueSound.allCases.map { cue in
+                let samples = ClickRendering.render(cue, rate: n.rate, channels: n.channels)
+                let cueBase = UnsafeMutablePointer<Int16>.allocate(capacity: max(1, samples.count))
+                cueBase.initialize(repeating: 0, count: max(1, samples.count))
+                _ = UnsafeMutableBufferPointer(start: cueBase, count: max(1, samples.count)).initialize(from: samples)
+                return (cueBase, samples.count / max(1, n.channels))
+            }
         }
 
-        deinit { base.deallocate() }
+        deinit {
+            base.deallocate()
+            for cue in cues { cue.base.deallocate() }
+        }
     }
 
     /// What the hot thread and the audio supervisor thread share: only atomics, a semaphore,
@@ -163,10 +176,16 @@ public final class ClickPlayer: @unchecked Sendable {
     private var current: Prepared?
     private var supervisorStarted = false
 
-    // The click being written.
+    // The click (or cue) being written.
     private var writeOffset = 0
     private var writeRemaining = 0
     private var writeRecoveries: UInt8 = 0
+    /// The frames being written: the click's, or a cue's.
+    private var writing: UnsafeMutablePointer<Int16>?
+    /// True while the frames being written are the click's: a cue never cuts a click.
+    private var writingClick = false
+    private let cuesFailedCount = Atomic<UInt64>(0)
+    private let cuesPlayedCount = Atomic<UInt64>(0)
 
     /// Opens the device now. If that fails and `keepTrying` is set, starts without sound and
     /// keeps reopening in the background (a USB DAC not yet enumerated at boot); otherwise throws.
@@ -248,6 +267,8 @@ public final class ClickPlayer: @unchecked Sendable {
             return .failed(edgeTimestamp: edgeTimestamp, .writeFailed(errno: err))
         }
         let (trigger, delay) = device.triggerAndDelay()
+        writing = out.base
+        writingClick = true
         writeOffset = written
         writeRemaining = out.frameCount - written
         return .played(
@@ -257,7 +278,52 @@ public final class ClickPlayer: @unchecked Sendable {
                 recoveries: writeRecoveries))
     }
 
-    /// Whether part of a click still waits to be written.
+    /// Sounds a cue (the trainer's timer) through the same stream. A click still sounding is
+    /// never cut for a cue (the cue is skipped and counted); a click cuts a cue. Returns
+    /// whether the cue was handed to ALSA. Never waits, never allocates.
+    @discardableResult
+    public func cue(_ cue: CueSound) -> Bool {
+        if current == nil { adoptReopened() }
+        guard let out = current, !(writingClick && writeRemaining > 0) else {
+            cuesFailedCount.add(1, ordering: .relaxed)
+            return false
+        }
+        let device = out.device
+        switch device.state {
+        case .prepared: break
+        case .running, .draining, .xrun, .paused, .other:
+            _ = device.drop()
+            _ = device.prepare()
+        case .suspended:
+            if device.resume() < 0 { _ = device.prepare() }
+        case .disconnected:
+            _ = deviceLost(0)
+            cuesFailedCount.add(1, ordering: .relaxed)
+            return false
+        }
+        let sound = out.cues[Int(cue.rawValue)]
+        let first = min(sound.frames, device.negotiated.bufferFrames)
+        var written = device.write(sound.base, count: first)
+        if written < 0, recover(device, error: Int32(-written)) {
+            written = device.write(sound.base, count: first)
+        }
+        guard written >= 0 else {
+            cuesFailedCount.add(1, ordering: .relaxed)
+            return false
+        }
+        writing = sound.base
+        writingClick = false
+        writeOffset = written
+        writeRemaining = sound.frames - written
+        cuesPlayedCount.add(1, ordering: .relaxed)
+        return true
+    }
+
+    /// Cues handed to ALSA, and cues that could not sound (no device, a click sounding).
+    public var cuesPlayed: UInt64 { cuesPlayedCount.load(ordering: .relaxed) }
+    public var cuesFailed: UInt64 { cuesFailedCount.load(ordering: .relaxed) }
+
+    /// Whether part of a click (or cue) still waits to be written.
     public var isWritingClick: Bool { writeRemaining > 0 && current != nil }
 
     /// The current device's descriptors, to poll while `isWritingClick`.
@@ -265,8 +331,8 @@ public final class ClickPlayer: @unchecked Sendable {
 
     /// Writes what the device can take of the click's rest. Call when its descriptors fire.
     public func continueClick() {
-        guard writeRemaining > 0, let out = current, out.device.isWritable() else { return }
-        let base = out.base + writeOffset * out.channels
+        guard writeRemaining > 0, let out = current, let writing, out.device.isWritable() else { return }
+        let base = writing + writeOffset * out.channels
         let written = out.device.write(base, count: writeRemaining)
         if written > 0 {
             writeOffset += written

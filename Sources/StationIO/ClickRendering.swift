@@ -1,6 +1,15 @@
 import Glibc
 import StationConfig
 
+/// A sound that is not the reward: the trainer's timer. Made to be unmistakable for the
+/// click (a 12 ms burst at 3 kHz): lower, longer, steady tones with soft edges.
+public enum CueSound: UInt8, Sendable, Hashable, CaseIterable, BitwiseCopyable {
+    /// An exercise's repetition begins: one 150 ms tone at 660 Hz.
+    case exerciseStart
+    /// An exercise's time is up: two 200 ms tones at 440 Hz, 100 ms apart.
+    case exerciseEnd
+}
+
 /// Renders the click once, at start or after a device change, into interleaved 16-bit frames
 /// at the device's negotiated rate and channel count. Nothing is computed when a click sounds.
 public enum ClickRendering {
@@ -13,6 +22,42 @@ public enum ClickRendering {
             return convert(
                 samples: samples, channels: sourceChannels, rate: sourceRate, toRate: rate, toChannels: channels)
         }
+    }
+
+    /// The cue's frames, rendered once per device like the click.
+    public static func render(_ cue: CueSound, rate: Int, channels: Int) -> [Int16] {
+        switch cue {
+        case .exerciseStart:
+            return tones([(660, 150)], gapMilliseconds: 0, rate: rate, channels: channels)
+        case .exerciseEnd:
+            return tones([(440, 200), (440, 200)], gapMilliseconds: 100, rate: rate, channels: channels)
+        }
+    }
+
+    /// Steady sine tones at half level with 10 ms raised-cosine edges (no click at their onset),
+    /// separated by silence.
+    static func tones(
+        _ parts: [(frequency: Double, milliseconds: Double)], gapMilliseconds: Double, rate: Int, channels: Int
+    )
+        -> [Int16]
+    {
+        var out: [Int16] = []
+        let amplitude = 0.5 * Double(Int16.max)
+        let edge = max(1, Int(0.010 * Double(rate)))
+        for (k, part) in parts.enumerated() {
+            if k > 0 {
+                out += [Int16](repeating: 0, count: Int(gapMilliseconds / 1000 * Double(rate)) * channels)
+            }
+            let frames = max(1, Int((part.milliseconds / 1000 * Double(rate)).rounded()))
+            for i in 0..<frames {
+                let fromEdge = min(i, frames - 1 - i)
+                let envelope = fromEdge >= edge ? 1 : 0.5 - 0.5 * cos(Double.pi * Double(fromEdge) / Double(edge))
+                let value = amplitude * envelope * sin(2 * Double.pi * part.frequency * Double(i) / Double(rate))
+                let sample = Int16(value.rounded())
+                for _ in 0..<channels { out.append(sample) }
+            }
+        }
+        return out
     }
 
     /// A sine burst with a fast exponential decay: a sharp onset the dog hears at once and

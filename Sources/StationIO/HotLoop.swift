@@ -7,6 +7,8 @@ public enum HotPathDecision: Sendable, BitwiseCopyable {
     case none
     /// Reward now: the click sounds for the edge with this timestamp.
     case click
+    /// Sound the trainer's timer cue (never the click; a click sounding is not cut for it).
+    case cue(CueSound)
 }
 
 /// The decision-maker the hot loop calls: the training engine in the daemon, a fixed rule in
@@ -170,7 +172,7 @@ public final class HotLoop: @unchecked Sendable {
                     _ = read(wakeFD, &value, 8)
                     let now = MonotonicClock.now()
                     pushedThisRound = true
-                    if case .click = handler.wokenUp(now: now) { reward(edgeTimestamp: now) }
+                    decide(handler.wokenUp(now: now), edgeTimestamp: now)
                 }
             }
             runDeadlines(now: MonotonicClock.now())
@@ -207,9 +209,17 @@ public final class HotLoop: @unchecked Sendable {
 
     @inline(__always)
     private func act(on edge: SensorEdge, settled: Bool) {
-        let decision = handler.handle(edge)
-        if case .click = decision { reward(edgeTimestamp: edge.timestamp) }
+        decide(handler.handle(edge), edgeTimestamp: edge.timestamp)
         if settled { push(.settled(edge)) }
+    }
+
+    @inline(__always)
+    private func decide(_ decision: HotPathDecision, edgeTimestamp: UInt64) {
+        switch decision {
+        case .none: break
+        case .click: reward(edgeTimestamp: edgeTimestamp)
+        case .cue(let cue): player?.cue(cue)
+        }
     }
 
     @inline(__always)
@@ -238,7 +248,7 @@ public final class HotLoop: @unchecked Sendable {
         if handler.nextDeadline <= now {
             // The handler may have queued records of its own: wake the log's consumer too.
             pushedThisRound = true
-            if case .click = handler.deadline(now: now) { reward(edgeTimestamp: now) }
+            decide(handler.deadline(now: now), edgeTimestamp: now)
         }
         if buzzerOffAt <= now {
             _ = buzzer?.set(active: false)

@@ -88,7 +88,8 @@ struct StatusCommand: ParsableCommand {
             lines += [
                 "Audio       \(s.audio)",
                 "GPIO        \(s.gpio)",
-                "Clicks      \(s.clicks) (\(s.failedClicks) failed)",
+                "Clicks      \(s.clicks) (\(s.failedClicks) failed)"
+                    + (s.cues.map { "; timer cues \($0) (\(s.failedCues ?? 0) not sounded)" } ?? ""),
                 "Edges       \(s.edges) (\(s.droppedEdges) dropped)",
                 "Log         \(describeLog(s))",
                 "Up          \(formatUptime(s.uptimeSeconds))",

@@ -90,12 +90,15 @@ final class EngineHandler: HotPathHandler, @unchecked Sendable {
     private var readyPending = false
     /// The step's `ready = "auto"`: each trial is loaded and started without a press.
     private let autoStart: Bool
+    /// Sound a cue when a trainer-led repetition starts, too (the end cue always sounds).
+    private let soundStartCue: Bool
 
     /// Lines the board lacks are `UInt32.max`.
     init(
         configuration: LineupMachine.Configuration, layouts: [TrialLayout], readyLine: UInt32,
-        clickerLine: UInt32 = .max, errorLine: UInt32 = .max
+        clickerLine: UInt32 = .max, errorLine: UInt32 = .max, soundStartCue: Bool = false
     ) {
+        self.soundStartCue = soundStartCue
         machine = LineupMachine(configuration: configuration)
         self.layouts = layouts
         stationCount = configuration.stationCount
@@ -189,7 +192,12 @@ final class EngineHandler: HotPathHandler, @unchecked Sendable {
             case .armTimer(let at): nextDeadline = at
             case .cancelTimer: nextDeadline = .max
             case .cue(let cue, let at):
-                if cue == .trialStart || cue == .trialEnd { notes.push(.cue(trialStart: cue == .trialStart, at: at)) }
+                switch cue {
+                case .trialStart, .trialEnd: notes.push(.cue(trialStart: cue == .trialStart, at: at))
+                // The trainer's timer is heard: the end always, the start if the board asks.
+                case .exerciseEnd: if case .none = decision { decision = .cue(.exerciseEnd) }
+                case .exerciseStart: if soundStartCue, case .none = decision { decision = .cue(.exerciseStart) }
+                }
             case .record(let record): note(record)
             }
         }

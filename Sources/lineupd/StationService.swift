@@ -178,7 +178,7 @@ final class StationService: StationControlling, @unchecked Sendable {
         let lines = buttonLines
         let handler = EngineHandler(
             configuration: configuration, layouts: layouts, readyLine: lines.ready, clickerLine: lines.clicker,
-            errorLine: lines.error)
+            errorLine: lines.error, soundStartCue: options.board.audio.startCue)
         var buttons: [UInt32: String] = [:]
         if lines.ready != .max { buttons[lines.ready] = "ready" }
         if lines.clicker != .max { buttons[lines.clicker] = "clicker" }
@@ -247,6 +247,8 @@ final class StationService: StationControlling, @unchecked Sendable {
             edges: segment?.loop.edgeCount ?? 0, droppedEdges: source.droppedEdges,
             logOverflow: UInt64(writerStatus.overflow) + ring.overflowCount,
             uptimeSeconds: Double(MonotonicClock.now() - started) / 1e9)
+        status.cues = player.cuesPlayed
+        status.failedCues = player.cuesFailed
         status.logWritten = writerStatus.written
         status.logLost = writerStatus.lost
         status.logDurableMillisP99 = writerStatus.durableLagMillisP99

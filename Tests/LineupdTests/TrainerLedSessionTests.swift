@@ -58,6 +58,9 @@ struct TrainerLedSessionTests {
         ]
         let status = try client.status()
         #expect(status.exercisesDone == 4 && status.exerciseRepeats == 4)
+        // Each repetition's end was heard: a timer cue through the same ALSA stream as the click.
+        #expect(
+            status.cues == 4 && status.failedCues == 0, "cues \(status.cues ?? 0), failed \(status.failedCues ?? 0)")
         try client.endSession(suggestions: "shorter rounds")
         let note = try lineupctl(["session", "note", String(session.prefix(8)), "a windy day"], environment: env)
         #expect(note.status == 0, "\(note.stderr)")
@@ -122,7 +125,8 @@ struct TrainerLedSessionTests {
         // exercise four rounds; 3 s rounds, 0.1 s at speed 30.
         var milestones: [String] = []
         for (step, exercise) in [("indicate/1", "1"), ("indicate/1", "2"), ("indicate/2", "1")] {
-            var request = SessionRequest(dog: "Aino", program: "study", step: step, exercise: exercise, mode: .trainerLed)
+            var request = SessionRequest(
+                dog: "Aino", program: "study", step: step, exercise: exercise, mode: .trainerLed)
             request.durationSeconds = 3
             _ = try client.startSession(request)
             for round in 1...4 {

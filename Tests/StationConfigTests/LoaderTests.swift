@@ -27,6 +27,14 @@ import Testing
         #expect(configuration.selftest == nil)
     }
 
+    @Test func theStartCueIsTheBoardsChoice() throws {
+        #expect(try accepted("[[stations]]\nline = \"GPIO17\"\n").audio.startCue == false)
+        #expect(try accepted("[[stations]]\nline = \"GPIO17\"\n[audio]\nstart_cue = true\n").audio.startCue)
+        #expect(throws: StationConfigError.self) {
+            try accepted("[[stations]]\nline = \"GPIO17\"\n[audio]\nstart_cue = \"yes\"\n")
+        }
+    }
+
     @Test func everyKeyIsRead() throws {
         let text = """
             [board]

@@ -115,6 +115,59 @@ final class DeviceSequence: @unchecked Sendable {
             "the file holds other samples than the rendered click")
     }
 
+    @Test func theTimerCueIsItsOwnSoundThroughTheSameStream() throws {
+        let dir = temporaryDirectory()
+        let out = dir.appendingPathComponent("cue.raw")
+        var negotiated: NegotiatedAudio?
+        do {
+            let player = try ClickPlayer(audio: AudioSpec(device: "clickfile:FILE=\(out.path)"), keepTrying: false)
+            negotiated = player.negotiated
+            #expect(player.cue(.exerciseEnd))
+            finishClick(player)
+            #expect(player.cuesPlayed == 1 && player.cuesFailed == 0)
+        }
+        let n = try #require(negotiated)
+        let expected = ClickRendering.render(CueSound.exerciseEnd, rate: n.rate, channels: n.channels)
+        let data = try Data(contentsOf: out)
+        let written = data.withUnsafeBytes { raw in Array(raw.bindMemory(to: Int16.self)) }
+        #expect(written.count >= expected.count)
+        #expect(written.prefix(expected.count).elementsEqual(expected), "the file holds other samples than the cue")
+        // Not mistakable for the click: half a second of two tones against a 12 ms burst, and
+        // far lower (zero crossings per second).
+        let click = ClickRendering.render(.standard, rate: n.rate, channels: 1)
+        let cue = ClickRendering.render(CueSound.exerciseEnd, rate: n.rate, channels: 1)
+        #expect(Double(cue.count) / Double(n.rate) >= 0.45)
+        #expect(Double(click.count) / Double(n.rate) <= 0.02)
+        func crossingsPerSecond(_ s: [Int16]) -> Double {
+            let nonzero = s.filter { $0 != 0 }
+            let crossings = zip(nonzero, nonzero.dropFirst()).filter { ($0 < 0) != ($1 < 0) }.count
+            return Double(crossings) / (Double(nonzero.count) / Double(n.rate))
+        }
+        #expect(crossingsPerSecond(cue) < 1000 && crossingsPerSecond(click) > 5000)
+    }
+
+    @Test func aCueNeverCutsAClickAndAClickCutsACue() throws {
+        let faulty = try FaultyPCM()
+        let player = try ClickPlayer(sound: .standard, opener: DeviceSequence([{ faulty }]).open, keepTrying: false)
+        // A cue while the click is still being written is skipped and counted.
+        guard case .played = player.click(edgeTimestamp: MonotonicClock.now()) else {
+            Issue.record("the click did not play")
+            return
+        }
+        // The click (576 frames) is longer than the device's buffer (128): still being written.
+        try #require(player.isWritingClick)
+        #expect(!player.cue(.exerciseEnd))
+        #expect(player.cuesFailed == 1)
+        finishClick(player)
+        // A click during a cue plays at once.
+        #expect(player.cue(.exerciseEnd))
+        guard case .played = player.click(edgeTimestamp: MonotonicClock.now()) else {
+            Issue.record("a cue held the click back")
+            return
+        }
+        #expect(player.failedClicks == 0)
+    }
+
     @Test func underrunAndSuspendAreRecoveredInPlace() throws {
         let faulty = try FaultyPCM()
         let devices = DeviceSequence([{ faulty }])
