@@ -82,6 +82,10 @@ public struct StationStatus: Sendable, Codable, Hashable {
     /// The trainer's timer cues handed to ALSA, and those that could not sound.
     public var cues: UInt64?
     public var failedCues: UInt64?
+    /// The board's output lines on now (station names, `buzzer`); and, on the simulated
+    /// lineup, how many times the buzzer sounded.
+    public var outputsOn: [String]?
+    public var buzzerPulses: UInt64?
     public var edges: UInt64
     public var droppedEdges: UInt64
     public var logOverflow: UInt64

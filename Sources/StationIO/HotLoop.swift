@@ -23,9 +23,14 @@ public protocol HotPathHandler: AnyObject {
     /// Called on the hot thread after `HotLoop.wake()`: the moment to take commands another
     /// thread queued for the handler (start, ready, abort).
     func wokenUp(now: UInt64) -> HotPathDecision
+    /// Called after each decision was carried out (the click first): the moment for work
+    /// that must not delay a click, such as setting output lines.
+    func afterDecision()
 }
 
 extension HotPathHandler {
+    public func afterDecision() {}
+
     public func wokenUp(now: UInt64) -> HotPathDecision { .none }
 }
 
@@ -220,6 +225,7 @@ public final class HotLoop: @unchecked Sendable {
         case .click: reward(edgeTimestamp: edgeTimestamp)
         case .cue(let cue): player?.cue(cue)
         }
+        handler.afterDecision()
     }
 
     @inline(__always)

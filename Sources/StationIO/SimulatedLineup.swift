@@ -8,15 +8,19 @@ import Synchronization
 ///
 /// Like the kernel's per-line buffer, the pipe is bounded: when the loop falls behind and
 /// it is full, the edge is dropped and counted rather than blocking the sensor.
-public final class SimulatedLineup: EdgeSource, @unchecked Sendable {
+public final class SimulatedLineup: EdgeSource, OutputDriver, @unchecked Sendable {
     private let readEnd: Int32
     private let writeEnd: Int32
     private let levels: UnsafeMutablePointer<UInt8>
     private let lineCount: Int
     private let dropped = Atomic<UInt64>(0)
     private let injected = Atomic<UInt64>(0)
+    /// Simulated output lines: the level, and how many times each went active.
+    private let outputLevels: UnsafeMutablePointer<Atomic<Bool>>
+    private let outputPulses: UnsafeMutablePointer<Atomic<UInt64>>
+    public let outputCount: Int
 
-    public init(lineCount: Int) throws(StationIOError) {
+    public init(lineCount: Int, outputCount: Int = 0) throws(StationIOError) {
         var fds: [Int32] = [0, 0]
         guard pipe(&fds) == 0 else { throw .system("making the simulated lineup's pipe") }
         for fd in fds {
@@ -28,12 +32,38 @@ public final class SimulatedLineup: EdgeSource, @unchecked Sendable {
         self.lineCount = lineCount
         levels = .allocate(capacity: max(1, lineCount))
         levels.initialize(repeating: 0, count: max(1, lineCount))
+        self.outputCount = outputCount
+        outputLevels = .allocate(capacity: max(1, outputCount))
+        outputPulses = .allocate(capacity: max(1, outputCount))
+        for i in 0..<max(1, outputCount) {
+            (outputLevels + i).initialize(to: Atomic(false))
+            (outputPulses + i).initialize(to: Atomic(0))
+        }
     }
 
     deinit {
         close(readEnd)
         close(writeEnd)
         levels.deallocate()
+        outputLevels.deinitialize(count: max(1, outputCount))
+        outputLevels.deallocate()
+        outputPulses.deinitialize(count: max(1, outputCount))
+        outputPulses.deallocate()
+    }
+
+    /// Sets a simulated output; counts each change to active. Safe from any thread.
+    @discardableResult
+    public func setOutput(_ index: Int, active: Bool) -> Bool {
+        guard index >= 0 && index < outputCount else { return false }
+        let was = outputLevels[index].exchange(active, ordering: .relaxed)
+        if active && !was { outputPulses[index].add(1, ordering: .relaxed) }
+        return true
+    }
+
+    /// An output's level now, and how many times it went active.
+    public func output(_ index: Int) -> (active: Bool, pulses: UInt64)? {
+        guard index >= 0 && index < outputCount else { return nil }
+        return (outputLevels[index].load(ordering: .relaxed), outputPulses[index].load(ordering: .relaxed))
     }
 
     public var pollDescriptors: [Int32] { [readEnd] }

@@ -82,6 +82,9 @@ public struct Step: Sendable, Hashable, Identifiable {
     /// How an automated trial starts: the assistant's ready press, or by itself after the
     /// inter-trial interval (rigs whose containers need no reloading).
     public var ready: ReadyMode = .press
+    /// What the stations' output lines (an LED or a valve per station, where the board has
+    /// them) do on this step.
+    public var stationOutputs: StationOutputs = .none
 
     public init(
         id: String, title: String, description: String = "", mode: TrainingMode, lineup: LineupSetup,
@@ -108,6 +111,18 @@ public enum ReadyMode: String, Sendable, Hashable, Codable {
     /// The next trial starts by itself once the inter-trial interval is over and no station
     /// is active (an olfactometer, or containers that stay put). The project's option.
     case auto
+}
+
+/// What a step does with the stations' output lines (the project's option).
+public enum StationOutputs: String, Sendable, Hashable, Codable {
+    /// Left off.
+    case none
+    /// The step's stations lit while the containers are to be loaded (before each trial, or
+    /// before each trainer-led round): the assistant sees which stations this step uses.
+    case load
+    /// The step's stations' outputs on while the dog searches (each trial, or each round):
+    /// an olfactometer's valves open only while the dog is at work.
+    case search
 }
 
 /// What the lineup holds for a step, and the rules for automated layouts.

@@ -183,7 +183,7 @@ private struct ProgramReader {
             t, path,
             allowed: [
                 "id", "title", "description", "mode", "lineup", "hold_s", "inter_trial_s", "criterion",
-                "exercises", "ready",
+                "exercises", "ready", "station_outputs",
             ])
         let modeText = try string(t, "mode", path)
         guard let mode = TrainingMode(rawValue: modeText) else {
@@ -208,6 +208,12 @@ private struct ProgramReader {
                 join(path, "ready"),
                 "a trainer-led step is started by the trainer: ready = \"auto\" is for automated steps")
         }
+        let outputsText = try string(t, "station_outputs", path, default: "none")
+        guard let stationOutputs = StationOutputs(rawValue: outputsText) else {
+            throw fail(
+                join(path, "station_outputs"),
+                "unknown station_outputs \"\(outputsText)\" (expected none, load or search)")
+        }
         var exercises: [Exercise] = []
         var ids: Set<String> = []
         for (i, table) in try tables(t, "exercises", path).enumerated() {
@@ -225,6 +231,7 @@ private struct ProgramReader {
             interTrialSeconds: try seconds(t, "inter_trial_s", path, default: 10) ?? 10,
             criterion: criterion, exercises: exercises)
         step.ready = ready
+        step.stationOutputs = stationOutputs
         return step
     }
 

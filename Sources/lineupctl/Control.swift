@@ -91,6 +91,13 @@ struct StatusCommand: ParsableCommand {
                 "Clicks      \(s.clicks) (\(s.failedClicks) failed)"
                     + (s.cues.map { "; timer cues \($0) (\(s.failedCues ?? 0) not sounded)" } ?? ""),
                 "Edges       \(s.edges) (\(s.droppedEdges) dropped)",
+            ]
+            if let on = s.outputsOn {
+                lines.append(
+                    "Outputs     \(on.isEmpty ? "all off" : "on: " + on.joined(separator: ", "))"
+                        + (s.buzzerPulses.map { "; buzzer sounded \($0) times" } ?? ""))
+            }
+            lines += [
                 "Log         \(describeLog(s))",
                 "Up          \(formatUptime(s.uptimeSeconds))",
             ]

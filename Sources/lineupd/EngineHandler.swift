@@ -92,13 +92,23 @@ final class EngineHandler: HotPathHandler, @unchecked Sendable {
     private let autoStart: Bool
     /// Sound a cue when a trainer-led repetition starts, too (the end cue always sounds).
     private let soundStartCue: Bool
+    /// The stations' output lines: each machine station's output index (-1: none), the
+    /// driver, what the step does with them, and which are on now.
+    private let stationOutputs: [Int]
+    private let outputs: (any OutputDriver)?
+    private let outputMode: StationOutputs
+    private var outputsOn: UInt64 = 0
 
     /// Lines the board lacks are `UInt32.max`.
     init(
         configuration: LineupMachine.Configuration, layouts: [TrialLayout], readyLine: UInt32,
-        clickerLine: UInt32 = .max, errorLine: UInt32 = .max, soundStartCue: Bool = false
+        clickerLine: UInt32 = .max, errorLine: UInt32 = .max, soundStartCue: Bool = false,
+        outputs: (any OutputDriver)? = nil, stationOutputs: [Int] = [], outputMode: StationOutputs = .none
     ) {
         self.soundStartCue = soundStartCue
+        self.outputs = outputs
+        self.stationOutputs = stationOutputs
+        self.outputMode = outputMode
         machine = LineupMachine(configuration: configuration)
         self.layouts = layouts
         stationCount = configuration.stationCount
@@ -173,6 +183,40 @@ final class EngineHandler: HotPathHandler, @unchecked Sendable {
         // must not leave a deadline in the past, or the loop would spin.
         nextDeadline = machine.timerDeadline ?? .max
         return decision
+    }
+
+    /// Sets the stations' outputs for the machine's phase, after the click: lit while the
+    /// containers are to be loaded, or on while the dog searches (`StationOutputs`).
+    func afterDecision() {
+        guard let outputs, outputMode != .none else { return }
+        let phase = machine.phase
+        var wanted = false
+        switch outputMode {
+        case .none: wanted = false
+        case .load:
+            wanted =
+                trainerLed
+                ? (phase == .idle || phase == .exerciseOver) && nextLayout < layouts.count
+                : phase == .loading || (phase == .idle && nextLayout < layouts.count)
+        case .search: wanted = phase == .searching || phase == .exercise
+        }
+        let mask: UInt64 = wanted ? (stationCount >= 64 ? .max : (1 << UInt64(stationCount)) &- 1) : 0
+        guard mask != outputsOn else { return }
+        var changed = mask ^ outputsOn
+        while changed != 0 {
+            let station = changed.trailingZeroBitCount
+            changed &= changed &- 1
+            guard station < stationOutputs.count, stationOutputs[station] >= 0 else { continue }
+            outputs.setOutput(stationOutputs[station], active: mask & (1 << UInt64(station)) != 0)
+        }
+        outputsOn = mask
+    }
+
+    /// Turns every station output off (the segment is ending).
+    func outputsOff() {
+        guard let outputs else { return }
+        for index in stationOutputs where index >= 0 { outputs.setOutput(index, active: false) }
+        outputsOn = 0
     }
 
     /// Ends the trial in progress as aborted. Only once the hot loop has returned: the machine

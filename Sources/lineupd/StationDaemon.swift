@@ -74,15 +74,20 @@ struct StationDaemon {
 
     private func serve(_ board: StationConfiguration, _ lifetime: Lifetime) -> Ending {
         let inputs = InputMap(configuration: board)
+        let outputLines = StationOutputMap(board: board)
         let source: any EdgeSource
+        let outputs: any OutputDriver
         var simulatedLineup: SimulatedLineup?
         do {
             if simulated {
-                let lineup = try SimulatedLineup(lineCount: inputs.count)
+                let lineup = try SimulatedLineup(lineCount: inputs.count, outputCount: outputLines.lines.count)
                 simulatedLineup = lineup
                 source = lineup
+                outputs = lineup
             } else {
-                source = try GPIOLineup(inputs: inputs.lines, consumer: "lineupd")
+                let lineup = try GPIOLineup(inputs: inputs.lines, outputs: outputLines.lines, consumer: "lineupd")
+                source = lineup
+                outputs = lineup
             }
         } catch {
             printError("\(configPath ?? board.source): \(error.message)")
@@ -112,7 +117,8 @@ struct StationDaemon {
                 options: StationService.Options(
                     board: board, databasePath: databasePath, realtime: realtime, printTrials: true, dog: dog,
                     speed: speed, programsDirectory: programsDirectory),
-                source: source, simulated: simulatedLineup, player: player)
+                source: source, simulated: simulatedLineup, player: player,
+                outputs: outputLines.lines.isEmpty ? nil : (outputs, outputLines))
             try service.start()
         } catch {
             printError("\(error)")
@@ -176,6 +182,35 @@ struct StationDaemon {
                 fflush(nil)
                 return .stop(0)
             }
+        }
+    }
+}
+
+/// The board's output lines in the order they are requested: each station's output (LED or
+/// valve) where it has one, then the buzzer.
+struct StationOutputMap {
+    var lines: [OutputLine] = []
+    /// Each station's output index, or -1.
+    var stationIndex: [Int] = []
+    var buzzerIndex: Int?
+    var buzzerPulseMilliseconds = 15
+    var names: [String] = []
+
+    init(board: StationConfiguration) {
+        for station in board.stations {
+            if let output = station.output {
+                stationIndex.append(lines.count)
+                lines.append(output)
+                names.append(station.name)
+            } else {
+                stationIndex.append(-1)
+            }
+        }
+        if let buzzer = board.buzzer {
+            buzzerIndex = lines.count
+            lines.append(buzzer.output)
+            names.append("buzzer")
+            buzzerPulseMilliseconds = buzzer.pulseMilliseconds
         }
     }
 }

@@ -95,8 +95,15 @@ final class StationService: StationControlling, @unchecked Sendable {
         )
     }
 
-    init(options: Options, source: any EdgeSource, simulated: SimulatedLineup?, player: ClickPlayer) throws {
+    /// The board's output lines (station LEDs or valves, the buzzer), when it has any.
+    private let outputs: (driver: any OutputDriver, map: StationOutputMap)?
+
+    init(
+        options: Options, source: any EdgeSource, simulated: SimulatedLineup?, player: ClickPlayer,
+        outputs: (any OutputDriver, StationOutputMap)? = nil
+    ) throws {
         self.options = options
+        self.outputs = outputs.map { (driver: $0.0, map: $0.1) }
         inputs = InputMap(configuration: options.board)
         self.source = source
         self.simulated = simulated
@@ -173,12 +180,15 @@ final class StationService: StationControlling, @unchecked Sendable {
 
     /// Call with `switching` held.
     private func startSegment(
-        session: UUID?, configuration: LineupMachine.Configuration, layouts: [TrialLayout], seed: UInt64
+        session: UUID?, configuration: LineupMachine.Configuration, layouts: [TrialLayout], seed: UInt64,
+        outputMode: StationOutputs = .none
     ) throws {
         let lines = buttonLines
         let handler = EngineHandler(
             configuration: configuration, layouts: layouts, readyLine: lines.ready, clickerLine: lines.clicker,
-            errorLine: lines.error, soundStartCue: options.board.audio.startCue)
+            errorLine: lines.error, soundStartCue: options.board.audio.startCue, outputs: outputs?.driver,
+            stationOutputs: Array((outputs?.map.stationIndex ?? []).prefix(configuration.stationCount)),
+            outputMode: outputMode)
         var buttons: [UInt32: String] = [:]
         if lines.ready != .max { buttons[lines.ready] = "ready" }
         if lines.clicker != .max { buttons[lines.clicker] = "clicker" }
@@ -198,7 +208,10 @@ final class StationService: StationControlling, @unchecked Sendable {
             debouncer: Debouncer(
                 lineCount: inputs.count,
                 windowNanoseconds: nanoseconds(milliseconds: options.board.timing.debounceMilliseconds)),
-            handler: handler, player: player, records: ring, recordsReady: recordsReady)
+            handler: handler, player: player,
+            buzzer: outputs.flatMap { o in o.map.buzzerIndex.map { OutputBuzzer(driver: o.driver, index: $0) } },
+            buzzerPulseNanoseconds: nanoseconds(milliseconds: Double(outputs?.map.buzzerPulseMilliseconds ?? 15)),
+            records: ring, recordsReady: recordsReady)
         let segment = Segment(
             handler: handler, loop: loop, feeder: feeder, layouts: layouts,
             trainerLed: configuration.mode == .trainerLed, hold: configuration.hold)
@@ -226,6 +239,7 @@ final class StationService: StationControlling, @unchecked Sendable {
         segment.loop.stop()
         while !segment.loopDone.load(ordering: .acquiring) { usleep(500) }
         if aborting { segment.handler.abort(at: MonotonicClock.now()) }
+        segment.handler.outputsOff()
         segment.feeder.finish()
         if let failure = segment.feeder.failure { printError(failure) }
         self.segment = nil
@@ -247,6 +261,17 @@ final class StationService: StationControlling, @unchecked Sendable {
             edges: segment?.loop.edgeCount ?? 0, droppedEdges: source.droppedEdges,
             logOverflow: UInt64(writerStatus.overflow) + ring.overflowCount,
             uptimeSeconds: Double(MonotonicClock.now() - started) / 1e9)
+        if let outputs {
+            var on: [String] = []
+            for (i, name) in outputs.map.names.enumerated() {
+                let level =
+                    simulated?.output(i)?.active
+                    ?? (source as? GPIOLineup)?.level(of: UInt32(inputs.count + i)) ?? false
+                if level { on.append(name) }
+            }
+            status.outputsOn = on
+            if let buzzer = outputs.map.buzzerIndex { status.buzzerPulses = simulated?.output(buzzer)?.pulses }
+        }
         status.cues = player.cuesPlayed
         status.failedCues = player.cuesFailed
         status.logWritten = writerStatus.written
@@ -426,7 +451,9 @@ final class StationService: StationControlling, @unchecked Sendable {
         }
         stopSegment(aborting: false)
         do {
-            try startSegment(session: session.id, configuration: configuration, layouts: layouts, seed: seed)
+            try startSegment(
+                session: session.id, configuration: configuration, layouts: layouts, seed: seed,
+                outputMode: step.stationOutputs)
         } catch {
             try? startSegment(session: nil, configuration: idleConfiguration, layouts: [], seed: 0)
             throw ControlRefusal(.failed, "cannot start the session: \(error)")
