@@ -293,7 +293,10 @@ final class LogFeeder: @unchecked Sendable {
         case .sensorFault(let kind, let station, let at):
             let fault = ["active-at-start", "stuck", "silent", "chatter"][Int(min(kind, 3))]
             sensorFaults.withLock { $0[fault, default: 0] += 1 }
-            flaggedStations.withLock { $0[station] = fault }
+            // A start refused by a station already known stuck or stormy keeps the better name.
+            flaggedStations.withLock { flagged in
+                if kind != 0 || flagged[station] == nil { flagged[station] = fault }
+            }
             if kind == 0 {
                 refusedBy = station
                 refusedStarts.add(1, ordering: .releasing)

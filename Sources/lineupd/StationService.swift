@@ -189,6 +189,9 @@ final class StationService: StationControlling, @unchecked Sendable {
         // window between edges is faster than any nose (see `Configuration.chatterGap`).
         var configuration = configuration
         configuration.chatterGap = nanoseconds(milliseconds: 2 * options.board.timing.debounceMilliseconds)
+        // Stuck is 10 × the hold as it runs: startSession scales the hold for a simulation
+        // after the configuration is made, and a stuck sensor took 10 × the unscaled hold.
+        configuration.stuckAfter = configuration.hold &* 10
         let handler = EngineHandler(
             configuration: configuration, layouts: layouts, readyLine: lines.ready, clickerLine: lines.clicker,
             errorLine: lines.error)
