@@ -366,6 +366,8 @@ final class LogFeeder: @unchecked Sendable {
             }
         }
         printLine(end, layout: layout)
+        // A trial that never started has no visits of its own: none may be carried over.
+        visits.removeAll()
         current = -1
         committed.add(1, ordering: .releasing)
     }

@@ -355,7 +355,7 @@ final class SimulatedStation: @unchecked Sendable {
                     blocked.withLock {
                         $0 =
                             "the block stopped at trial \(i + 1): a station was active at \(attempt) starts in a row "
-                            + "(a stuck sensor?); \(left) trial(s) not run"
+                            + "(a stuck sensor?); \(left) trial(s) not run (trial \(i + 1) is logged aborted)"
                     }
                     wake.signal()
                     return
