@@ -8,9 +8,9 @@ import Testing
 /// (README.md and docs/*.md) is run, in order, against a simulated station serving its socket,
 /// and must exit 0 with nothing on stderr (a `--fault` example: only its stations' fault
 /// lines). Placeholders (the README's example ids, paths and dog names) are replaced by real
-/// ones, listed below. Commands that need a board, root or a
-/// network are exempt, each with its reason, and an exemption that no longer matches a README
-/// line fails the test, so the list cannot rot.
+/// ones, listed below. Commands that need a board, root or a network are exempt, each with
+/// its reason, and an exemption that no longer matches a README line fails the test, so the
+/// list cannot rot.
 @Suite(.serialized) struct ReadmeExamplesTests {
     /// Prefixes of commands not run here, and why.
     static let exemptions: [(prefix: String, why: String)] = [
