@@ -138,6 +138,19 @@ public struct TimingSpec: Sendable, Hashable {
     }
 }
 
+/// The session log's disk, from `[log]`: lineupd checks its free space at each session start.
+public struct LogSpec: Sendable, Hashable {
+    /// Below this much free space a session starts with a warning (in its answer and the journal).
+    public var warnFreeMegabytes: Int
+    /// Below this much a session is refused with nothing written: a full disk loses trials.
+    public var minFreeMegabytes: Int
+
+    public init(warnFreeMegabytes: Int = 200, minFreeMegabytes: Int = 20) {
+        self.warnFreeMegabytes = warnFreeMegabytes
+        self.minFreeMegabytes = minFreeMegabytes
+    }
+}
+
 /// The selftest jumper: a wire from a spare output line to one station's sensor input
 /// (that station's sensor unplugged), so `lineupctl selftest` can drive edges itself and
 /// measure the rig's edge-to-click latency.
@@ -169,12 +182,15 @@ public struct StationConfiguration: Sendable, Hashable {
     public var boardName: String?
     /// The selftest jumper from `[selftest]`; nil when the board has none.
     public var selftest: SelftestSpec?
+    /// Free-space thresholds for the log's disk, from `[log]`.
+    public var log: LogSpec
 
     public init(
         source: String, stations: [StationSpec], buttons: ButtonSpecs = ButtonSpecs(), buzzer: BuzzerSpec? = nil,
         audio: AudioSpec = AudioSpec(), timing: TimingSpec = TimingSpec(), boardName: String? = nil,
-        selftest: SelftestSpec? = nil
+        selftest: SelftestSpec? = nil, log: LogSpec = LogSpec()
     ) {
+        self.log = log
         self.source = source
         self.stations = stations
         self.buttons = buttons

@@ -88,7 +88,7 @@ private struct Parser {
     mutating func configuration(_ root: TableReader) throws(StationConfigError)
         -> StationConfiguration
     {
-        try root.checkKeys(["board", "stations", "buttons", "buzzer", "audio", "timing", "selftest"])
+        try root.checkKeys(["board", "stations", "buttons", "buzzer", "audio", "timing", "selftest", "log"])
         let boardName = try board(root)
         let stations = try self.stations(root)
         let buttons = try self.buttons(root)
@@ -96,10 +96,27 @@ private struct Parser {
         let audio = try self.audio(root)
         let timing = try self.timing(root)
         let selftest = try self.selftest(root, stations: stations)
+        let log = try self.log(root)
         return StationConfiguration(
             source: source, stations: stations, buttons: buttons, buzzer: buzzer, audio: audio,
             timing: timing,
-            boardName: boardName, selftest: selftest)
+            boardName: boardName, selftest: selftest, log: log)
+    }
+
+    private func log(_ root: TableReader) throws(StationConfigError) -> LogSpec {
+        guard let log = try root.subtable("log") else { return LogSpec() }
+        try log.checkKeys(["warn_free_mb", "min_free_mb"])
+        let defaults = LogSpec()
+        let minimum = try log.int("min_free_mb", in: 0...10_000_000, unit: " MB") ?? defaults.minFreeMegabytes
+        let warning = try log.int("warn_free_mb", in: 0...10_000_000, unit: " MB") ?? defaults.warnFreeMegabytes
+        if warning < minimum {
+            let given = log.has("warn_free_mb")
+            throw log.error(
+                .outOfRange, given ? "warn_free_mb" : "min_free_mb",
+                "warn_free_mb (\(warning) MB\(given ? "" : ", the default")) must not be below min_free_mb"
+                    + " (\(minimum) MB): the warning comes before the refusal")
+        }
+        return LogSpec(warnFreeMegabytes: warning, minFreeMegabytes: minimum)
     }
 
     // MARK: - Sections

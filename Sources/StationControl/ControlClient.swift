@@ -64,7 +64,12 @@ public struct ControlClient: Sendable {
 
     /// Returns the new session's id.
     public func startSession(_ request: SessionRequest) throws(ControlClientError) -> String {
-        try send(.sessionStart(request), expecting: SessionStarted.self).session
+        try sessionStart(request).session
+    }
+
+    /// The whole answer: the session's id and the station's warning, if any.
+    public func sessionStart(_ request: SessionRequest) throws(ControlClientError) -> SessionStarted {
+        try send(.sessionStart(request), expecting: SessionStarted.self)
     }
 
     public func layout(view: ClientView) throws(ControlClientError) -> [LayoutEntry] {

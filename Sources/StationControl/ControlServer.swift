@@ -279,8 +279,7 @@ public final class ControlServer: @unchecked Sendable {
             case .status:
                 reply = ControlProtocol.encodeReply(id: id, result: controller.status())
             case .sessionStart(let request):
-                let session = try controller.startSession(request)
-                reply = ControlProtocol.encodeReply(id: id, result: SessionStarted(session: session))
+                reply = ControlProtocol.encodeReply(id: id, result: try controller.startSession(request))
             case .layout(let view):
                 let stations = try controller.layout(view: view)
                 reply = ControlProtocol.encodeReply(id: id, result: LayoutReply(view: view, stations: stations))

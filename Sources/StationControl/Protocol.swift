@@ -70,7 +70,12 @@ public enum ControlRequest: Sendable, Hashable {
 /// `session-start`'s result.
 public struct SessionStarted: Sendable, Codable, Hashable {
     public var session: String
-    public init(session: String) { self.session = session }
+    /// One line the trainer should read (the log's disk is nearly full); nil when all is well.
+    public var warning: String?
+    public init(session: String, warning: String? = nil) {
+        self.session = session
+        self.warning = warning
+    }
 }
 
 /// `layout`'s result.

@@ -96,6 +96,15 @@ public struct StationStatus: Sendable, Codable, Hashable {
     public var logDurableMillisP99: Double?
     public var logDurableMillisMax: Double?
     public var logError: String?
+    /// Free space on the log's filesystem (MB), and the board's thresholds: a warning at each
+    /// session start below the first, sessions refused below the second.
+    public var logFreeMegabytes: Int?
+    public var logWarnFreeMegabytes: Int?
+    public var logMinFreeMegabytes: Int?
+    /// Stations whose sensor is flagged now, with the fault (stuck, chatter, silent,
+    /// active-at-start), and the sensor faults seen since lineupd started, by kind.
+    public var flaggedStations: [FlaggedStation]?
+    public var sensorFaults: [String: Int]?
     public var uptimeSeconds: Double
 
     public init(
@@ -119,6 +128,17 @@ public struct StationStatus: Sendable, Codable, Hashable {
         self.droppedEdges = droppedEdges
         self.logOverflow = logOverflow
         self.uptimeSeconds = uptimeSeconds
+    }
+}
+
+/// A station whose sensor is flagged now.
+public struct FlaggedStation: Sendable, Codable, Hashable {
+    public var station: String
+    public var fault: String
+
+    public init(station: String, fault: String) {
+        self.station = station
+        self.fault = fault
     }
 }
 
@@ -260,8 +280,8 @@ public struct ControlRefusal: Error, Sendable, Codable, Hashable, CustomStringCo
 /// What lineupd offers the socket. Each call returns quickly; none runs on the hot thread.
 public protocol StationControlling: AnyObject, Sendable {
     func status() -> StationStatus
-    /// Returns the new session's id.
-    func startSession(_ request: SessionRequest) throws(ControlRefusal) -> String
+    /// Returns the new session's id, and a warning if it started with one (little free space).
+    func startSession(_ request: SessionRequest) throws(ControlRefusal) -> SessionStarted
     /// Refused to the handler's view in double-blind mode.
     func layout(view: ClientView) throws(ControlRefusal) -> [LayoutEntry]
     /// The containers are loaded: start the next trial.

@@ -8,7 +8,21 @@ import Synchronization
 ///
 /// Like the kernel's per-line buffer, the pipe is bounded: when the loop falls behind and
 /// it is full, the edge is dropped and counted rather than blocking the sensor.
+///
+/// A line can be given a fault (`setFault`), as a broken sensor would have: while it lasts the
+/// line no longer follows what the world (the virtual dog) does; lifted, it reads the world's
+/// level again.
 public final class SimulatedLineup: EdgeSource, OutputDriver, @unchecked Sendable {
+    /// A broken sensor on one line.
+    public enum LineFault: Sendable, Hashable {
+        /// Active, whatever the dog does.
+        case stuck
+        /// Never active, whatever the dog does.
+        case dead
+        /// Only `toggle(line:)` moves it: a storm generator's.
+        case chatter
+    }
+
     private let readEnd: Int32
     private let writeEnd: Int32
     private let levels: UnsafeMutablePointer<UInt8>
@@ -19,6 +33,8 @@ public final class SimulatedLineup: EdgeSource, OutputDriver, @unchecked Sendabl
     private let outputLevels: UnsafeMutablePointer<Atomic<Bool>>
     private let outputPulses: UnsafeMutablePointer<Atomic<UInt64>>
     public let outputCount: Int
+    /// Per line: its fault, and the level the world asks for (what it reads once the fault is lifted).
+    private let faults: Mutex<(fault: [LineFault?], wanted: [Bool])>
 
     public init(lineCount: Int, outputCount: Int = 0) throws(StationIOError) {
         var fds: [Int32] = [0, 0]
@@ -39,6 +55,7 @@ public final class SimulatedLineup: EdgeSource, OutputDriver, @unchecked Sendabl
             (outputLevels + i).initialize(to: Atomic(false))
             (outputPulses + i).initialize(to: Atomic(0))
         }
+        faults = Mutex((Array(repeating: nil, count: lineCount), Array(repeating: false, count: lineCount)))
     }
 
     deinit {
@@ -85,9 +102,49 @@ public final class SimulatedLineup: EdgeSource, OutputDriver, @unchecked Sendabl
     }
 
     /// Puts an edge on the lineup, stamped now unless a time is given. Safe from any thread.
-    /// Returns false when the edge was dropped because the loop is behind.
+    /// Returns false when the edge was dropped because the loop is behind. On a faulty line the
+    /// edge is only remembered (the world's level), nothing reaches the loop.
     @discardableResult
     public func inject(line: UInt32, active: Bool, at timestamp: UInt64 = MonotonicClock.now()) -> Bool {
+        let faulty = faults.withLock { state -> Bool in
+            guard Int(line) < state.wanted.count else { return false }
+            state.wanted[Int(line)] = active
+            return state.fault[Int(line)] != nil
+        }
+        if faulty { return true }
+        return put(line: line, active: active, at: timestamp)
+    }
+
+    /// The line's fault now, if any.
+    public func fault(of line: UInt32) -> LineFault? {
+        faults.withLock { Int(line) < $0.fault.count ? $0.fault[Int(line)] : nil }
+    }
+
+    /// Gives `line` a fault (nil lifts it). A stuck line goes active now, a dead one inactive;
+    /// lifted, the line goes to the world's level. Each change is one edge, stamped now.
+    public func setFault(_ fault: LineFault?, line: UInt32) {
+        guard Int(line) < lineCount else { return }
+        let target: Bool? = faults.withLock { state in
+            state.fault[Int(line)] = fault
+            switch fault {
+            case .stuck: return true
+            case .dead: return false
+            case .chatter: return nil
+            case nil: return state.wanted[Int(line)]
+            }
+        }
+        if let target, (levels[Int(line)] != 0) != target { put(line: line, active: target, at: MonotonicClock.now()) }
+    }
+
+    /// One edge of a storm: the line flips, whatever the world does.
+    @discardableResult
+    public func toggle(line: UInt32) -> Bool {
+        guard Int(line) < lineCount else { return false }
+        return put(line: line, active: levels[Int(line)] == 0, at: MonotonicClock.now())
+    }
+
+    @discardableResult
+    private func put(line: UInt32, active: Bool, at timestamp: UInt64) -> Bool {
         var edge = SensorEdge(timestamp: timestamp, line: line, isActive: active)
         if Int(line) < lineCount { levels[Int(line)] = active ? 1 : 0 }
         let written = write(writeEnd, &edge, MemoryLayout<SensorEdge>.stride)

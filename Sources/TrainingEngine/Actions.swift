@@ -75,6 +75,10 @@ public enum SensorFault: String, Sendable, Hashable {
     /// Never active over `Configuration.silentAfterTrials` trials in which the dog searched:
     /// an unplugged or dead sensor would make the station one the dog "never visits".
     case silent
+    /// Debounced edges faster than any nose makes them (`Configuration.chatterEdges` in a row,
+    /// each within `chatterGap`): a storm on the line. Its edges are ignored until it has been
+    /// quiet for `chatterQuiet`, so it cannot take the visit from the station the dog is at.
+    case chatter
 }
 
 /// Why an input was ignored.

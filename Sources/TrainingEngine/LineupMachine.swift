@@ -70,6 +70,14 @@ public struct LineupMachine: Sendable {
         /// A loaded trial starts without the ready button, once no station is active (the
         /// step's `ready = "auto"`, for rigs that need no reloading).
         public var autoStart = false
+        /// A storm: this many debounced edges of one station in a row, each within `chatterGap`
+        /// of the last (0: never). A debouncer passes at most one edge per window, so a storm
+        /// comes through at about one edge per window; 20 in a row under 10 ms (twice the default
+        /// 5 ms window) is ~100 ms of 100 Hz flicker, which no nose makes. Argued, not measured.
+        public var chatterEdges = 20
+        public var chatterGap: Nanoseconds = 10_000_000
+        /// A stormy station is trusted again at its first edge after this long without one.
+        public var chatterQuiet: Nanoseconds = 250_000_000
 
         public init(
             mode: TrainingMode, stationCount: Int, hold: Nanoseconds = 2_000_000_000,
@@ -169,6 +177,10 @@ public struct LineupMachine: Sendable {
     private var quietTrials = InlineArray<64, UInt32>(repeating: 0)
     /// Stations reported silent (once, until they are active again).
     public private(set) var silentMask: UInt64 = 0
+    /// Stations in a storm (see `SensorFault.chatter`), their last edge and edges in a row.
+    public private(set) var chatterMask: UInt64 = 0
+    private var lastEdgeAt = InlineArray<64, Nanoseconds>(repeating: 0)
+    private var quickEdges = InlineArray<64, UInt32>(repeating: 0)
     private var stationsMask: UInt64 {
         configuration.stationCount >= 64 ? .max : (1 << UInt64(configuration.stationCount)) &- 1
     }
@@ -290,6 +302,10 @@ public struct LineupMachine: Sendable {
             return out
         }
         let bit: UInt64 = 1 << UInt64(station)
+        if isStorm(station: station, present: present, at: t, &out) {
+            rearm(&out)
+            return out
+        }
         if present {
             if activeMask & bit == 0 {
                 activeMask |= bit
@@ -535,6 +551,59 @@ public struct LineupMachine: Sendable {
                 state = .exercise(run)
             }
         }
+    }
+
+    /// True when this edge is a storm's, not the dog's: the station is flagged chatter now, or
+    /// was, and has not been quiet since. Flagging it closes its visit and gives the visit back
+    /// to a station still active (the dog's nose did not leave it for the storm).
+    private mutating func isStorm(station: Int, present: Bool, at t: Nanoseconds, _ out: inout Actions) -> Bool {
+        guard configuration.chatterEdges > 0 else { return false }
+        let bit: UInt64 = 1 << UInt64(station)
+        let gap = t &- lastEdgeAt[station]
+        lastEdgeAt[station] = t
+        if chatterMask & bit != 0 {
+            if gap >= configuration.chatterQuiet {
+                chatterMask &= ~bit
+                quickEdges[station] = 1
+                out.append(.record(.sensorRecovered(station: station, at: t)))
+                return false
+            }
+            // The level is still followed, so a storm that ends active is seen as such.
+            if present {
+                if activeMask & bit == 0 { activeSince[station] = t }
+                activeMask |= bit
+            } else {
+                activeMask &= ~bit
+            }
+            return true
+        }
+        quickEdges[station] = gap < configuration.chatterGap ? quickEdges[station] &+ 1 : 1
+        guard quickEdges[station] >= configuration.chatterEdges else { return false }
+        chatterMask |= bit
+        if present { activeMask |= bit } else { activeMask &= ~bit }
+        out.append(.record(.sensorFault(.chatter, station: station, at: t)))
+        var watching = false
+        if case .searching(var trial) = state {
+            trial.faultMask |= bit
+            state = .searching(trial)
+            watching = true
+        } else if case .exercise = state {
+            watching = true
+        }
+        guard watching else { return true }
+        if detector.station == station { visitClosed(detector.close(at: t), &out) }
+        // The nose is where a trusted station has been active longest.
+        var others = activeMask & ~bit & ~stuckMask & ~chatterMask & stationsMask
+        var nose = -1
+        while others != 0 {
+            let s = others.trailingZeroBitCount
+            others &= ~(1 << UInt64(s))
+            if nose < 0 || activeSince[s] < activeSince[nose] { nose = s }
+        }
+        if nose >= 0, detector.stationPresent == nil {
+            visitClosed(detector.arrive(station: nose, at: activeSince[nose]), &out)
+        }
+        return true
     }
 
     /// The earliest time a station now active would count as stuck, if any.

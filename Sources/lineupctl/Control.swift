@@ -99,8 +99,18 @@ struct StatusCommand: ParsableCommand {
             }
             lines += [
                 "Log         \(describeLog(s))",
-                "Up          \(formatUptime(s.uptimeSeconds))",
             ]
+            if let free = s.logFreeMegabytes {
+                var disk = "\(free) MB free"
+                if let minimum = s.logMinFreeMegabytes, free < minimum {
+                    disk += " (below \(minimum) MB: sessions are refused)"
+                } else if let warning = s.logWarnFreeMegabytes, free < warning {
+                    disk += " (below \(warning) MB: free some space)"
+                }
+                lines.append("Disk        \(disk)")
+            }
+            lines.append("Sensors     \(describeSensors(s))")
+            lines.append("Up          \(formatUptime(s.uptimeSeconds))")
             if let error = s.logError { lines.insert("Log error   \(error)", at: lines.count - 1) }
             say(lines.joined(separator: "\n"))
         }
@@ -116,6 +126,15 @@ private func describeLog(_ s: StationStatus) -> String {
         // The promise is 100 ms; beyond it the storage (an SD card's fsync) is the suspect.
         if worst > 100 { text += " (over 100 ms: slow storage?)" }
     }
+    return text
+}
+
+/// `flagged: B stuck, A chatter; faults since start: stuck 1, chatter 1` or `all trusted`.
+private func describeSensors(_ s: StationStatus) -> String {
+    let flagged = (s.flaggedStations ?? []).map { "\($0.station) \($0.fault)" }
+    let counts = (s.sensorFaults ?? [:]).sorted { $0.key < $1.key }.map { "\($0.key) \($0.value)" }
+    var text = flagged.isEmpty ? "all trusted" : "flagged: " + flagged.joined(separator: ", ")
+    if !counts.isEmpty { text += "; faults since start: " + counts.joined(separator: ", ") }
     return text
 }
 
@@ -200,14 +219,15 @@ struct SessionStart: ParsableCommand {
                 newDog: newDog ? true : nil)
             var withDuration = request
             withDuration.durationSeconds = duration
-            let id = try socket.client.startSession(withDuration)
-            if json { return try printJSON(SessionStarted(session: id)) }
+            let started = try socket.client.sessionStart(withDuration)
+            if json { return try printJSON(started) }
+            if let warning = started.warning { printError("warning: \(warning)") }
             if mode == .trainerLed {
                 say(
-                    "Session \(id) started for \(dog) (trainer-led); press ready (or `lineupctl ready`) to start each repetition."
+                    "Session \(started.session) started for \(dog) (trainer-led); press ready (or `lineupctl ready`) to start each repetition."
                 )
             } else {
-                say("Session \(id) started for \(dog) (\(mode.rawValue)); say `lineupctl ready` when loaded.")
+                say("Session \(started.session) started for \(dog) (\(mode.rawValue)); say `lineupctl ready` when loaded.")
             }
         }
     }

@@ -58,7 +58,7 @@ enum EngineNote {
     case errorMark(station: Int, at: UInt64)
     case exerciseStarted(repetition: Int, at: UInt64)
     case exerciseEnded(repetition: Int, clicks: Int, errors: Int, aborted: Bool, at: UInt64)
-    /// A station's sensor looks wrong: 0 active at start, 1 stuck, 2 silent (see `SensorFault`).
+    /// A station's sensor looks wrong: 0 active at start, 1 stuck, 2 silent, 3 chatter (see `SensorFault`).
     case sensorFault(kind: UInt8, station: Int, at: UInt64)
     case sensorRecovered(station: Int, at: UInt64)
 }
@@ -288,6 +288,7 @@ final class EngineHandler: HotPathHandler, @unchecked Sendable {
             case .activeAtStart: kind = 0
             case .stuck: kind = 1
             case .silent: kind = 2
+            case .chatter: kind = 3
             }
             notes.push(.sensorFault(kind: kind, station: station, at: at))
         case .sensorRecovered(let station, let at):

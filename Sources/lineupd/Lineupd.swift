@@ -89,6 +89,13 @@ struct Lineupd: ParsableCommand {
     @Flag(help: "Do not ask for SCHED_FIFO and locked memory for the hot thread.")
     var noRealtime = false
 
+    @Option(
+        name: .customLong("fault"),
+        help: ArgumentHelp(
+            "With --simulate: a broken sensor on the simulated lineup, repeatable: stuck (active from just after the start cue, and stays), chatter (toggles every 1 ms through each search), dead (never active); from trial FIRST (default 1) to LAST (default: the end).",
+            valueName: "kind:station[@first[-last]]"))
+    var faults: [String] = []
+
     func run() throws {
         guard trials >= 1 && trials <= 100_000 else { fail("--trials must be between 1 and 100000") }
         guard sensitivity >= 0 && sensitivity <= 1 else { fail("--sensitivity must be between 0 and 1") }
@@ -105,6 +112,20 @@ struct Lineupd: ParsableCommand {
         }
         if let device { board.audio.device = device }
         if simulate && !fast, let refusal = BlockPlan.speedRefusal(speed, timing: board.timing) { fail(refusal) }
+        var injected: [InjectedFault] = []
+        if !faults.isEmpty {
+            guard simulate && !fast else {
+                fail("--fault breaks a simulated sensor: it needs --simulate, and the simulated lineup (not --fast)")
+            }
+            let names = board.stations.map(\.name)
+            for text in faults {
+                switch InjectedFault.parse(text, stations: names, trials: serve ? nil : trials) {
+                case .success(let fault): injected.append(fault)
+                case .failure(let error): fail(error.message)
+                }
+            }
+            if let clash = InjectedFault.overlap(injected, stations: names) { fail(clash) }
+        }
         let environment = ProcessInfo.processInfo.environment
         let programsDirectory =
             programs ?? environment["CONFIGURATION_DIRECTORY"].map { "\($0)/programs" } ?? "/etc/lineup/programs"
@@ -126,14 +147,14 @@ struct Lineupd: ParsableCommand {
         let db = self.db ?? "./lineup.db"
         let plan = BlockPlan(
             board: board, trials: trials, seed: seed ?? UInt64.random(in: 1...999_999), sensitivity: sensitivity,
-            falseAlertRate: falseAlertRate, speed: fast ? 1 : speed)
+            falseAlertRate: falseAlertRate, speed: fast ? 1 : speed, faults: injected)
         if fast {
             try runFast(plan, databasePath: self.db)
         } else if serve {
             let status = StationDaemon(
                 configPath: config, board: board, databasePath: db, socketPath: socketPath, group: group,
                 realtime: !noRealtime, dog: noVirtualDog ? nil : plan.dog, speed: speed, simulated: true,
-                programsDirectory: programsDirectory
+                programsDirectory: programsDirectory, faults: injected
             ).run()
             if status != 0 { throw ExitCode(status) }
         } else {
@@ -162,6 +183,8 @@ struct BlockPlan {
     var sensitivity: Double
     var falseAlertRate: Double
     var speed: Double
+    /// Broken sensors on the simulated lineup (`--fault`).
+    var faults: [InjectedFault] = []
 
     var stationCount: Int { board.stations.count }
     var stationNames: [String] { board.stations.map(\.name) }
@@ -202,11 +225,14 @@ struct BlockPlan {
     }
 
     var machine: LineupMachine.Configuration {
-        LineupMachine.Configuration(
+        var configuration = LineupMachine.Configuration(
             mode: .doubleBlind, stationCount: stationCount,
             hold: scaled(board.timing.holdMilliseconds / 1000),
             holdTolerance: scaled(board.timing.holdToleranceMilliseconds / 1000),
             searchTimeout: scaled(30), interTrialInterval: scaled(10))
+        // The storm and the debouncer are physical: not scaled (see `Configuration.chatterGap`).
+        configuration.chatterGap = nanoseconds(milliseconds: 2 * board.timing.debounceMilliseconds)
+        return configuration
     }
 
     var dog: DogParameters {

@@ -63,9 +63,16 @@ final class LogFeeder: @unchecked Sendable {
     /// Trials whose commit failed and waited in the writer's spool (written later or lost:
     /// the writer's status says which).
     private(set) var trialsSpooled = 0
-    /// Sensor faults by kind, and the stations flagged now (0-based).
-    private(set) var sensorFaults: [String: Int] = [:]
-    private(set) var flaggedStations: Set<Int> = []
+    /// Sensor faults by kind, and the stations flagged now (0-based) with their fault; read
+    /// by `status` from the control thread while the feeder runs.
+    let sensorFaults = Mutex<[String: Int]>([:])
+    let flaggedStations = Mutex<[Int: String]>([:])
+    /// Starts refused because a station was active: the virtual assistant's cue to try again.
+    let refusedStarts = Atomic<Int>(0)
+    /// The fault each station last had in the trial in progress, for the trial's reason.
+    private var trialFaults: [Int: String] = [:]
+    /// The station whose activity refused the last start, until a search starts.
+    private var refusedBy: Int?
 
     // The trial in progress, as the feeder sees it.
     private var current = -1
@@ -150,10 +157,12 @@ final class LogFeeder: @unchecked Sendable {
 
     private var trialId: UUID? { current >= 0 && current < trialIds.count ? trialIds[current] : nil }
 
-    private func submit(_ event: LoggedEvent) {
+    private func submit(_ event: LoggedEvent, watchers extra: [String: String] = [:]) {
         writer.submit(event)
         guard let watch = settings.watch else { return }
-        var fields = ["kind": event.kind.rawValue, "mono_ns": "\(event.time.monoNs)"]
+        var fields = extra
+        fields["kind"] = event.kind.rawValue
+        fields["mono_ns"] = "\(event.time.monoNs)"
         if let station = event.station { fields["station"] = name(station - 1) }
         if let value = event.value { fields["value"] = "\(value)" }
         if let d = event.durationNs { fields["duration_ns"] = "\(d)" }
@@ -167,6 +176,7 @@ final class LogFeeder: @unchecked Sendable {
         switch record {
         case .edge(let edge, let acted):
             rawEdges += 1
+            if acted { clearFlag(Int(edge.line), active: edge.isActive) }
             logEdge(edge, detail: acted ? nil : #"{"chatter":true}"#)
         case .settled(let edge):
             // Not a new edge (its raw edge is already logged, as chatter): the level the
@@ -240,6 +250,10 @@ final class LogFeeder: @unchecked Sendable {
     private func take(_ note: EngineNote) {
         switch note {
         case .searchStarted(let trial, let at):
+            trialFaults.removeAll()
+            refusedBy = nil
+            // The start went ahead: nothing was active at it any more.
+            flaggedStations.withLock { flagged in flagged = flagged.filter { $0.value != "active-at-start" } }
             searching.store(trial, ordering: .releasing)
             beginRound(trial, at: at)
         case .visit(let station, let from, let to, let indicated):
@@ -308,23 +322,36 @@ final class LogFeeder: @unchecked Sendable {
             roundEndsAt.store(0, ordering: .releasing)
             exercisesDone.add(1, ordering: .releasing)
         case .sensorFault(let kind, let station, let at):
-            let fault = ["active-at-start", "stuck", "silent"][Int(min(kind, 2))]
-            sensorFaults[fault, default: 0] += 1
-            flaggedStations.insert(station)
+            let fault = ["active-at-start", "stuck", "silent", "chatter"][Int(min(kind, 3))]
+            sensorFaults.withLock { $0[fault, default: 0] += 1 }
+            // A start refused by a station already known stuck or stormy keeps the better name.
+            flaggedStations.withLock { flagged in
+                if kind != 0 || flagged[station] == nil { flagged[station] = fault }
+            }
+            if kind == 0 {
+                refusedBy = station
+                refusedStarts.add(1, ordering: .releasing)
+            } else {
+                trialFaults[station] = fault
+            }
             submit(
                 LoggedEvent(
                     kind: .fault, sessionId: settings.sessionId, trialId: trialId, station: station + 1, time: time(at),
-                    detail: jsonObject(["sensor": fault])))
+                    detail: jsonObject(["sensor": fault])),
+                watchers: ["fault": fault])
             // One line for the journal and the assistant, in their words.
             let what: String
             switch kind {
             case 0: what = "is active: the trial cannot start until it is clear (a lid, a paw, a cable?)"
             case 1: what = "has been active far longer than any indication: stuck? Its holds no longer count"
+            case 3:
+                what =
+                    "is chattering (edges faster than any nose): ignored until it is quiet; a loose wire or connector?"
             default: what = "has not seen the dog in many searched trials: is its sensor plugged in?"
             }
             printError("station \(name(station)) \(what)")
         case .sensorRecovered(let station, let at):
-            flaggedStations.remove(station)
+            flaggedStations.withLock { _ = $0.removeValue(forKey: station) }
             submit(
                 LoggedEvent(
                     kind: .note, sessionId: settings.sessionId, trialId: trialId, station: station + 1, time: time(at),
@@ -381,16 +408,34 @@ final class LogFeeder: @unchecked Sendable {
             }
         }
         printLine(end, layout: layout)
+        // A trial that never started has no visits of its own: none may be carried over.
+        visits.removeAll()
         current = -1
         committed.add(1, ordering: .releasing)
     }
 
-    /// Why a trial needs a second look: aborted, or a sensor stuck during it.
+    /// Why a trial needs a second look: aborted, or a sensor stuck or chattering during it.
     private func reason(_ end: TrialEnd, _ outcome: TrialOutcome) -> String? {
-        if outcome == .aborted { return "the station was stopped" }
+        if outcome == .aborted {
+            guard let station = refusedBy, current < 0 else { return "the station was stopped" }
+            return "sensor fault: never started, station \(name(station)) was active at its start"
+        }
         guard end.sensorFaultMask != 0 else { return nil }
-        let stations = (0..<64).filter { end.sensorFaultMask & (1 << UInt64($0)) != 0 }.map { name($0) }
-        return "sensor fault: station \(stations.joined(separator: ", ")) stuck during the trial"
+        let stations = (0..<64).filter { end.sensorFaultMask & (1 << UInt64($0)) != 0 }.map {
+            "\(name($0)) \(trialFaults[$0] == "chatter" ? "chattering" : "stuck")"
+        }
+        return "sensor fault: station \(stations.joined(separator: ", ")) during the trial"
+    }
+
+    /// A trusted edge at a station ends the flags it disproves: silent (it saw something) and
+    /// active-at-start (it is clear now).
+    private func clearFlag(_ station: Int, active: Bool) {
+        flaggedStations.withLock { flagged in
+            guard let fault = flagged[station] else { return }
+            if (fault == "silent" && active) || (fault == "active-at-start" && !active) {
+                flagged.removeValue(forKey: station)
+            }
+        }
     }
 
     private func name(_ station: Int) -> String {

@@ -21,6 +21,8 @@ final class SimulatedStation: @unchecked Sendable {
     let databasePath: String
     let realtime: Bool
     private let stopRequested = Atomic<Bool>(false)
+    /// Why the virtual assistant gave up (no trial could start), if it did.
+    private let blocked = Mutex<String?>(nil)
     private let stopSignal = Atomic<Int32>(0)
     private let wake = DispatchSemaphore(value: 0)
 
@@ -168,9 +170,10 @@ final class SimulatedStation: @unchecked Sendable {
             loopStarted.load(ordering: .acquiring) && !loopDone.load(ordering: .acquiring)
         }
 
+        let injector = plan.faults.isEmpty ? nil : FaultInjector(faults: plan.faults, lineup: lineup)
         let dogDone = Atomic<Bool>(false)
         let dogThread = Thread { [self] in
-            runDog(layouts: layouts, lineup: lineup, readyLine: readyLine, feeder: feeder)
+            runDog(layouts: layouts, lineup: lineup, readyLine: readyLine, feeder: feeder, faults: injector)
             dogDone.store(true, ordering: .releasing)
             wake.signal()
         }
@@ -178,11 +181,13 @@ final class SimulatedStation: @unchecked Sendable {
         dogThread.start()
 
         wake.wait()
-        let stopped = stopRequested.load(ordering: .acquiring)
+        let gaveUp = blocked.withLock { $0 }
+        let stopped = stopRequested.load(ordering: .acquiring) || gaveUp != nil
         if stopped {
             SystemdNotify.send("STOPPING=1\nSTATUS=stopping on signal")
             while !dogDone.load(ordering: .acquiring) { usleep(1000) }
         }
+        injector?.stop()
         loop.stop()
         while !loopDone.load(ordering: .acquiring) { usleep(1000) }
         watchdog?.cancel()
@@ -197,7 +202,7 @@ final class SimulatedStation: @unchecked Sendable {
                 stopped
                     ? SessionEnd(
                         sessionId: session.id, how: .stopped,
-                        detail: "stopped by \(name); its running trial is logged aborted")
+                        detail: gaveUp ?? "stopped by \(name); its running trial is logged aborted")
                     : SessionEnd(sessionId: session.id, how: .ended, detail: "the simulated block finished")
             ])
         } catch {
@@ -213,7 +218,10 @@ final class SimulatedStation: @unchecked Sendable {
             status = 1
         }
 
-        if stopped {
+        if let gaveUp {
+            printError(gaveUp)
+            status = 1
+        } else if stopped {
             let name = stopSignal.load(ordering: .relaxed) == SIGINT ? "SIGINT" : "SIGTERM"
             print(
                 "stopped by \(name) after \(feeder.committed.load(ordering: .acquiring)) trial(s); the log is flushed")
@@ -232,9 +240,16 @@ final class SimulatedStation: @unchecked Sendable {
                     + "\(percentile(feeder.onsetLatencies, 50) / 1000) µs")
         }
         print(
-            "  log: \(feeder.rawEdges) raw edges, \(writerStatus.written) events written, "
+            "  log: \(feeder.rawEdges) raw edges (\(loop.chatterCount) chatter to the debouncer, "
+                + "\(lineup.droppedEdges) dropped by a full lineup), \(writerStatus.written) events written, "
                 + "\(writerStatus.overflow) dropped, ring overflows \(ring.overflowCount + handler.notes.overflowCount)"
         )
+        let faults = feeder.sensorFaults.withLock { $0 }
+        if !faults.isEmpty {
+            print(
+                "  sensor faults: "
+                    + faults.sorted { $0.key < $1.key }.map { "\($0.key) \($0.value)" }.joined(separator: ", "))
+        }
         if writerStatus.failedWrites > 0 {
             print(
                 "  log writes failed \(writerStatus.failedWrites) time(s) (\(writerStatus.lastError ?? "unknown")); "
@@ -290,7 +305,12 @@ final class SimulatedStation: @unchecked Sendable {
 
     /// The assistant and the dog: for each trial, wait until the previous one is committed and
     /// its interval is over, press ready, and let the dog search, each raw edge at its time.
-    private func runDog(layouts: [TrialLayout], lineup: SimulatedLineup, readyLine: UInt32, feeder: LogFeeder) {
+    /// A start refused this many times in a row (a station active at each) ends the block.
+    static let startAttempts = 3
+
+    private func runDog(
+        layouts: [TrialLayout], lineup: SimulatedLineup, readyLine: UInt32, feeder: LogFeeder, faults: FaultInjector?
+    ) {
         var dog = VirtualDog(parameters: plan.dog, seed: plan.seed ^ 0xD06_D06_D06)
         var edges: [RawEdge] = []
         edges.reserveCapacity(64)
@@ -302,22 +322,46 @@ final class SimulatedStation: @unchecked Sendable {
                 usleep(2000)
             }
             if stopRequested.load(ordering: .acquiring) { return }
-            MonotonicClock.sleep(until: MonotonicClock.now() &+ plan.loadingTime)
-            let start = MonotonicClock.now()
-            lineup.inject(line: readyLine, active: true, at: start)
-            edges.removeAll(keepingCapacity: true)
-            dog.search(kinds: layout.kinds, startAt: start, into: &edges)
-            edges.append(RawEdge(station: Int(readyLine), present: false, at: start &+ 20_000_000))
-            edges.sort { $0.at < $1.at }
-            for edge in edges {
+            var attempt = 0
+            while true {
+                attempt += 1
+                MonotonicClock.sleep(until: MonotonicClock.now() &+ plan.loadingTime)
+                let refused = feeder.refusedStarts.load(ordering: .acquiring)
+                let start = MonotonicClock.now()
+                lineup.inject(line: readyLine, active: true, at: start)
+                faults?.searchStarted(trial: i + 1)
+                edges.removeAll(keepingCapacity: true)
+                dog.search(kinds: layout.kinds, startAt: start, into: &edges)
+                edges.append(RawEdge(station: Int(readyLine), present: false, at: start &+ 20_000_000))
+                edges.sort { $0.at < $1.at }
+                for edge in edges {
+                    if stopRequested.load(ordering: .acquiring) { return }
+                    MonotonicClock.sleep(until: edge.at)
+                    // Stamped as it enters the lineup, as the kernel stamps a real edge.
+                    lineup.inject(line: UInt32(edge.station), active: edge.present)
+                }
+                faults?.searchOver(trial: i + 1)
+                while !stopRequested.load(ordering: .acquiring) && feeder.committed.load(ordering: .acquiring) < i + 1
+                    && feeder.refusedStarts.load(ordering: .acquiring) == refused
+                {
+                    usleep(2000)
+                }
                 if stopRequested.load(ordering: .acquiring) { return }
-                MonotonicClock.sleep(until: edge.at)
-                // Stamped as it enters the lineup, as the kernel stamps a real edge.
-                lineup.inject(line: UInt32(edge.station), active: edge.present)
+                if feeder.committed.load(ordering: .acquiring) >= i + 1 { break }
+                // The start was refused: a station is active. The assistant cannot clear a
+                // broken sensor; after a few tries the block stops, and says why.
+                if attempt >= Self.startAttempts {
+                    let left = layouts.count - i
+                    blocked.withLock {
+                        $0 =
+                            "the block stopped at trial \(i + 1): a station was active at \(attempt) starts in a row "
+                            + "(a stuck sensor?); \(left) trial(s) not run (trial \(i + 1) is logged aborted)"
+                    }
+                    wake.signal()
+                    return
+                }
             }
-            while !stopRequested.load(ordering: .acquiring) && feeder.committed.load(ordering: .acquiring) < i + 1 {
-                usleep(2000)
-            }
+            faults?.trialOver(trial: i + 1)
         }
     }
 

@@ -24,6 +24,8 @@ struct StationDaemon {
     var speed: Double
     var simulated: Bool
     var programsDirectory: String?
+    /// Broken sensors on the simulated lineup (`--fault`).
+    var faults: [InjectedFault] = []
 
     enum Ending {
         case stop(Int32)
@@ -116,7 +118,7 @@ struct StationDaemon {
             service = try StationService(
                 options: StationService.Options(
                     board: board, databasePath: databasePath, realtime: realtime, printTrials: true, dog: dog,
-                    speed: speed, programsDirectory: programsDirectory),
+                    speed: speed, programsDirectory: programsDirectory, faults: faults),
                 source: source, simulated: simulatedLineup, player: player,
                 outputs: outputLines.lines.isEmpty ? nil : (outputs, outputLines))
             try service.start()

@@ -27,6 +27,8 @@ final class StationService: StationControlling, @unchecked Sendable {
         var speed: Double = 1
         /// Program files (`NAME.toml`) offered besides the built-in ones.
         var programsDirectory: String? = nil
+        /// Broken sensors on the simulated lineup (`--fault`), by trial of each session.
+        var faults: [InjectedFault] = []
     }
 
     private final class Segment: @unchecked Sendable {
@@ -87,6 +89,9 @@ final class StationService: StationControlling, @unchecked Sendable {
     private let dogStop = Atomic<Bool>(false)
     private var dogThread: Thread?
     private let realtimeProblem = Mutex<String?>(nil)
+    /// Sensor faults of the segments already ended, by kind (under `switching`).
+    private var earlierFaults: [String: Int] = [:]
+    private var faultInjector: FaultInjector?
 
     var buttonLines: (ready: UInt32, clicker: UInt32, error: UInt32) {
         (
@@ -132,6 +137,9 @@ final class StationService: StationControlling, @unchecked Sendable {
             printError("cannot look for sessions left unfinished: \(error)")
         }
         try startSegment(session: nil, configuration: idleConfiguration, layouts: [], seed: 0)
+        if let simulated, !options.faults.isEmpty {
+            faultInjector = FaultInjector(faults: options.faults, lineup: simulated)
+        }
         if options.dog != nil, simulated != nil {
             let thread = Thread { [self] in runDog() }
             thread.name = "lineup-virtual-dog"
@@ -146,6 +154,7 @@ final class StationService: StationControlling, @unchecked Sendable {
         dogStop.store(true, ordering: .releasing)
         while let thread = dogThread, !thread.isFinished { usleep(1000) }
         dogThread = nil  // its closure holds this service
+        faultInjector?.stop()
         switching.lock()
         defer { switching.unlock() }
         stopSegment(aborting: true)
@@ -184,6 +193,13 @@ final class StationService: StationControlling, @unchecked Sendable {
         outputMode: StationOutputs = .none
     ) throws {
         let lines = buttonLines
+        // A storm comes through the debouncer at about one edge per window: twice the
+        // window between edges is faster than any nose (see `Configuration.chatterGap`).
+        var configuration = configuration
+        configuration.chatterGap = nanoseconds(milliseconds: 2 * options.board.timing.debounceMilliseconds)
+        // Stuck is 10 × the hold as it runs: startSession scales the hold for a simulation
+        // after the configuration is made, and a stuck sensor took 10 × the unscaled hold.
+        configuration.stuckAfter = configuration.hold &* 10
         let handler = EngineHandler(
             configuration: configuration, layouts: layouts, readyLine: lines.ready, clickerLine: lines.clicker,
             errorLine: lines.error, soundStartCue: options.board.audio.startCue, outputs: outputs?.driver,
@@ -242,6 +258,7 @@ final class StationService: StationControlling, @unchecked Sendable {
         segment.handler.outputsOff()
         segment.feeder.finish()
         if let failure = segment.feeder.failure { printError(failure) }
+        earlierFaults.merge(segment.feeder.sensorFaults.withLock { $0 }, uniquingKeysWith: +)
         self.segment = nil
     }
 
@@ -279,6 +296,16 @@ final class StationService: StationControlling, @unchecked Sendable {
         status.logDurableMillisP99 = writerStatus.durableLagMillisP99
         status.logDurableMillisMax = writerStatus.durableLagMillisMax
         status.logError = writerStatus.lastError
+        status.logFreeMegabytes = freeMegabytes(forFileAt: options.databasePath)
+        status.logWarnFreeMegabytes = options.board.log.warnFreeMegabytes
+        status.logMinFreeMegabytes = options.board.log.minFreeMegabytes
+        let names = options.board.stations.map(\.name)
+        let flagged = segment?.feeder.flaggedStations.withLock { $0 } ?? [:]
+        status.flaggedStations = flagged.sorted { $0.key < $1.key }.map {
+            FlaggedStation(station: $0.key < names.count ? names[$0.key] : "\($0.key + 1)", fault: $0.value)
+        }
+        status.sensorFaults = earlierFaults.merging(
+            segment?.feeder.sensorFaults.withLock { $0 } ?? [:], uniquingKeysWith: +)
         if let current, let segment {
             status.session = current.sessionId.uuidString.lowercased()
             status.dog = current.dog
@@ -301,12 +328,13 @@ final class StationService: StationControlling, @unchecked Sendable {
         return status
     }
 
-    func startSession(_ request: SessionRequest) throws(ControlRefusal) -> String {
+    func startSession(_ request: SessionRequest) throws(ControlRefusal) -> SessionStarted {
         switching.lock()
         defer { switching.unlock() }
         guard current == nil else {
             throw ControlRefusal(.sessionRunning, "a session is running: end it first (lineupctl session end)")
         }
+        let spaceWarning = try checkFreeSpace()
         let program = try loadProgram(named: request.program)
         let parts = request.step.split(separator: "/").map(String.init)
         guard parts.count == 2, let step = program.step(phase: parts[0], step: parts[1]) else {
@@ -463,7 +491,33 @@ final class StationService: StationControlling, @unchecked Sendable {
             labels: labels, dogId: dogId, program: program)
         broadcast(
             jsonObject(["kind": "session-start", "session": session.id.uuidString.lowercased(), "dog": request.dog]))
-        return session.id.uuidString.lowercased()
+        return SessionStarted(session: session.id.uuidString.lowercased(), warning: spaceWarning)
+    }
+
+    /// Free space on the log's disk at a session's start: below `[log] min_free_mb` the
+    /// session is refused before anything is written (a full disk loses trials); below
+    /// `warn_free_mb` it starts with a warning, in its answer and the journal.
+    private func checkFreeSpace() throws(ControlRefusal) -> String? {
+        let spec = options.board.log
+        let directory = logDirectory(of: options.databasePath)
+        guard let free = freeMegabytes(forFileAt: options.databasePath) else {
+            let warning = "cannot tell the free space on \(directory) (the log's disk)"
+            printError("warning: \(warning)")
+            return warning
+        }
+        if free < spec.minFreeMegabytes {
+            let why =
+                "only \(free) MB free on \(directory) (the log's disk); a session needs \(spec.minFreeMegabytes) MB "
+                + "([log] min_free_mb): free some space first (lineupctl backup, then remove old copies)"
+            printError("session refused: \(why)")
+            throw ControlRefusal(.failed, why)
+        }
+        guard free < spec.warnFreeMegabytes else { return nil }
+        let warning =
+            "only \(free) MB free on \(directory) (the log's disk; [log] warn_free_mb is \(spec.warnFreeMegabytes) MB): "
+            + "free some space before it fills"
+        printError("warning: \(warning)")
+        return warning
     }
 
     /// A built-in program, or `NAME.toml` from the programs directory, checked against the board.
@@ -724,12 +778,25 @@ final class StationService: StationControlling, @unchecked Sendable {
         var dog = VirtualDog(parameters: parameters, seed: 0xD06)
         var edges: [RawEdge] = []
         var lastSearched: (ObjectIdentifier?, Int) = (nil, -1)
+        // The trial whose end lifts the faults that last until it (segment, turn, trial).
+        var ending: (ObjectIdentifier, Int, Int)? = nil
         let lines = buttonLines
         while !dogStop.load(ordering: .acquiring) {
             usleep(20_000)
             switching.lock()
             let segment = self.segment
             switching.unlock()
+            if let (owner, turn, trial) = ending {
+                let still =
+                    segment.map {
+                        ObjectIdentifier($0) == owner && $0.feeder.searching.load(ordering: .acquiring) == turn
+                    }
+                    ?? false
+                if !still {
+                    faultInjector?.trialOver(trial: trial)
+                    ending = nil
+                }
+            }
             guard let segment else { continue }
             let turn =
                 segment.trainerLed
@@ -742,6 +809,10 @@ final class StationService: StationControlling, @unchecked Sendable {
             else { continue }
             lastSearched = key
             let layout = segment.layouts[layoutIndex]
+            // Trials count from 1 in each session; a trainer-led repetition counts as one.
+            let trial = segment.trainerLed ? turn : turn + 1
+            faultInjector?.searchStarted(trial: trial)
+            ending = segment.trainerLed ? nil : (key.0, turn, trial)
             edges.removeAll(keepingCapacity: true)
             dog.search(kinds: layout.kinds, startAt: MonotonicClock.now(), into: &edges)
             edges.sort { $0.at < $1.at }
@@ -760,6 +831,7 @@ final class StationService: StationControlling, @unchecked Sendable {
                 if dogStop.load(ordering: .acquiring) { break }
                 lineup.inject(line: UInt32(edge.station), active: edge.present)
             }
+            faultInjector?.searchOver(trial: trial)
             // A nose left at a station would hold the next trial's sensor: lift it.
             for line in 0..<inputs.count where lineup.level(of: UInt32(line)) == true {
                 lineup.inject(line: UInt32(line), active: false)

@@ -355,3 +355,37 @@ import Testing
         #expect(quotedKey.keyPath == "stations[0].\"odd key\"")
     }
 }
+
+/// `[log]`: the free-space thresholds lineupd checks at each session start.
+@Suite struct LogSpaceConfigTests {
+    @Test func defaultsAndGivenValues() throws {
+        #expect(try accepted(stations(1)).log == LogSpec(warnFreeMegabytes: 200, minFreeMegabytes: 20))
+        let given = try accepted(stations(1) + "[log]\nwarn_free_mb = 500\nmin_free_mb = 50\n")
+        #expect(given.log == LogSpec(warnFreeMegabytes: 500, minFreeMegabytes: 50))
+    }
+
+    @Test func badValuesNameTheFileAndKey() throws {
+        let cases: [(String, StationConfigError.Code, String, String)] = [
+            ("[log]\nwarn_free_mb = \"lots\"\n", .wrongType, "log.warn_free_mb", "expected an integer"),
+            ("[log]\nmin_free_mb = -1\n", .outOfRange, "log.min_free_mb", "-1 MB is out of range"),
+            ("[log]\nmin_free_mb = 2.5\n", .wrongType, "log.min_free_mb", "expected an integer"),
+            (
+                "[log]\nwarn_free_mb = 10\nmin_free_mb = 50\n", .outOfRange, "log.warn_free_mb",
+                "warn_free_mb (10 MB) must not be below min_free_mb (50 MB)"
+            ),
+            // The default warning (200 MB) under a given minimum: the minimum is the key to fix.
+            ("[log]\nmin_free_mb = 300\n", .outOfRange, "log.min_free_mb", "200 MB, the default"),
+            ("[log]\nfree_mb = 10\n", .unknownKey, "log.free_mb", "unknown key"),
+            ("log = 3\n", .wrongType, "log", "expected a table"),
+        ]
+        for (section, code, keyPath, words) in cases {
+            // A root key must come before the first table.
+            let text = section.hasPrefix("[") ? stations(1) + section : section + stations(1)
+            let error = try #require(refusal(text), "\(section)")
+            #expect(error.code == code, "\(section)")
+            #expect(error.keyPath == keyPath, "\(section)")
+            #expect(error.description.contains(words), "\(error.description)")
+            #expect(error.description.hasPrefix("\(stationFile): \(keyPath): "), "\(error.description)")
+        }
+    }
+}

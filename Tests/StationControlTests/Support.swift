@@ -38,7 +38,7 @@ final class FakeStation: StationControlling, @unchecked Sendable {
         }
     }
 
-    func startSession(_ request: SessionRequest) throws(ControlRefusal) -> String {
+    func startSession(_ request: SessionRequest) throws(ControlRefusal) -> SessionStarted {
         record("startSession \(request.dog) \(request.mode.rawValue)")
         let running = lock.withLock {
             if session != nil { return true }
@@ -46,7 +46,7 @@ final class FakeStation: StationControlling, @unchecked Sendable {
             return false
         }
         if running { throw ControlRefusal(.sessionRunning, "a session is already running") }
-        return "S1"
+        return SessionStarted(session: "S1")
     }
 
     func layout(view: ClientView) throws(ControlRefusal) -> [LayoutEntry] {

@@ -86,4 +86,50 @@ import Testing
         d.advance(to: 29 * sec)
         #expect(d.machine.stuckMask == 0)
     }
+
+    /// A storm on station 0 while the dog holds at the target (station 2): debounced edges
+    /// every 5 ms, as a 1 ms toggle comes through a 5 ms debouncer.
+    @Test func aStormElsewhereDoesNotTakeTheHoldFromTheTarget() {
+        var d = Driver(automated(stations: 3))
+        startTrial(&d, kinds: [.control, .blank, .target])
+        d.edge(2, true, at: sec)  // the dog arrives at the target
+        var t = sec + 500 * ms
+        var level = false
+        for _ in 0..<60 {  // 300 ms of storm from 1.5 s
+            level.toggle()
+            d.edge(0, level, at: t)
+            t += 5 * ms
+        }
+        if level { d.edge(0, false, at: t) }  // the storm ends with the line at rest
+        let flagged = d.records.compactMap { r -> Nanoseconds? in
+            if case .sensorFault(.chatter, 0, let at) = r { return at }
+            return nil
+        }
+        // Flagged once, at the 20th quick edge (the first opens the run).
+        #expect(flagged == [sec + 500 * ms + 19 * 5 * ms])
+        #expect(d.machine.chatterMask == 0b1)
+        d.advance(to: 4 * sec)
+        // The hold at the target counts from the dog's arrival: clicked at 3 s, a hit, marked.
+        #expect(d.clicks == [.click(station: 2, triggeredAt: 3 * sec, automatic: true)])
+        #expect(d.outcomes == [.hit])
+        #expect(d.machine.lastTrial?.sensorFaultMask == 0b1)
+        // Quiet for longer than chatterQuiet: its next edge is trusted again.
+        d.edge(2, false, at: 5 * sec)
+        d.edge(0, true, at: 6 * sec)
+        #expect(d.records.contains(.sensorRecovered(station: 0, at: 6 * sec)))
+        #expect(d.machine.chatterMask == 0)
+    }
+
+    @Test func aNoseThatComesAndGoesIsNoStorm() {
+        // Edges 15 ms apart (beyond chatterGap) for a whole second: a restless nose, not a storm.
+        var d = Driver(automated(stations: 3))
+        startTrial(&d, kinds: [.control, .blank, .target])
+        var level = false
+        for k in 0..<60 {
+            level.toggle()
+            d.edge(0, level, at: sec + Nanoseconds(k) * 15 * ms)
+        }
+        #expect(d.machine.chatterMask == 0)
+        #expect(!d.records.contains { if case .sensorFault(.chatter, _, _) = $0 { true } else { false } })
+    }
 }

@@ -1,0 +1,162 @@
+import Foundation
+import Glibc
+import StationIO
+import Synchronization
+
+/// A broken sensor put on the simulated lineup by `--fault KIND:STATION[@FIRST[-LAST]]`:
+/// the trials (1-based) it lasts, from FIRST (default 1) to LAST (default: the end).
+struct InjectedFault: Sendable, Hashable {
+    enum Kind: String, Sendable, CaseIterable {
+        /// The line goes active just after the start cue of the first trial and stays active.
+        case stuck
+        /// A storm: the line toggles every millisecond through each trial's search.
+        case chatter
+        /// The line never goes active, whatever the dog does.
+        case dead
+    }
+
+    var kind: Kind
+    /// 0-based.
+    var station: Int
+    var first: Int
+    var last: Int?
+
+    func covers(trial: Int) -> Bool { trial >= first && trial <= (last ?? .max) }
+
+    static let syntax = "KIND:STATION[@FIRST[-LAST]], e.g. stuck:B@3, chatter:A@2-4, dead:3"
+
+    /// Parses one `--fault` value against the board's station names; the error is one line
+    /// naming what is wrong.
+    static func parse(_ text: String, stations: [String], trials: Int?) -> Result<InjectedFault, FaultSyntaxError> {
+        func refuse(_ why: String) -> Result<InjectedFault, FaultSyntaxError> {
+            .failure(FaultSyntaxError(message: "--fault \(text): \(why) (the form is \(syntax))"))
+        }
+        let parts = text.split(separator: ":", maxSplits: 1, omittingEmptySubsequences: false)
+        guard parts.count == 2 else { return refuse("no station: give KIND:STATION") }
+        guard let kind = Kind(rawValue: String(parts[0]).lowercased()) else {
+            let kinds = Kind.allCases.map(\.rawValue).joined(separator: ", ")
+            return refuse("\"\(parts[0])\" is not a fault (\(kinds))")
+        }
+        let rest = parts[1].split(separator: "@", maxSplits: 1, omittingEmptySubsequences: false)
+        let name = String(rest[0])
+        let station: Int
+        if let index = stations.firstIndex(of: name)
+            ?? stations.firstIndex(where: { $0.lowercased() == name.lowercased() })
+        {
+            station = index
+        } else if let number = Int(name), number >= 1, number <= stations.count {
+            station = number - 1
+        } else {
+            return refuse(
+                "no station \"\(name)\" (the stations are \(stations.joined(separator: ", ")), or 1 to \(stations.count))"
+            )
+        }
+        var first = 1
+        var last: Int? = nil
+        if rest.count == 2 {
+            let range = rest[1].split(separator: "-", maxSplits: 1, omittingEmptySubsequences: false)
+            guard let from = Int(range[0]), from >= 1 else {
+                return refuse("\"\(rest[1])\" is not a trial: trials count from 1")
+            }
+            first = from
+            if range.count == 2 {
+                guard let to = Int(range[1]), to >= from else {
+                    return refuse("\"\(rest[1])\" is not a range of trials (FIRST-LAST, LAST not before FIRST)")
+                }
+                last = to
+            }
+        }
+        if let trials, first > trials {
+            return refuse("trial \(first) is after the block's last (\(trials))")
+        }
+        return .success(InjectedFault(kind: kind, station: station, first: first, last: last))
+    }
+
+    /// Refuses two faults on one station in the same trials: which would win is anyone's guess.
+    static func overlap(_ faults: [InjectedFault], stations: [String]) -> String? {
+        for (i, a) in faults.enumerated() {
+            for b in faults[(i + 1)...] where a.station == b.station {
+                if a.first <= (b.last ?? .max) && b.first <= (a.last ?? .max) {
+                    return
+                        "--fault: two faults on station \(stations[a.station]) in the same trials (\(a.kind.rawValue), \(b.kind.rawValue))"
+                }
+            }
+        }
+        return nil
+    }
+}
+
+struct FaultSyntaxError: Error {
+    var message: String
+}
+
+/// Plays the faults on the simulated lineup as the virtual dog's trials go by. Called from the
+/// dog's thread; the storm has a thread of its own, toggling its lines every millisecond.
+final class FaultInjector: @unchecked Sendable {
+    let faults: [InjectedFault]
+    private let lineup: SimulatedLineup
+    /// Bit i: station i storms now.
+    private let storming = Atomic<UInt64>(0)
+    private let stopped = Atomic<Bool>(false)
+    private var storm: Thread?
+
+    init(faults: [InjectedFault], lineup: SimulatedLineup) {
+        self.faults = faults
+        self.lineup = lineup
+        guard faults.contains(where: { $0.kind == .chatter }) else { return }
+        let thread = Thread { [self] in
+            var next = MonotonicClock.now()
+            while !stopped.load(ordering: .acquiring) {
+                let lines = storming.load(ordering: .acquiring)
+                if lines == 0 {
+                    usleep(2000)
+                    next = MonotonicClock.now()
+                    continue
+                }
+                for line in 0..<64 where lines & (1 << UInt64(line)) != 0 { lineup.toggle(line: UInt32(line)) }
+                next &+= 1_000_000
+                MonotonicClock.sleep(until: next)
+            }
+        }
+        thread.name = "lineup-storm"
+        storm = thread
+        thread.start()
+    }
+
+    /// The search of `trial` (1-based) has begun: the faults covering it take hold.
+    func searchStarted(trial: Int) {
+        for fault in faults where fault.covers(trial: trial) {
+            let line = UInt32(fault.station)
+            switch fault.kind {
+            case .stuck: if lineup.fault(of: line) != .stuck { lineup.setFault(.stuck, line: line) }
+            case .dead: lineup.setFault(.dead, line: line)
+            case .chatter:
+                lineup.setFault(.chatter, line: line)
+                storming.bitwiseOr(1 << UInt64(fault.station), ordering: .releasing)
+            }
+        }
+    }
+
+    /// The dog has finished searching `trial`: storms end, the line back at the dog's level.
+    func searchOver(trial: Int) {
+        for fault in faults where fault.kind == .chatter && fault.covers(trial: trial) {
+            storming.bitwiseAnd(~(1 << UInt64(fault.station)), ordering: .acquiringAndReleasing)
+            // The storm thread may be mid-toggle: let it finish before the line is handed back.
+            usleep(3000)
+            lineup.setFault(nil, line: UInt32(fault.station))
+        }
+    }
+
+    /// `trial` is over: faults whose last trial it was are lifted.
+    func trialOver(trial: Int) {
+        for fault in faults where fault.kind != .chatter && fault.last == trial {
+            lineup.setFault(nil, line: UInt32(fault.station))
+        }
+    }
+
+    func stop() {
+        storming.store(0, ordering: .releasing)
+        stopped.store(true, ordering: .releasing)
+        while let storm, !storm.isFinished { usleep(1000) }
+    }
+}
