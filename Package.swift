@@ -10,6 +10,7 @@ import PackageDescription
 //   VirtualDog           pure: a simulated dog that produces raw sensor edges
 //   SessionLog           SQLite through GRDB: the append-only record and its exports
 //   Report               the researcher's HTML report: draws what SessionLog counted (inline SVG)
+//   StationLogging       one logger per component (swift-log), one line each, journald-friendly
 //   lineupd, lineupctl   the daemon and the tool
 let package = Package(
     name: "lineup",
@@ -24,6 +25,7 @@ let package = Package(
         .package(url: "https://github.com/groue/GRDB.swift", from: "7.10.0"),
         .package(url: "https://github.com/x-sheep/swift-property-based", from: "2.0.1"),
         .package(url: "https://github.com/ordo-one/malloc-interposer", from: "1.6.1"),
+        .package(url: "https://github.com/apple/swift-log", from: "1.16.2"),
     ],
     targets: [
         .systemLibrary(
@@ -66,6 +68,10 @@ let package = Package(
             dependencies: ["TrainingEngine", .product(name: "GRDB", package: "GRDB.swift")]
         ),
         .target(
+            name: "StationLogging",
+            dependencies: [.product(name: "Logging", package: "swift-log")]
+        ),
+        .target(
             name: "Report",
             dependencies: ["SessionLog", "TrainingEngine"]
         ),
@@ -73,6 +79,7 @@ let package = Package(
             name: "lineupd",
             dependencies: [
                 "StationConfig", "StationIO", "TrainingEngine", "VirtualDog", "SessionLog", "StationControl",
+                "StationLogging", .product(name: "Logging", package: "swift-log"),
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]
         ),
@@ -80,6 +87,7 @@ let package = Package(
             name: "lineupctl",
             dependencies: [
                 "StationConfig", "StationIO", "TrainingEngine", "VirtualDog", "SessionLog", "StationControl", "Report",
+                "StationLogging", .product(name: "Logging", package: "swift-log"),
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]
         ),
@@ -112,6 +120,7 @@ let package = Package(
                 .product(name: "PropertyBased", package: "swift-property-based"),
             ]
         ),
+        .testTarget(name: "StationLoggingTests", dependencies: ["StationLogging"]),
         .testTarget(name: "StationControlTests", dependencies: ["StationControl", "TrainingEngine"]),
         .testTarget(
             name: "SessionLogTests", dependencies: ["SessionLog", "TrainingEngine"], exclude: ["Fixtures"]),

@@ -2,6 +2,7 @@ import ArgumentParser
 import Foundation
 import SessionLog
 import StationControl
+import StationLogging
 import TrainingEngine
 
 /// Where the log is and how to print: shared by every researcher's command.
@@ -114,9 +115,14 @@ func researcherCommand(_ body: () throws -> Void) throws {
     }
 }
 
+/// lineupctl's one voice on stderr: the station's logging set-up (`lineupctl: message`).
 func printError(_ message: String) {
-    FileHandle.standardError.write(Data("lineupctl: \(message)\n".utf8))
+    StationLogging.bootstrap(program: "lineupctl")
+    lineupctlLog.error("\(message)")
 }
+
+/// What lineupctl says besides its output: errors, and selftest's progress under --json.
+let lineupctlLog = StationLogging.logger("lineupctl")
 
 func printJSON<T: Encodable>(_ value: T, oneLine: Bool = false) throws {
     let encoder = JSONEncoder()

@@ -4,6 +4,7 @@ import Foundation
 import Glibc
 import StationConfig
 import StationIO
+import StationLogging
 
 /// `lineupctl selftest`: checks a real board against its configuration, and measures the rig.
 struct Selftest: ParsableCommand {
@@ -127,9 +128,14 @@ struct Selftest: ParsableCommand {
         }
     }
 
+    /// With --json stdout is the JSON alone: the progress lines go to stderr, through the logger.
     private func say(_ line: String) {
-        var err = StandardErrorStream()
-        if json { print(line, to: &err) } else { print(line) }
+        if json {
+            StationLogging.bootstrap(program: "lineupctl")
+            lineupctlLog.info("\(line)")
+        } else {
+            print(line)
+        }
     }
 }
 
@@ -141,8 +147,4 @@ struct Version: ParsableCommand {
         print("libgpiod \(GPIOLineup.libraryVersion)")
         print("alsa-lib \(String(cString: snd_asoundlib_version()))")
     }
-}
-
-struct StandardErrorStream: TextOutputStream {
-    mutating func write(_ string: String) { FileHandle.standardError.write(Data(string.utf8)) }
 }

@@ -4,6 +4,7 @@ import Glibc
 import SessionLog
 import StationConfig
 import StationIO
+import StationLogging
 import TrainingEngine
 import VirtualDog
 
@@ -97,6 +98,7 @@ struct Lineupd: ParsableCommand {
     var faults: [String] = []
 
     func run() throws {
+        StationLogging.bootstrap(program: "lineupd")
         guard trials >= 1 && trials <= 100_000 else { fail("--trials must be between 1 and 100000") }
         guard sensitivity >= 0 && sensitivity <= 1 else { fail("--sensitivity must be between 0 and 1") }
         guard falseAlertRate >= 0 && falseAlertRate <= 1 else { fail("--false-alert-rate must be between 0 and 1") }
@@ -164,14 +166,10 @@ struct Lineupd: ParsableCommand {
     }
 }
 
-/// One line on stderr, then exit status 1.
+/// One line on stderr (the station's logger), then exit status 1.
 func fail(_ message: String) -> Never {
-    printError(message)
+    Log.station.error("\(message)")
     exit(1)
-}
-
-func printError(_ message: String) {
-    FileHandle.standardError.write(Data("lineupd: \(message)\n".utf8))
 }
 
 /// The block to run: the lineup, the protocol's times (divided by `speed` for the real-time

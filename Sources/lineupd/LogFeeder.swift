@@ -349,7 +349,7 @@ final class LogFeeder: @unchecked Sendable {
                     "is chattering (edges faster than any nose): ignored until it is quiet; a loose wire or connector?"
             default: what = "has not seen the dog in many searched trials: is its sensor plugged in?"
             }
-            printError("station \(name(station)) \(what)")
+            Log.sensors.warning("station \(name(station)) \(what)")
         case .sensorRecovered(let station, let at):
             flaggedStations.withLock { _ = $0.removeValue(forKey: station) }
             submit(
@@ -400,7 +400,7 @@ final class LogFeeder: @unchecked Sendable {
                 // Kept in the writer's spool and retried: the station goes on clicking. Said once.
                 trialsSpooled += 1
                 if trialsSpooled == 1 {
-                    printError(
+                    Log.sessionLog.warning(
                         "trial \(end.trial + 1) is not on disk yet (\(reason)); the log keeps it in memory and retries")
                 }
             } else if failure == nil {

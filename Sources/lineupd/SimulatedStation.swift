@@ -1,6 +1,7 @@
 import Dispatch
 import Foundation
 import Glibc
+import Logging
 import SessionLog
 import StationConfig
 import StationIO
@@ -45,7 +46,7 @@ final class SimulatedStation: @unchecked Sendable {
             log = try SessionLog(path: databasePath)
             samples = try registerSimulatedSamples(log)
         } catch {
-            printError("\(error)")
+            Log.station.error("\(error)")
             return 1
         }
         // The block's layouts, made before anything runs: the hot path only indexes them.
@@ -54,7 +55,7 @@ final class SimulatedStation: @unchecked Sendable {
         do {
             layouts = try generator.block(count: plan.trials)
         } catch {
-            printError("cannot lay out the block: \(error)")
+            Log.station.error("cannot lay out the block: \(error)")
             return 1
         }
 
@@ -63,9 +64,11 @@ final class SimulatedStation: @unchecked Sendable {
         do {
             // A block an earlier run did not finish (killed, crashed) is said to be interrupted.
             for found in try log.markInterruptedSessions(station: plan.board.boardName ?? "simulated") {
-                printError(
-                    "session \(found.session.prefix(8)) (\(found.dog), \(found.trials) trial(s) scored) was not ended: "
-                        + "logged as interrupted")
+                Log.sessionLog.warning(
+                    Logger.Message(
+                        stringLiteral:
+                            "session \(found.session.prefix(8)) (\(found.dog), \(found.trials) trial(s) scored) was not ended: "
+                            + "logged as interrupted"))
             }
             let (dogId, newDog) = try virtualDog(in: log, notes: "lineupd --simulate")
             session = SessionRecord(
@@ -73,7 +76,7 @@ final class SimulatedStation: @unchecked Sendable {
                 station: plan.board.boardName ?? "simulated")
             try log.append((newDog.map { [$0] } ?? []) + [session])
         } catch {
-            printError("\(error)")
+            Log.station.error("\(error)")
             return 1
         }
         let writer = log.makeWriter()
@@ -85,13 +88,13 @@ final class SimulatedStation: @unchecked Sendable {
         } catch {
             var fallback = plan.board.audio
             fallback.device = "null"
-            printError(
+            Log.audio.warning(
                 "no sound on ALSA device \(plan.board.audio.device) (\(error.message)): clicking into ALSA's null device"
             )
             do {
                 player = try ClickPlayer(audio: fallback, keepTrying: false)
             } catch {
-                printError("cannot open ALSA's null device either: \(error.message)")
+                Log.audio.error("cannot open ALSA's null device either: \(error.message)")
                 notStarted(log, session, writer)
                 return 1
             }
@@ -103,7 +106,7 @@ final class SimulatedStation: @unchecked Sendable {
         let ring = EventRing<StationRecord>(capacity: 1 << 16)
         let ready = makeEventFD()
         guard ready >= 0 else {
-            printError("cannot make the log feeder's eventfd")
+            Log.sessionLog.error("cannot make the log feeder's eventfd")
             notStarted(log, session, writer)
             return 1
         }
@@ -114,7 +117,7 @@ final class SimulatedStation: @unchecked Sendable {
                 source: lineup, debouncer: Debouncer(lineCount: stationCount + 1, windowNanoseconds: plan.debounce),
                 handler: handler, player: player, records: ring, recordsReady: ready)
         } catch {
-            printError(error.message)
+            Log.station.error("\(error.message)")
             notStarted(log, session, writer)
             return 1
         }
@@ -143,7 +146,7 @@ final class SimulatedStation: @unchecked Sendable {
         hot.start()
         while !loopStarted.load(ordering: .acquiring) { usleep(1000) }
         if let problem = realtimeProblem.withLock({ $0 }) {
-            printError("the hot thread runs without real-time priority (\(problem))")
+            Log.station.warning("the hot thread runs without real-time priority (\(problem))")
         }
 
         // Ctrl-C and SIGTERM: the handlers only wake the main thread, which stops in order.
@@ -206,7 +209,7 @@ final class SimulatedStation: @unchecked Sendable {
                     : SessionEnd(sessionId: session.id, how: .ended, detail: "the simulated block finished")
             ])
         } catch {
-            printError("\(error)")
+            Log.station.error("\(error)")
             status = 1
         }
         writer.close()
@@ -214,12 +217,12 @@ final class SimulatedStation: @unchecked Sendable {
         let writerStatus = writer.status
         for source in sources { source.cancel() }
         if let failure = feeder.failure {
-            printError(failure)
+            Log.sessionLog.error("\(failure)")
             status = 1
         }
 
         if let gaveUp {
-            printError(gaveUp)
+            Log.station.error("\(gaveUp)")
             status = 1
         } else if stopped {
             let name = stopSignal.load(ordering: .relaxed) == SIGINT ? "SIGINT" : "SIGTERM"
@@ -258,9 +261,11 @@ final class SimulatedStation: @unchecked Sendable {
             )
         }
         if writerStatus.lost > 0 || writerStatus.lostRecords > 0 {
-            printError(
-                "the session log lost \(writerStatus.lost) event(s) and \(writerStatus.lostTrials) trial(s) "
-                    + "(\(writerStatus.lastError ?? "write failed")): free space on the log's disk")
+            Log.sessionLog.error(
+                Logger.Message(
+                    stringLiteral:
+                        "the session log lost \(writerStatus.lost) event(s) and \(writerStatus.lostTrials) trial(s) "
+                        + "(\(writerStatus.lastError ?? "write failed")): free space on the log's disk"))
             status = 1
         }
         print("look at the log:")

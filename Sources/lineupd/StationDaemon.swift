@@ -92,7 +92,7 @@ struct StationDaemon {
                 outputs = lineup
             }
         } catch {
-            printError("\(configPath ?? board.source): \(error.message)")
+            Log.station.error("\(configPath ?? board.source): \(error.message)")
             return .stop(1)
         }
 
@@ -103,15 +103,15 @@ struct StationDaemon {
         } catch {
             var fallback = board.audio
             fallback.device = "null"
-            printError(
+            Log.audio.warning(
                 "no sound on ALSA device \(board.audio.device) (\(error.message)): clicking into ALSA's null device")
             guard let p = try? ClickPlayer(audio: fallback, keepTrying: false) else {
-                printError("cannot open ALSA's null device either")
+                Log.audio.error("cannot open ALSA's null device either")
                 return .stop(1)
             }
             player = p
         }
-        if let problem = player.problem { printError("audio: \(problem); retrying in the background") }
+        if let problem = player.problem { Log.audio.warning("audio: \(problem); retrying in the background") }
 
         let service: StationService
         do {
@@ -123,18 +123,18 @@ struct StationDaemon {
                 outputs: outputLines.lines.isEmpty ? nil : (outputs, outputLines))
             try service.start()
         } catch {
-            printError("\(error)")
+            Log.station.error("\(error)")
             return .stop(1)
         }
         if let problem = service.hotThreadRealtimeProblem {
-            printError("the hot thread runs without real-time priority (\(problem))")
+            Log.station.warning("the hot thread runs without real-time priority (\(problem))")
         }
 
         let server = ControlServer(controller: service, options: ControlServer.Options(path: socketPath, group: group))
         do {
-            for warning in try server.start() { printError(warning) }
+            for warning in try server.start() { Log.control.warning("\(warning)") }
         } catch {
-            printError("\(error)")
+            Log.station.error("\(error)")
             service.shutdown()
             return .stop(1)
         }
@@ -155,11 +155,11 @@ struct StationDaemon {
             let sig = lifetime.received.exchange(0, ordering: .acquiring)
             if sig == SIGHUP {
                 guard let configPath else {
-                    printError("SIGHUP: no configuration file to reload (the simulated board is built in)")
+                    Log.station.warning("SIGHUP: no configuration file to reload (the simulated board is built in)")
                     continue
                 }
                 if service.hasSession {
-                    printError(
+                    Log.station.warning(
                         "SIGHUP: configuration not reloaded: a session is running; end it, then send SIGHUP again")
                     continue
                 }
@@ -167,7 +167,7 @@ struct StationDaemon {
                 do {
                     next = try StationConfigLoader.load(path: configPath)
                 } catch {
-                    printError("SIGHUP: \(error.description); keeping the configuration in use")
+                    Log.station.warning("SIGHUP: \(error.description); keeping the configuration in use")
                     continue
                 }
                 _ = SystemdNotify.send("RELOADING=1\nSTATUS=reloading \(configPath)")

@@ -1,5 +1,6 @@
 import Foundation
 import Glibc
+import Logging
 import SessionLog
 import StationConfig
 import StationControl
@@ -129,12 +130,14 @@ final class StationService: StationControlling, @unchecked Sendable {
         // say so in the log before anything else, so a researcher is not left to guess.
         do {
             for found in try log.markInterruptedSessions(station: stationName) {
-                printError(
-                    "session \(found.session.prefix(8)) (\(found.dog), \(found.trials) trial(s) scored) was not ended: "
-                        + "lineupd stopped without ending it; logged as interrupted")
+                Log.sessionLog.warning(
+                    Logger.Message(
+                        stringLiteral:
+                            "session \(found.session.prefix(8)) (\(found.dog), \(found.trials) trial(s) scored) was not ended: "
+                            + "lineupd stopped without ending it; logged as interrupted"))
             }
         } catch {
-            printError("cannot look for sessions left unfinished: \(error)")
+            Log.sessionLog.error("cannot look for sessions left unfinished: \(error)")
         }
         try startSegment(session: nil, configuration: idleConfiguration, layouts: [], seed: 0)
         if let simulated, !options.faults.isEmpty {
@@ -257,7 +260,7 @@ final class StationService: StationControlling, @unchecked Sendable {
         if aborting { segment.handler.abort(at: MonotonicClock.now()) }
         segment.handler.outputsOff()
         segment.feeder.finish()
-        if let failure = segment.feeder.failure { printError(failure) }
+        if let failure = segment.feeder.failure { Log.sessionLog.error("\(failure)") }
         earlierFaults.merge(segment.feeder.sensorFaults.withLock { $0 }, uniquingKeysWith: +)
         self.segment = nil
     }
@@ -502,21 +505,21 @@ final class StationService: StationControlling, @unchecked Sendable {
         let directory = logDirectory(of: options.databasePath)
         guard let free = freeMegabytes(forFileAt: options.databasePath) else {
             let warning = "cannot tell the free space on \(directory) (the log's disk)"
-            printError("warning: \(warning)")
+            Log.station.warning("warning: \(warning)")
             return warning
         }
         if free < spec.minFreeMegabytes {
             let why =
                 "only \(free) MB free on \(directory) (the log's disk); a session needs \(spec.minFreeMegabytes) MB "
                 + "([log] min_free_mb): free some space first (lineupctl backup, then remove old copies)"
-            printError("session refused: \(why)")
+            Log.sessionLog.error("session refused: \(why)")
             throw ControlRefusal(.failed, why)
         }
         guard free < spec.warnFreeMegabytes else { return nil }
         let warning =
             "only \(free) MB free on \(directory) (the log's disk; [log] warn_free_mb is \(spec.warnFreeMegabytes) MB): "
             + "free some space before it fills"
-        printError("warning: \(warning)")
+        Log.station.warning("warning: \(warning)")
         return warning
     }
 
@@ -643,7 +646,7 @@ final class StationService: StationControlling, @unchecked Sendable {
                     ]))
             }
         } catch {
-            printError("cannot record the dog's progress: \(error)")
+            Log.sessionLog.error("cannot record the dog's progress: \(error)")
         }
     }
 
@@ -652,7 +655,7 @@ final class StationService: StationControlling, @unchecked Sendable {
             try writer.flush()
             try log.append([SessionEnd(sessionId: session, how: how, detail: detail)])
         } catch {
-            printError("cannot record how the session ended: \(error)")
+            Log.sessionLog.error("cannot record how the session ended: \(error)")
         }
     }
 
@@ -661,7 +664,7 @@ final class StationService: StationControlling, @unchecked Sendable {
             try writer.flush()
             try log.append([SessionNote(sessionId: session, kind: kind, text: text)])
         } catch {
-            printError("cannot record the session's note: \(error)")
+            Log.sessionLog.error("cannot record the session's note: \(error)")
         }
     }
 
