@@ -160,7 +160,7 @@ struct Lineupd: ParsableCommand {
             ).run()
             if status != 0 { throw ExitCode(status) }
         } else {
-            let status = SimulatedStation(plan: plan, databasePath: db, realtime: !noRealtime).run()
+            let status = SimulatedBlock(plan: plan, databasePath: db, realtime: !noRealtime).run()
             if status != 0 { throw ExitCode(status) }
         }
     }

@@ -30,6 +30,10 @@ final class StationService: StationControlling, @unchecked Sendable {
         var programsDirectory: String? = nil
         /// Broken sensors on the simulated lineup (`--fault`), by trial of each session.
         var faults: [InjectedFault] = []
+        /// The virtual dog's seed (a simulated block's follows the block's seed).
+        var dogSeed: UInt64 = 0xD06
+        /// The name written in each session row (default: the board's, else `lineup`).
+        var stationName: String? = nil
     }
 
     private final class Segment: @unchecked Sendable {
@@ -63,9 +67,10 @@ final class StationService: StationControlling, @unchecked Sendable {
         var seed: UInt64
         /// Sample id to the label written on it: what the loading assistant looks for.
         var labels: [String: String] = [:]
-        /// For graduation at the session's end: the dog and the program.
+        /// For graduation at the session's end: the dog and the program (none for a simulated
+        /// block, which follows no program).
         var dogId: UUID
-        var program: Program
+        var program: Program?
         var aborted = false
     }
 
@@ -188,7 +193,7 @@ final class StationService: StationControlling, @unchecked Sendable {
     private var stationNames: [String] { options.board.stations.map(\.name) }
 
     /// The name this station writes in each session row.
-    private var stationName: String { options.board.boardName ?? "lineup" }
+    private var stationName: String { options.stationName ?? options.board.boardName ?? "lineup" }
 
     /// Call with `switching` held.
     private func startSegment(
@@ -630,11 +635,11 @@ final class StationService: StationControlling, @unchecked Sendable {
     /// milestones met (step passed, phase graduated); says so in the journal and to watchers.
     private func recordGraduation(_ session: Current) {
         let parts = session.step.split(separator: "/").map(String.init)
-        guard parts.count == 2 else { return }
+        guard parts.count == 2, let program = session.program else { return }
         do {
             try writer.flush()
             let earned = try log.recordGraduation(
-                dogId: session.dogId, sessionId: session.sessionId, program: session.program, phase: parts[0],
+                dogId: session.dogId, sessionId: session.sessionId, program: program, phase: parts[0],
                 step: parts[1])
             for milestone in earned {
                 let what = milestone.step.map { "passed step \(parts[0])/\($0)" } ?? "graduated phase \(parts[0])"
@@ -667,6 +672,76 @@ final class StationService: StationControlling, @unchecked Sendable {
             Log.sessionLog.error("cannot record the session's note: \(error)")
         }
     }
+
+    // MARK: A simulated block (`lineupd --simulate`)
+
+    /// Starts a simulated block as a session like any other: the virtual dog's, on the
+    /// simulated samples, with the plan's lineup and times (it follows no program). The same
+    /// segments, log feeder and dog serve it as serve a session started over the socket.
+    func startBlock(_ plan: BlockPlan) throws -> UUID {
+        switching.lock()
+        defer { switching.unlock() }
+        guard current == nil else { throw ControlRefusal(.sessionRunning, "a session is running") }
+        let samples = try plan.registerSamples(in: log)
+        var generator = LayoutGenerator(setup: plan.setup, samples: samples, seed: plan.seed)
+        let layouts: [TrialLayout]
+        do {
+            layouts = try generator.block(count: plan.trials)
+        } catch {
+            throw ControlRefusal(.badRequest, "cannot lay out the block: \(error)")
+        }
+        let (dogId, newDog) = try virtualDog(in: log, notes: "lineupd --simulate")
+        let session = SessionRecord(
+            dogId: dogId, phase: "simulation", mode: .doubleBlind, settings: plan.settingsJSON, station: stationName)
+        try writer.flush()
+        try log.append((newDog.map { [$0] } ?? []) + [session])
+        stopSegment(aborting: false)
+        try startSegment(session: session.id, configuration: plan.machine, layouts: layouts, seed: plan.seed)
+        current = Current(
+            sessionId: session.id, dog: "virtual dog", mode: .doubleBlind, step: "simulation", trials: plan.trials,
+            seed: plan.seed, dogId: dogId, program: nil)
+        return session.id
+    }
+
+    /// Where the running block is: trials committed, intervals over, starts refused (a
+    /// station active at the ready press). Nil between sessions.
+    var blockProgress: (committed: Int, intervalsOver: Int, refusedStarts: Int)? {
+        switching.lock()
+        defer { switching.unlock() }
+        guard current != nil, let segment else { return nil }
+        return (
+            segment.feeder.committed.load(ordering: .acquiring),
+            segment.feeder.intervalsOver.load(ordering: .acquiring),
+            segment.feeder.refusedStarts.load(ordering: .acquiring)
+        )
+    }
+
+    /// What the block's summary reads, from the segment that ran it.
+    struct BlockSummary {
+        let feeder: LogFeeder
+        let chatter: UInt64
+        let ringOverflows: UInt64
+    }
+
+    /// Ends the block: finished, or stopped (`stopped` says why; its running trial is logged
+    /// aborted). Returns what the summary needs; the log stays open until `shutdown`.
+    func endBlock(stopped: String?) -> BlockSummary? {
+        dogStop.store(true, ordering: .releasing)
+        while let thread = dogThread, !thread.isFinished { usleep(1000) }
+        dogThread = nil
+        switching.lock()
+        defer { switching.unlock() }
+        guard let ending = current, let segment else { return nil }
+        stopSegment(aborting: stopped != nil)
+        appendEnd(ending.sessionId, stopped == nil ? .ended : .stopped, stopped ?? "the simulated block finished")
+        current = nil
+        return BlockSummary(
+            feeder: segment.feeder, chatter: segment.loop.chatterCount,
+            ringOverflows: ring.overflowCount + segment.handler.notes.overflowCount)
+    }
+
+    /// The session log's writer now (after `shutdown`, what was still spooled counts as lost).
+    var logStatus: LogWriterStatus { writer.status }
 
     // MARK: The researcher's additions
     //
@@ -778,7 +853,7 @@ final class StationService: StationControlling, @unchecked Sendable {
     /// clicker when the dog holds at the target and the error button when it holds elsewhere.
     private func runDog() {
         guard let parameters = options.dog, let lineup = simulated else { return }
-        var dog = VirtualDog(parameters: parameters, seed: 0xD06)
+        var dog = VirtualDog(parameters: parameters, seed: options.dogSeed)
         var edges: [RawEdge] = []
         var lastSearched: (ObjectIdentifier?, Int) = (nil, -1)
         // The trial whose end lifts the faults that last until it (segment, turn, trial).

@@ -1,0 +1,282 @@
+import Dispatch
+import Foundation
+import Glibc
+import Logging
+import SessionLog
+import StationConfig
+import StationIO
+import Synchronization
+import TrainingEngine
+import VirtualDog
+
+/// `lineupd --simulate`: one block on the simulated lineup, run by the same `StationService`
+/// that serves the control socket (`--simulate --serve`, and the board): the same segments,
+/// hot loop, log feeder (its trial lines and the summary's figures) and virtual dog. This adds
+/// only what a person at the station would do: the loading assistant pressing ready after each
+/// interval, and the summary at the end.
+final class SimulatedBlock: @unchecked Sendable {
+    let plan: BlockPlan
+    let databasePath: String
+    let realtime: Bool
+    private let stopRequested = Atomic<Bool>(false)
+    private let stopSignal = Atomic<Int32>(0)
+    /// Why the virtual assistant gave up (no trial could start), if it did.
+    private let blocked = Mutex<String?>(nil)
+    private let wake = DispatchSemaphore(value: 0)
+
+    /// A start refused this many times in a row (a station active at each) ends the block.
+    static let startAttempts = 3
+
+    init(plan: BlockPlan, databasePath: String, realtime: Bool) {
+        self.plan = plan
+        self.databasePath = databasePath
+        self.realtime = realtime
+    }
+
+    /// Runs the block; returns the exit status.
+    func run() -> Int32 {
+        // The click through the real ALSA library; a machine with no sound card uses `null`.
+        let player: ClickPlayer
+        do {
+            player = try ClickPlayer(audio: plan.board.audio, keepTrying: false)
+        } catch {
+            var fallback = plan.board.audio
+            fallback.device = "null"
+            Log.audio.warning(
+                "no sound on ALSA device \(plan.board.audio.device) (\(error.message)): clicking into ALSA's null device"
+            )
+            do {
+                player = try ClickPlayer(audio: fallback, keepTrying: false)
+            } catch {
+                Log.audio.error("cannot open ALSA's null device either: \(error.message)")
+                return 1
+            }
+        }
+        let inputs = InputMap(configuration: plan.board)
+        let service: StationService
+        let lineup: SimulatedLineup
+        do {
+            lineup = try SimulatedLineup(lineCount: inputs.count)
+            service = try StationService(
+                options: StationService.Options(
+                    board: plan.board, databasePath: databasePath, realtime: realtime, printTrials: true,
+                    dog: plan.dog, speed: plan.speed, faults: plan.faults, dogSeed: plan.seed ^ 0xD06_D06_D06,
+                    stationName: plan.board.boardName ?? "simulated"),
+                source: lineup, simulated: lineup, player: player)
+            try service.start()
+        } catch {
+            Log.station.error("\(error)")
+            return 1
+        }
+        if let problem = service.hotThreadRealtimeProblem {
+            Log.station.warning("the hot thread runs without real-time priority (\(problem))")
+        }
+        do {
+            _ = try service.startBlock(plan)
+        } catch {
+            Log.station.error("\(error)")
+            service.shutdown()
+            return 1
+        }
+
+        // Ctrl-C and SIGTERM: the handlers only wake the main thread, which stops in order.
+        signal(SIGINT, SIG_IGN)
+        signal(SIGTERM, SIG_IGN)
+        var sources: [any DispatchSourceSignal] = []
+        for sig in [SIGINT, SIGTERM] {
+            let source = DispatchSource.makeSignalSource(signal: sig, queue: .global())
+            source.setEventHandler { [self] in
+                stopSignal.store(sig, ordering: .relaxed)
+                stopRequested.store(true, ordering: .releasing)
+                wake.signal()
+            }
+            source.resume()
+            sources.append(source)
+        }
+        defer { for source in sources { source.cancel() } }
+
+        print(
+            "lineupd: simulated station, \(plan.stationCount) stations, \(plan.trials) trials, seed \(plan.seed), "
+                + "dog sensitivity \(plan.sensitivity), false-alert rate \(plan.falseAlertRate), "
+                + "\(plan.speed)x real time, click on ALSA \(player.negotiated?.device ?? "?"), log \(databasePath)")
+        SystemdNotify.send("READY=1\nSTATUS=simulated block of \(plan.trials) trials running")
+        let watchdog = SystemdNotify.startWatchdog { service.isHotLoopRunning }
+
+        let assistantDone = Atomic<Bool>(false)
+        let readyLine = inputs.line(of: .readyButton)
+        let assistant = Thread { [self] in
+            runAssistant(service: service, lineup: lineup, readyLine: readyLine)
+            assistantDone.store(true, ordering: .releasing)
+            wake.signal()
+        }
+        assistant.name = "lineup-assistant"
+        assistant.start()
+
+        wake.wait()
+        let gaveUp = blocked.withLock { $0 }
+        let stopped = stopRequested.load(ordering: .acquiring) || gaveUp != nil
+        let name = stopSignal.load(ordering: .relaxed) == SIGINT ? "SIGINT" : "SIGTERM"
+        if stopped {
+            SystemdNotify.send("STOPPING=1\nSTATUS=stopping on signal")
+            stopRequested.store(true, ordering: .releasing)
+            while !assistantDone.load(ordering: .acquiring) { usleep(1000) }
+        }
+        let summary = service.endBlock(
+            stopped: stopped ? (gaveUp ?? "stopped by \(name); its running trial is logged aborted") : nil)
+        service.shutdown()
+        watchdog?.cancel()
+        guard let summary else { return 1 }
+        let feeder = summary.feeder
+        var status: Int32 = 0
+        if let failure = feeder.failure {
+            Log.sessionLog.error("\(failure)")
+            status = 1
+        }
+        if let gaveUp {
+            Log.station.error("\(gaveUp)")
+            status = 1
+        } else if stopped {
+            print(
+                "stopped by \(name) after \(feeder.committed.load(ordering: .acquiring)) trial(s); the log is flushed")
+        }
+        // After the log closed: what was still spooled then is counted as lost.
+        let writerStatus = service.logStatus
+        printSummary(summary, writerStatus: writerStatus, lineupDrops: lineup.droppedEdges)
+        if writerStatus.lost > 0 || writerStatus.lostRecords > 0 {
+            Log.sessionLog.error(
+                Logger.Message(
+                    stringLiteral:
+                        "the session log lost \(writerStatus.lost) event(s) and \(writerStatus.lostTrials) trial(s) "
+                        + "(\(writerStatus.lastError ?? "write failed")): free space on the log's disk"))
+            status = 1
+        }
+        print("look at the log:")
+        print("  lineupctl sessions --db \(databasePath)")
+        print("  lineupctl trials --db \(databasePath)")
+        print("  lineupctl export --db \(databasePath) --what trials --format csv")
+        return status
+    }
+
+    /// The block's figures, each from `Tally.figures` (the one implementation), and the
+    /// station's own counts.
+    private func printSummary(
+        _ summary: StationService.BlockSummary, writerStatus: LogWriterStatus, lineupDrops: UInt64
+    ) {
+        let feeder = summary.feeder
+        let figures = feeder.tally.figures
+        print("summary: \(figures.results.scored) trial(s) scored")
+        printFigures(figures)
+        let handed = feeder.handedLatencies
+        if handed.isEmpty {
+            print("  click latency: no clicks")
+        } else {
+            print(
+                "  click latency (edge to samples in ALSA's hands): p50 \(percentile(handed, 50) / 1000) µs, "
+                    + "p99 \(percentile(handed, 99) / 1000) µs over \(handed.count) click(s); estimated onset p50 "
+                    + "\(percentile(feeder.onsetLatencies, 50) / 1000) µs")
+        }
+        print(
+            "  log: \(feeder.rawEdges) raw edges (\(summary.chatter) chatter to the debouncer, "
+                + "\(lineupDrops) dropped by a full lineup), \(writerStatus.written) events written, "
+                + "\(writerStatus.overflow) dropped, ring overflows \(summary.ringOverflows)")
+        let faults = feeder.sensorFaults.withLock { $0 }
+        if !faults.isEmpty {
+            print(
+                "  sensor faults: "
+                    + faults.sorted { $0.key < $1.key }.map { "\($0.key) \($0.value)" }.joined(separator: ", "))
+        }
+        if writerStatus.failedWrites > 0 {
+            print(
+                "  log writes failed \(writerStatus.failedWrites) time(s) (\(writerStatus.lastError ?? "unknown")); "
+                    + "\(feeder.trialsSpooled) trial(s) waited in memory; lost for good: \(writerStatus.lost) event(s), "
+                    + "\(writerStatus.lostTrials) trial(s), \(writerStatus.lostRecords - writerStatus.lostTrials) other record(s)"
+            )
+        }
+    }
+
+    /// The loading assistant: for each trial, once the previous one is committed and its
+    /// interval is over, load (the plan's loading time) and press ready. The service's virtual
+    /// dog searches the trial as it starts. A start refused `startAttempts` times in a row (a
+    /// station active at each: a sensor the assistant cannot clear) ends the block, saying why.
+    private func runAssistant(service: StationService, lineup: SimulatedLineup, readyLine: UInt32?) {
+        func progress() -> (committed: Int, intervalsOver: Int, refusedStarts: Int) {
+            service.blockProgress ?? (0, 0, 0)
+        }
+        for i in 0..<plan.trials {
+            while !stopRequested.load(ordering: .acquiring)
+                && (progress().committed < i || progress().intervalsOver < i)
+            {
+                usleep(2000)
+            }
+            var attempt = 0
+            while true {
+                if stopRequested.load(ordering: .acquiring) { return }
+                attempt += 1
+                MonotonicClock.sleep(until: MonotonicClock.now() &+ plan.loadingTime)
+                let refused = progress().refusedStarts
+                if let readyLine {
+                    lineup.inject(line: readyLine, active: true)
+                    MonotonicClock.sleep(until: MonotonicClock.now() &+ 20_000_000)
+                    lineup.inject(line: readyLine, active: false)
+                } else {
+                    try? service.ready()
+                }
+                while !stopRequested.load(ordering: .acquiring) && progress().committed < i + 1
+                    && progress().refusedStarts == refused
+                {
+                    usleep(2000)
+                }
+                if stopRequested.load(ordering: .acquiring) { return }
+                if progress().committed >= i + 1 { break }
+                if attempt >= Self.startAttempts {
+                    let left = plan.trials - i
+                    blocked.withLock {
+                        $0 =
+                            "the block stopped at trial \(i + 1): a station was active at \(attempt) starts in a row "
+                            + "(a stuck sensor?); \(left) trial(s) not run (trial \(i + 1) is logged aborted)"
+                    }
+                    wake.signal()
+                    return
+                }
+            }
+        }
+    }
+}
+
+extension BlockPlan {
+    /// The simulated samples: `SIM-T1`, `SIM-T2` (targets) and `SIM-C1`... (two controls per
+    /// control station, so they rotate); blanks are clean containers without a sample, as on
+    /// a board. Found by label when an earlier run registered them, never added twice.
+    func registerSamples(in log: SessionLog) throws -> [Sample] {
+        let wanted: [(String, SampleKind)] =
+            (1...max(1, setup.targets * 2)).map { ("SIM-T\($0)", SampleKind.target) }
+            + (0..<(setup.controls * 2)).map { ("SIM-C\($0 + 1)", SampleKind.control) }
+        var known = Dictionary(
+            (try log.reader.samples()).map { ($0.label, $0) }, uniquingKeysWith: { first, _ in first })
+        var samples: [Sample] = []
+        for (label, kind) in wanted {
+            if known[label] == nil {
+                _ = try log.addSample(SampleRecord(label: label, kind: kind, source: "lineupd --simulate (virtual)"))
+                known = Dictionary(
+                    (try log.reader.samples()).map { ($0.label, $0) }, uniquingKeysWith: { first, _ in first })
+            }
+            guard let entry = known[label], entry.kind == kind.rawValue else {
+                throw SessionLogError.invalidInput(
+                    "the log already has a sample \(label) that is not a \(kind.rawValue): use another --db")
+            }
+            samples.append(Sample(id: entry.id, kind: kind, usageCount: entry.uses))
+        }
+        return samples
+    }
+
+    /// The session's settings as the log keeps them.
+    var settingsJSON: String {
+        let m = machine
+        return jsonObject([
+            "simulated": "true", "trials": "\(trials)", "seed": "\(seed)",
+            "speed": "\(speed)", "hold_ns": "\(m.hold)", "search_timeout_ns": "\(m.searchTimeout)",
+            "inter_trial_ns": "\(m.interTrialInterval)", "dog_sensitivity": "\(sensitivity)",
+            "dog_false_alert_rate": "\(falseAlertRate)",
+        ])
+    }
+}
