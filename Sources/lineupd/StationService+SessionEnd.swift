@@ -1,0 +1,83 @@
+import Foundation
+import Glibc
+import Logging
+import SessionLog
+import StationConfig
+import StationControl
+import StationIO
+import Synchronization
+import TrainingEngine
+import VirtualDog
+
+// The end of a session: milestones earned, how it ended, the trainer's suggestions, and a
+// simulated block's summary.
+extension StationService {
+    /// Holds the dog's trials on the session's step against its criterion and logs the
+    /// milestones met (step passed, phase graduated); says so in the journal and to watchers.
+    func recordGraduation(_ session: Current) {
+        let parts = session.step.split(separator: "/").map(String.init)
+        guard parts.count == 2, let program = session.program else { return }
+        do {
+            try writer.flush()
+            let earned = try log.recordGraduation(
+                dogId: session.dogId, sessionId: session.sessionId, program: program, phase: parts[0],
+                step: parts[1])
+            for milestone in earned {
+                let what = milestone.step.map { "passed step \(parts[0])/\($0)" } ?? "graduated phase \(parts[0])"
+                print("lineupd: \(session.dog) \(what): \(milestone.criterion ?? "")")
+                broadcast(
+                    jsonObject([
+                        "kind": "milestone", "dog": session.dog, "phase": parts[0], "step": milestone.step ?? "",
+                        "criterion": milestone.criterion ?? "",
+                    ]))
+            }
+        } catch {
+            Log.sessionLog.error("cannot record the dog's progress: \(error)")
+        }
+    }
+
+    func appendEnd(_ session: UUID, _ how: SessionEnd.How, _ detail: String) {
+        do {
+            try writer.flush()
+            try log.append([SessionEnd(sessionId: session, how: how, detail: detail)])
+        } catch {
+            Log.sessionLog.error("cannot record how the session ended: \(error)")
+        }
+    }
+
+    func appendNote(_ session: UUID, _ text: String, kind: SessionNote.Kind) {
+        do {
+            try writer.flush()
+            try log.append([SessionNote(sessionId: session, kind: kind, text: text)])
+        } catch {
+            Log.sessionLog.error("cannot record the session's note: \(error)")
+        }
+    }
+
+    /// What the block's summary reads, from the segment that ran it.
+    struct BlockSummary {
+        let feeder: LogFeeder
+        let chatter: UInt64
+        let ringOverflows: UInt64
+    }
+
+    /// Ends the block: finished, or stopped (`stopped` says why; its running trial is logged
+    /// aborted). Returns what the summary needs; the log stays open until `shutdown`.
+    func endBlock(stopped: String?) -> BlockSummary? {
+        dogStop.store(true, ordering: .releasing)
+        while let thread = dogThread, !thread.isFinished { usleep(1000) }
+        dogThread = nil
+        switching.lock()
+        defer { switching.unlock() }
+        guard let ending = current, let segment else { return nil }
+        stopSegment(aborting: stopped != nil)
+        appendEnd(ending.sessionId, stopped == nil ? .ended : .stopped, stopped ?? "the simulated block finished")
+        current = nil
+        return BlockSummary(
+            feeder: segment.feeder, chatter: segment.loop.chatterCount,
+            ringOverflows: ring.overflowCount + segment.handler.notes.overflowCount)
+    }
+
+    /// The session log's writer now (after `shutdown`, what was still spooled counts as lost).
+    var logStatus: LogWriterStatus { writer.status }
+}

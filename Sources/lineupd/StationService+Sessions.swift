@@ -1,0 +1,352 @@
+import Foundation
+import Glibc
+import Logging
+import SessionLog
+import StationConfig
+import StationControl
+import StationIO
+import Synchronization
+import TrainingEngine
+import VirtualDog
+
+// Sessions and their requests: start (from a program step, or a simulated block), layout,
+// ready, abort, end.
+extension StationService {
+    func startSession(_ request: SessionRequest) throws(ControlRefusal) -> SessionStarted {
+        switching.lock()
+        defer { switching.unlock() }
+        guard current == nil else {
+            throw ControlRefusal(.sessionRunning, "a session is running: end it first (lineupctl session end)")
+        }
+        let spaceWarning = try checkFreeSpace()
+        let program = try loadProgram(named: request.program)
+        let parts = request.step.split(separator: "/").map(String.init)
+        guard parts.count == 2, let step = program.step(phase: parts[0], step: parts[1]) else {
+            let steps = program.phases.flatMap { p in p.steps.map { "\(p.id)/\($0.id)" } }.joined(separator: ", ")
+            throw ControlRefusal(.unknown, "no step \"\(request.step)\" in \(program.name) (steps: \(steps))")
+        }
+        guard step.lineup.stations <= inputs.stationCount else {
+            throw ControlRefusal(
+                .badRequest,
+                "step \(request.step) needs \(step.lineup.stations) stations; this board has \(inputs.stationCount)")
+        }
+        var exercise: Exercise
+        if let id = request.exercise {
+            guard let e = step.exercises.first(where: { $0.id == id }) else {
+                throw ControlRefusal(.unknown, "no exercise \"\(id)\" in step \(request.step)")
+            }
+            exercise = e
+        } else {
+            guard let e = step.exercises.first else {
+                throw ControlRefusal(.badRequest, "step \(request.step) has no exercise")
+            }
+            exercise = e
+        }
+        // The step's containers are the board's first N stations; the rest are unused (never
+        // blanks): their edges are logged, and no trial counts them.
+        let used = step.lineup.stations
+        if let planned = request.layouts {
+            guard !planned.isEmpty, planned.allSatisfy({ $0.count == used }) else {
+                throw ControlRefusal(
+                    .badRequest, "each planned layout must give a kind for each of the step's \(used) stations")
+            }
+            guard planned.allSatisfy({ $0.filter { $0 == .target }.count <= 1 }) else {
+                throw ControlRefusal(.badRequest, "a planned layout has more than one target")
+            }
+        }
+        let trials = request.layouts?.count ?? request.trials ?? exercise.trials
+        guard request.mode == .trainerLed || (1...10_000).contains(trials) else {
+            throw ControlRefusal(.badRequest, "trials must be between 1 and 10000, not \(trials)")
+        }
+        if let d = request.durationSeconds, !(d >= 1 && d <= 3600) {
+            throw ControlRefusal(.badRequest, "duration must be between 1 and 3600 seconds, not \(d)")
+        }
+        if let d = request.durationSeconds { exercise.durationSeconds = d }
+        let (samples, labels) = try resolveSamples(request.samples)
+        var configuration = LineupMachine.Configuration(
+            step: step, exercise: exercise, stationCount: used,
+            hold: nanoseconds(milliseconds: options.board.timing.holdMilliseconds / options.speed),
+            holdTolerance: nanoseconds(milliseconds: options.board.timing.holdToleranceMilliseconds / options.speed))
+        configuration.mode = request.mode
+        if options.speed != 1 {
+            configuration.hold = nanoseconds(
+                seconds: (step.holdSeconds ?? options.board.timing.holdMilliseconds / 1000) / options.speed)
+            configuration.searchTimeout = nanoseconds(seconds: exercise.durationSeconds / options.speed)
+            configuration.interTrialInterval = nanoseconds(seconds: step.interTrialSeconds / options.speed)
+            configuration.exerciseDuration = nanoseconds(seconds: exercise.durationSeconds / options.speed)
+        }
+        let seed = request.seed ?? UInt64.random(in: 1...999_999_999)
+        // The step's lineup on its stations. A trainer-led exercise's repetitions are rounds,
+        // each with its own set-up (the target moves between rounds, as the study's trainer
+        // moved it), laid out like an automated block.
+        var layouts: [TrialLayout] = []
+        var generator = LayoutGenerator(setup: step.lineup, samples: samples, seed: seed)
+        do {
+            if let planned = request.layouts {
+                // The sheet's kinds, with the session's samples in them as in a generated block.
+                for (index, kinds) in planned.enumerated() {
+                    layouts.append(try generator.layout(trialIndex: index, kinds: kinds))
+                }
+            } else {
+                layouts = try generator.block(count: request.mode == .trainerLed ? exercise.repeats : trials)
+            }
+        } catch {
+            throw ControlRefusal(.badRequest, "cannot lay out \(trials) trials: \(error)")
+        }
+
+        // The dog: by id or name. A name the log does not know is refused unless the request
+        // says it is a new dog: a misspelt name must not start a second record of one animal.
+        let dogId: UUID
+        var records: [any AppendableRecord] = []
+        let reader: LogReader
+        do {
+            reader = try SessionLog.openReader(path: options.databasePath)
+        } catch {
+            throw ControlRefusal(.failed, "cannot read the log: \(error)")
+        }
+        let known = try? reader.resolveDog(request.dog)
+        if request.newDog == true {
+            if known != nil {
+                throw ControlRefusal(
+                    .duplicate, "a dog named \"\(request.dog)\" is already in the log: leave out --new-dog to use it")
+            }
+            let name = request.dog.trimmingCharacters(in: .whitespacesAndNewlines)
+            guard !name.isEmpty else { throw ControlRefusal(.badRequest, "the dog's name cannot be empty") }
+            let dog = DogRecord(name: name)
+            records.append(dog)
+            dogId = dog.id
+        } else if let known, let uuid = UUID(uuidString: known) {
+            dogId = uuid
+        } else {
+            let names = ((try? reader.dogs()) ?? []).map(\.name)
+            throw ControlRefusal(
+                .unknown,
+                "no dog \"\(request.dog)\" in the log (\(names.isEmpty ? "none yet" : "known: " + names.joined(separator: ", "))): "
+                    + "check the spelling, or add it with --new-dog or `lineupctl dogs add \(request.dog)`")
+        }
+        var handlerId: UUID? = nil
+        if let code = request.handler {
+            do {
+                handlerId = try log.logHandler(code: code)
+            } catch {
+                throw ControlRefusal(.badRequest, "handler: \(error)")
+            }
+        }
+        let programId: UUID
+        do {
+            programId = try log.logProgram(ProgramRecord(name: program.name, content: program.text))
+        } catch {
+            throw ControlRefusal(.failed, "cannot write the program to the log: \(error)")
+        }
+        let session = SessionRecord(
+            dogId: dogId, handlerId: handlerId, programId: programId,
+            phase: parts[0], phaseSteps: program.phases.first(where: { $0.id == parts[0] })?.steps.count,
+            step: parts[1], exercise: exercise.id, mode: request.mode,
+            settings: jsonObject([
+                "trials": "\(request.mode == .trainerLed ? exercise.repeats : trials)", "seed": "\(seed)",
+                "hold_ns": "\(configuration.hold)",
+                "search_timeout_ns": "\(configuration.searchTimeout)",
+                "inter_trial_ns": "\(configuration.interTrialInterval)", "speed": "\(options.speed)",
+                "samples": request.samples.joined(separator: ","),
+                "duration_s": "\(exercise.durationSeconds)",
+                "stations": stationNames.prefix(used).joined(separator: ","),
+                "unused_stations": stationNames.dropFirst(used).joined(separator: ","),
+                "ready": request.mode == .trainerLed ? "trainer" : step.ready.rawValue,
+            ]),
+            station: stationName)
+        records.append(session)
+        do {
+            try writer.flush()
+            try log.append(records)
+        } catch {
+            throw ControlRefusal(.failed, "cannot write the session to the log: \(error)")
+        }
+        stopSegment(aborting: false)
+        do {
+            try startSegment(
+                session: session.id, configuration: configuration, layouts: layouts, seed: seed,
+                outputMode: step.stationOutputs)
+        } catch {
+            try? startSegment(session: nil, configuration: idleConfiguration, layouts: [], seed: 0)
+            throw ControlRefusal(.failed, "cannot start the session: \(error)")
+        }
+        current = Current(
+            sessionId: session.id, dog: request.dog, mode: request.mode, step: request.step, trials: trials, seed: seed,
+            labels: labels, dogId: dogId, program: program)
+        broadcast(
+            jsonObject(["kind": "session-start", "session": session.id.uuidString.lowercased(), "dog": request.dog]))
+        return SessionStarted(session: session.id.uuidString.lowercased(), warning: spaceWarning)
+    }
+
+    /// Free space on the log's disk at a session's start: below `[log] min_free_mb` the
+    /// session is refused before anything is written (a full disk loses trials); below
+    /// `warn_free_mb` it starts with a warning, in its answer and the journal.
+    func checkFreeSpace() throws(ControlRefusal) -> String? {
+        let spec = options.board.log
+        let directory = logDirectory(of: options.databasePath)
+        guard let free = freeMegabytes(forFileAt: options.databasePath) else {
+            let warning = "cannot tell the free space on \(directory) (the log's disk)"
+            Log.station.warning("warning: \(warning)")
+            return warning
+        }
+        if free < spec.minFreeMegabytes {
+            let why =
+                "only \(free) MB free on \(directory) (the log's disk); a session needs \(spec.minFreeMegabytes) MB "
+                + "([log] min_free_mb): free some space first (lineupctl backup, then remove old copies)"
+            Log.sessionLog.error("session refused: \(why)")
+            throw ControlRefusal(.failed, why)
+        }
+        guard free < spec.warnFreeMegabytes else { return nil }
+        let warning =
+            "only \(free) MB free on \(directory) (the log's disk; [log] warn_free_mb is \(spec.warnFreeMegabytes) MB): "
+            + "free some space before it fills"
+        Log.station.warning("warning: \(warning)")
+        return warning
+    }
+
+    /// A built-in program, or `NAME.toml` from the programs directory, checked against the board.
+    func loadProgram(named name: String) throws(ControlRefusal) -> Program {
+        if let builtin = try? Program.builtin(named: name) { return builtin }
+        let names = Program.builtinNames.joined(separator: ", ")
+        guard let directory = options.programsDirectory, !name.contains("/"), !name.hasPrefix(".") else {
+            throw ControlRefusal(.unknown, "no program named \"\(name)\" (built in: \(names))")
+        }
+        let path = "\(directory)/\(name).toml"
+        guard let text = try? String(contentsOfFile: path, encoding: .utf8) else {
+            throw ControlRefusal(.unknown, "no program named \"\(name)\" (built in: \(names); none at \(path))")
+        }
+        do {
+            let program = try Program.parse(toml: text, source: path)
+            try program.validate(stationCount: inputs.stationCount)
+            return program
+        } catch {
+            throw ControlRefusal(.badRequest, "\(error)")
+        }
+    }
+
+    /// The samples asked for, and each one's label by id.
+    func resolveSamples(_ wanted: [String]) throws(ControlRefusal) -> ([Sample], [String: String]) {
+        guard !wanted.isEmpty else { return ([], [:]) }
+        let all: [SampleSummary]
+        do {
+            all = try SessionLog.openReader(path: options.databasePath).samples()
+        } catch {
+            throw ControlRefusal(.failed, "cannot read the samples: \(error)")
+        }
+        var out: [Sample] = []
+        var labels: [String: String] = [:]
+        for text in wanted {
+            let matches = all.filter { $0.label == text || $0.id.hasPrefix(text.lowercased()) }
+            guard matches.count == 1, let s = matches.first, let kind = SampleKind(rawValue: s.kind) else {
+                throw ControlRefusal(
+                    .unknown,
+                    matches.isEmpty ? "no sample \"\(text)\" (lineupctl samples)" : "\"\(text)\" names several samples")
+            }
+            out.append(Sample(id: s.id, kind: kind, usageCount: s.uses))
+            labels[s.id] = s.label
+        }
+        return (out, labels)
+    }
+
+    func layout(view: ClientView) throws(ControlRefusal) -> [LayoutEntry] {
+        switching.lock()
+        defer { switching.unlock() }
+        guard let current, let segment else { throw ControlRefusal(.noSession, "no session is running") }
+        guard !(current.mode == .doubleBlind && view == .handler) else {
+            throw ControlRefusal(
+                .blind, "double-blind session: the layout is for the loading assistant (lineupctl layout --assistant)")
+        }
+        // Trials and trainer-led rounds alike: the one running, or the next to load.
+        let done = segment.feeder.committed.load(ordering: .acquiring)
+        guard done < segment.layouts.count else {
+            throw ControlRefusal(
+                .notReady,
+                current.mode == .trainerLed ? "every repetition of the exercise is done" : "the block is complete")
+        }
+        let names = options.board.stations.map(\.name)
+        return segment.layouts[done].stations.enumerated().map { i, content in
+            LayoutEntry(
+                station: i < names.count ? names[i] : "\(i + 1)", kind: content.kind,
+                sample: content.sampleID.map { current.labels[$0] ?? $0 })
+        }
+    }
+
+    func ready() throws(ControlRefusal) {
+        try command(.ready)
+    }
+
+    func abort() throws(ControlRefusal) {
+        try command(.abort)
+        switching.lock()
+        current?.aborted = true
+        switching.unlock()
+    }
+
+    func command(_ c: EngineCommand) throws(ControlRefusal) {
+        switching.lock()
+        defer { switching.unlock() }
+        guard current != nil, let segment else { throw ControlRefusal(.noSession, "no session is running") }
+        guard segment.handler.commands.push(c) else { throw ControlRefusal(.failed, "the station is busy: try again") }
+        segment.loop.wake()
+    }
+
+    func endSession(suggestions: String?) throws(ControlRefusal) {
+        switching.lock()
+        defer { switching.unlock() }
+        guard let ending = current else { throw ControlRefusal(.noSession, "no session is running") }
+        stopSegment(aborting: true)
+        if let suggestions, !suggestions.isEmpty { appendNote(ending.sessionId, suggestions, kind: .improvement) }
+        appendEnd(ending.sessionId, .ended, "ended by the trainer")
+        recordGraduation(ending)
+        current = nil
+        do {
+            try startSegment(session: nil, configuration: idleConfiguration, layouts: [], seed: 0)
+        } catch {
+            throw ControlRefusal(.failed, "the session ended, but the station could not go on: \(error)")
+        }
+        broadcast(jsonObject(["kind": "session-end", "session": ending.sessionId.uuidString.lowercased()]))
+    }
+
+    // MARK: A simulated block (`lineupd --simulate`)
+
+    /// Starts a simulated block as a session like any other: the virtual dog's, on the
+    /// simulated samples, with the plan's lineup and times (it follows no program). The same
+    /// segments, log feeder and dog serve it as serve a session started over the socket.
+    func startBlock(_ plan: BlockPlan) throws -> UUID {
+        switching.lock()
+        defer { switching.unlock() }
+        guard current == nil else { throw ControlRefusal(.sessionRunning, "a session is running") }
+        let samples = try plan.registerSamples(in: log)
+        var generator = LayoutGenerator(setup: plan.setup, samples: samples, seed: plan.seed)
+        let layouts: [TrialLayout]
+        do {
+            layouts = try generator.block(count: plan.trials)
+        } catch {
+            throw ControlRefusal(.badRequest, "cannot lay out the block: \(error)")
+        }
+        let (dogId, newDog) = try virtualDog(in: log, notes: "lineupd --simulate")
+        let session = SessionRecord(
+            dogId: dogId, phase: "simulation", mode: .doubleBlind, settings: plan.settingsJSON, station: stationName)
+        try writer.flush()
+        try log.append((newDog.map { [$0] } ?? []) + [session])
+        stopSegment(aborting: false)
+        try startSegment(session: session.id, configuration: plan.machine, layouts: layouts, seed: plan.seed)
+        current = Current(
+            sessionId: session.id, dog: "virtual dog", mode: .doubleBlind, step: "simulation", trials: plan.trials,
+            seed: plan.seed, dogId: dogId, program: nil)
+        return session.id
+    }
+
+    /// Where the running block is: trials committed, intervals over, starts refused (a
+    /// station active at the ready press). Nil between sessions.
+    var blockProgress: (committed: Int, intervalsOver: Int, refusedStarts: Int)? {
+        switching.lock()
+        defer { switching.unlock() }
+        guard current != nil, let segment else { return nil }
+        return (
+            segment.feeder.committed.load(ordering: .acquiring),
+            segment.feeder.intervalsOver.load(ordering: .acquiring),
+            segment.feeder.refusedStarts.load(ordering: .acquiring)
+        )
+    }
+}
