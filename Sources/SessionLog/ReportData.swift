@@ -295,7 +295,7 @@ extension LogReader {
             var outside = 0
             let anyone = filter.dogId == nil && filter.sessionId == nil
             for row in try Row.fetchAll(
-                db, sql: "SELECT session_id, detail FROM event WHERE kind = 'fault' AND \(eventWindow)",
+                db, sql: "SELECT session_id, detail, station FROM event WHERE kind = 'fault' AND \(eventWindow)",
                 arguments: [filter.since, filter.until])
             {
                 let sessionId: String? = row[0]
@@ -306,7 +306,7 @@ extension LogReader {
                 } else {
                     continue
                 }
-                faults[Self.faultName(row[1]), default: 0] += 1
+                faults[Self.faultName(row[1], station: row[2]), default: 0] += 1
             }
 
             // Milestones of the dogs in scope.
@@ -358,12 +358,16 @@ extension LogReader {
         }
     }
 
-    /// What a fault event's detail says failed.
-    static func faultName(_ detail: String?) -> String {
+    /// What a fault event's detail says failed; a sensor's fault names its station, so a
+    /// flagged station stands out (`sensor stuck at station 2`).
+    static func faultName(_ detail: String?, station: Int? = nil) -> String {
         guard let detail, let data = detail.data(using: .utf8),
             let object = try? JSONSerialization.jsonObject(with: data) as? [String: Any]
         else { return "fault" }
         if let name = object["fault"] as? String { return name }
+        if let sensor = object["sensor"] as? String {
+            return "sensor \(sensor)" + (station.map { " at station \($0)" } ?? "")
+        }
         if object["click_failed"] != nil { return "click-failed" }
         return object.keys.sorted().first ?? "fault"
     }

@@ -127,15 +127,18 @@ import TrainingEngine
                 detail: #"{"fault":"log-events-dropped","dropped_events":3}"#),
             LoggedEvent(kind: .fault, sessionId: UUID(uuidString: sessionId), detail: #"{"click_failed":"xrun"}"#),
             LoggedEvent(kind: .fault, detail: #"{"fault":"log-events-dropped","dropped_events":1}"#),
+            // A flagged station: its sensor's fault names it.
+            LoggedEvent(
+                kind: .fault, sessionId: UUID(uuidString: sessionId), station: 2, detail: #"{"sensor":"stuck"}"#),
         ])
         let report = try log.reader.report()
-        #expect(report.faults == ["log-events-dropped": 2, "click-failed": 1])
+        #expect(report.faults == ["log-events-dropped": 2, "click-failed": 1, "sensor stuck at station 2": 1])
         #expect(report.faultsOutsideSessions == 1)
-        #expect(report.sessions.first { $0.id == sessionId }?.faults == 2)
+        #expect(report.sessions.first { $0.id == sessionId }?.faults == 3)
         // A chosen dog leaves out what happened outside its sessions.
         let dogId = try #require(report.dogs.first?.id)
         let forDog = try log.reader.report(LogFilter(dogId: dogId))
-        #expect(forDog.faults == ["log-events-dropped": 1, "click-failed": 1])
+        #expect(forDog.faults == ["log-events-dropped": 1, "click-failed": 1, "sensor stuck at station 2": 1])
         #expect(forDog.faultsOutsideSessions == 0)
     }
 }
