@@ -108,6 +108,11 @@ public enum ReportHTML {
             addProportion(&a, "trial-accuracy", f.trialAccuracy)
             addProportion(&a, "sensitivity", f.sensitivity)
             addProportion(&a, "specificity", f.specificity)
+            let last = data.sessions[point.sessions[point.sessions.count - 1]]
+            if let rolling = last.rollingAccuracy, let window = last.rollingWindow {
+                a.add("rolling-accuracy", rolling)
+                a.add("rolling-window", window)
+            }
             attributes.append(a)
         }
         var chart = SeriesChart(
@@ -128,6 +133,13 @@ public enum ReportHTML {
                     name: "specificity", className: "specificity", colour: Palette.bluishGreen, dash: "2 3",
                     marker: .triangle, values: points.map { $0.figures.specificity.value },
                     band: points.map { band($0.figures.specificity) }),
+                // What the criterion looks at: the accuracy over its window of the step's trials,
+                // at the end of the point's last session.
+                Series(
+                    name: "criterion window", className: "rolling-accuracy", colour: Palette.reddishPurple,
+                    dash: "1 2", marker: .circle,
+                    values: points.map { data.sessions[$0.sessions[$0.sessions.count - 1]].rollingAccuracy },
+                    band: nil),
             ], pointData: attributes, bandNote: "Wilson 95 %")
         // The criterion over the run of points on one step: each of its levels as a line.
         var notes = Set<String>()
@@ -184,7 +196,9 @@ public enum ReportHTML {
         } else {
             html += """
                  The dashed line is the step's graduation criterion as an accuracy (n in a row: 100 %; \
-                c correct within m trials: c/m); the criterion itself counts trials in order, across sessions.
+                c correct within m trials: c/m); the criterion itself counts trials in order, across sessions. \
+                The dotted purple line is what it looks at: the share correct over the criterion's window \
+                (the last w scored trials of the dog on the step, across sessions) at each session's end.
                 """
             if !notes.isEmpty {
                 html += " Some sessions have none: \(escape(notes.sorted().joined(separator: "; ")))."

@@ -49,6 +49,10 @@ public struct ReportSession: Sendable {
     public var criterion: GraduationCriterion?
     /// Why there is no criterion, when there is none.
     public var criterionNote: String?
+    /// The share correct over the last `rollingWindow` scored trials of the dog on this step
+    /// (the run the criterion looks at), at the session's end; nil without a criterion.
+    public var rollingAccuracy: Double? = nil
+    public var rollingWindow: Int? = nil
     /// Click onset latencies (nanoseconds) of the session's clicks in scope.
     public var clickOnsetNs: [Int64]
     public var faults: Int
@@ -237,11 +241,18 @@ extension LogReader {
             var positionTallies = Array(repeating: [[Tally]](), count: dogSlots.count)
             var samples: [String: (kind: SampleKind, tally: Tally)] = [:]
             var trials = 0
+            // Each dog's scored trials per step with a criterion, for the rolling accuracy.
+            var stepResults: [String: [(session: Int, correct: Bool)]] = [:]
             try Self.scanTrials(db, filter, samples: true) { trial, context in
                 guard let i = index[context.sessionId] else { return }
                 trials += 1
                 inWindow.insert(i)
                 sessions[i].tally.add(trial)
+                if sessions[i].criterion != nil, trial.outcome != .aborted {
+                    let s = sessions[i]
+                    stepResults["\(s.dogId)/\(s.program ?? "")/\(s.phase ?? "")/\(s.step ?? "")", default: []].append(
+                        (i, trial.outcome.isCorrect))
+                }
                 let d = sessionDog[i]
                 let target = trial.stations.first { $0.kind == .target }?.station ?? 0
                 while positionTallies[d].count <= target { positionTallies[d].append([]) }
@@ -254,6 +265,22 @@ extension LogReader {
                     if let sample = station.sample {
                         samples[sample, default: (station.kind, Tally())].tally.add(trial, station: station)
                     }
+                }
+            }
+            // In session order (a merged log holds stations' trials one station after another).
+            for (_, results) in stepResults {
+                let ordered = results.enumerated().sorted {
+                    (sessions[$0.element.session].startedWallNs, $0.offset)
+                        < (sessions[$1.element.session].startedWallNs, $1.offset)
+                }.map(\.element)
+                guard let window = sessions[ordered[0].session].criterion?.window else { continue }
+                var recent: [Bool] = []
+                for result in ordered {
+                    recent.append(result.correct)
+                    if recent.count > window { recent.removeFirst() }
+                    sessions[result.session].rollingWindow = window
+                    sessions[result.session].rollingAccuracy =
+                        Double(recent.filter { $0 }.count) / Double(recent.count)
                 }
             }
             // Stations and cells that no trial reached stay out (a tally with no trial).

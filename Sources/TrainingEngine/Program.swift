@@ -233,6 +233,18 @@ public indirect enum GraduationCriterion: Sendable, Hashable, CustomStringConver
         }
     }
 
+    /// The run of trials the criterion looks at: the window of an accuracy criterion, the `n`
+    /// of n in a row, the minimum trials of c within m; for several, the first one's. The
+    /// report's rolling accuracy uses it.
+    public var window: Int {
+        switch self {
+        case .consecutiveCorrect(let n): return max(1, n)
+        case .correctWithin(_, let minTrials): return max(1, minTrials)
+        case .accuracyWindow(_, let window): return max(1, window)
+        case .anyOf(let list): return list.first?.window ?? 20
+        }
+    }
+
     public var description: String {
         switch self {
         case .consecutiveCorrect(let n): return "\(n) consecutive correct trials"

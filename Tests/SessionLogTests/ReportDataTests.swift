@@ -141,4 +141,29 @@ import TrainingEngine
         #expect(forDog.faults == ["log-events-dropped": 1, "click-failed": 1, "sensor stuck at station 2": 1])
         #expect(forDog.faultsOutsideSessions == 0)
     }
+
+    @Test func theRollingAccuracyIsTheCriterionsWindowAcrossSessions() throws {
+        let log = try SessionLog(path: temporaryLogPath())
+        let dog = DogRecord(name: "Aino")
+        try log.append([dog])
+        let study = try #require(try Program.builtin(named: "study"))
+        let programId = try log.logProgram(ProgramRecord(name: "study", content: study.text))
+        // target-scent/2: 90 % of the last 20. Session 1: 10 hits then 5 misses; session 2: 10 hits.
+        var sessionIds: [String] = []
+        for outcomes in [
+            Array(repeating: TrialOutcome.hit, count: 10) + Array(repeating: .miss, count: 5),
+            Array(repeating: TrialOutcome.hit, count: 10),
+        ] {
+            let session = SessionRecord(
+                dogId: dog.id, programId: programId, phase: "target-scent", step: "2", mode: .automated)
+            try log.append([session])
+            for (i, outcome) in outcomes.enumerated() { try log.append([trial(session, i + 1, outcome: outcome)]) }
+            sessionIds.append(session.id.uuidString.lowercased())
+        }
+        let report = try log.reader.report()
+        let rolling = sessionIds.map { id in report.sessions.first { $0.id == id }?.rollingAccuracy }
+        // After session 1: 10 of 15; after session 2: trials 6 to 25, 15 of 20.
+        #expect(rolling == [10.0 / 15.0, 0.75])
+        #expect(report.sessions.allSatisfy { $0.rollingWindow == 20 })
+    }
 }
