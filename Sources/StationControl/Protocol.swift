@@ -316,12 +316,14 @@ private struct SessionStartParams: Decodable {
     var layouts: [[SampleKind]]?
     var newDog: Bool?
     var durationSeconds: Double?
+    var stations: [String]?
 
     var request: SessionRequest {
         var r = SessionRequest(
             dog: dog, program: program, step: step, exercise: exercise, mode: mode, trials: trials,
             samples: samples ?? [], handler: handler, seed: seed, layouts: layouts, newDog: newDog)
         r.durationSeconds = durationSeconds
+        r.stations = stations
         return r
     }
 }
@@ -332,7 +334,8 @@ private struct RequestEnvelope: Encodable {
 
     enum CodingKeys: String, CodingKey {
         case v, id, request, view, suggestions
-        case dog, program, step, exercise, mode, trials, samples, handler, seed, layouts, newDog, durationSeconds
+        case dog, program, step, exercise, mode, trials, samples, handler, seed, layouts, newDog, durationSeconds,
+            stations
     }
 
     /// The added row's fields sit beside `v`, `id` and `request`, as session-start's do.
@@ -391,6 +394,7 @@ private struct RequestEnvelope: Encodable {
             try c.encodeIfPresent(r.layouts, forKey: .layouts)
             try c.encodeIfPresent(r.newDog, forKey: .newDog)
             try c.encodeIfPresent(r.durationSeconds, forKey: .durationSeconds)
+            try c.encodeIfPresent(r.stations, forKey: .stations)
         }
     }
 }

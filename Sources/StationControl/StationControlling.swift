@@ -38,6 +38,9 @@ public struct SessionRequest: Sendable, Codable, Hashable {
     /// automated: each trial's search time-out), instead of the program's. The study's screen
     /// lets the trainer choose it.
     public var durationSeconds: Double?
+    /// The board stations the step uses (names or numbers, in the lineup's order), as many as
+    /// its containers; nil: the board's first N.
+    public var stations: [String]?
 
     public init(
         dog: String, program: String, step: String, exercise: String? = nil, mode: TrainingMode, trials: Int? = nil,

@@ -98,7 +98,7 @@ struct StatusCommand: ParsableCommand {
                         + (s.buzzerPulses.map { "; buzzer sounded \($0) times" } ?? ""))
             }
             lines += [
-                "Log         \(describeLog(s))",
+                "Log         \(describeLog(s))"
             ]
             if let free = s.logFreeMegabytes {
                 var disk = "\(free) MB free"
@@ -189,6 +189,12 @@ struct SessionStart: ParsableCommand {
             valueName: "seconds"))
     var duration: Double?
     @Option(
+        name: .customLong("station"),
+        help: ArgumentHelp(
+            "A board station the step uses (name or number), in the lineup's order; repeat for each of the step's containers (default: the board's first ones).",
+            valueName: "station"))
+    var stations: [String] = []
+    @Option(
         name: .customLong("layout"),
         help: ArgumentHelp(
             "A trial laid out in advance: the kind in each station, comma-separated; repeat per trial (the --sample samples fill it).",
@@ -219,6 +225,7 @@ struct SessionStart: ParsableCommand {
                 newDog: newDog ? true : nil)
             var withDuration = request
             withDuration.durationSeconds = duration
+            withDuration.stations = stations.isEmpty ? nil : stations
             let started = try socket.client.sessionStart(withDuration)
             if json { return try printJSON(started) }
             if let warning = started.warning { printError("warning: \(warning)") }
@@ -227,7 +234,9 @@ struct SessionStart: ParsableCommand {
                     "Session \(started.session) started for \(dog) (trainer-led); press ready (or `lineupctl ready`) to start each repetition."
                 )
             } else {
-                say("Session \(started.session) started for \(dog) (\(mode.rawValue)); say `lineupctl ready` when loaded.")
+                say(
+                    "Session \(started.session) started for \(dog) (\(mode.rawValue)); say `lineupctl ready` when loaded."
+                )
             }
         }
     }

@@ -98,13 +98,22 @@ final class EngineHandler: HotPathHandler, @unchecked Sendable {
     private let outputs: (any OutputDriver)?
     private let outputMode: StationOutputs
     private var outputsOn: UInt64 = 0
+    /// Each board station line's engine station (-1: unused by the step), made before the loop.
+    private let stationOfLine: [Int]
 
     /// Lines the board lacks are `UInt32.max`.
     init(
         configuration: LineupMachine.Configuration, layouts: [TrialLayout], readyLine: UInt32,
         clickerLine: UInt32 = .max, errorLine: UInt32 = .max, soundStartCue: Bool = false,
-        outputs: (any OutputDriver)? = nil, stationOutputs: [Int] = [], outputMode: StationOutputs = .none
+        outputs: (any OutputDriver)? = nil, stationOutputs: [Int] = [], outputMode: StationOutputs = .none,
+        boardStations: Int? = nil, usedStations: [Int]? = nil
     ) {
+        // The step's stations are board stations `usedStations` (default: the first N); the
+        // board's other station lines are unused.
+        let used = usedStations ?? Array(0..<configuration.stationCount)
+        var lookup = Array(repeating: -1, count: max(boardStations ?? configuration.stationCount, used.count))
+        for (station, line) in used.enumerated() where line < lookup.count { lookup[line] = station }
+        stationOfLine = lookup
         self.soundStartCue = soundStartCue
         self.outputs = outputs
         self.stationOutputs = stationOutputs
@@ -123,8 +132,11 @@ final class EngineHandler: HotPathHandler, @unchecked Sendable {
     }
 
     func handle(_ edge: SensorEdge) -> HotPathDecision {
-        if edge.line < UInt32(stationCount) {
-            return take(machine.stationEdge(station: Int(edge.line), present: edge.isActive, at: edge.timestamp))
+        if Int(edge.line) < stationOfLine.count {
+            let station = stationOfLine[Int(edge.line)]
+            // A station the step does not use: its raw edge is logged, the engine never sees it.
+            guard station >= 0 else { return .none }
+            return take(machine.stationEdge(station: station, present: edge.isActive, at: edge.timestamp))
         }
         guard edge.isActive else { return .none }
         switch edge.line {

@@ -14,6 +14,9 @@ final class LogFeeder: @unchecked Sendable {
         var sessionId: UUID?
         var layouts: [TrialLayout]
         var stationNames: [String]
+        /// The board stations (0-based) the session uses, in the lineup's order: the engine's
+        /// station i is the board's `usedStations[i]`. Empty: all of them, in order.
+        var usedStations: [Int] = []
         /// The button lines and their names (`ready`, `clicker`, `error`).
         var buttons: [UInt32: String]
         var blockSeed: UInt64
@@ -95,7 +98,8 @@ final class LogFeeder: @unchecked Sendable {
         self.recordsReady = recordsReady
         self.writer = writer
         trialIds = settings.layouts.map { _ in UUID() }
-        observer = TrialObserver(stationCount: settings.stationNames.count)
+        observer = TrialObserver(
+            stationCount: settings.usedStations.isEmpty ? settings.stationNames.count : settings.usedStations.count)
         wallOffset = WallClock.now() &- Int64(bitPattern: MonotonicClock.now())
     }
 
@@ -163,7 +167,7 @@ final class LogFeeder: @unchecked Sendable {
         var fields = extra
         fields["kind"] = event.kind.rawValue
         fields["mono_ns"] = "\(event.time.monoNs)"
-        if let station = event.station { fields["station"] = name(station - 1) }
+        if let station = event.station { fields["station"] = boardName(station - 1) }
         if let value = event.value { fields["value"] = "\(value)" }
         if let d = event.durationNs { fields["duration_ns"] = "\(d)" }
         if let c = event.click { fields["onset_latency_ns"] = "\(c.onsetLatencyNs ?? 0)" }
@@ -231,7 +235,7 @@ final class LogFeeder: @unchecked Sendable {
 
     private var targetNumber: Int? {
         guard current >= 0 && current < settings.layouts.count else { return nil }
-        return settings.layouts[current].targetStation.map { $0 + 1 }
+        return settings.layouts[current].targetStation.map { number($0) }
     }
 
     private func logEdge(_ edge: SensorEdge, detail: String?) {
@@ -262,14 +266,14 @@ final class LogFeeder: @unchecked Sendable {
             if !indicated {
                 submit(
                     LoggedEvent(
-                        kind: .sniff, sessionId: settings.sessionId, trialId: trialId, station: station + 1,
+                        kind: .sniff, sessionId: settings.sessionId, trialId: trialId, station: number(station),
                         time: time(from), durationNs: Int64(bitPattern: to &- from)))
             }
         case .indication(let station, let heldFrom, let at, let atTarget):
             observer.indication(station: station, at: at)
             submit(
                 LoggedEvent(
-                    kind: .indication, sessionId: settings.sessionId, trialId: trialId, station: station + 1,
+                    kind: .indication, sessionId: settings.sessionId, trialId: trialId, station: number(station),
                     time: time(at), durationNs: Int64(bitPattern: at &- heldFrom),
                     detail: atTarget ? #"{"at_target":true}"# : #"{"at_target":false}"#))
         case .cue(let trialStart, let at):
@@ -289,7 +293,7 @@ final class LogFeeder: @unchecked Sendable {
             submit(
                 LoggedEvent(
                     kind: .note, sessionId: settings.sessionId, trialId: trialId,
-                    station: station >= 0 ? station + 1 : nil, time: time(at),
+                    station: station >= 0 ? number(station) : nil, time: time(at),
                     detail: pressDetail("manual_click", station: station)))
         case .errorMark(let station, let at):
             // An error press away from the target: the dog indicated there (a false alert).
@@ -297,7 +301,7 @@ final class LogFeeder: @unchecked Sendable {
             submit(
                 LoggedEvent(
                     kind: .note, sessionId: settings.sessionId, trialId: trialId,
-                    station: station >= 0 ? station + 1 : nil, time: time(at),
+                    station: station >= 0 ? number(station) : nil, time: time(at),
                     detail: pressDetail("error_mark", station: station)))
         case .exerciseStarted(let repetition, let at):
             exercising.store(repetition, ordering: .releasing)
@@ -326,7 +330,7 @@ final class LogFeeder: @unchecked Sendable {
             sensorFaults.withLock { $0[fault, default: 0] += 1 }
             // A start refused by a station already known stuck or stormy keeps the better name.
             flaggedStations.withLock { flagged in
-                if kind != 0 || flagged[station] == nil { flagged[station] = fault }
+                if kind != 0 || flagged[board(station)] == nil { flagged[board(station)] = fault }
             }
             if kind == 0 {
                 refusedBy = station
@@ -336,7 +340,8 @@ final class LogFeeder: @unchecked Sendable {
             }
             submit(
                 LoggedEvent(
-                    kind: .fault, sessionId: settings.sessionId, trialId: trialId, station: station + 1, time: time(at),
+                    kind: .fault, sessionId: settings.sessionId, trialId: trialId, station: number(station),
+                    time: time(at),
                     detail: jsonObject(["sensor": fault])),
                 watchers: ["fault": fault])
             // One line for the journal and the assistant, in their words.
@@ -351,10 +356,11 @@ final class LogFeeder: @unchecked Sendable {
             }
             Log.sensors.warning("station \(name(station)) \(what)")
         case .sensorRecovered(let station, let at):
-            flaggedStations.withLock { _ = $0.removeValue(forKey: station) }
+            flaggedStations.withLock { _ = $0.removeValue(forKey: board(station)) }
             submit(
                 LoggedEvent(
-                    kind: .note, sessionId: settings.sessionId, trialId: trialId, station: station + 1, time: time(at),
+                    kind: .note, sessionId: settings.sessionId, trialId: trialId, station: number(station),
+                    time: time(at),
                     detail: jsonObject(["sensor": "recovered"])))
         }
     }
@@ -384,12 +390,12 @@ final class LogFeeder: @unchecked Sendable {
         let slots = scored.stations.map {
             // The sample that sat in the station: what every statistic by sample rests on.
             StationSlot(
-                station: $0.station, sampleId: $0.sample.flatMap(UUID.init(uuidString:)), kind: $0.kind,
+                station: number($0.station - 1), sampleId: $0.sample.flatMap(UUID.init(uuidString:)), kind: $0.kind,
                 seen: $0.seen)
         }
         let record = TrialRecord(
             id: trialIds[end.trial], sessionId: sessionId, number: end.trial + 1, seed: settings.blockSeed,
-            layout: slots, outcome: outcome, indicatedStation: end.firstStation >= 0 ? end.firstStation + 1 : nil,
+            layout: slots, outcome: outcome, indicatedStation: end.firstStation >= 0 ? number(end.firstStation) : nil,
             latencyNs: latency,
             searchNs: Int64(bitPattern: end.endedAt &- end.startedAt), started: time(end.startedAt),
             ended: time(end.endedAt), reason: reason(end, outcome))
@@ -438,7 +444,18 @@ final class LogFeeder: @unchecked Sendable {
         }
     }
 
-    private func name(_ station: Int) -> String {
+    /// The board station (0-based) behind the engine's station `station`.
+    private func board(_ station: Int) -> Int {
+        station >= 0 && station < settings.usedStations.count ? settings.usedStations[station] : station
+    }
+
+    /// The engine's station as the log numbers it: the board's station, from 1.
+    private func number(_ station: Int) -> Int { board(station) + 1 }
+
+    /// The engine's station by the board's name for it.
+    private func name(_ station: Int) -> String { boardName(board(station)) }
+
+    private func boardName(_ station: Int) -> String {
         station >= 0 && station < settings.stationNames.count ? settings.stationNames[station] : "\(station + 1)"
     }
 

@@ -45,6 +45,7 @@ extension StationService {
         // The step's containers are the board's first N stations; the rest are unused (never
         // blanks): their edges are logged, and no trial counts them.
         let used = step.lineup.stations
+        let usedStations = try chooseStations(request.stations, count: used, step: request.step)
         if let planned = request.layouts {
             guard !planned.isEmpty, planned.allSatisfy({ $0.count == used }) else {
                 throw ControlRefusal(
@@ -149,8 +150,9 @@ extension StationService {
                 "inter_trial_ns": "\(configuration.interTrialInterval)", "speed": "\(options.speed)",
                 "samples": request.samples.joined(separator: ","),
                 "duration_s": "\(exercise.durationSeconds)",
-                "stations": stationNames.prefix(used).joined(separator: ","),
-                "unused_stations": stationNames.dropFirst(used).joined(separator: ","),
+                "stations": usedStations.map { stationNames[$0] }.joined(separator: ","),
+                "unused_stations": stationNames.indices.filter { !usedStations.contains($0) }.map { stationNames[$0] }
+                    .joined(separator: ","),
                 "ready": request.mode == .trainerLed ? "trainer" : step.ready.rawValue,
             ]),
             station: stationName)
@@ -165,7 +167,7 @@ extension StationService {
         do {
             try startSegment(
                 session: session.id, configuration: configuration, layouts: layouts, seed: seed,
-                outputMode: step.stationOutputs)
+                outputMode: step.stationOutputs, usedStations: usedStations)
         } catch {
             try? startSegment(session: nil, configuration: idleConfiguration, layouts: [], seed: 0)
             throw ControlRefusal(.failed, "cannot start the session: \(error)")
@@ -263,7 +265,7 @@ extension StationService {
                 .notReady,
                 current.mode == .trainerLed ? "every repetition of the exercise is done" : "the block is complete")
         }
-        let names = options.board.stations.map(\.name)
+        let names = segment.usedStations.map { $0 < stationNames.count ? stationNames[$0] : "\($0 + 1)" }
         return segment.layouts[done].stations.enumerated().map { i, content in
             LayoutEntry(
                 station: i < names.count ? names[i] : "\(i + 1)", kind: content.kind,
@@ -348,5 +350,32 @@ extension StationService {
             segment.feeder.intervalsOver.load(ordering: .acquiring),
             segment.feeder.refusedStarts.load(ordering: .acquiring)
         )
+    }
+
+    /// The board stations a session's step uses: those named (a station's name or number,
+    /// as many as the step's containers, each once), or the board's first N.
+    func chooseStations(_ wanted: [String]?, count: Int, step: String) throws(ControlRefusal) -> [Int] {
+        guard let wanted, !wanted.isEmpty else { return Array(0..<count) }
+        let names = stationNames
+        var chosen: [Int] = []
+        for text in wanted {
+            let index =
+                names.firstIndex(of: text) ?? Int(text).flatMap { (1...names.count).contains($0) ? $0 - 1 : nil }
+            guard let index else {
+                throw ControlRefusal(
+                    .unknown,
+                    "no station \"\(text)\" on this board (\(names.joined(separator: ", ")) or 1-\(names.count))")
+            }
+            guard !chosen.contains(index) else {
+                throw ControlRefusal(.badRequest, "station \(names[index]) is named twice")
+            }
+            chosen.append(index)
+        }
+        guard chosen.count == count else {
+            throw ControlRefusal(
+                .badRequest,
+                "step \(step) uses \(count) station(s); \(chosen.count) were named (\(wanted.joined(separator: ",")))")
+        }
+        return chosen
     }
 }

@@ -59,7 +59,13 @@ extension StationService {
             edges.removeAll(keepingCapacity: true)
             dog.search(kinds: layout.kinds, startAt: MonotonicClock.now(), into: &edges)
             edges.sort { $0.at < $1.at }
-            if segment.trainerLed { edges += trainerPresses(edges, layout: layout, hold: segment.hold, lines: lines) }
+            let presses =
+                segment.trainerLed ? trainerPresses(edges, layout: layout, hold: segment.hold, lines: lines) : []
+            // The dog searches the lineup's positions; each is one of the board's stations.
+            for k in edges.indices where edges[k].station < segment.usedStations.count {
+                edges[k].station = segment.usedStations[edges[k].station]
+            }
+            edges += presses
             edges.sort { $0.at < $1.at }
             for edge in edges {
                 let still =
@@ -101,7 +107,7 @@ extension StationService {
             let isTarget = station < layout.stations.count && layout.stations[station].kind == .target
             press(isTarget ? lines.clicker : lines.error, at: start &+ hold)
         }
-        for edge in edges where edge.station < inputs.stationCount {
+        for edge in edges where edge.station < layout.stations.count {
             if edge.present {
                 // Back within the chatter span: the same visit goes on; later, a new visit.
                 if let left = leftAt.removeValue(forKey: edge.station), edge.at &- left >= chatter {

@@ -43,12 +43,15 @@ final class StationService: StationControlling, @unchecked Sendable {
         let layouts: [TrialLayout]
         let trainerLed: Bool
         let hold: UInt64
+        /// The board stations (0-based) the session uses, in the lineup's order.
+        let usedStations: [Int]
         let loopDone = Atomic<Bool>(false)
 
         init(
             handler: EngineHandler, loop: HotLoop, feeder: LogFeeder, layouts: [TrialLayout], trainerLed: Bool,
-            hold: UInt64
+            hold: UInt64, usedStations: [Int]
         ) {
+            self.usedStations = usedStations
             self.handler = handler
             self.loop = loop
             self.feeder = feeder
@@ -198,9 +201,10 @@ final class StationService: StationControlling, @unchecked Sendable {
     /// Call with `switching` held.
     func startSegment(
         session: UUID?, configuration: LineupMachine.Configuration, layouts: [TrialLayout], seed: UInt64,
-        outputMode: StationOutputs = .none
+        outputMode: StationOutputs = .none, usedStations: [Int]? = nil
     ) throws {
         let lines = buttonLines
+        let used = usedStations ?? Array(0..<configuration.stationCount)
         // A storm comes through the debouncer at about one edge per window: twice the
         // window between edges is faster than any nose (see `Configuration.chatterGap`).
         var configuration = configuration
@@ -211,8 +215,10 @@ final class StationService: StationControlling, @unchecked Sendable {
         let handler = EngineHandler(
             configuration: configuration, layouts: layouts, readyLine: lines.ready, clickerLine: lines.clicker,
             errorLine: lines.error, soundStartCue: options.board.audio.startCue, outputs: outputs?.driver,
-            stationOutputs: Array((outputs?.map.stationIndex ?? []).prefix(configuration.stationCount)),
-            outputMode: outputMode)
+            stationOutputs: used.map { b in
+                outputs.map { b < $0.map.stationIndex.count ? $0.map.stationIndex[b] : -1 } ?? -1
+            },
+            outputMode: outputMode, boardStations: inputs.stationCount, usedStations: used)
         var buttons: [UInt32: String] = [:]
         if lines.ready != .max { buttons[lines.ready] = "ready" }
         if lines.clicker != .max { buttons[lines.clicker] = "clicker" }
@@ -220,7 +226,7 @@ final class StationService: StationControlling, @unchecked Sendable {
         let feeder = LogFeeder(
             settings: LogFeeder.Settings(
                 sessionId: session, layouts: layouts, stationNames: options.board.stations.map(\.name),
-                buttons: buttons, blockSeed: seed, printTrials: options.printTrials,
+                usedStations: used, buttons: buttons, blockSeed: seed, printTrials: options.printTrials,
                 trainerLed: configuration.mode == .trainerLed,
                 roundLength: configuration.mode == .trainerLed
                     ? configuration.exerciseDuration : configuration.searchTimeout,
@@ -238,7 +244,7 @@ final class StationService: StationControlling, @unchecked Sendable {
             records: ring, recordsReady: recordsReady)
         let segment = Segment(
             handler: handler, loop: loop, feeder: feeder, layouts: layouts,
-            trainerLed: configuration.mode == .trainerLed, hold: configuration.hold)
+            trainerLed: configuration.mode == .trainerLed, hold: configuration.hold, usedStations: used)
         feeder.start()
         let started = Atomic<Bool>(false)
         let realtime = options.realtime

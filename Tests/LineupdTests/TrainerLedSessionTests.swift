@@ -155,4 +155,53 @@ struct TrainerLedSessionTests {
         #expect(phase.graduated != nil)
         #expect(phase.steps.map(\.passed).allSatisfy { $0 != nil })
     }
+
+    @Test func theStepsContainersCanBeAnyOfTheBoardsStations() throws {
+        guard let daemon = try ServingStationTests.Daemon(speed: 10, extra: ["--no-virtual-dog"]) else { return }
+        defer { if daemon.process.isRunning { _ = daemon.terminate() } }
+        #expect(daemon.waitReady(dogs: ["Aino"]))
+        let client = daemon.client
+        let env = ["LINEUP_SOCKET": daemon.socket]
+        _ = try client.addSample(SampleEntry(label: "T-1", kind: .target))
+        // Two containers on stations C and E of the five; a wrong count or name is refused.
+        for (stations, message) in [(["C"], "uses 2 station(s); 1 were named"), (["C", "Q"], "no station \"Q\"")] {
+            let refused = try lineupctl(
+                [
+                    "session", "start", "--dog", "Aino", "--program", "study", "--step", "target-scent/1", "--mode",
+                    "trainer-led",
+                ] + stations.flatMap { ["--station", $0] }, environment: env)
+            #expect(refused.status == 1 && refused.stderr.contains(message), "\(refused.stderr)")
+        }
+        let start = try lineupctl(
+            [
+                "session", "start", "--dog", "Aino", "--program", "study", "--step", "target-scent/1", "--mode",
+                "trainer-led", "--sample", "T-1", "--seed", "5", "--station", "C", "--station", "5",
+            ], environment: env)
+        #expect(start.status == 0, "\(start.stderr)")
+        let layout = try client.layout(view: .handler)
+        #expect(layout.map(\.station) == ["C", "E"])
+        let target = try #require(layout.first { $0.kind == .target })
+        try client.ready()
+        #expect(eventually(10) { (try? client.status().exercise) == 1 })
+        // The nose at A, a station the step does not use: logged, never part of the round.
+        try client.simulate(SimulatedInput(input: "A", active: true))
+        try client.simulate(SimulatedInput(input: "A", active: false))
+        try client.simulate(SimulatedInput(input: target.station, active: true))
+        usleep(100_000)
+        try client.simulate(SimulatedInput(input: "clicker", active: true))
+        try client.simulate(SimulatedInput(input: "clicker", active: false))
+        try client.simulate(SimulatedInput(input: target.station, active: false))
+        #expect(eventually(15) { (try? client.status().exercisesDone) == 1 })
+        try client.endSession(suggestions: nil)
+        #expect(daemon.terminate().status == 0)
+        let reader = try SessionLog.openReader(path: daemon.db)
+        let trial = try #require(try reader.trials().first)
+        #expect(trial.outcome == "hit")
+        let targetNumber = target.station == "C" ? 3 : 5
+        #expect(trial.indicatedStation == targetNumber)
+        let events = try reader.events(LogFilter(), limit: nil)
+        #expect(events.contains { $0.kind == "edge" && $0.station == 1 })
+        #expect(!events.contains { $0.kind == "sniff" && $0.station == 1 })
+        #expect(events.contains { $0.kind == "sniff" && $0.station == targetNumber })
+    }
 }
