@@ -368,6 +368,12 @@ final class LogFeeder: @unchecked Sendable {
     private func beginRound(_ trial: Int, at: UInt64) {
         current = trial
         roundEndsAt.store(at &+ settings.roundLength, ordering: .releasing)
+        // Watchers see the time the round (or search) has: what `status` counts down.
+        settings.watch?(
+            jsonObject([
+                "kind": "timer", "trial": "\(trial + 1)", "seconds_left": "\(Double(settings.roundLength) / 1e9)",
+                "ends_mono_ns": "\(at &+ settings.roundLength)",
+            ]))
         visits.removeAll()
         observer.searchStarted(at: at)
         clickAsked = false
