@@ -157,10 +157,11 @@ while read -r k block delay; do
         fi
         sleep 0.1
     done
+    started=$((SECONDS - t0))
     sleep "$delay"
     kill -9 "$qpid" || loud_fail "qemu of boot $k ended before its cut (console: $dir/console.log)"
     wait "$qpid" 2>/dev/null || true
-    log "boot $k: block $block started $((SECONDS - t0)) s after qemu, cut ${delay} s into it, $(grep -ac '^trial ' "$dir/announce.log") trial(s) announced"
+    log "boot $k: block $block started ${started} s after qemu, cut ${delay} s into it, $(grep -ac '^trial ' "$dir/announce.log") trial(s) announced"
 done < "$out/plan.txt"
 
 # 5. The last boot: lineupd starts once more (and marks the last cut's session), runs a
