@@ -150,10 +150,10 @@ while read -r k block delay; do
     t0=$SECONDS
     # The block has started once lineupd's header is out: its session is on disk by then.
     until grep -aq '^lineupd: simulated station' "$dir/announce.log"; do
-        if ! kill -0 "$qpid" 2>/dev/null || [ $((SECONDS - t0)) -ge "$boot_timeout" ]; then
+        if grep -aqs '^LINEUP-PC lineupd exited' "$dir/console.log" || [ $((SECONDS - t0)) -ge "$boot_timeout" ]; then
             kill -9 "$qpid" 2>/dev/null || true; wait "$qpid" 2>/dev/null || true
             tail -20 "$dir/console.log" | tr -d '\r' >&2; cat "$dir/announce.log" >&2
-            loud_fail "boot $k never started its block within ${boot_timeout}s (console: $dir/console.log)"
+            loud_fail "boot $k never started its block (lineupd ended, or ${boot_timeout}s passed; console: $dir/console.log)"
         fi
         sleep 0.1
     done
