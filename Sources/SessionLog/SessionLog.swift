@@ -125,6 +125,10 @@ public final class SessionLog: Sendable {
         }
         do {
             pool = try DatabasePool(path: path, configuration: config)
+            // GRDB sets synchronous = NORMAL on the writer as it turns WAL on, after
+            // prepareDatabase: commits were then not synced, and a power cut lost announced
+            // trials (hardware/vm/powercut.sh). FULL again, on the one writer connection.
+            try pool.writeWithoutTransaction { db in try db.execute(sql: "PRAGMA synchronous = FULL") }
             try pool.read { db in try Self.checkSchema(db, path: path, allowOlder: true) }
             try Schema.migrator.migrate(pool)
         } catch {

@@ -24,6 +24,14 @@ func trial(_ session: SessionRecord, _ number: Int, outcome: TrialOutcome = .hit
 }
 
 @Suite struct WriterTests {
+    @Test func theWriterConnectionSyncsEveryCommit() throws {
+        // FULL (2): in WAL mode NORMAL (1) does not sync commits; GRDB sets NORMAL as it opens
+        // a pool, and the power-cut run (hardware/vm/powercut.sh) lost announced trials so.
+        let log = try SessionLog(path: temporaryLogPath())
+        let level = try log.pool.writeWithoutTransaction { db in try Int.fetchOne(db, sql: "PRAGMA synchronous") }
+        #expect(level == 2)
+    }
+
     @Test func commitTrialReturnsOnceTheTrialAndEarlierEventsAreStored() throws {
         let log = try SessionLog(path: temporaryLogPath())
         let session = try startSession(log)

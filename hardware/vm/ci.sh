@@ -4,8 +4,9 @@
 # .ci/libgpiod2.sh, second scratch path .build-v2), then runs hardware/vm/run.sh for each.
 # The v1 run's edges are watched by Debian's gpiomon (v1 uAPI), the v2 run's by edgewatch.c
 # built against libgpiod 2.x (v2 uAPI). A third run (run.sh --systemd) boots systemd as PID 1 and
-# runs the v1 lineupd as the real systemd/lineupd.service. Prints one JSON object per run (also
-# in .build-vm/results.jsonl) and its wall time.
+# runs the v1 lineupd as the real systemd/lineupd.service. A fourth (powercut.sh) cuts the
+# guest's power (SIGKILL of qemu) under a running v1 lineupd, POWERCUT_CUTS times (default 3).
+# Prints one JSON object per run (also in .build-vm/results.jsonl) and its wall time.
 # Exits non-zero on any mismatch; if qemu cannot run the guest it says so loudly and fails.
 set -uo pipefail
 cd "$(dirname "$0")/../.."
@@ -33,11 +34,11 @@ gcc -O2 -Wall -Wextra -Werror -I"$v2inc" hardware/vm/edgewatch.c -L"$v2lib" -lgp
     -Wl,-rpath,"$v2lib" -o .build-vm/edgewatch-v2 || die "edgewatch build failed"
 
 rc=0
-run() {
-    local name=$1; shift
+run() {  # run NAME SCRIPT ARGS...: the script prints its JSON object last
+    local name=$1 script=$2; shift 2
     say "run $name"
     local t=$SECONDS
-    hardware/vm/run.sh --name "$name" "$@" > ".build-vm/run-$name.out"
+    "$script" "$@" > ".build-vm/run-$name.out"
     local r=$?
     local line
     line=$(tail -1 ".build-vm/run-$name.out")
@@ -45,16 +46,18 @@ run() {
     echo "run $name: exit $r in $((SECONDS - t)) s"
     if [ "$r" = 2 ]; then rc=2; elif [ "$r" != 0 ] && [ "$rc" = 0 ]; then rc=1; fi
 }
-run v1 --expect-api v1 --lineupd .build/debug/lineupd
-run v2 --expect-api v2 --no-install --lineupctl .build-v2/debug/lineupctl --ld-library-path "$v2lib" \
-    --edgewatch .build-vm/edgewatch-v2 --lineupd .build-v2/debug/lineupd
+run v1 hardware/vm/run.sh --name v1 --expect-api v1 --lineupd .build/debug/lineupd
+run v2 hardware/vm/run.sh --name v2 --expect-api v2 --no-install --lineupctl .build-v2/debug/lineupctl \
+    --ld-library-path "$v2lib" --edgewatch .build-vm/edgewatch-v2 --lineupd .build-v2/debug/lineupd
 # The unit under systemd 252 with the libgpiod 1.6.3 build only (README, "The systemd phase").
-run systemd --systemd --lineupd .build/debug/lineupd
+run systemd hardware/vm/run.sh --name systemd --systemd --lineupd .build/debug/lineupd
+# Power cuts under the v1 lineupd, the log on ext4 on a virtio disk (README, "Power cut").
+run powercut hardware/vm/powercut.sh --lineupd .build/debug/lineupd
 
 say "done"
 echo "emulated-hardware tier wall time: $((SECONDS - start)) s"
 case "$rc" in
-    0) echo "emulated-hardware tier: all three runs passed" ;;
+    0) echo "emulated-hardware tier: all four runs passed" ;;
     2) die "qemu could not run the guest (see the banner above); this tier did NOT run" 2 ;;
     *) die "a run reported a mismatch (.build-vm/runs/*/ has the logs)" 1 ;;
 esac

@@ -96,12 +96,14 @@ mkdir -p /host/tmp/out /host/tmp/bin
 mount --bind /out /host/tmp/out
 cp /bin/busybox /host/tmp/bin/busybox
 
-say "running $REPO/hardware/vm/guest.sh in the host-root chroot"
+# The power-cut run (powercut.sh) names its own guest script; every other run uses guest.sh.
+script=${GUEST_SCRIPT:-guest.sh}
+say "running $REPO/hardware/vm/$script in the host-root chroot"
 chroot /host /usr/bin/env -i PATH=/usr/sbin:/usr/bin:/sbin:/bin HOME=/tmp LANG=C.UTF-8 \
-    SIM_DEV="$dev" SIM_CHIP="$chip" /bin/bash "$REPO/hardware/vm/guest.sh"
+    SIM_DEV="$dev" SIM_CHIP="$chip" /bin/bash "$REPO/hardware/vm/$script"
 rc=$?
 echo "$rc" > /out/guest.rc
-say "guest.sh exit $rc"
+say "$script exit $rc"
 echo "LINEUP-VM-DONE rc=$rc uptime=$(cut -d' ' -f1 /proc/uptime)"
 umount /host/tmp/out 2>/dev/null
 sync
