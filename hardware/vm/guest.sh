@@ -183,6 +183,7 @@ fi
 # seed or a fixed layout), a readiness signal better than "holds its lines", and confirming
 # check-log.py's reading of the log (written against the simulated daemon's log).
 daemon="not run: no --lineupd given"
+outputs=null
 click_p50=null; click_p99=null; outcomes_checked=false
 run_daemon() {
     local db=/tmp/lineup.db
@@ -236,6 +237,24 @@ for i in \$(seq 150); do
 done
 sleep 1.3
 EOS
+    # The outputs lineupd drives, read as gpio-sim shows them: station A's valve (GPIO12, open
+    # while the dog searches) and the buzzer (GPIO18, a 250 ms pulse per click). Sampled every
+    # 50 ms with bash builtins only (no process per sample: under TCG a fork costs the dog's
+    # timing); each must be seen high and then low again.
+    rm -f /tmp/outputs-stop /tmp/outputs.txt /tmp/outputs-tick
+    mkfifo /tmp/outputs-tick
+    (
+        exec 9<> /tmp/outputs-tick
+        valve=0; valve_closed=0; buzz=0; buzz_off=0
+        while [ ! -e /tmp/outputs-stop ]; do
+            read -r v < "$sim/sim_gpio12/value"; read -r b < "$sim/sim_gpio18/value"
+            [ "$v" = 1 ] && valve=1; [ "$valve" = 1 ] && [ "$v" = 0 ] && valve_closed=1
+            [ "$b" = 1 ] && buzz=1; [ "$buzz" = 1 ] && [ "$b" = 0 ] && buzz_off=1
+            read -r -t 0.05 -u 9 _ || true
+        done
+        echo "$valve $valve_closed $buzz $buzz_off" > /tmp/outputs.txt
+    ) &
+    local sampler=$!
     DOG_END="$bb sh /tmp/dog-end.sh" $bb sh "$vm/dog.sh" "$sim" "$vm/block.dog" /tmp/injected-daemon.txt "$out/trials.txt" 2>&1 | sed 's/^/guest: /'
     cp /tmp/injected-daemon.txt "$out/"
     # The last trial ends on its indication or its search time; then the session ends.
@@ -247,6 +266,12 @@ EOS
         [ "${done:-0}" -ge "$n" ] && break
         sleep 0.5
     done
+    touch /tmp/outputs-stop; wait "$sampler"
+    read -r valve_seen valve_closed buzzer_seen buzzer_off < /tmp/outputs.txt
+    outputs="{\"valve_a_opened\":$([ "$valve_seen" = 1 ] && echo true || echo false),\"valve_a_closed\":$([ "$valve_closed" = 1 ] && echo true || echo false),\"buzzer_on\":$([ "$buzzer_seen" = 1 ] && echo true || echo false),\"buzzer_off\":$([ "$buzzer_off" = 1 ] && echo true || echo false)}"
+    say "outputs on gpio-sim: $outputs"
+    [ "$valve_seen" = 1 ] && [ "$valve_closed" = 1 ] || fail "station A's output (GPIO12) was not seen opening and closing: $outputs"
+    [ "$buzzer_seen" = 1 ] && [ "$buzzer_off" = 1 ] || fail "the buzzer (GPIO18) was not seen pulsing: $outputs"
     LD_LIBRARY_PATH="$LINEUPCTL_LD_LIBRARY_PATH" "$LINEUPCTL" session end --socket "$sock" \
         --suggestions "scripted block in the emulated-hardware tier" > /dev/null 2>&1 \
         || fail "lineupctl session end failed"
@@ -281,7 +306,7 @@ status=ok
 result="{\"run\":$(json_str "$RUN_NAME"),\"libgpiod\":$(json_str "$libgpiod"),\"api\":$(json_str "$api"),\"kernel\":$(json_str "$kernel")"
 result+=",\"trials\":$trials,\"edges_injected\":$injected,\"edges_logged\":$logged,\"edges_seen_by\":$(json_str "$seen_by")"
 result+=",\"edge_type_renamed\":$typemis,\"dog_max_stretch_ms\":$maxover,\"chatter_bounces\":$nbounce,\"chatter_max_bounce_ms\":$maxbounce,\"chatter_bounces_over_debounce\":$slowbounce,\"lines_found\":$lines_found,\"test_click\":\"$test_click\",\"test_click_handed_us\":${handed:-null}"
-result+=",\"click_latency_p50_us\":$click_p50,\"click_latency_p99_us\":$click_p99,\"sim_daemon\":$(json_str "$sim_state"),\"sim_daemon_clicks\":$sim_clicks,\"sim_daemon_click_latency_p50_us\":$sim_p50,\"sim_daemon_click_latency_p99_us\":$sim_p99,\"outcomes_checked\":$outcomes_checked,\"daemon\":$(json_str "$daemon")"
+result+=",\"click_latency_p50_us\":$click_p50,\"click_latency_p99_us\":$click_p99,\"sim_daemon\":$(json_str "$sim_state"),\"sim_daemon_clicks\":$sim_clicks,\"sim_daemon_click_latency_p50_us\":$sim_p50,\"sim_daemon_click_latency_p99_us\":$sim_p99,\"outcomes_checked\":$outcomes_checked,\"outputs\":$outputs,\"daemon\":$(json_str "$daemon")"
 result+=",\"status\":\"$status\""
 [ ${#failures[@]} = 0 ] || result+=",\"failures\":$(json_str "$(IFS=';'; echo "${failures[*]}")")"
 result+="}"
