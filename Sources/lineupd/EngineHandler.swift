@@ -231,6 +231,14 @@ final class EngineHandler: HotPathHandler, @unchecked Sendable {
         outputsOn = 0
     }
 
+    /// Tells the engine which station lines are active before the loop runs (called once, on
+    /// the thread that made the handler, before the hot thread starts).
+    func prime(activeLines: [UInt32], at t: UInt64) {
+        for line in activeLines where Int(line) < stationOfLine.count && stationOfLine[Int(line)] >= 0 {
+            _ = take(machine.stationEdge(station: stationOfLine[Int(line)], present: true, at: t))
+        }
+    }
+
     /// Ends the trial in progress as aborted. Only once the hot loop has returned: the machine
     /// belongs to the hot thread while it runs.
     func abort(at t: UInt64) {

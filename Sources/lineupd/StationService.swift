@@ -233,11 +233,17 @@ final class StationService: StationControlling, @unchecked Sendable {
                 watch: { [weak self] line in self?.broadcast(line) },
                 hideLayoutFromWatchers: configuration.mode == .doubleBlind),
             stationRing: ring, notes: handler.notes, recordsReady: recordsReady, writer: writer)
+        // A new segment starts from the lines as they are: a sensor already active (a lid left
+        // on a station before the session started) is active to the debouncer and the engine,
+        // so the first start is refused and its release is seen.
+        let levels = (0..<inputs.count).map { source.level(of: UInt32($0)) ?? false }
+        handler.prime(activeLines: levels.indices.filter { levels[$0] }.map(UInt32.init), at: MonotonicClock.now())
         let loop = try HotLoop(
             source: source,
             debouncer: Debouncer(
                 lineCount: inputs.count,
-                windowNanoseconds: nanoseconds(milliseconds: options.board.timing.debounceMilliseconds)),
+                windowNanoseconds: nanoseconds(milliseconds: options.board.timing.debounceMilliseconds),
+                initialLevels: levels),
             handler: handler, player: player,
             buzzer: outputs.flatMap { o in o.map.buzzerIndex.map { OutputBuzzer(driver: o.driver, index: $0) } },
             buzzerPulseNanoseconds: nanoseconds(milliseconds: Double(outputs?.map.buzzerPulseMilliseconds ?? 15)),

@@ -211,6 +211,32 @@ struct ServingFaultTests {
     }
 
     /// The thresholds far above any real disk (10 TB), so the real filesystem is "full".
+    @Test func aStationAlreadyActiveWhenTheSessionStartsRefusesTheFirstStart() throws {
+        // A lid left on station A before the session: the new session's engine must know.
+        guard let daemon = try ServingStationTests.Daemon(speed: 10, extra: ["--no-virtual-dog"]) else { return }
+        defer { if daemon.process.isRunning { _ = daemon.terminate() } }
+        #expect(daemon.waitReady(dogs: ["Rex"]))
+        let client = daemon.client
+        try client.simulate(SimulatedInput(input: "A", active: true))
+        usleep(100_000)  // the edge reaches the station before the session (the world's time)
+        _ = try client.startSession(
+            SessionRequest(dog: "Rex", program: "research-5-station", step: "phase-3/1", mode: .automated, trials: 1))
+        try client.ready()
+        #expect(
+            eventually(5) { (try? client.status().flaggedStations)?.contains { $0.station == "A" } == true },
+            "the start was not refused for A")
+        #expect(try client.status().searchSecondsLeft == nil)
+        // Lifted, the next press starts the trial.
+        try client.simulate(SimulatedInput(input: "A", active: false))
+        try client.ready()
+        #expect(
+            eventually(5) { (try? client.status().searchSecondsLeft) != nil },
+            "the trial did not start once A was clear")
+        try client.abort()
+        try client.endSession(suggestions: nil)
+        #expect(daemon.terminate().status == 0)
+    }
+
     @Test func aSessionIsRefusedBelowTheMinimumWithNothingWritten() throws {
         let config = try board(warn: 10_000_000, minimum: 10_000_000)
         guard let daemon = try ServingStationTests.Daemon(speed: 20, extra: ["--config", config]) else { return }

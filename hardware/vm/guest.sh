@@ -300,13 +300,63 @@ EOS
     [ "$rc" = 0 ] || fail "lineupd's log does not match the dog: $res"
 }
 [ -z "${LINEUPD:-}" ] || run_daemon
+# Sensor faults on the kernel's GPIO path (issue 13), on a daemon of their own so the block's
+# log stays the dog's: station A held active when a trial would start (a fallen lid: its line
+# pulled low) must refuse the start and be flagged; released, the start goes ahead; a storm on
+# B during the search (40 bounces 7 ms apart: past the 5 ms debounce, inside the 10 ms a nose
+# cannot keep) must be the chatter fault.
+sensor_faults=null
+run_faults() {
+    local db=/tmp/lineup-faults.db sock=/tmp/lineup-faults.sock
+    for o in 17 27 22 5 6 23 24 25; do echo pull-up > "$sim/sim_gpio$o/pull"; done
+    LD_LIBRARY_PATH="$LINEUPCTL_LD_LIBRARY_PATH" "$LINEUPD" --config "$vm/vm.toml" --db "$db" \
+        --device hw:CARD=Dummy,DEV=0 --socket "$sock" --programs "$vm" > "$out/lineupd-faults.txt" 2>&1 &
+    local pid=$!
+    lctl() { LD_LIBRARY_PATH="$LINEUPCTL_LD_LIBRARY_PATH" "$LINEUPCTL" "$@" --socket "$sock"; }
+    for _ in $(seq 120); do
+        kill -0 "$pid" 2>/dev/null || break
+        [ -S "$sock" ] && lctl status > /dev/null 2>&1 && break
+        sleep 0.5
+    done
+    kill -0 "$pid" 2>/dev/null || { fail "lineupd (faults) exited at start"; return; }
+    echo pull-down > "$sim/sim_gpio17/pull"
+    sleep 0.3
+    lctl session start --dog vm-dog --new-dog --program vm-program --step block/1 --mode automated --trials 1 \
+        > /dev/null 2>&1 || fail "the fault session was refused"
+    sleep 0.5
+    lctl ready > /dev/null 2>&1
+    local refused=false chattered=false st
+    for _ in $(seq 20); do
+        st=$(lctl status --json 2>/dev/null)
+        grep -q '"active-at-start"' <<< "$st" && { refused=true; break; }
+        sleep 0.25
+    done
+    echo pull-up > "$sim/sim_gpio17/pull"
+    sleep 0.5
+    lctl ready > /dev/null 2>&1
+    sleep 0.5
+    "$CHATTER" "$sim/sim_gpio27/pull" 40 7000 > /dev/null
+    for _ in $(seq 20); do
+        st=$(lctl status --json 2>/dev/null)
+        grep -q '"chatter" *: *[1-9]' <<< "$st" && { chattered=true; break; }
+        sleep 0.25
+    done
+    lctl session end > /dev/null 2>&1 || fail "the fault session did not end"
+    kill -TERM "$pid"; wait "$pid"
+    sed 's/^/guest: lineupd-faults| /' "$out/lineupd-faults.txt"
+    sensor_faults="{\"active_at_start_refused\":$refused,\"chatter_flagged\":$chattered}"
+    say "sensor faults on gpio-sim: $sensor_faults"
+    [ "$refused" = true ] || fail "station A held active did not refuse the start: $(tr -d '\n' <<< "$st" | head -c 300)"
+    [ "$chattered" = true ] || fail "a storm on B was not flagged as chatter: $(tr -d '\n' <<< "$st" | head -c 300)"
+}
+[ -z "${LINEUPD:-}" ] || run_faults
 
 status=ok
 [ ${#failures[@]} = 0 ] || status=mismatch
 result="{\"run\":$(json_str "$RUN_NAME"),\"libgpiod\":$(json_str "$libgpiod"),\"api\":$(json_str "$api"),\"kernel\":$(json_str "$kernel")"
 result+=",\"trials\":$trials,\"edges_injected\":$injected,\"edges_logged\":$logged,\"edges_seen_by\":$(json_str "$seen_by")"
 result+=",\"edge_type_renamed\":$typemis,\"dog_max_stretch_ms\":$maxover,\"chatter_bounces\":$nbounce,\"chatter_max_bounce_ms\":$maxbounce,\"chatter_bounces_over_debounce\":$slowbounce,\"lines_found\":$lines_found,\"test_click\":\"$test_click\",\"test_click_handed_us\":${handed:-null}"
-result+=",\"click_latency_p50_us\":$click_p50,\"click_latency_p99_us\":$click_p99,\"sim_daemon\":$(json_str "$sim_state"),\"sim_daemon_clicks\":$sim_clicks,\"sim_daemon_click_latency_p50_us\":$sim_p50,\"sim_daemon_click_latency_p99_us\":$sim_p99,\"outcomes_checked\":$outcomes_checked,\"outputs\":$outputs,\"daemon\":$(json_str "$daemon")"
+result+=",\"click_latency_p50_us\":$click_p50,\"click_latency_p99_us\":$click_p99,\"sim_daemon\":$(json_str "$sim_state"),\"sim_daemon_clicks\":$sim_clicks,\"sim_daemon_click_latency_p50_us\":$sim_p50,\"sim_daemon_click_latency_p99_us\":$sim_p99,\"outcomes_checked\":$outcomes_checked,\"outputs\":$outputs,\"sensor_faults\":$sensor_faults,\"daemon\":$(json_str "$daemon")"
 result+=",\"status\":\"$status\""
 [ ${#failures[@]} = 0 ] || result+=",\"failures\":$(json_str "$(IFS=';'; echo "${failures[*]}")")"
 result+="}"
