@@ -9,13 +9,19 @@ import TrainingEngine
 /// `simulate`, and the rounds read back through `session show --json`, `stats` and `export`.
 @Suite("a trainer-led session, round by round", .serialized)
 struct TrainerLedSessionTests {
-    @Test func roundsAreTrialsWithTheirSamplesInEveryView() throws {
-        guard let daemon = try ServingStationTests.Daemon(speed: 10, extra: ["--no-virtual-dog"]) else { return }
-        defer { if daemon.process.isRunning { _ = daemon.terminate() } }
+    /// A simulated station moved only by hand, with the dog Aino and the target sample T-1.
+    static func station() throws -> ServingStationTests.Daemon? {
+        guard let daemon = try ServingStationTests.Daemon(speed: 10, extra: ["--no-virtual-dog"]) else { return nil }
         #expect(daemon.waitReady(dogs: ["Aino"]))
+        _ = try daemon.client.addSample(SampleEntry(label: "T-1", kind: .target))
+        return daemon
+    }
+
+    @Test func roundsAreTrialsWithTheirSamplesInEveryView() throws {
+        guard let daemon = try Self.station() else { return }
+        defer { if daemon.process.isRunning { _ = daemon.terminate() } }
         let client = daemon.client
         let env = ["LINEUP_SOCKET": daemon.socket]
-        _ = try client.addSample(SampleEntry(label: "T-1", kind: .target))
         // study's target-scent/1: the target and one empty container, on stations A and B of
         // the five; each repetition lasts 30 s (3 s at speed 10).
         let start = try lineupctl(
@@ -157,12 +163,10 @@ struct TrainerLedSessionTests {
     }
 
     @Test func theStepsContainersCanBeAnyOfTheBoardsStations() throws {
-        guard let daemon = try ServingStationTests.Daemon(speed: 10, extra: ["--no-virtual-dog"]) else { return }
+        guard let daemon = try Self.station() else { return }
         defer { if daemon.process.isRunning { _ = daemon.terminate() } }
-        #expect(daemon.waitReady(dogs: ["Aino"]))
         let client = daemon.client
         let env = ["LINEUP_SOCKET": daemon.socket]
-        _ = try client.addSample(SampleEntry(label: "T-1", kind: .target))
         // Two containers on stations C and E of the five; a wrong count or name is refused.
         for (stations, message) in [(["C"], "uses 2 station(s); 1 were named"), (["C", "Q"], "no station \"Q\"")] {
             let refused = try lineupctl(

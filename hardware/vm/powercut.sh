@@ -44,52 +44,25 @@ loud_fail() {
     printf '%s\n\n' "################################################################" >&2
     exit 2
 }
+# shellcheck source=hardware/vm/lib.sh
+. "$here/lib.sh"
 start_s=$(date +%s.%N)
 log "seed $seed, $cuts cuts, each 0-${max_delay} s into the block (POWERCUT_SEED=$seed reproduces the delays and blocks)"
 
 # 1. Packages, as run.sh (mkfs.ext4 is e2fsprogs, priority required: on every Debian system).
 pkgs="qemu-system-x86 linux-image-amd64 linux-headers-amd64 linux-source-6.1 busybox-static gcc make kmod cpio e2fsprogs"
-if [ "$install" = 1 ]; then
-    missing=""
-    for p in $pkgs; do
-        dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || missing="$missing $p"
-    done
-    if [ -n "$missing" ]; then
-        log "installing:$missing"
-        if [ "$(id -u)" = 0 ]; then SUDO=""; else SUDO="sudo"; fi
-        export DEBIAN_FRONTEND=noninteractive
-        $SUDO apt-get update -qq
-        $SUDO apt-get install -y -qq --no-install-recommends $missing >&2
-    fi
-fi
+# shellcheck disable=SC2086
+[ "$install" != 1 ] || install_missing $pkgs
 command -v qemu-system-x86_64 >/dev/null || loud_fail "qemu-system-x86_64 is not installed"
 command -v mkfs.ext4 >/dev/null || loud_fail "mkfs.ext4 is not installed (e2fsprogs)"
 
 # 2. Kernel, gpio-sim module (init.sh makes the chip every boot), initramfs: as run.sh, plus
 # the virtio disk and ext4.
-kver=""
-for d in $(ls -d /lib/modules/6.1.0-*-amd64 2>/dev/null | sort -V); do
-    k=$(basename "$d")
-    [ -f "/boot/vmlinuz-$k" ] && [ -d "$d/build" ] && kver=$k
-done
-[ -n "$kver" ] || loud_fail "no Debian 6.1 kernel with headers (linux-image-amd64, linux-headers-amd64)"
+kver=$(newest_kernel) || exit 2
 ko=$("$here/build-module.sh" "$kver" "$cache/module-$kver" | tail -1)
-ird=$cache/initramfs-powercut-$kver
-rm -rf "$ird"; mkdir -p "$ird/bin" "$ird/modules" "$ird/proc" "$ird/sys" "$ird/dev"
-cp /bin/busybox "$ird/bin/busybox"
-if ldd /bin/busybox >/dev/null 2>&1; then loud_fail "/bin/busybox is not static (install busybox-static)"; fi
-install -m 755 "$here/init.sh" "$ird/init"
-: > "$ird/modules/order"
-for m in configfs 9p 9pnet_virtio virtio_pci snd-dummy virtio_blk ext4; do
-    modprobe -S "$kver" --show-depends "$m" | awk '$1 == "insmod" { print $2 }'
-done | awk '!seen[$0]++' | while read -r path; do
-    cp "$path" "$ird/modules/"
-    basename "$path" >> "$ird/modules/order"
-done
-cp "$ko" "$ird/modules/"
-basename "$ko" >> "$ird/modules/order"
 initrd=$cache/initramfs-powercut-$kver.cpio.gz
-(cd "$ird" && find . | cpio -o -H newc --quiet | gzip -1) > "$initrd"
+make_initramfs "$kver" "$cache/initramfs-powercut-$kver" "$initrd" "$ko" \
+    configfs 9p 9pnet_virtio virtio_pci snd-dummy virtio_blk ext4
 
 # 3. The disk: a sparse raw image, ext4 made on the host. cache=none (O_DIRECT on the host):
 # the guest sees a disk with a volatile write cache and must flush it, as on a board's card.

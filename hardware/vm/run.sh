@@ -48,6 +48,8 @@ loud_fail() {
     printf '%s\n\n' "################################################################" >&2
     exit 2
 }
+# shellcheck source=hardware/vm/lib.sh
+. "$here/lib.sh"
 [ -x "$lineupctl" ] || { echo "run.sh: $lineupctl is not built" >&2; exit 1; }
 case "$lineupctl" in /*) ;; *) lineupctl=$PWD/$lineupctl ;; esac
 case "$edgewatch" in ""|/*) ;; *) edgewatch=$PWD/$edgewatch ;; esac
@@ -63,28 +65,12 @@ fi
 pkgs="qemu-system-x86 linux-image-amd64 linux-headers-amd64 linux-source-6.1 busybox-static gpiod gcc make kmod cpio"
 # The systemd phase boots the host's own systemd, udev and passwd tools; sqlite3 checks the log.
 [ -z "$systemd_mode" ] || pkgs="$pkgs systemd udev passwd util-linux sqlite3"
-if [ "$install" = 1 ]; then
-    missing=""
-    for p in $pkgs; do
-        dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || missing="$missing $p"
-    done
-    if [ -n "$missing" ]; then
-        log "installing:$missing"
-        if [ "$(id -u)" = 0 ]; then SUDO=""; else SUDO="sudo"; fi
-        export DEBIAN_FRONTEND=noninteractive
-        $SUDO apt-get update -qq
-        $SUDO apt-get install -y -qq --no-install-recommends $missing >&2
-    fi
-fi
+# shellcheck disable=SC2086
+[ "$install" != 1 ] || install_missing $pkgs
 command -v qemu-system-x86_64 >/dev/null || loud_fail "qemu-system-x86_64 is not installed"
 
 # 2. The kernel: the newest Debian 6.1 amd64 image with its headers.
-kver=""
-for d in $(ls -d /lib/modules/6.1.0-*-amd64 2>/dev/null | sort -V); do
-    k=$(basename "$d")
-    [ -f "/boot/vmlinuz-$k" ] && [ -d "$d/build" ] && kver=$k
-done
-[ -n "$kver" ] || loud_fail "no Debian 6.1 kernel with headers (linux-image-amd64, linux-headers-amd64)"
+kver=$(newest_kernel) || exit 2
 kernel=/boot/vmlinuz-$kver
 
 # 3. gpio-sim out of tree (cached per kernel).
@@ -95,25 +81,11 @@ gcc -O2 -Wall -Wextra -Werror "$here/chatter.c" -o "$cache/chatter"
 
 # 4. The initramfs: static busybox, /init, the modules in load order.
 t0=$(date +%s.%N)
-ird=$cache/initramfs-$kver
-rm -rf "$ird"; mkdir -p "$ird/bin" "$ird/modules" "$ird/proc" "$ird/sys" "$ird/dev"
-cp /bin/busybox "$ird/bin/busybox"
-# ldd succeeds only on a dynamic executable; the initramfs has no libraries.
-if ldd /bin/busybox >/dev/null 2>&1; then loud_fail "/bin/busybox is not static (install busybox-static)"; fi
-install -m 755 "$here/init.sh" "$ird/init"
-: > "$ird/modules/order"
 mods="configfs 9p 9pnet_virtio virtio_pci snd-dummy"
 # The systemd phase's root is an overlay: the host root (9p) under a tmpfs.
 [ -z "$systemd_mode" ] || mods="$mods overlay"
-for m in $mods; do
-    modprobe -S "$kver" --show-depends "$m" | awk '$1 == "insmod" { print $2 }'
-done | awk '!seen[$0]++' | while read -r path; do
-    cp "$path" "$ird/modules/"
-    basename "$path" >> "$ird/modules/order"
-done
-cp "$ko" "$ird/modules/"
-basename "$ko" >> "$ird/modules/order"
-(cd "$ird" && find . | cpio -o -H newc --quiet | gzip -1) > "$cache/initramfs-$kver.cpio.gz"
+# shellcheck disable=SC2086
+make_initramfs "$kver" "$cache/initramfs-$kver" "$cache/initramfs-$kver.cpio.gz" "$ko" $mods
 
 # 5. The run's output directory, shared read-write with the guest.
 out=$cache/runs/$name
