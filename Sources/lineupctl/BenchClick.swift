@@ -129,6 +129,7 @@ struct JSONObject {
         case let b as Bool: return b ? "true" : "false"
         case let i as Int: return String(i)
         case let d as Double: return d.isFinite ? String(d) : "null"
+        case let o as JSONObject: return o.render()
         default: return quote(String(describing: v))
         }
     }

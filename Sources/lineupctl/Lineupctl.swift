@@ -50,7 +50,7 @@ struct Bench: ParsableCommand {
         subcommands: [
             BenchClick.self, BenchDaemon.self, BenchEngine.self, BenchBlock.self, BenchLog.self, BenchFill.self,
             BenchExport.self,
-            BenchStats.self, BenchReport.self,
+            BenchStats.self, BenchReport.self, BenchStorage.self,
         ]
     )
 }
