@@ -18,21 +18,32 @@ import GRDBSQLite
 /// frames to copy); the writer's next commit then restarts the WAL and `journal_size_limit`
 /// trims the file. A TRUNCATE checkpoint would do it in one call, but it takes the write
 /// lock: measured, it added up to 60 ms to the writer's worst batch.
+///
+/// It checkpoints only once the WAL holds `checkpointFrames` frames (SQLite's own default
+/// threshold, 1000), as the writer's connection reports after each commit (`watch`). Each
+/// commit appends whole pages to the WAL, and a checkpoint writes each page it copies again:
+/// checkpointing every tick wrote the same few pages (the last leaf of the event table and of
+/// each index) to the database file after nearly every commit, a third of all the bytes a
+/// session wrote to the card (`lineupctl bench storage`). Waiting lets one copy serve many
+/// commits. Durability is the WAL's, synced at each commit either way.
 final class Checkpointer: @unchecked Sendable {
     private let queue: DatabaseQueue
     private let interval: Duration
     /// 4096 frames of 4 KiB pages: 16 MiB of WAL.
     private let walLimitFrames = 4_096
+    private let checkpointFrames: Int
     // Guarded by `condition`.
     private let condition = NSCondition()
     private var stopping = false
-    private var dirty = false
+    /// Frames in the WAL after the writer's last commit (0 once it started over).
+    private var walFrames = 0
     private var checkpoints = 0
     private var walFramesMax = 0
     private var lastError: String?
     private let stopped = DispatchSemaphore(value: 0)
 
-    init(path: String, interval: Duration) throws {
+    init(path: String, interval: Duration, checkpointFrames: Int = 1_000) throws {
+        self.checkpointFrames = max(1, checkpointFrames)
         var config = Configuration()
         config.label = "lineup.log.checkpointer"
         // No busy handler: a checkpoint that cannot have its locks now gives up at once
@@ -53,10 +64,25 @@ final class Checkpointer: @unchecked Sendable {
         thread.start()
     }
 
-    /// Something was committed: checkpoint at the next tick.
-    func committed() {
+    /// Hooks the writer's connection: after each commit SQLite tells how many frames the WAL
+    /// holds, and the connection no longer checkpoints in its commits (the hook replaces
+    /// SQLite's automatic one, `PRAGMA wal_autocheckpoint` then reads 0). The checkpointer
+    /// outlives the hook: its thread holds it until `stop`, and the writer sets
+    /// `wal_autocheckpoint` again (which replaces this hook) after stopping it.
+    func watch(_ db: Database) {
+        sqlite3_wal_hook(
+            db.sqliteConnection,
+            { context, _, _, frames in
+                guard let context else { return SQLITE_OK }
+                Unmanaged<Checkpointer>.fromOpaque(context).takeUnretainedValue().committed(frames: Int(frames))
+                return SQLITE_OK
+            }, Unmanaged.passUnretained(self).toOpaque())
+    }
+
+    private func committed(frames: Int) {
         condition.lock()
-        dirty = true
+        walFrames = frames
+        walFramesMax = max(walFramesMax, frames)
         condition.unlock()
     }
 
@@ -81,17 +107,13 @@ final class Checkpointer: @unchecked Sendable {
         while true {
             condition.lock()
             if !stopping { _ = condition.wait(until: Date(timeIntervalSinceNow: seconds)) }
-            let work = dirty || stopping
-            dirty = false
+            let work = walFrames >= checkpointFrames || (stopping && walFrames > 0)
             let last = stopping
             condition.unlock()
             if work {
                 do {
                     try queue.writeWithoutTransaction { db in
                         var wal = try db.checkpoint(.passive)
-                        condition.lock()
-                        walFramesMax = max(walFramesMax, wal.walFrameCount)
-                        condition.unlock()
                         var tries = 0
                         while wal.walFrameCount > walLimitFrames, wal.checkpointedFrameCount < wal.walFrameCount,
                             tries < 50
@@ -103,6 +125,8 @@ final class Checkpointer: @unchecked Sendable {
                     }
                     condition.lock()
                     checkpoints += 1
+                    // Copied: not worth another until the writer reports a long WAL again.
+                    walFrames = 0
                     condition.unlock()
                 } catch {
                     // A busy or failed checkpoint only leaves the WAL longer: the next tick

@@ -66,7 +66,7 @@ public final class LogWriter: @unchecked Sendable {
 
     init(
         pool: DatabasePool, path: String, capacity: Int, batchInterval: Duration, batchSize: Int,
-        spoolCapacity: Int = 200_000, retryInterval: Duration = .milliseconds(500)
+        checkpointFrames: Int = 1_000, spoolCapacity: Int = 200_000, retryInterval: Duration = .milliseconds(500)
     ) {
         self.spoolCapacity = max(1, spoolCapacity)
         self.retryInterval =
@@ -82,10 +82,11 @@ public final class LogWriter: @unchecked Sendable {
         spare = []
         spare.reserveCapacity(self.capacity)
         pageSize = (try? pool.read { db in try Int.fetchOne(db, sql: "PRAGMA page_size") }) ?? 4096
-        checkpointer = try? Checkpointer(path: path, interval: .milliseconds(250))
-        if checkpointer != nil {
+        checkpointer = try? Checkpointer(
+            path: path, interval: .milliseconds(250), checkpointFrames: checkpointFrames)
+        if let checkpointer {
             // The writer's connection stops checkpointing in its commits; see Checkpointer.
-            try? pool.writeWithoutTransaction { db in try db.execute(sql: "PRAGMA wal_autocheckpoint = 0") }
+            pool.writeWithoutTransaction { db in checkpointer.watch(db) }
         }
         let thread = Thread { [self] in self.run() }
         thread.name = "lineup-log-writer"
@@ -276,7 +277,6 @@ public final class LogWriter: @unchecked Sendable {
             let elapsed = start.duration(to: .now)
             let millis =
                 Double(elapsed.components.attoseconds) * 1e-15 + Double(elapsed.components.seconds) * 1e3
-            checkpointer?.committed()
             spoolEvents.removeAll()
             spoolRecords.removeAll()
             condition.lock()

@@ -174,13 +174,15 @@ public final class SessionLog: Sendable {
     /// A reader over this log's own pool (for the daemon's status and for tests).
     public var reader: LogReader { LogReader(database: pool, path: path) }
 
-    /// Starts the one writer thread of this log.
+    /// Starts the one writer thread of this log. The WAL is copied into the database once it
+    /// holds `checkpointFrames` pages (see `Checkpointer`).
     public func makeWriter(
-        capacity: Int = 65_536, batchInterval: Duration = .milliseconds(25), batchSize: Int = 4_096
+        capacity: Int = 65_536, batchInterval: Duration = .milliseconds(25), batchSize: Int = 4_096,
+        checkpointFrames: Int = 1_000
     ) -> LogWriter {
         LogWriter(
-            pool: pool, path: path, capacity: capacity, batchInterval: batchInterval, batchSize: batchSize
-        )
+            pool: pool, path: path, capacity: capacity, batchInterval: batchInterval, batchSize: batchSize,
+            checkpointFrames: checkpointFrames)
     }
 
     /// Appends records in one transaction, directly on the caller's thread: for records

@@ -70,7 +70,7 @@ func trial(_ session: SessionRecord, _ number: Int, outcome: TrialOutcome = .hit
         func autocheckpoint() throws -> Int? {
             try log.pool.writeWithoutTransaction { db in try Int.fetchOne(db, sql: "PRAGMA wal_autocheckpoint") }
         }
-        let writer = log.makeWriter(batchInterval: .milliseconds(5))
+        let writer = log.makeWriter(batchInterval: .milliseconds(5), checkpointFrames: 10)
         // The writer's commits no longer checkpoint...
         #expect(try autocheckpoint() == 0)
         for station in 0..<2_000 {
@@ -86,6 +86,28 @@ func trial(_ session: SessionRecord, _ number: Int, outcome: TrialOutcome = .hit
         #expect(try autocheckpoint() == 1_000)
         #expect(try log.reader.eventCount() == 2_000)
         #expect(try log.pool.read { db in try String.fetchOne(db, sql: "PRAGMA integrity_check") } == "ok")
+    }
+
+    @Test func aShortWALWaitsForMoreCommitsAndIsCopiedOnClose() throws {
+        let path = temporaryLogPath()
+        let log = try SessionLog(path: path)
+        let session = try startSession(log)
+        let writer = log.makeWriter(batchInterval: .milliseconds(5))
+        // A session's pace: a few events per commit, far from 1000 frames of WAL.
+        for n in 0..<20 {
+            writer.submit(LoggedEvent(kind: .edge, sessionId: session.id, station: n % 5 + 1, value: 1))
+            try writer.flush()
+        }
+        // Two of the checkpointer's ticks (250 ms each): neither copies so short a WAL.
+        usleep(600_000)
+        #expect(writer.status.checkpoints == 0)
+        #expect(writer.status.walMegabytesMax > 0)
+        writer.close()
+        // Closing copies what the WAL held: the database file alone has every event.
+        #expect(writer.status.checkpoints == 1)
+        let frames = try log.pool.writeWithoutTransaction { db in try db.checkpoint(.passive) }
+        #expect(frames.checkpointedFrameCount == frames.walFrameCount)
+        #expect(try log.reader.eventCount() == 20)
     }
 
     @Test func overflowIsCountedAndLoggedAsAFault() throws {
