@@ -33,6 +33,25 @@ public struct LogTime: Sendable, Hashable, Codable {
 extension UUID {
     /// The form stored in the log: lower-case text, readable in `sqlite3` and exports.
     var logText: String { uuidString.lowercased() }
+
+    /// A version 7 UUID (RFC 9562): `wallNs` in milliseconds in its first 48 bits, 74 random
+    /// bits after. Ids made in time order sort in time order, so each commit adds them to the
+    /// last page of an index on them rather than to a random page.
+    public static func timeOrdered(wallNs: Int64) -> UUID {
+        var generator = SystemRandomNumberGenerator()
+        let millis = UInt64(clamping: max(0, wallNs / 1_000_000))
+        let high: UInt64 = generator.next()
+        let low: UInt64 = generator.next()
+        func byte(_ value: UInt64, _ shift: UInt64) -> UInt8 { UInt8(truncatingIfNeeded: value >> shift) }
+        return UUID(
+            uuid: (
+                byte(millis, 40), byte(millis, 32), byte(millis, 24), byte(millis, 16), byte(millis, 8),
+                byte(millis, 0),
+                0x70 | (byte(high, 0) & 0x0F), byte(high, 8),  // version 7
+                0x80 | (byte(low, 0) & 0x3F), byte(low, 8),  // variant 10
+                byte(low, 16), byte(low, 24), byte(low, 32), byte(low, 40), byte(low, 48), byte(low, 56)
+            ))
+    }
 }
 
 /// A dog, the subject of training. Personal data of people stays out of the log.
@@ -370,6 +389,12 @@ public struct ClickTiming: Sendable, Hashable, Codable {
 }
 
 /// One event of the raw log. Built by the station, queued, and written in batches.
+///
+/// Its id is time-ordered (``UUID/timeOrdered(wallNs:)``) unless given: `event_by_id`
+/// (which lets a merge skip the events it holds) then grows at its end, one page per commit,
+/// where random ids each dirtied a page of their own (`lineupctl bench storage`). Only event
+/// ids are made so: a trial's or session's id is known by its first 8 characters, which
+/// ids made within the same minute would share.
 public struct LoggedEvent: Sendable, Hashable, Codable {
     public var id: UUID
     public var kind: EventKind
@@ -387,12 +412,12 @@ public struct LoggedEvent: Sendable, Hashable, Codable {
     public var detail: String?
 
     public init(
-        id: UUID = UUID(), kind: EventKind, sessionId: UUID? = nil, trialId: UUID? = nil,
+        id: UUID? = nil, kind: EventKind, sessionId: UUID? = nil, trialId: UUID? = nil,
         station: Int? = nil, time: LogTime = .now(), kernelNs: Int64? = nil,
         value: Int64? = nil, durationNs: Int64? = nil, click: ClickTiming? = nil,
         detail: String? = nil
     ) {
-        self.id = id
+        self.id = id ?? .timeOrdered(wallNs: time.wallNs)
         self.kind = kind
         self.sessionId = sessionId
         self.trialId = trialId

@@ -110,6 +110,40 @@ func trial(_ session: SessionRecord, _ number: Int, outcome: TrialOutcome = .hit
         #expect(try log.reader.eventCount() == 20)
     }
 
+    @Test func eventIdsAreVersion7UUIDsInTimeOrder() throws {
+        let log = try SessionLog(path: temporaryLogPath())
+        let session = try startSession(log)
+        let start = LogTime.now()
+        // Two events per millisecond for 50 ms, and one given its own id.
+        var events = (0..<100).map { n in
+            LoggedEvent(
+                kind: .edge, sessionId: session.id,
+                time: LogTime(monoNs: start.monoNs + Int64(n) * 500_000, wallNs: start.wallNs + Int64(n) * 500_000))
+        }
+        let given = UUID()
+        events.append(LoggedEvent(id: given, kind: .note, sessionId: session.id, detail: #"{"given":true}"#))
+        let writer = log.makeWriter()
+        for event in events { writer.submit(event) }
+        try writer.flush()
+        writer.close()
+        let stored = try log.pool.read { db in
+            try Row.fetchAll(db, sql: "SELECT id, wall_ns FROM event ORDER BY seq").map {
+                (id: $0["id"] as String, wallNs: $0["wall_ns"] as Int64)
+            }
+        }
+        #expect(stored.count == 101)
+        #expect(Set(stored.map(\.id)).count == 101)
+        #expect(stored.last?.id == given.uuidString.lowercased())
+        for (a, b) in zip(stored.dropLast(), stored.dropLast().dropFirst()) {
+            // Still lower-case UUID text, version 7, RFC variant: exports and merges read them as before.
+            #expect(UUID(uuidString: b.id)?.uuidString.lowercased() == b.id)
+            #expect(Array(b.id)[14] == "7" && "89ab".contains(Array(b.id)[19]))
+            // A later millisecond sorts later as text (within one, the order is random).
+            if b.wallNs / 1_000_000 > a.wallNs / 1_000_000 { #expect(b.id > a.id) }
+            #expect(Int64(b.id.prefix(8) + b.id.dropFirst(9).prefix(4), radix: 16) == b.wallNs / 1_000_000)
+        }
+    }
+
     @Test func overflowIsCountedAndLoggedAsAFault() throws {
         let log = try SessionLog(path: temporaryLogPath())
         let session = try startSession(log)
