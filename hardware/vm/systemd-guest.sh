@@ -307,7 +307,7 @@ journalctl -b -u lineupd --no-pager -o short-monotonic > "$out/lineupd-journal.t
 journalctl -b --no-pager -o short-monotonic > "$out/journal.txt"
 sed 's/^/guest: journal| /' "$out/lineupd-journal.txt"
 # Under the journal lineupd's logger writes `<priority>[component] message` (docs/daemon.md).
-routine='Starting |Started |Reloading |Reloaded |Stopping |Stopped |Deactivated successfully|Consumed .* CPU time|lineupd: station ready: |lineupd: reloaded |lineupd: stopped by SIGTERM|lineupd: session |\[log\] session [0-9a-f]+ .* was not ended: |lineupd\[[0-9]+\]: trial [0-9]+/[0-9]+ |^-- '
+routine='Starting |Started |Reloading |Reloaded |Stopping |Stopped |Deactivated successfully|Consumed .* CPU time|lineupd: station ready: |lineupd: reloaded |lineupd: stopped by SIGTERM|lineupd: session |\[log\] session [0-9a-f]+ .* was not ended: |lineupd: [^ ]+ (passed step|graduated phase) |lineupd\[[0-9]+\]: trial [0-9]+/[0-9]+ |^-- '
 # Step 7b's watchdog kill and restart, as systemd tells it.
 routine+='|Watchdog timeout|Killing process [0-9]+ \(lineupd\) with signal|State .stop-watchdog. timed out|Main process exited, code=(killed|dumped)|Failed with result .watchdog.|Scheduled restart job'
 # SystemCallFilter=~@privileged refuses chown: the daemon skips the socket's chown when the
