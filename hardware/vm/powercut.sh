@@ -199,7 +199,7 @@ for k in range(1, cuts + 2):
         nxt = open(f"{out}/boot-{k + 1}/announce.log", "rb").read().decode("utf-8", "replace")
         ends = [e["how"] for e in session["ends"]] if session else []
         named = session is not None and re.search(
-            rf"session {session['id'][:8].lower()}\S* \(.*\) was not ended: logged as interrupted", nxt.lower())
+            rf"session {session['id'][:8].lower()}\S* \(.*\) was not ended: .*logged as interrupted", nxt.lower())
         if session and ends == ["interrupted"] and named:
             interrupted += 1
         else:
