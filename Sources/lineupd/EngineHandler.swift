@@ -153,9 +153,11 @@ final class EngineHandler: HotPathHandler, @unchecked Sendable {
     private func ready(at t: UInt64) -> HotPathDecision {
         if trainerLed {
             // Each repetition is a round with its own set-up (the layouts, one per repetition).
+            // A press during a round means nothing: only a round that begins takes a set-up.
+            let wasRunning = machine.phase == .exercise
             let round = nextLayout < layouts.count ? layouts[nextLayout] : nil
             let decision = take(machine.start(round: round, at: t))
-            if machine.phase == .exercise { nextLayout += 1 }
+            if !wasRunning && machine.phase == .exercise { nextLayout += 1 }
             return decision
         }
         // Loaded during the inter-trial interval: the trial starts when the interval is over.
