@@ -167,7 +167,12 @@ final class LogFeeder: @unchecked Sendable {
         var fields = extra
         fields["kind"] = event.kind.rawValue
         fields["mono_ns"] = "\(event.time.monoNs)"
-        if let station = event.station { fields["station"] = boardName(station - 1) }
+        // Double-blind: where the dog's nose went (edges, sniffs, indications, the click's
+        // station) tells a watching handler where the target is or is not; the log keeps it.
+        // A sensor fault keeps its station: someone must go and clear it.
+        if let station = event.station, !settings.hideLayoutFromWatchers || event.kind == .fault {
+            fields["station"] = boardName(station - 1)
+        }
         if let value = event.value { fields["value"] = "\(value)" }
         if let d = event.durationNs { fields["duration_ns"] = "\(d)" }
         if let c = event.click { fields["onset_latency_ns"] = "\(c.onsetLatencyNs ?? 0)" }

@@ -118,6 +118,10 @@ struct ServingStationTests {
         #expect(watched.done.wait(timeout: .now() + 10) == .success)
         let trialLines = watched.lines.filter { $0.contains(#""kind":"trial""#) }
         #expect(trialLines.count == 3, "\(watched.lines)")
+        // Nor where the nose went: no event line names a station (the log keeps them all).
+        let stationLines = watched.lines.filter { $0.contains(#""station":"#) && !$0.contains(#""kind":"fault""#) }
+        #expect(stationLines.isEmpty, "\(stationLines.prefix(3))")
+        #expect(watched.lines.contains { $0.contains(#""kind":"sniff""#) || $0.contains(#""kind":"edge""#) })
         for line in trialLines {
             #expect(line.contains("layout hidden"), "\(line)")
             for kind in ["target", "control", "blank", "distractor"] { #expect(!line.contains(":\(kind)"), "\(line)") }
