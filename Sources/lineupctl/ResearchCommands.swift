@@ -69,9 +69,9 @@ struct Samples: ParsableCommand {
         discussion: """
             Examples:
               lineupctl samples
-              lineupctl samples add T-0042 --kind target --diagnosis "lung cancer" --source "clinic A"
-              lineupctl samples show T-0042
-              lineupctl samples note T-0042 "tube cracked, replaced lid"
+              lineupctl samples add T-0043 --kind target --diagnosis "lung cancer" --source "clinic A"
+              lineupctl samples show T-0043
+              lineupctl samples note T-0043 "tube cracked, replaced lid"
             """,
         subcommands: [List.self, Show.self, Add.self, Note.self], defaultSubcommand: List.self)
 

@@ -27,7 +27,7 @@ struct TrialCommand: ParsableCommand {
 
                 Examples:
                   lineupctl trial correct 9b1c0d2e --outcome miss --reason "video: the nose never held"
-                  lineupctl trial correct 9b1c0d2e --outcome false-alert --indicated 3 --reason "video: held at 3"
+                  lineupctl trial correct 4d7e1a90 --outcome false-alert --indicated 3 --reason "video: held at 3"
                 """ + "\n\n" + additionNote)
         @OptionGroup var target: AdditionOptions
         @Argument(help: "The trial's id or id prefix (lineupctl trials).") var trial: String

@@ -3,9 +3,11 @@ import Glibc
 import SessionLog
 import StationControl
 import Testing
+import TrainingEngine
 
 /// Say only what runs: every `lineupctl` and `lineupd` command in the README's shell blocks
-/// (README.md and docs/*.md) is run, in order, against a simulated station serving its socket,
+/// (README.md and docs/*.md) and in lineupctl's own help texts (every subcommand's examples,
+/// read from `lineupctl --experimental-dump-help`) is run, in order, against a simulated station serving its socket,
 /// and must exit 0 with nothing on stderr (a `--fault` example: only its stations' fault
 /// lines). Placeholders (the README's example ids, paths and dog names) are replaced by real
 /// ones, listed below. Commands that need a board, root or a network are exempt, each with
@@ -14,7 +16,12 @@ import Testing
 @Suite(.serialized) struct ReadmeExamplesTests {
     /// Prefixes of commands not run here, and why.
     static let exemptions: [(prefix: String, why: String)] = [
-        ("lineupctl selftest --config /etc/lineup/station.toml", "needs the board's GPIO lines and sound card"),
+        ("lineupctl selftest --config", "needs the board's GPIO lines and sound card"),
+        ("lineupd --config /etc/lineup/station.toml", "needs the board's GPIO lines (the VM tier runs it on gpio-sim)"),
+        (
+            "lineupctl bench",
+            "benchmarks: .ci/run runs bench click, the README's table records each (minutes, not a check)"
+        ),
         ("lineupd --simulate --serve --socket /tmp/lineup.sock", "the test's own station is this command"),
         (
             "lineupctl pull",
@@ -75,6 +82,41 @@ import Testing
         return out
     }
 
+    /// lineupctl's and lineupd's help examples, every subcommand's, as one shell block: the
+    /// lines of each discussion that start with the tool's name (with their continuation lines).
+    static func helpExamples() throws -> String {
+        var lines: [String] = []
+        for tool in ["lineupctl", "lineupd"] {
+            let dump = try runBuilt(tool, ["--experimental-dump-help"])
+            guard let object = try JSONSerialization.jsonObject(with: Data(dump.stdout.utf8)) as? [String: Any],
+                let root = object["command"] as? [String: Any]
+            else {
+                Issue.record("\(tool) --experimental-dump-help gave no command tree")
+                continue
+            }
+            lines += helpExamples(root, tool: tool)
+        }
+        #expect(lines.count > 40, "the tools' help examples were not found")
+        return "```sh\n" + lines.joined(separator: "\n") + "\n```\n"
+    }
+
+    static func helpExamples(_ root: [String: Any], tool: String) -> [String] {
+        var lines: [String] = []
+        func walk(_ command: [String: Any]) {
+            var continuing = false
+            for raw in ((command["discussion"] as? String) ?? "").split(separator: "\n") {
+                let line = raw.trimmingCharacters(in: .whitespaces)
+                if continuing || line.hasPrefix(tool + " ") {
+                    lines.append(line)
+                    continuing = line.hasSuffix("\\")
+                }
+            }
+            for sub in (command["subcommands"] as? [[String: Any]]) ?? [] { walk(sub) }
+        }
+        walk(root)
+        return lines
+    }
+
     /// Drops a trailing `# comment` outside quotes.
     static func stripComment(_ command: String) -> String {
         var quote: Character? = nil
@@ -126,7 +168,10 @@ import Testing
         where file.hasSuffix(".md") {
             text += "\n" + (try String(contentsOf: docs.appendingPathComponent(file), encoding: .utf8))
         }
-        let commands = Self.commands(in: text)
+        text += "\n" + (try Self.helpExamples())
+        // A command shown in several places (a doc and a help text) is run once.
+        var seen = Set<String>()
+        let commands = Self.commands(in: text).filter { seen.insert($0).inserted }
         #expect(commands.count > 30, "the README's examples were not found")
         for exemption in Self.exemptions {
             #expect(
@@ -146,14 +191,31 @@ import Testing
         ] {
             _ = try client.addSample(SampleEntry(label: label, kind: kind == "target" ? .target : .control))
         }
+        // Two trials with the target at station 2, each stopped as soon as it starts (aborted),
+        // so the correction examples (to a miss, to a false alert at 3) always change something.
+        let sheet: [SampleKind] = [.control, .target, .control, .control, .control]
         _ = try client.startSession(
-            SessionRequest(dog: "Rex", program: "research-5-station", step: "phase-3/1", mode: .automated, trials: 1))
-        try client.ready()
-        #expect(eventually(10) { (try? client.status().trial) == 1 }, "the preparing trial never ended")
+            SessionRequest(
+                dog: "Rex", program: "research-5-station", step: "phase-3/1", mode: .automated,
+                layouts: [sheet, sheet]))
+        for n in 1...2 {
+            // Pressed again while a start is refused (a nose still at a station): it starts once.
+            #expect(
+                eventually(15) {
+                    try? client.ready()
+                    return (try? client.status().searchSecondsLeft) != nil || (try? client.status().trial) == n
+                }, "preparing trial \(n) never started")
+            try? client.abort()
+            #expect(eventually(10) { (try? client.status().trial) == n }, "preparing trial \(n) never ended")
+        }
         try client.endSession(suggestions: nil)
         let reader = try SessionLog.openReader(path: daemon.db)
         let session = String(try #require(try reader.sessions().first).id.prefix(8))
-        let trial = String(try #require(try reader.trials().first).id.prefix(8))
+        // Newest first: the second trial, then the first.
+        let trials = try reader.trials()
+        #expect(trials.count == 2)
+        let trial = String(try #require(trials.last).id.prefix(8))
+        let otherTrial = String(try #require(trials.first).id.prefix(8))
         let env = ["LINEUP_SOCKET": daemon.socket, "LINEUP_DB": daemon.db]
         // Two stations' copies for the merge example: backups of this station's log.
         for copy in ["pi-1.db", "pi-2.db"] {
@@ -164,9 +226,12 @@ import Testing
             try file.content.write(toFile: daemon.directory + "/" + file.name, atomically: true, encoding: .utf8)
         }
         let substitutions = [
-            "3f2a9c1e": session, "9b1c0d2e": trial, "/tmp/lineup.sock": daemon.socket, "/tmp/lineup.db": daemon.db,
+            "3f2a9c1e": session, "9b1c0d2e": trial, "4d7e1a90": otherTrial, "/tmp/lineup.sock": daemon.socket,
+            "/tmp/lineup.db": daemon.db,
             "/var/lib/lineup/backup-2025-05-01.db": daemon.directory + "/backup.db",
             "pi-1.db": daemon.directory + "/pi-1.db", "pi-2.db": daemon.directory + "/pi-2.db",
+            "/media/usb/lineup-2025-05-01.db": daemon.directory + "/usb-copy.db",
+            "--programs /etc/lineup/programs": "--programs " + daemon.directory,
             " lab.db": " " + daemon.directory + "/lab.db",
         ]
 
@@ -200,6 +265,16 @@ import Testing
             if arguments.starts(with: ["session", "start"]) {
                 _ = try? lineupctl(["session", "abort"], environment: env)
                 _ = try? lineupctl(["session", "end"], environment: env)
+            }
+            // Commands about the running session get one when an earlier example ended it.
+            if ["layout", "ready", "simulate"].contains(arguments.first ?? "")
+                || arguments.starts(with: ["session", "end"]) || arguments.starts(with: ["session", "abort"])
+            {
+                _ = try? lineupctl(
+                    [
+                        "session", "start", "--dog", "Rex", "--program", "research-5-station", "--step", "phase-3/1",
+                        "--mode", "automated",
+                    ], environment: env)
             }
             if arguments.first == "watch" {
                 // A stream until Ctrl-C: it must connect and stay up.
