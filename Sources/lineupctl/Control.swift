@@ -78,6 +78,8 @@ struct StatusCommand: ParsableCommand {
                 if let running = s.exercise {
                     let left = s.secondsLeft.map { String(format: ", %.0f s left", $0.rounded(.up)) } ?? ""
                     lines.append("Exercise    repetition \(running)\(of) running\(left)")
+                } else if let repeats = s.exerciseRepeats, done >= repeats {
+                    lines.append("Exercise    all \(repeats) done; end the session (lineupctl session end)")
                 } else {
                     lines.append("Exercise    \(done)\(of) done; press ready for the next")
                 }
