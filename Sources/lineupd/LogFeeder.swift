@@ -238,10 +238,7 @@ final class LogFeeder: @unchecked Sendable {
         return jsonObject(fields)
     }
 
-    private var targetNumber: Int? {
-        guard current >= 0 && current < settings.layouts.count else { return nil }
-        return settings.layouts[current].targetStation.map { number($0) }
-    }
+    private var targetNumber: Int? { currentTarget >= 0 ? number(currentTarget) : nil }
 
     private func logEdge(_ edge: SensorEdge, detail: String?) {
         let button = settings.buttons[edge.line]
