@@ -326,7 +326,6 @@ final class LogFeeder: @unchecked Sendable {
                     ])))
             exercising.store(-1, ordering: .releasing)
             roundEndsAt.store(0, ordering: .releasing)
-            exercisesDone.add(1, ordering: .releasing)
         case .sensorFault(let kind, let station, let at):
             let fault = ["active-at-start", "stuck", "silent", "chatter"][Int(min(kind, 3))]
             sensorFaults.withLock { $0[fault, default: 0] += 1 }
@@ -426,6 +425,9 @@ final class LogFeeder: @unchecked Sendable {
         visits.removeAll()
         current = -1
         committed.add(1, ordering: .releasing)
+        // A repetition is done once its round is committed: status and `layout` then agree on
+        // which round is next (counting it at the exercise's end raced the commit).
+        if settings.trainerLed { exercisesDone.add(1, ordering: .releasing) }
     }
 
     /// Why a trial needs a second look: aborted, or a sensor stuck or chattering during it.
