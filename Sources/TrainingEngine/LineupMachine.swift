@@ -114,6 +114,7 @@ public struct LineupMachine: Sendable {
                 exerciseDuration: nanoseconds(seconds: exercise.durationSeconds),
                 exerciseRepeats: exercise.repeats)
             autoStart = step.ready == .auto
+            endOnFalseAlert = step.afterFalseAlert == .end
         }
     }
 
@@ -342,7 +343,7 @@ public struct LineupMachine: Sendable {
             }
             let event =
                 present ? detector.arrive(station: station, at: t) : detector.leave(station: station, at: t)
-            recordOnly(event, &out)
+            recordOnly(event, target: run.trial.target, &out)
         default:
             return out  // nothing is being watched; the caller logs raw edges itself
         }
@@ -366,8 +367,8 @@ public struct LineupMachine: Sendable {
         case .interTrial(let until) where t >= until:
             state = .idle
             out.append(.record(.interTrialOver(at: t)))
-        case .exercise:
-            recordOnly(detector.expire(at: t), &out)
+        case .exercise(let run):
+            recordOnly(detector.expire(at: t), target: run.trial.target, &out)
             if case .exercise(let run) = state, t >= run.endsAt {
                 visitClosed(detector.close(at: run.endsAt), &out)
                 out.append(.cue(.exerciseEnd, at: run.endsAt))
@@ -508,13 +509,15 @@ public struct LineupMachine: Sendable {
         }
     }
 
-    private func recordOnly(_ event: HoldDetector.Event, _ out: inout Actions) {
+    /// A trainer-led round: the hold is recorded against the round's target (-1: none); the
+    /// trainer's button is what clicks.
+    private func recordOnly(_ event: HoldDetector.Event, target: Int, _ out: inout Actions) {
         switch event {
         case .none: break
         case .visitEnded: visitClosed(event, &out)
         case .indication(let station, let heldFrom, let at):
             out.append(
-                .record(.indication(station: station, heldFrom: heldFrom, at: at, atTarget: false)))
+                .record(.indication(station: station, heldFrom: heldFrom, at: at, atTarget: station == target)))
         }
     }
 

@@ -85,6 +85,9 @@ public struct Step: Sendable, Hashable, Identifiable {
     /// What the stations' output lines (an LED or a valve per station, where the board has
     /// them) do on this step.
     public var stationOutputs: StationOutputs = .none
+    /// Automated steps: whether a false alert ends the trial or the dog may search on and be
+    /// clicked at the target (the trial is still scored a false alert).
+    public var afterFalseAlert: AfterFalseAlert = .end
 
     public init(
         id: String, title: String, description: String = "", mode: TrainingMode, lineup: LineupSetup,
@@ -111,6 +114,19 @@ public enum ReadyMode: String, Sendable, Hashable, Codable {
     /// The next trial starts by itself once the inter-trial interval is over and no station
     /// is active (an olfactometer, or containers that stay put). The project's option.
     case auto
+}
+
+/// What an automated trial does after a false alert. The study gives no rule (its sessions are
+/// trainer-led); the project's default is `end`: the first indication is the dog's answer,
+/// as in the double-blind tests this station runs (McCulloch 2006 and Walczak 2012 score the
+/// first indication), and a click at the target after a wrong indication would reward
+/// indicating everywhere. A training step may say `continue` to let the dog self-correct.
+public enum AfterFalseAlert: String, Sendable, Hashable, Codable {
+    /// The trial ends at the false alert, scored false alert, with no click.
+    case end
+    /// The dog may search on; a hold at the target is clicked, and the trial is still scored
+    /// a false alert.
+    case `continue`
 }
 
 /// What a step does with the stations' output lines (the project's option).

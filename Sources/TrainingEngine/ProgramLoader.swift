@@ -183,7 +183,7 @@ private struct ProgramReader {
             t, path,
             allowed: [
                 "id", "title", "description", "mode", "lineup", "hold_s", "inter_trial_s", "criterion",
-                "exercises", "ready", "station_outputs",
+                "exercises", "ready", "station_outputs", "after_false_alert",
             ])
         let modeText = try string(t, "mode", path)
         guard let mode = TrainingMode(rawValue: modeText) else {
@@ -214,6 +214,17 @@ private struct ProgramReader {
                 join(path, "station_outputs"),
                 "unknown station_outputs \"\(outputsText)\" (expected none, load or search)")
         }
+        let afterText = try string(t, "after_false_alert", path, default: "end")
+        guard let afterFalseAlert = AfterFalseAlert(rawValue: afterText) else {
+            throw fail(
+                join(path, "after_false_alert"),
+                "unknown after_false_alert \"\(afterText)\" (expected end or continue)")
+        }
+        guard t["after_false_alert"] == nil || mode != .trainerLed else {
+            throw fail(
+                join(path, "after_false_alert"),
+                "a trainer-led round is judged by the trainer: after_false_alert is for automated steps")
+        }
         var exercises: [Exercise] = []
         var ids: Set<String> = []
         for (i, table) in try tables(t, "exercises", path).enumerated() {
@@ -232,6 +243,7 @@ private struct ProgramReader {
             criterion: criterion, exercises: exercises)
         step.ready = ready
         step.stationOutputs = stationOutputs
+        step.afterFalseAlert = afterFalseAlert
         return step
     }
 

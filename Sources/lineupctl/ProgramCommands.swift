@@ -287,6 +287,8 @@ struct StepView: Encodable {
     /// How each trial or round starts, in words; and the step's `ready` (automated steps).
     var starts: String
     var ready: String?
+    /// Automated steps: `end` or `continue` (what a false alert does to the trial).
+    var afterFalseAlert: String?
     var exercises: [ExerciseView]
 
     init(_ step: Step, phase: String) {
@@ -304,6 +306,7 @@ struct StepView: Encodable {
             ? "by the trainer (ready), each repetition a round"
             : step.ready == .auto ? "by itself after the interval (ready = auto)" : "at the assistant's ready press"
         ready = step.mode == .trainerLed ? nil : step.ready.rawValue
+        afterFalseAlert = step.mode == .trainerLed ? nil : step.afterFalseAlert.rawValue
         exercises = step.exercises.map { ExerciseView($0, mode: step.mode) }
     }
 
@@ -317,6 +320,15 @@ struct StepView: Encodable {
         facts.append(("Hold", holdS.map { "\(seconds($0)) at one station" } ?? "the board's hold time"))
         if let interTrialS { facts.append(("Interval", "\(seconds(interTrialS)) between trials")) }
         facts.append(("Starts", starts))
+        if let afterFalseAlert {
+            facts.append(
+                (
+                    "False alert",
+                    afterFalseAlert == AfterFalseAlert.end.rawValue
+                        ? "ends the trial (after_false_alert = end)"
+                        : "the dog may search on and be clicked at the target; still scored a false alert (after_false_alert = continue)"
+                ))
+        }
         facts.append(("Criterion", criterion))
         return facts
     }
