@@ -76,7 +76,9 @@ public struct ControlClient: Sendable {
         try send(.layout(view), expecting: LayoutReply.self).stations
     }
 
-    public func ready() throws(ControlClientError) { _ = try send(.ready, expecting: Done.self) }
+    /// The engine's answer; a press that starts nothing is an error naming why.
+    @discardableResult
+    public func ready() throws(ControlClientError) -> ReadyReply { try send(.ready, expecting: ReadyReply.self) }
     public func abort() throws(ControlClientError) { _ = try send(.abort, expecting: Done.self) }
 
     public func endSession(suggestions: String?) throws(ControlClientError) {

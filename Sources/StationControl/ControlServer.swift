@@ -284,8 +284,7 @@ public final class ControlServer: @unchecked Sendable {
                 let stations = try controller.layout(view: view)
                 reply = ControlProtocol.encodeReply(id: id, result: LayoutReply(view: view, stations: stations))
             case .ready:
-                try controller.ready()
-                reply = ControlProtocol.encodeReply(id: id, result: Done())
+                reply = ControlProtocol.encodeReply(id: id, result: try controller.ready())
             case .abort:
                 try controller.abort()
                 reply = ControlProtocol.encodeReply(id: id, result: Done())

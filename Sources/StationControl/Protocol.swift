@@ -70,6 +70,9 @@ public enum ControlRequest: Sendable, Hashable {
 /// `session-start`'s result.
 public struct SessionStarted: Sendable, Codable, Hashable {
     public var session: String
+    /// The mode the step fixes, and what the trainer does next, in words.
+    public var mode: TrainingMode?
+    public var message: String?
     /// One line the trainer should read (the log's disk is nearly full); nil when all is well.
     public var warning: String?
     public init(session: String, warning: String? = nil) {
@@ -308,9 +311,10 @@ private struct SessionStartParams: Decodable {
     var program: String
     var step: String
     var exercise: String?
-    var mode: TrainingMode
+    var mode: TrainingMode?
     var trials: Int?
     var samples: [String]?
+    var unlabelled: Bool?
     var handler: String?
     var seed: UInt64?
     var layouts: [[SampleKind]]?
@@ -324,6 +328,7 @@ private struct SessionStartParams: Decodable {
             samples: samples ?? [], handler: handler, seed: seed, layouts: layouts, newDog: newDog)
         r.durationSeconds = durationSeconds
         r.stations = stations
+        r.unlabelled = unlabelled
         return r
     }
 }
@@ -335,7 +340,7 @@ private struct RequestEnvelope: Encodable {
     enum CodingKeys: String, CodingKey {
         case v, id, request, view, suggestions
         case dog, program, step, exercise, mode, trials, samples, handler, seed, layouts, newDog, durationSeconds,
-            stations
+            stations, unlabelled
     }
 
     /// The added row's fields sit beside `v`, `id` and `request`, as session-start's do.
@@ -386,7 +391,7 @@ private struct RequestEnvelope: Encodable {
             try c.encode(r.program, forKey: .program)
             try c.encode(r.step, forKey: .step)
             try c.encodeIfPresent(r.exercise, forKey: .exercise)
-            try c.encode(r.mode, forKey: .mode)
+            try c.encodeIfPresent(r.mode, forKey: .mode)
             try c.encodeIfPresent(r.trials, forKey: .trials)
             try c.encode(r.samples, forKey: .samples)
             try c.encodeIfPresent(r.handler, forKey: .handler)
@@ -395,6 +400,7 @@ private struct RequestEnvelope: Encodable {
             try c.encodeIfPresent(r.newDog, forKey: .newDog)
             try c.encodeIfPresent(r.durationSeconds, forKey: .durationSeconds)
             try c.encodeIfPresent(r.stations, forKey: .stations)
+            try c.encodeIfPresent(r.unlabelled, forKey: .unlabelled)
         }
     }
 }

@@ -21,11 +21,17 @@ public struct SessionRequest: Sendable, Codable, Hashable {
     public var step: String
     /// An exercise id within the step; the step's first when nil.
     public var exercise: String?
-    public var mode: TrainingMode
+    /// The program's step fixes the mode; nil takes it, and a mode that contradicts the
+    /// step is refused.
+    public var mode: TrainingMode?
     public var trials: Int?
-    /// Sample ids to use; the program's kinds are filled from these in order of the log's
-    /// sample list when empty.
+    /// The samples to use (labels or ids), at least one per station that is not a blank in
+    /// any trial: every target and control station of an automated or double-blind session
+    /// is laid out with a sample the log knows. Empty: refused unless `unlabelled`.
     public var samples: [String]
+    /// The trainer says so: run without samples, the stations labelled by kind only. The
+    /// session's settings and every listing say so.
+    public var unlabelled: Bool?
     public var handler: String?
     public var seed: UInt64?
     /// A block laid out in advance (a researcher's layout sheet): the kind in each station,
@@ -43,11 +49,13 @@ public struct SessionRequest: Sendable, Codable, Hashable {
     public var stations: [String]?
 
     public init(
-        dog: String, program: String, step: String, exercise: String? = nil, mode: TrainingMode, trials: Int? = nil,
+        dog: String, program: String, step: String, exercise: String? = nil, mode: TrainingMode? = nil,
+        trials: Int? = nil,
         samples: [String] = [], handler: String? = nil, seed: UInt64? = nil, layouts: [[SampleKind]]? = nil,
-        newDog: Bool? = nil
+        newDog: Bool? = nil, unlabelled: Bool? = nil
     ) {
         self.newDog = newDog
+        self.unlabelled = unlabelled
         self.dog = dog
         self.program = program
         self.step = step
@@ -63,21 +71,29 @@ public struct SessionRequest: Sendable, Codable, Hashable {
 
 /// The station now, for `lineupctl status`.
 public struct StationStatus: Sendable, Codable, Hashable {
+    /// What the station is doing, one of `StationState`'s words.
     public var state: String
+    /// The same in the trainer's words, with what to do next ("load trial 3 of 20, then
+    /// press ready").
+    public var activity: String?
     public var session: String?
     public var dog: String?
     public var mode: TrainingMode?
+    /// The trial (or trainer-led round) running now, or the next one to run (from 1).
     public var trial: Int?
     public var trials: Int?
-    public var phase: String?
+    /// Trials (or rounds) scored and logged so far.
+    public var trialsDone: Int?
+    /// The program and its step (`phase/step`).
+    public var program: String?
+    public var step: String?
     /// Trainer-led: the repetition of the exercise running now (from 1), and how many are done.
     public var exercise: Int?
     public var exercisesDone: Int?
     /// Trainer-led: the exercise's repetitions allowed; seconds left in the running one.
     public var exerciseRepeats: Int?
+    /// Seconds left in every timed state: the search, the inter-trial interval, the round.
     public var secondsLeft: Double?
-    /// Automated: seconds left in the running search.
-    public var searchSecondsLeft: Double?
     public var audio: String
     public var gpio: String
     public var clicks: UInt64
@@ -112,7 +128,7 @@ public struct StationStatus: Sendable, Codable, Hashable {
 
     public init(
         state: String, session: String? = nil, dog: String? = nil, mode: TrainingMode? = nil, trial: Int? = nil,
-        trials: Int? = nil, phase: String? = nil, audio: String, gpio: String, clicks: UInt64 = 0,
+        trials: Int? = nil, step: String? = nil, audio: String, gpio: String, clicks: UInt64 = 0,
         failedClicks: UInt64 = 0, edges: UInt64 = 0, droppedEdges: UInt64 = 0, logOverflow: UInt64 = 0,
         uptimeSeconds: Double = 0
     ) {
@@ -122,7 +138,7 @@ public struct StationStatus: Sendable, Codable, Hashable {
         self.mode = mode
         self.trial = trial
         self.trials = trials
-        self.phase = phase
+        self.step = step
         self.audio = audio
         self.gpio = gpio
         self.clicks = clicks
@@ -131,6 +147,44 @@ public struct StationStatus: Sendable, Codable, Hashable {
         self.droppedEdges = droppedEdges
         self.logOverflow = logOverflow
         self.uptimeSeconds = uptimeSeconds
+    }
+}
+
+/// What the station is doing: `status`'s `state`.
+public enum StationState: String, Sendable, Codable, CaseIterable {
+    /// No session.
+    case idle
+    /// The next trial (or round) waits for the ready press; with `ready = "auto"`, for no
+    /// station to be active.
+    case waitingForReady = "waiting-for-ready"
+    /// A start was refused: a station is active (a lid, a paw). Clear it, press ready again.
+    case blocked
+    case searching
+    /// Searching, with the dog's nose at a station now (a hold counts once it lasts).
+    case holding
+    /// The pause between trials.
+    case interval
+    /// A trainer-led round is running.
+    case roundRunning = "round-running"
+    /// Every trial of the block has run: end the session.
+    case blockComplete = "block-complete"
+    /// Every repetition of the trainer-led exercise is done: end the session.
+    case repetitionsDone = "repetitions-done"
+    /// The session was aborted: end it.
+    case aborted
+}
+
+/// `ready`'s result: what the engine did with the press.
+public struct ReadyReply: Sendable, Codable, Hashable {
+    /// `started`: the trial (or round) started now; `queued`: it starts when the
+    /// inter-trial interval is over. A refusal is an error reply instead.
+    public var result: String
+    public var trial: Int
+    public var message: String
+    public init(result: String, trial: Int, message: String) {
+        self.result = result
+        self.trial = trial
+        self.message = message
     }
 }
 
@@ -287,8 +341,9 @@ public protocol StationControlling: AnyObject, Sendable {
     func startSession(_ request: SessionRequest) throws(ControlRefusal) -> SessionStarted
     /// Refused to the handler's view in double-blind mode.
     func layout(view: ClientView) throws(ControlRefusal) -> [LayoutEntry]
-    /// The containers are loaded: start the next trial.
-    func ready() throws(ControlRefusal)
+    /// The containers are loaded: start the next trial. The reply is the engine's answer;
+    /// a press that starts nothing is refused, saying why.
+    func ready() throws(ControlRefusal) -> ReadyReply
     /// Stops the current trial (recorded as aborted) and the session's block.
     func abort() throws(ControlRefusal)
     /// Ends the session with the trainer's improvement suggestions.

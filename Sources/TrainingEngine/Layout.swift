@@ -57,7 +57,7 @@ public struct TrialLayout: Sendable, Hashable {
 }
 
 public enum LayoutError: Error, Sendable, Hashable, CustomStringConvertible {
-    /// Not enough usable samples of a kind for a trial (all at their usage limit).
+    /// Fewer samples of a kind than the trial has stations of that kind.
     case samplesExhausted(kind: SampleKind, trialIndex: Int, needed: Int, available: Int)
     /// The run-length limit cannot be met with these counts (e.g. one station and a limit of 1).
     case constraintsUnsatisfiable(String)
@@ -65,8 +65,11 @@ public enum LayoutError: Error, Sendable, Hashable, CustomStringConvertible {
     public var description: String {
         switch self {
         case .samplesExhausted(let kind, let trial, let needed, let available):
+            // Each station of a kind holds a different sample; a trial with no target puts one
+            // more control (or blank) where the target would have been.
             return
-                "trial \(trial + 1): \(needed) \(kind.rawValue) sample(s) needed but only \(available) still within their usage limit"
+                "trial \(trial + 1): \(needed) different \(kind.rawValue) samples needed (one per \(kind.rawValue) station) "
+                + "but only \(available) given"
         case .constraintsUnsatisfiable(let why): return why
         }
     }

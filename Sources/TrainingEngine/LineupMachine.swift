@@ -206,6 +206,26 @@ public struct LineupMachine: Sendable {
     /// The time the caller's timer should fire, if any.
     public var timerDeadline: Nanoseconds? { armed }
 
+    /// When the phase in progress ends by itself: the search's time-out, the inter-trial
+    /// interval's end, or the trainer-led round's end; nil in every other phase.
+    public var phaseEndsAt: Nanoseconds? {
+        switch state {
+        case .searching(let trial): return trial.deadline
+        case .interTrial(let until): return until
+        case .exercise(let run): return run.endsAt
+        default: return nil
+        }
+    }
+
+    /// Whether the dog's nose is at one of the lineup's stations now (a visit in progress).
+    public var noseAtStation: Bool { detector.stationPresent != nil }
+
+    /// The lineup's first station whose sensor is active now (the one that refuses a start).
+    public var firstActiveStation: Int? {
+        let active = activeMask & stationsMask
+        return active == 0 ? nil : active.trailingZeroBitCount
+    }
+
     // MARK: Commands
 
     /// Hands a new trial's layout to the station: the assistant loads the containers.

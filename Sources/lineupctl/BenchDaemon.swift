@@ -104,7 +104,7 @@ struct BenchDaemon: ParsableCommand {
                 let before = done
                 while done == before {
                     usleep(2000)
-                    done = try client.status().trial ?? done
+                    done = try client.status().trialsDone ?? done
                 }
             }
             try client.endSession(suggestions: nil)

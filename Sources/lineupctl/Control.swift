@@ -65,27 +65,19 @@ struct StatusCommand: ParsableCommand {
         try controlCommand {
             let s = try socket.client.status()
             if json { return try printJSON(s) }
-            var lines = ["State       \(s.state)"]
+            var lines = ["State       \(s.state)\(s.activity.map { ": \($0)" } ?? "")"]
             if let session = s.session { lines.append("Session     \(session)") }
             if let dog = s.dog { lines.append("Dog         \(dog)") }
             if let mode = s.mode { lines.append("Mode        \(mode.rawValue)") }
+            if let step = s.step { lines.append("Step        \(s.program.map { "\($0) " } ?? "")\(step)") }
             if let trial = s.trial {
-                lines.append("Trial       \(trial)\(s.trials.map { " of \($0)" } ?? "")")
+                let word = s.mode == .trainerLed ? "Repetition" : "Trial     "
+                lines.append(
+                    "\(word)  \(trial)\(s.trials.map { " of \($0)" } ?? "")"
+                        + (s.trialsDone.map { "; \($0) done" } ?? ""))
             }
-            if let phase = s.phase { lines.append("Step        \(phase)") }
-            if let done = s.exercisesDone {
-                let of = s.exerciseRepeats.map { " of \($0)" } ?? ""
-                if let running = s.exercise {
-                    let left = s.secondsLeft.map { String(format: ", %.0f s left", $0.rounded(.up)) } ?? ""
-                    lines.append("Exercise    repetition \(running)\(of) running\(left)")
-                } else if let repeats = s.exerciseRepeats, done >= repeats {
-                    lines.append("Exercise    all \(repeats) done; end the session (lineupctl session end)")
-                } else {
-                    lines.append("Exercise    \(done)\(of) done; press ready for the next")
-                }
-            }
-            if let left = s.searchSecondsLeft {
-                lines.append(String(format: "Search      %.0f s left", left.rounded(.up)))
+            if let left = s.secondsLeft {
+                lines.append(String(format: "Time left   %.0f s", left.rounded(.up)))
             }
             lines += [
                 "Audio       \(s.audio)",
@@ -177,10 +169,19 @@ struct SessionStart: ParsableCommand {
     var program: String
     @Option(help: ArgumentHelp("The program step, as phase/step.", valueName: "phase/step")) var step: String
     @Option(help: "An exercise id within the step (default: the step's first).") var exercise: String?
-    @Option(help: "How the session runs; double-blind hides the layout from the handler.") var mode: TrainingMode
+    @Option(
+        help:
+            "Optional: the step fixes the mode (trainer-led, automated, double-blind); a mode that contradicts it is refused."
+    ) var mode: TrainingMode?
     @Option(help: "How many trials (default: the step's).") var trials: Int?
-    @Option(name: .customLong("sample"), help: ArgumentHelp("A sample id to use; repeat for more.", valueName: "id"))
+    @Option(
+        name: .customLong("sample"),
+        help: ArgumentHelp(
+            "A sample (label or id) to lay out; repeat for each. Automated and double-blind steps need a different sample for each target and control station (one control more when some trials have no target).",
+            valueName: "label"))
     var samples: [String] = []
+    @Flag(help: "Run without samples: the stations are labelled by kind only, and the log says so.")
+    var unlabelled = false
     @Option(help: "Who handles the dog, for the record: a pseudonymous code, nothing personal.") var handler: String?
     @Flag(help: "The dog is new: add it to the log (otherwise a name the log does not know is refused).")
     var newDog = false
@@ -228,18 +229,11 @@ struct SessionStart: ParsableCommand {
             var withDuration = request
             withDuration.durationSeconds = duration
             withDuration.stations = stations.isEmpty ? nil : stations
+            withDuration.unlabelled = unlabelled ? true : nil
             let started = try socket.client.sessionStart(withDuration)
             if json { return try printJSON(started) }
             if let warning = started.warning { printError("warning: \(warning)") }
-            if mode == .trainerLed {
-                say(
-                    "Session \(started.session) started for \(dog) (trainer-led); press ready (or `lineupctl ready`) to start each repetition."
-                )
-            } else {
-                say(
-                    "Session \(started.session) started for \(dog) (\(mode.rawValue)); say `lineupctl ready` when loaded."
-                )
-            }
+            say(started.message ?? "Session \(started.session) started for \(dog).")
         }
     }
 }
@@ -327,18 +321,22 @@ struct ReadyCommand: ParsableCommand {
         commandName: "ready",
         abstract: "The containers are loaded: start the next trial.",
         discussion: """
+            Says what the station did: the trial (or repetition) started, or it starts when the \
+            inter-trial interval is over. A press that starts nothing (a station active, a trial \
+            running, the block complete) is refused with why, and the exit status is 1.
+
             Example:
               lineupctl ready
             """)
 
     @OptionGroup var socket: SocketOptions
+    @Flag(help: "Print one JSON object.") var json = false
 
     func run() throws {
         try controlCommand {
-            try socket.client.ready()
-            say(
-                "Ready: the trial (or the exercise's next repetition) starts now, or when the inter-trial interval is over."
-            )
+            let reply = try socket.client.ready()
+            if json { return try printJSON(reply) }
+            say("Ready: \(reply.message).")
         }
     }
 }

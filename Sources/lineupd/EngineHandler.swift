@@ -1,4 +1,5 @@
 import StationIO
+import Synchronization
 import TrainingEngine
 
 /// How a trial ended, as a plain value the hot thread can put in a ring.
@@ -49,7 +50,9 @@ enum EngineNote {
     case visit(station: Int, from: UInt64, to: UInt64, indicated: Bool)
     case indication(station: Int, heldFrom: UInt64, at: UInt64, atTarget: Bool)
     case cue(trialStart: Bool, at: UInt64)
-    case clickAsked(station: Int, at: UInt64)
+    /// The engine clicked: at `station` (-1: none), for the edge at `at`; `trainer` when the
+    /// trainer's clicker asked (otherwise a hold at the target).
+    case clickAsked(station: Int, at: UInt64, trainer: Bool)
     case trialEnded(TrialEnd)
     case interTrialOver(at: UInt64)
     /// The trainer's clicker; station -1 when the dog was at none.
@@ -66,9 +69,85 @@ enum EngineNote {
 /// What another thread asks of the engine; taken on the hot thread after `HotLoop.wake()`.
 enum EngineCommand: BitwiseCopyable {
     /// The containers are loaded (or, trainer-led, start the exercise): as the ready button.
-    case ready
+    /// The engine's answer is published under `ticket` (`EngineSnapshot.answer`).
+    case ready(ticket: UInt32)
     /// Stop the trial or exercise in progress, recorded as aborted.
     case abort
+}
+
+/// What the engine did with a ready press: the control socket's `ready` reply is this, never
+/// a guess.
+enum ReadyAnswer: UInt8 {
+    /// A trial's search (or a trainer-led round) started; `number` is its number (from 1).
+    case started = 1
+    /// Loaded during the inter-trial interval: trial `number` starts when the interval is over.
+    case startsAfterInterval
+    /// Refused: `station` (the engine's) is active, so the trial cannot start.
+    case refusedActive
+    /// A trial or round is running (`number`): a press now means nothing.
+    case running
+    /// Every trial of the block has been run.
+    case blockComplete
+    /// Every repetition of the trainer-led exercise is done.
+    case repetitionsDone
+    /// The session was stopped.
+    case stopped
+}
+
+/// The engine's state as the hot thread last published it: what `status` shows and the
+/// `ready` reply reads. Plain atomics under a sequence count (a seqlock): the hot thread
+/// never waits, and a reader retries if it read while the hot thread wrote.
+final class EngineSnapshot: Sendable {
+    struct Values {
+        var phase: LineupMachine.Phase
+        /// Trials (or trainer-led rounds) begun, loaded ones included.
+        var begun: Int
+        /// When the phase in progress ends by itself (monotonic ns), or 0.
+        var endsAt: UInt64
+        /// Loaded during the interval: the next trial starts when it is over.
+        var readyPending: Bool
+        var noseAtStation: Bool
+        /// The engine's station that refused the last start (-1: none).
+        var blockedStation: Int
+    }
+
+    private let sequence = Atomic<UInt64>(0)
+    private let phase = Atomic<UInt8>(0)
+    private let begun = Atomic<Int>(0)
+    private let endsAt = Atomic<UInt64>(0)
+    private let flags = Atomic<UInt8>(0)
+    private let blocked = Atomic<Int>(-1)
+    /// The last ready answer: ticket << 32 | answer << 24 | (station + 1) << 16 | number.
+    let answer = Atomic<UInt64>(0)
+
+    private static let phases: [LineupMachine.Phase] = [
+        .idle, .loading, .searching, .interTrial, .exercise, .exerciseOver, .ended,
+    ]
+
+    /// Hot thread only.
+    func publish(_ v: Values) {
+        sequence.add(1, ordering: .acquiringAndReleasing)
+        phase.store(UInt8(Self.phases.firstIndex(of: v.phase) ?? 0), ordering: .releasing)
+        begun.store(v.begun, ordering: .releasing)
+        endsAt.store(v.endsAt, ordering: .releasing)
+        flags.store((v.readyPending ? 1 : 0) | (v.noseAtStation ? 2 : 0), ordering: .releasing)
+        blocked.store(v.blockedStation, ordering: .releasing)
+        sequence.add(1, ordering: .acquiringAndReleasing)
+    }
+
+    func read() -> Values {
+        while true {
+            let before = sequence.load(ordering: .acquiring)
+            if before & 1 == 1 { continue }
+            let p = Int(phase.load(ordering: .acquiring))
+            let f = flags.load(ordering: .acquiring)
+            let v = Values(
+                phase: p < Self.phases.count ? Self.phases[p] : .idle, begun: begun.load(ordering: .acquiring),
+                endsAt: endsAt.load(ordering: .acquiring), readyPending: f & 1 != 0, noseAtStation: f & 2 != 0,
+                blockedStation: blocked.load(ordering: .acquiring))
+            if sequence.load(ordering: .acquiring) == before { return v }
+        }
+    }
 }
 
 /// The engine on the hot path: debounced station edges and the ready button step the
@@ -88,6 +167,10 @@ final class EngineHandler: HotPathHandler, @unchecked Sendable {
     let commands = EventRing<EngineCommand>(capacity: 64)
     private(set) var nextDeadline: UInt64 = .max
     private var readyPending = false
+    let snapshot = EngineSnapshot()
+    /// What the last ready press did (answer, engine station, trial number).
+    private var lastReady: (answer: ReadyAnswer, station: Int, number: Int) = (.stopped, -1, 0)
+    private var blockedStation = -1
     /// The step's `ready = "auto"`: each trial is loaded and started without a press.
     private let autoStart: Bool
     /// Sound a cue when a trainer-led repetition starts, too (the end cue always sounds).
@@ -158,26 +241,59 @@ final class EngineHandler: HotPathHandler, @unchecked Sendable {
             let round = nextLayout < layouts.count ? layouts[nextLayout] : nil
             let decision = take(machine.start(round: round, at: t))
             if !wasRunning && machine.phase == .exercise { nextLayout += 1 }
+            switch machine.phase {
+            case .exercise: lastReady = (wasRunning ? .running : .started, -1, nextLayout)
+            case .ended: lastReady = (nextLayout >= layouts.count ? .repetitionsDone : .stopped, -1, nextLayout)
+            default: lastReady = (.repetitionsDone, -1, nextLayout)
+            }
             return decision
         }
-        // Loaded during the inter-trial interval: the trial starts when the interval is over.
-        if machine.phase == .interTrial, nextLayout < layouts.count {
+        switch machine.phase {
+        case .interTrial where nextLayout < layouts.count:
+            // Loaded during the inter-trial interval: the trial starts when the interval is over.
             readyPending = true
+            lastReady = (.startsAfterInterval, -1, nextLayout + 1)
             return .none
+        case .loading:
+            // The last start was refused (a station was active): try it again.
+            return started(take(machine.readyButton(at: t)))
+        case .idle where nextLayout < layouts.count:
+            _ = take(machine.load(layout: layouts[nextLayout], at: t))
+            nextLayout += 1
+            return started(take(machine.readyButton(at: t)))
+        case .searching:
+            lastReady = (.running, -1, nextLayout)
+        case .ended:
+            lastReady = (.stopped, -1, nextLayout)
+        default:
+            lastReady = (.blockComplete, -1, nextLayout)
         }
-        // The last start was refused (a station was active): try it again.
-        if machine.phase == .loading { return take(machine.readyButton(at: t)) }
-        guard machine.phase == .idle, nextLayout < layouts.count else { return .none }
-        _ = take(machine.load(layout: layouts[nextLayout], at: t))
-        nextLayout += 1
-        return take(machine.readyButton(at: t))
+        return .none
+    }
+
+    /// A start went ahead, or a station refused it.
+    private func started(_ decision: HotPathDecision) -> HotPathDecision {
+        if machine.phase == .searching {
+            lastReady = (.started, -1, nextLayout)
+            blockedStation = -1
+        } else {
+            blockedStation = machine.firstActiveStation ?? -1
+            lastReady = (.refusedActive, blockedStation, nextLayout)
+        }
+        return decision
     }
 
     func wokenUp(now: UInt64) -> HotPathDecision {
         var decision = HotPathDecision.none
         commands.drain { command in
             switch command {
-            case .ready: if case .click = ready(at: now) { decision = .click }
+            case .ready(let ticket):
+                if case .click = ready(at: now) { decision = .click }
+                let a = lastReady
+                snapshot.answer.store(
+                    UInt64(ticket) << 32 | UInt64(a.answer.rawValue) << 24 | UInt64(UInt8(clamping: a.station + 1))
+                        << 16
+                        | UInt64(UInt16(clamping: a.number)), ordering: .releasing)
             case .abort: _ = take(machine.abort(at: now))
             }
         }
@@ -202,6 +318,7 @@ final class EngineHandler: HotPathHandler, @unchecked Sendable {
     /// Sets the stations' outputs for the machine's phase, after the click: lit while the
     /// containers are to be loaded, or on while the dog searches (`StationOutputs`).
     func afterDecision() {
+        publish()
         guard let outputs, outputMode != .none else { return }
         let phase = machine.phase
         var wanted = false
@@ -226,6 +343,15 @@ final class EngineHandler: HotPathHandler, @unchecked Sendable {
         outputsOn = mask
     }
 
+    /// The engine's state for `status`: after every input, on the hot thread (no allocation).
+    func publish() {
+        if machine.phase == .searching { blockedStation = -1 }
+        snapshot.publish(
+            EngineSnapshot.Values(
+                phase: machine.phase, begun: nextLayout, endsAt: machine.phaseEndsAt ?? 0, readyPending: readyPending,
+                noseAtStation: machine.noseAtStation, blockedStation: blockedStation))
+    }
+
     /// Turns every station output off (the segment is ending).
     func outputsOff() {
         guard let outputs else { return }
@@ -239,12 +365,14 @@ final class EngineHandler: HotPathHandler, @unchecked Sendable {
         for line in activeLines where Int(line) < stationOfLine.count && stationOfLine[Int(line)] >= 0 {
             _ = take(machine.stationEdge(station: stationOfLine[Int(line)], present: true, at: t))
         }
+        publish()
     }
 
     /// Ends the trial in progress as aborted. Only once the hot loop has returned: the machine
     /// belongs to the hot thread while it runs.
     func abort(at t: UInt64) {
         _ = take(machine.abort(at: t))
+        publish()
     }
 
     @inline(__always)
@@ -252,9 +380,9 @@ final class EngineHandler: HotPathHandler, @unchecked Sendable {
         var decision = HotPathDecision.none
         for action in actions {
             switch action {
-            case .click(let station, let at, _):
+            case .click(let station, let at, let automatic):
                 decision = .click
-                notes.push(.clickAsked(station: station ?? -1, at: at))
+                notes.push(.clickAsked(station: station ?? -1, at: at, trainer: !automatic))
             case .armTimer(let at): nextDeadline = at
             case .cancelTimer: nextDeadline = .max
             case .cue(let cue, let at):

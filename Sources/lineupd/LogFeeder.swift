@@ -28,10 +28,14 @@ final class LogFeeder: @unchecked Sendable {
         var roundLength: UInt64 = 0
         /// Receives one JSON line per logged event and trial, for `lineupctl watch`.
         var watch: (@Sendable (String) -> Void)? = nil
-        /// Double-blind: the trial lines watchers get leave out the layout. Any member of the
-        /// station's group may watch, the handler included, and the layouts of past trials
-        /// tell a handler how this block is being laid out. The log and the journal keep it.
-        var hideLayoutFromWatchers = false
+        /// Double-blind: nothing a handler can read (watch lines and events, the terminal and
+        /// the journal) names a station the dog visited, indicated or was clicked at, says
+        /// whether it was the target, or gives a trial's outcome, until the session is over.
+        /// Any member of the station's group may watch, the handler included, and past trials'
+        /// targets tell a handler how the block is laid out (never the same station more than
+        /// N times in a row). Faults keep their station: someone must go and clear it. The
+        /// log keeps everything; the full trial lines are printed when the session ends.
+        var blind = false
     }
 
     private let settings: Settings
@@ -63,6 +67,8 @@ final class LogFeeder: @unchecked Sendable {
     private(set) var onsetLatencies: [UInt64] = []
     private(set) var rawEdges = 0
     private(set) var failure: String?
+    /// Double-blind: the full trial lines, printed once the session is over (`revealLines`).
+    private(set) var withheldLines: [String] = []
     /// Trials whose commit failed and waited in the writer's spool (written later or lost:
     /// the writer's status says which).
     private(set) var trialsSpooled = 0
@@ -82,9 +88,17 @@ final class LogFeeder: @unchecked Sendable {
     private var visits: [(station: Int, indicated: Bool)] = []
     /// What each station saw in the trial in progress.
     private var observer: TrialObserver
-    private var clickAsked = false
-    private var click: ClickRecord?
-    private var clickFailed = false
+    /// The clicks the engine asked for in the trial in progress, by the edge's time (the
+    /// click record carries the same time): the station clicked and whether the trainer's
+    /// button asked. A click's record is matched to its ask, so the click and the trial it
+    /// belongs to come from one reading of the edges, whichever ring delivers first.
+    private var pendingClicks: [(at: UInt64, station: Int, trialId: UUID?)] = []
+    /// Click records (or failures) that arrived before their ask: the two rings are drained
+    /// apart.
+    private var earlyClicks: [StationRecord] = []
+    /// The trial in progress's clicks, for its line: where, whose, and edge to ALSA (nil:
+    /// failed or not yet in).
+    private var roundClicks: [(at: UInt64, station: Int, trainer: Bool, latency: UInt64?, failed: Bool)] = []
     private var queue: [EngineNote] = []
     private var waitingSince: UInt64 = 0
 
@@ -142,7 +156,9 @@ final class LogFeeder: @unchecked Sendable {
         stationRing.drain { take($0) }
         var k = 0
         while k < queue.count {
-            if case .trialEnded = queue[k], clickAsked, click == nil, !clickFailed, !final {
+            if case .trialEnded = queue[k], let id = trialId, pendingClicks.contains(where: { $0.trialId == id }),
+                !final
+            {
                 // The click record is on its way from the hot thread; give it a moment.
                 let now = MonotonicClock.now()
                 if waitingSince == 0 { waitingSince = now }
@@ -170,13 +186,17 @@ final class LogFeeder: @unchecked Sendable {
         // Double-blind: where the dog's nose went (edges, sniffs, indications, the click's
         // station) tells a watching handler where the target is or is not; the log keeps it.
         // A sensor fault keeps its station: someone must go and clear it.
-        if let station = event.station, !settings.hideLayoutFromWatchers || event.kind == .fault {
+        if let station = event.station, !settings.blind || event.kind == .fault {
             fields["station"] = boardName(station - 1)
         }
         if let value = event.value { fields["value"] = "\(value)" }
         if let d = event.durationNs { fields["duration_ns"] = "\(d)" }
         if let c = event.click { fields["onset_latency_ns"] = "\(c.onsetLatencyNs ?? 0)" }
-        if let detail = event.detail { fields["detail"] = detail }
+        // A detail may say whether a hold was at the target or which sample was at the nose:
+        // blind watchers get only a cue's and a fault's.
+        if let detail = event.detail, !settings.blind || event.kind == .cue || event.kind == .fault {
+            fields["detail"] = detail
+        }
         if current >= 0 { fields["trial"] = "\(current + 1)" }
         watch(jsonObject(fields))
     }
@@ -198,26 +218,54 @@ final class LogFeeder: @unchecked Sendable {
                     kernelNs: Int64(bitPattern: edge.timestamp), value: edge.isActive ? 1 : 0,
                     detail: jsonObject(["settled": "true", "button": button ?? ""])))
         case .click(let c):
-            click = c
-            submit(
-                LoggedEvent(
-                    kind: .click, sessionId: settings.sessionId, trialId: trialId, station: targetNumber,
-                    time: time(c.handedTimestamp), kernelNs: Int64(bitPattern: c.edgeTimestamp),
-                    click: ClickTiming(
-                        edgeNs: Int64(bitPattern: c.edgeTimestamp), handedNs: Int64(bitPattern: c.handedTimestamp),
-                        triggerNs: c.triggerTimestamp == 0 ? nil : Int64(bitPattern: c.triggerTimestamp),
-                        delayFrames: Int64(c.delayFrames), onsetLatencyNs: Int64(clamping: c.onsetLatency))))
-            handedLatencies.append(c.handedLatency)
-            onsetLatencies.append(c.onsetLatency)
-        case .clickFailed(let ts, let why):
-            clickFailed = true
-            submit(
-                LoggedEvent(
-                    kind: .fault, sessionId: settings.sessionId, trialId: trialId, time: time(MonotonicClock.now()),
-                    kernelNs: Int64(bitPattern: ts), detail: jsonObject(["click_failed": "\(why)"])))
+            clickRecord(record, edgeAt: c.edgeTimestamp)
+        case .clickFailed(let ts, _):
+            clickRecord(record, edgeAt: ts)
         case .buzzer:
             break
         }
+    }
+
+    /// A click's record (or its failure), logged against the trial and station of the
+    /// engine's ask for it; held until the ask is taken if it came first.
+    private func clickRecord(_ record: StationRecord, edgeAt: UInt64) {
+        guard let k = pendingClicks.firstIndex(where: { $0.at == edgeAt }) else {
+            earlyClicks.append(record)
+            return
+        }
+        let ask = pendingClicks.remove(at: k)
+        if let r = roundClicks.firstIndex(where: { $0.at == edgeAt && $0.latency == nil && !$0.failed }) {
+            if case .click(let c) = record {
+                roundClicks[r].latency = c.handedLatency
+            } else {
+                roundClicks[r].failed = true
+            }
+        }
+        switch record {
+        case .click(let c): logClick(c, station: ask.station, trialId: ask.trialId)
+        case .clickFailed(let ts, let why):
+            submit(
+                LoggedEvent(
+                    kind: .fault, sessionId: settings.sessionId, trialId: ask.trialId,
+                    time: time(MonotonicClock.now()), kernelNs: Int64(bitPattern: ts),
+                    detail: jsonObject(["click_failed": "\(why)"])))
+        default: break
+        }
+    }
+
+    /// A click as the log keeps it: at the station the engine asked it for (-1: none).
+    private func logClick(_ c: ClickRecord, station: Int, trialId: UUID?) {
+        submit(
+            LoggedEvent(
+                kind: .click, sessionId: settings.sessionId, trialId: trialId,
+                station: station >= 0 ? number(station) : nil,
+                time: time(c.handedTimestamp), kernelNs: Int64(bitPattern: c.edgeTimestamp),
+                click: ClickTiming(
+                    edgeNs: Int64(bitPattern: c.edgeTimestamp), handedNs: Int64(bitPattern: c.handedTimestamp),
+                    triggerNs: c.triggerTimestamp == 0 ? nil : Int64(bitPattern: c.triggerTimestamp),
+                    delayFrames: Int64(c.delayFrames), onsetLatencyNs: Int64(clamping: c.onsetLatency))))
+        handedLatencies.append(c.handedLatency)
+        onsetLatencies.append(c.onsetLatency)
     }
 
     /// The round's target station (0-based), or -1.
@@ -237,8 +285,6 @@ final class LogFeeder: @unchecked Sendable {
         }
         return jsonObject(fields)
     }
-
-    private var targetNumber: Int? { currentTarget >= 0 ? number(currentTarget) : nil }
 
     private func logEdge(_ edge: SensorEdge, detail: String?) {
         let button = settings.buttons[edge.line]
@@ -283,8 +329,19 @@ final class LogFeeder: @unchecked Sendable {
                 LoggedEvent(
                     kind: .cue, sessionId: settings.sessionId, trialId: trialId, time: time(at),
                     detail: trialStart ? #"{"cue":"trial-start"}"# : #"{"cue":"trial-end"}"#))
-        case .clickAsked:
-            clickAsked = true
+        case .clickAsked(let station, let at, let trainer):
+            if trialId != nil { roundClicks.append((at, station, trainer, nil, false)) }
+            pendingClicks.append((at, station, trialId))
+            if let early = earlyClicks.firstIndex(where: { record in
+                switch record {
+                case .click(let c): return c.edgeTimestamp == at
+                case .clickFailed(let ts, _): return ts == at
+                default: return false
+                }
+            }) {
+                let record = earlyClicks.remove(at: early)
+                clickRecord(record, edgeAt: at)
+            }
         case .trialEnded(let end):
             endTrial(end)
         case .interTrialOver:
@@ -377,9 +434,7 @@ final class LogFeeder: @unchecked Sendable {
             ]))
         visits.removeAll()
         observer.searchStarted(at: at)
-        clickAsked = false
-        click = nil
-        clickFailed = false
+        roundClicks.removeAll()
     }
 
     private func endTrial(_ end: TrialEnd) {
@@ -472,6 +527,8 @@ final class LogFeeder: @unchecked Sendable {
     private func printLine(_ end: TrialEnd, layout: TrialLayout) {
         let width = String(settings.layouts.count).count
         let number = String(end.trial + 1)
+        let head =
+            "trial \(String(repeating: " ", count: max(0, width - number.count)))\(number)/\(settings.layouts.count)"
         let layoutText = layout.stations.enumerated().map { "\(name($0.offset)):\($0.element.kind.rawValue)" }
             .joined(separator: " ")
         let search =
@@ -479,21 +536,49 @@ final class LogFeeder: @unchecked Sendable {
             ? "no station visited"
             : visits.map { "\(name($0.station)) \($0.indicated ? "held" : "sniff")" }.joined(separator: ", ")
         let indication = end.firstStation >= 0 ? name(end.firstStation) : "none"
-        var clickText = "no click"
-        if let click {
-            clickText = "click \(click.handedLatency / 1000) µs"
-        } else if clickFailed {
-            clickText = "click FAILED"
-        }
+        // Each click names where it was given and who asked for it: after a false alert a
+        // step may let the dog go on and be clicked at the target (`after_false_alert`), and
+        // a trainer may press the clicker in any trial.
+        let clickText =
+            roundClicks.isEmpty
+            ? "no click"
+            : roundClicks.map { c in
+                let whose = c.trainer ? "trainer's click" : "click"
+                let at = c.station >= 0 ? "at \(name(c.station))" : "at no station"
+                let how = c.failed ? "FAILED" : c.latency.map { "\($0 / 1000) µs" } ?? "(no record)"
+                return "\(whose) \(at) \(how)"
+            }.joined(separator: ", ")
         let line =
-            "trial \(String(repeating: " ", count: max(0, width - number.count)))\(number)/\(settings.layouts.count)"
-            + "  \(layoutText)  search: \(search)  indication: \(indication)  \(clickText)  \(end.outcome.outcome.rawValue)"
-        let watched =
-            settings.hideLayoutFromWatchers ? line.replacingOccurrences(of: layoutText, with: "layout hidden") : line
-        settings.watch?(jsonObject(["kind": "trial", "line": watched]))
-        guard settings.printTrials else { return }
+            "\(head)  \(layoutText)  search: \(search)  indication: \(indication)  \(clickText)  \(end.outcome.outcome.rawValue)"
+        guard settings.blind else {
+            settings.watch?(jsonObject(["kind": "trial", "line": line]))
+            if settings.printTrials { printOut(line) }
+            return
+        }
+        // Double-blind: the trial is over, and that is all a handler may learn of it now.
+        let blinded = "\(head)  over (double-blind: its stations and outcome are shown when the session ends)"
+        settings.watch?(jsonObject(["kind": "trial", "line": blinded]))
+        withheldLines.append(line)
+        if settings.printTrials { printOut(blinded) }
+    }
+
+    private func printOut(_ line: String) {
         print(line)
         fflush(nil)  // one line per trial, even into a pipe
+    }
+
+    /// Double-blind, once the session is over: each trial's full line, for the terminal, the
+    /// journal and watchers.
+    func revealLines() {
+        guard settings.blind, !withheldLines.isEmpty else { return }
+        let head = "the double-blind session is over: its \(withheldLines.count) trial(s) in full"
+        settings.watch?(jsonObject(["kind": "revealed", "line": head]))
+        if settings.printTrials { printOut(head) }
+        for line in withheldLines {
+            settings.watch?(jsonObject(["kind": "revealed", "line": line]))
+            if settings.printTrials { printOut(line) }
+        }
+        withheldLines.removeAll()
     }
 }
 

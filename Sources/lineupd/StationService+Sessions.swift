@@ -30,6 +30,15 @@ extension StationService {
                 .badRequest,
                 "step \(request.step) needs \(step.lineup.stations) stations; this board has \(inputs.stationCount)")
         }
+        // The step fixes the mode: a trainer-led step shows the layout to the handler, a
+        // double-blind one never does, and its graduation counts only its own mode.
+        if let asked = request.mode, asked != step.mode {
+            throw ControlRefusal(
+                .badRequest,
+                "step \(request.step) of \(program.name) is \(step.mode.rawValue); --mode \(asked.rawValue) contradicts it "
+                    + "(leave out --mode: the step decides)")
+        }
+        let mode = step.mode
         var exercise: Exercise
         if let id = request.exercise {
             guard let e = step.exercises.first(where: { $0.id == id }) else {
@@ -56,19 +65,23 @@ extension StationService {
             }
         }
         let trials = request.layouts?.count ?? request.trials ?? exercise.trials
-        guard request.mode == .trainerLed || (1...10_000).contains(trials) else {
+        guard mode == .trainerLed || (1...10_000).contains(trials) else {
             throw ControlRefusal(.badRequest, "trials must be between 1 and 10000, not \(trials)")
         }
         if let d = request.durationSeconds, !(d >= 1 && d <= 3600) {
             throw ControlRefusal(.badRequest, "duration must be between 1 and 3600 seconds, not \(d)")
         }
         if let d = request.durationSeconds { exercise.durationSeconds = d }
+        let unlabelled = request.unlabelled == true
+        if unlabelled && !request.samples.isEmpty {
+            throw ControlRefusal(.badRequest, "--unlabelled and --sample contradict each other: give one")
+        }
         let (samples, labels) = try resolveSamples(request.samples)
+
         var configuration = LineupMachine.Configuration(
             step: step, exercise: exercise, stationCount: used,
             hold: nanoseconds(milliseconds: options.board.timing.holdMilliseconds / options.speed),
             holdTolerance: nanoseconds(milliseconds: options.board.timing.holdToleranceMilliseconds / options.speed))
-        configuration.mode = request.mode
         if options.speed != 1 {
             configuration.hold = nanoseconds(
                 seconds: (step.holdSeconds ?? options.board.timing.holdMilliseconds / 1000) / options.speed)
@@ -89,11 +102,15 @@ extension StationService {
                     layouts.append(try generator.layout(trialIndex: index, kinds: kinds))
                 }
             } else {
-                layouts = try generator.block(count: request.mode == .trainerLed ? exercise.repeats : trials)
+                layouts = try generator.block(count: mode == .trainerLed ? exercise.repeats : trials)
             }
         } catch {
             throw ControlRefusal(.badRequest, "cannot lay out \(trials) trials: \(error)")
         }
+
+        // A trainer-led round may run on containers the trainer knows by kind; an automated
+        // or double-blind one is research and records which sample sat where.
+        if !unlabelled && mode != .trainerLed { try checkEveryStationLabelled(layouts, step: request.step) }
 
         // The dog: by id or name. A name the log does not know is refused unless the request
         // says it is a new dog: a misspelt name must not start a second record of one animal.
@@ -142,18 +159,19 @@ extension StationService {
         let session = SessionRecord(
             dogId: dogId, handlerId: handlerId, programId: programId,
             phase: parts[0], phaseSteps: program.phases.first(where: { $0.id == parts[0] })?.steps.count,
-            step: parts[1], exercise: exercise.id, mode: request.mode,
+            step: parts[1], exercise: exercise.id, mode: mode,
             settings: jsonObject([
-                "trials": "\(request.mode == .trainerLed ? exercise.repeats : trials)", "seed": "\(seed)",
+                "trials": "\(mode == .trainerLed ? exercise.repeats : trials)", "seed": "\(seed)",
                 "hold_ns": "\(configuration.hold)",
                 "search_timeout_ns": "\(configuration.searchTimeout)",
                 "inter_trial_ns": "\(configuration.interTrialInterval)", "speed": "\(options.speed)",
                 "samples": request.samples.joined(separator: ","),
+                "unlabelled": unlabelled || samples.isEmpty ? "true" : "",
                 "duration_s": "\(exercise.durationSeconds)",
                 "stations": usedStations.map { stationNames[$0] }.joined(separator: ","),
                 "unused_stations": stationNames.indices.filter { !usedStations.contains($0) }.map { stationNames[$0] }
                     .joined(separator: ","),
-                "ready": request.mode == .trainerLed ? "trainer" : step.ready.rawValue,
+                "ready": mode == .trainerLed ? "trainer" : step.ready.rawValue,
             ]),
             station: stationName)
         records.append(session)
@@ -167,17 +185,32 @@ extension StationService {
         do {
             try startSegment(
                 session: session.id, configuration: configuration, layouts: layouts, seed: seed,
-                outputMode: step.stationOutputs, usedStations: usedStations)
+                outputMode: step.stationOutputs, usedStations: usedStations, blind: mode == .doubleBlind)
         } catch {
             try? startSegment(session: nil, configuration: idleConfiguration, layouts: [], seed: 0)
             throw ControlRefusal(.failed, "cannot start the session: \(error)")
         }
         current = Current(
-            sessionId: session.id, dog: request.dog, mode: request.mode, step: request.step, trials: trials, seed: seed,
+            sessionId: session.id, dog: request.dog, mode: mode, step: request.step, trials: trials, seed: seed,
             labels: labels, dogId: dogId, program: program)
+        current?.autoStart = step.ready == .auto
         broadcast(
             jsonObject(["kind": "session-start", "session": session.id.uuidString.lowercased(), "dog": request.dog]))
-        return SessionStarted(session: session.id.uuidString.lowercased(), warning: spaceWarning)
+        var started = SessionStarted(session: session.id.uuidString.lowercased(), warning: spaceWarning)
+        started.mode = mode
+        let next: String
+        if mode == .trainerLed {
+            next = "press ready (or `lineupctl ready`) to start each repetition (\(exercise.repeats))"
+        } else if step.ready == .auto {
+            next = "trial 1 of \(layouts.count) starts by itself once no station is active (ready = auto)"
+        } else {
+            next =
+                "load trial 1 of \(layouts.count) (lineupctl layout --assistant), then press ready (or `lineupctl ready`)"
+        }
+        started.message =
+            "Session \(started.session.prefix(8)) started for \(request.dog) on \(program.name) \(request.step) "
+            + "(\(mode.rawValue)\(unlabelled ? ", unlabelled: no sample ids recorded" : "")): \(next)."
+        return started
     }
 
     /// Free space on the log's disk at a session's start: below `[log] min_free_mb` the
@@ -224,6 +257,29 @@ extension StationService {
         } catch {
             throw ControlRefusal(.badRequest, "\(error)")
         }
+    }
+
+    /// Every target, control and distractor station of the block must hold a sample the log
+    /// knows: the log records which sample sat where, and every figure by sample rests on it.
+    /// Checked on the layouts themselves, so the rule is the generator's: each station of a
+    /// kind holds a different sample of that kind.
+    func checkEveryStationLabelled(_ layouts: [TrialLayout], step: String) throws(ControlRefusal) {
+        var missing: [SampleKind: Int] = [:]
+        for layout in layouts {
+            for kind in [SampleKind.target, .control, .distractor] {
+                let bare = layout.stations.filter { $0.kind == kind && $0.sampleID == nil }.count
+                if bare > 0 { missing[kind] = max(missing[kind] ?? 0, bare) }
+            }
+        }
+        guard !missing.isEmpty else { return }
+        let kinds = [SampleKind.target, .control, .distractor].compactMap { kind in
+            missing[kind].map { "\($0) \(kind.rawValue) sample(s)" }
+        }
+        throw ControlRefusal(
+            .badRequest,
+            "step \(step) lays out stations with no sample: give at least \(kinds.joined(separator: " and ")) "
+                + "with --sample LABEL (lineupctl samples lists them), or start with --unlabelled to run with the "
+                + "stations labelled by kind only (the log and every listing say so)")
     }
 
     /// The samples asked for, and each one's label by id.
@@ -273,8 +329,61 @@ extension StationService {
         }
     }
 
-    func ready() throws(ControlRefusal) {
-        try command(.ready)
+    /// The ready press, answered with what the engine did: it is asked on the hot thread and
+    /// its answer read back here (within microseconds; a second is the bound).
+    func ready() throws(ControlRefusal) -> ReadyReply {
+        switching.lock()
+        defer { switching.unlock() }
+        guard let current, let segment else { throw ControlRefusal(.noSession, "no session is running") }
+        readyTickets &+= 1
+        let ticket = readyTickets
+        guard segment.handler.commands.push(.ready(ticket: ticket)) else {
+            throw ControlRefusal(.failed, "the station is busy: try again")
+        }
+        segment.loop.wake()
+        let deadline = MonotonicClock.now() &+ 1_000_000_000
+        var answer: UInt64 = 0
+        while true {
+            answer = segment.handler.snapshot.answer.load(ordering: .acquiring)
+            if answer >> 32 == UInt64(ticket) { break }
+            guard MonotonicClock.now() < deadline, !segment.loopDone.load(ordering: .acquiring) else {
+                throw ControlRefusal(.failed, "the station did not answer the ready press within a second")
+            }
+            usleep(200)
+        }
+        let number = Int(answer & 0xFFFF)
+        let station = Int((answer >> 16) & 0xFF) - 1
+        let trainerLed = current.mode == .trainerLed
+        let total = segment.layouts.count
+        let what = trainerLed ? "repetition" : "trial"
+        switch ReadyAnswer(rawValue: UInt8((answer >> 24) & 0xFF)) {
+        case .started:
+            return ReadyReply(result: "started", trial: number, message: "\(what) \(number) of \(total) started")
+        case .startsAfterInterval:
+            return ReadyReply(
+                result: "queued", trial: number,
+                message: "trial \(number) of \(total) is loaded: it starts when the inter-trial interval is over")
+        case .refusedActive:
+            let name =
+                station >= 0 && station < segment.usedStations.count
+                ? stationNames[segment.usedStations[station]] : "a station"
+            throw ControlRefusal(
+                .notReady,
+                "trial \(number) of \(total) did not start: station \(name) is active (a lid, a paw, a cable?); "
+                    + "clear it, then press ready again")
+        case .running:
+            throw ControlRefusal(
+                .notReady, "\(what) \(number) of \(total) is running: the press started nothing")
+        case .blockComplete:
+            throw ControlRefusal(
+                .notReady, "the block is complete (\(total) trials): end the session (lineupctl session end)")
+        case .repetitionsDone:
+            throw ControlRefusal(
+                .notReady,
+                "every repetition (\(total)) of the exercise is done: end the session (lineupctl session end)")
+        case .stopped, nil:
+            throw ControlRefusal(.notReady, "the session was stopped: end it (lineupctl session end)")
+        }
     }
 
     func abort() throws(ControlRefusal) {

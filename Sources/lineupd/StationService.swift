@@ -75,6 +75,8 @@ final class StationService: StationControlling, @unchecked Sendable {
         var dogId: UUID
         var program: Program?
         var aborted = false
+        /// The step's `ready = "auto"`: trials start by themselves.
+        var autoStart = false
     }
 
     let options: Options
@@ -101,6 +103,8 @@ final class StationService: StationControlling, @unchecked Sendable {
     /// Sensor faults of the segments already ended, by kind (under `switching`).
     var earlierFaults: [String: Int] = [:]
     var faultInjector: FaultInjector?
+    /// Each ready press over the socket, numbered so its answer is read back (under `switching`).
+    var readyTickets: UInt32 = 0
 
     var buttonLines: (ready: UInt32, clicker: UInt32, error: UInt32) {
         (
@@ -201,7 +205,7 @@ final class StationService: StationControlling, @unchecked Sendable {
     /// Call with `switching` held.
     func startSegment(
         session: UUID?, configuration: LineupMachine.Configuration, layouts: [TrialLayout], seed: UInt64,
-        outputMode: StationOutputs = .none, usedStations: [Int]? = nil
+        outputMode: StationOutputs = .none, usedStations: [Int]? = nil, blind: Bool = false
     ) throws {
         let lines = buttonLines
         let used = usedStations ?? Array(0..<configuration.stationCount)
@@ -231,7 +235,7 @@ final class StationService: StationControlling, @unchecked Sendable {
                 roundLength: configuration.mode == .trainerLed
                     ? configuration.exerciseDuration : configuration.searchTimeout,
                 watch: { [weak self] line in self?.broadcast(line) },
-                hideLayoutFromWatchers: configuration.mode == .doubleBlind),
+                blind: blind),
             stationRing: ring, notes: handler.notes, recordsReady: recordsReady, writer: writer)
         // A new segment starts from the lines as they are: a sensor already active (a lid left
         // on a station before the session started) is active to the debouncer and the engine,
@@ -277,6 +281,7 @@ final class StationService: StationControlling, @unchecked Sendable {
         if aborting { segment.handler.abort(at: MonotonicClock.now()) }
         segment.handler.outputsOff()
         segment.feeder.finish()
+        segment.feeder.revealLines()
         if let failure = segment.feeder.failure { Log.sessionLog.error("\(failure)") }
         earlierFaults.merge(segment.feeder.sensorFaults.withLock { $0 }, uniquingKeysWith: +)
         self.segment = nil
@@ -289,7 +294,7 @@ final class StationService: StationControlling, @unchecked Sendable {
         defer { switching.unlock() }
         let writerStatus = writer.status
         var status = StationStatus(
-            state: current == nil ? "idle" : (current?.aborted == true ? "aborted" : "session"),
+            state: StationState.idle.rawValue,
             audio: player.isAvailable
                 ? (player.negotiated?.description ?? options.board.audio.device)
                 : "unavailable: \(player.problem ?? "no device")",
@@ -330,22 +335,92 @@ final class StationService: StationControlling, @unchecked Sendable {
             status.session = current.sessionId.uuidString.lowercased()
             status.dog = current.dog
             status.mode = current.mode
-            status.trials = current.mode == .trainerLed ? nil : current.trials
-            status.trial = current.mode == .trainerLed ? nil : segment.feeder.committed.load(ordering: .acquiring)
-            status.phase = current.step
-            let endsAt = segment.feeder.roundEndsAt.load(ordering: .acquiring)
-            let left = endsAt > 0 ? max(0, Double(Int64(bitPattern: endsAt &- MonotonicClock.now())) / 1e9) : nil
-            if current.mode == .trainerLed {
-                let running = segment.feeder.exercising.load(ordering: .acquiring)
-                status.exercise = running > 0 ? running : nil
-                status.exercisesDone = segment.feeder.exercisesDone.load(ordering: .acquiring)
-                status.exerciseRepeats = segment.layouts.count
-                status.secondsLeft = running > 0 ? left.map { $0 * options.speed } : nil
-            } else if segment.feeder.searching.load(ordering: .acquiring) >= 0 {
-                status.searchSecondsLeft = left.map { $0 * options.speed }
-            }
+            status.program = current.program?.name
+            status.step = current.step
+            describe(current, segment, into: &status)
         }
         return status
+    }
+
+    /// The session's state as the engine last published it (never the log feeder's view),
+    /// in the trainer's words: what is happening, which trial, what to do next, time left.
+    func describe(_ current: Current, _ segment: Segment, into status: inout StationStatus) {
+        let engine = segment.handler.snapshot.read()
+        let total = segment.layouts.count
+        let done = segment.feeder.committed.load(ordering: .acquiring)
+        let trainerLed = current.mode == .trainerLed
+        let now = MonotonicClock.now()
+        let left = engine.endsAt > now ? Double(engine.endsAt - now) / 1e9 * options.speed : nil
+        status.trials = total
+        status.trialsDone = done
+        let state: StationState
+        var activity: String
+        var trial = min(engine.begun + 1, total)
+        switch engine.phase {
+        case .searching:
+            trial = engine.begun
+            state = engine.noseAtStation ? .holding : .searching
+            activity =
+                "trial \(trial) of \(total): the dog is searching"
+                + (engine.noseAtStation ? ", its nose at a station now" : "")
+        case .interTrial:
+            trial = engine.begun
+            state = .interval
+            activity =
+                engine.readyPending
+                ? "interval after trial \(trial); trial \(trial + 1) is loaded and starts when it is over"
+                : engine.begun < total
+                    ? "interval after trial \(trial); load trial \(trial + 1), then press ready"
+                    : "interval after the last trial (\(trial))"
+        case .loading:
+            trial = engine.begun
+            state = .blocked
+            let station = engine.blockedStation
+            let name =
+                station >= 0 && station < segment.usedStations.count
+                ? stationNames[segment.usedStations[station]] : "a station"
+            activity = "trial \(trial) of \(total) cannot start: station \(name) is active; clear it, then press ready"
+        case .exercise:
+            trial = engine.begun
+            state = .roundRunning
+            activity = "repetition \(trial) of \(total) is running"
+        case .ended:
+            trial = engine.begun
+            state = current.aborted || engine.begun < total ? .aborted : .repetitionsDone
+            activity =
+                state == .aborted
+                ? "the session was aborted: end it (lineupctl session end)"
+                : "every repetition (\(total)) is done: end the session (lineupctl session end)"
+        case .idle, .exerciseOver:
+            if engine.begun >= total {
+                trial = total
+                state = trainerLed ? .repetitionsDone : .blockComplete
+                activity =
+                    trainerLed
+                    ? "every repetition (\(total)) is done: end the session (lineupctl session end)"
+                    : "the block is complete (\(total) trials): end the session (lineupctl session end)"
+            } else if current.aborted {
+                state = .aborted
+                activity = "the session was aborted: end it (lineupctl session end)"
+            } else {
+                state = .waitingForReady
+                activity =
+                    trainerLed
+                    ? "press ready to start repetition \(trial) of \(total)"
+                    : current.autoStart
+                        ? "trial \(trial) of \(total) starts by itself once no station is active"
+                        : "load trial \(trial) of \(total), then press ready"
+            }
+        }
+        status.state = state.rawValue
+        status.activity = activity
+        status.trial = trial
+        status.secondsLeft = left
+        if trainerLed {
+            status.exercise = engine.phase == .exercise ? engine.begun : nil
+            status.exercisesDone = done
+            status.exerciseRepeats = total
+        }
     }
 
     func watch(_ send: @escaping @Sendable (String) -> Bool) -> Int {

@@ -50,7 +50,9 @@ struct OutputsTests {
             SessionRequest(dog: "Aino", program: "rig", step: "valves/1", mode: .automated, seed: 3))
         // No ready press: the first trial starts by itself, its three valves open (D and E,
         // unused by the step, stay shut).
-        #expect(eventually(10) { (try? client.status().searchSecondsLeft) != nil }, "no trial started")
+        #expect(
+            eventually(10) { ["searching", "holding"].contains((try? client.status().state) ?? "") }, "no trial started"
+        )
         #expect(try client.status().outputsOn == ["A", "B", "C"])
         let target = try #require(try client.layout(view: .assistant).first { $0.kind == .target })
         try client.simulate(SimulatedInput(input: target.station, active: true))
@@ -60,7 +62,7 @@ struct OutputsTests {
         #expect(eventually(5) { (try? client.status().buzzerPulses) == 1 })
         // Between trials the valves are shut; the other two trials run out on their own.
         #expect(eventually(5) { (try? client.status().outputsOn) == [] })
-        #expect(eventually(20) { (try? client.status().trial) == 3 }, "the block did not finish by itself")
+        #expect(eventually(20) { (try? client.status().trialsDone) == 3 }, "the block did not finish by itself")
         #expect(try client.status().outputsOn == [])
         try client.endSession(suggestions: nil)
         #expect(daemon.terminate().status == 0)

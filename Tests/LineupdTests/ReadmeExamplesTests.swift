@@ -196,17 +196,18 @@ import TrainingEngine
         let sheet: [SampleKind] = [.control, .target, .control, .control, .control]
         _ = try client.startSession(
             SessionRequest(
-                dog: "Rex", program: "research-5-station", step: "phase-3/1", mode: .automated,
-                layouts: [sheet, sheet]))
+                dog: "Rex", program: "research-5-station", step: "phase-3/1",
+                layouts: [sheet, sheet], unlabelled: true))
         for n in 1...2 {
             // Pressed again while a start is refused (a nose still at a station): it starts once.
             #expect(
                 eventually(15) {
                     try? client.ready()
-                    return (try? client.status().searchSecondsLeft) != nil || (try? client.status().trial) == n
+                    return ["searching", "holding"].contains((try? client.status().state) ?? "")
+                        || (try? client.status().trialsDone) == n
                 }, "preparing trial \(n) never started")
             try? client.abort()
-            #expect(eventually(10) { (try? client.status().trial) == n }, "preparing trial \(n) never ended")
+            #expect(eventually(10) { (try? client.status().trialsDone) == n }, "preparing trial \(n) never ended")
         }
         try client.endSession(suggestions: nil)
         let reader = try SessionLog.openReader(path: daemon.db)
@@ -273,7 +274,7 @@ import TrainingEngine
                 _ = try? lineupctl(
                     [
                         "session", "start", "--dog", "Rex", "--program", "research-5-station", "--step", "phase-3/1",
-                        "--mode", "automated",
+                        "--unlabelled",
                     ], environment: env)
             }
             if arguments.first == "watch" {

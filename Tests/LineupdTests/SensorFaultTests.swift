@@ -173,10 +173,10 @@ struct ServingFaultTests {
         let watched = try #require(Watched(path: daemon.socket))
         _ = try client.startSession(
             SessionRequest(
-                dog: "Rex", program: "research-5-station", step: "phase-3/1", mode: .automated, trials: 3, seed: 5))
+                dog: "Rex", program: "research-5-station", step: "phase-3/1", trials: 3, seed: 5, unlabelled: true))
         #expect(try client.status().flaggedStations == [])
         try client.ready()
-        #expect(eventually(10) { (try? client.status().trial) == 1 }, "trial 1 never ended")
+        #expect(eventually(10) { (try? client.status().trialsDone) == 1 }, "trial 1 never ended")
         try client.ready()
         #expect(
             eventually(10) { (try? client.status().flaggedStations) == [FlaggedStation(station: "B", fault: "stuck")] },
@@ -185,7 +185,7 @@ struct ServingFaultTests {
         let shown = try lineupctl(["status"], environment: ["LINEUP_SOCKET": daemon.socket])
         #expect(
             shown.stdout.contains("Sensors     flagged: B stuck; faults since start: stuck 1"), "\(shown.stdout)")
-        #expect(eventually(10) { (try? client.status().trial) == 2 }, "trial 2 never ended")
+        #expect(eventually(10) { (try? client.status().trialsDone) == 2 }, "trial 2 never ended")
         // B stays stuck: the third start is refused, and B keeps its name for what is wrong.
         try client.ready()
         #expect(eventually(10) { (try? client.status().sensorFaults?["active-at-start"]) == 1 })
@@ -225,17 +225,17 @@ struct ServingFaultTests {
         try client.simulate(SimulatedInput(input: "A", active: true))
         usleep(100_000)  // the edge reaches the station before the session (the world's time)
         _ = try client.startSession(
-            SessionRequest(dog: "Rex", program: "research-5-station", step: "phase-3/1", mode: .automated, trials: 1))
+            SessionRequest(dog: "Rex", program: "research-5-station", step: "phase-3/1", trials: 1, unlabelled: true))
         try client.ready()
         #expect(
             eventually(5) { (try? client.status().flaggedStations)?.contains { $0.station == "A" } == true },
             "the start was not refused for A")
-        #expect(try client.status().searchSecondsLeft == nil)
+        #expect(!["searching", "holding"].contains(try client.status().state))
         // Lifted, the next press starts the trial.
         try client.simulate(SimulatedInput(input: "A", active: false))
         try client.ready()
         #expect(
-            eventually(5) { (try? client.status().searchSecondsLeft) != nil },
+            eventually(5) { ["searching", "holding"].contains((try? client.status().state) ?? "") },
             "the trial did not start once A was clear")
         try client.abort()
         try client.endSession(suggestions: nil)
@@ -252,8 +252,8 @@ struct ServingFaultTests {
         #expect(free < 10_000_000 && status.logMinFreeMegabytes == 10_000_000)
         let start = try lineupctl(
             [
-                "session", "start", "--dog", "Rex", "--program", "research-5-station", "--step", "phase-3/1", "--mode",
-                "automated",
+                "session", "start", "--dog", "Rex", "--program", "research-5-station", "--step", "phase-3/1",
+                "--unlabelled",
             ], environment: ["LINEUP_SOCKET": daemon.socket])
         #expect(start.status == 1)
         #expect(
@@ -277,8 +277,8 @@ struct ServingFaultTests {
         #expect(daemon.waitReady())
         let start = try lineupctl(
             [
-                "session", "start", "--dog", "Rex", "--program", "research-5-station", "--step", "phase-3/1", "--mode",
-                "automated",
+                "session", "start", "--dog", "Rex", "--program", "research-5-station", "--step", "phase-3/1",
+                "--unlabelled",
             ], environment: ["LINEUP_SOCKET": daemon.socket])
         #expect(start.status == 0, "\(start.stderr)")
         #expect(start.stdout.hasPrefix("Session "), "\(start.stdout)")
@@ -288,7 +288,7 @@ struct ServingFaultTests {
         #expect(daemon.stderrSoFar.contains("lineupd: warning: only "), "\(daemon.stderrSoFar)")
         try daemon.client.endSession(suggestions: nil)
         let answer = try daemon.client.sessionStart(
-            SessionRequest(dog: "Rex", program: "research-5-station", step: "phase-3/1", mode: .automated))
+            SessionRequest(dog: "Rex", program: "research-5-station", step: "phase-3/1", unlabelled: true))
         #expect(answer.warning?.contains("free some space before it fills") == true)
         #expect(daemon.terminate().status == 0)
         #expect(try SessionLog.openReader(path: daemon.db).sessions().count == 2)

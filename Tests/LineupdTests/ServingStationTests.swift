@@ -86,7 +86,7 @@ struct ServingStationTests {
 
         let id = try client.startSession(
             SessionRequest(
-                dog: "Rex", program: "research-5-station", step: "phase-3/1", mode: .doubleBlind, trials: 3, seed: 11))
+                dog: "Rex", program: "research-5-station", step: "phase-3/1", trials: 3, seed: 11, unlabelled: true))
         #expect(!id.isEmpty)
         // The handler's view is refused the layout; the loading assistant's is given it.
         #expect(throws: ControlClientError.self) { try client.layout(view: .handler) }
@@ -99,7 +99,7 @@ struct ServingStationTests {
         }
         for trial in 1...3 {
             try client.ready()
-            #expect(eventually(10) { (try? client.status().trial) == trial }, "trial \(trial) never ended")
+            #expect(eventually(10) { (try? client.status().trialsDone) == trial }, "trial \(trial) never ended")
         }
         // The log's health is in the status, for the trainer's `lineupctl status`.
         let health = try client.status()
@@ -142,7 +142,7 @@ struct ServingStationTests {
         #expect(daemon.waitReady())
         let client = daemon.client
         _ = try client.startSession(
-            SessionRequest(dog: "Rex", program: "research-5-station", step: "phase-3/1", mode: .automated, trials: 5))
+            SessionRequest(dog: "Rex", program: "research-5-station", step: "phase-3/1", trials: 5, unlabelled: true))
         try client.ready()
         usleep(300_000)
         let (status, _) = daemon.terminate()
@@ -169,7 +169,7 @@ struct ServingStationTests {
         }
         _ = try client.startSession(
             SessionRequest(
-                dog: "Rex", program: "research-5-station", step: "phase-3/1", mode: .automated, trials: 3,
+                dog: "Rex", program: "research-5-station", step: "phase-3/1", trials: 3,
                 samples: ["T-1", "C-1", "C-2", "C-3", "C-4"], seed: 3))
         // The loading assistant reads the labels written on the tubes.
         let loading = try client.layout(view: .assistant)
@@ -179,13 +179,13 @@ struct ServingStationTests {
         }
         for trial in 1...3 {
             try client.ready()
-            #expect(eventually(10) { (try? client.status().trial) == trial }, "trial \(trial) never ended")
+            #expect(eventually(10) { (try? client.status().trialsDone) == trial }, "trial \(trial) never ended")
         }
         try client.endSession(suggestions: nil)
         // A planned sheet (kinds only) gets the session's samples too.
         _ = try client.startSession(
             SessionRequest(
-                dog: "Rex", program: "research-5-station", step: "phase-3/1", mode: .automated,
+                dog: "Rex", program: "research-5-station", step: "phase-3/1",
                 samples: ["T-1", "C-1", "C-2", "C-3", "C-4"], seed: 4,
                 layouts: [[.control, .control, .target, .control, .control]]))
         // The virtual dog may still have its nose at a station from the last block: the start
@@ -193,7 +193,7 @@ struct ServingStationTests {
         #expect(
             eventually(10) {
                 try? client.ready()
-                return (try? client.status().trial) == 1
+                return (try? client.status().trialsDone) == 1
             }, "the planned trial never ended")
         try client.endSession(suggestions: nil)
         #expect(daemon.terminate().status == 0)
@@ -252,7 +252,7 @@ struct ServingStationTests {
             SessionRequest(dog: "Ada", program: "tiny", step: "only/1", mode: .automated, layouts: planned))
         for trial in 1...3 {
             try client.ready()
-            #expect(eventually(10) { (try? client.status().trial) == trial }, "trial \(trial) never ended")
+            #expect(eventually(10) { (try? client.status().trialsDone) == trial }, "trial \(trial) never ended")
         }
         try client.endSession(suggestions: nil)
         let (status, out) = daemon.terminate()
@@ -276,7 +276,7 @@ struct ServingStationTests {
         defer { if first.process.isRunning { _ = first.terminate() } }
         #expect(first.waitReady())
         let request = SessionRequest(
-            dog: "Rex", program: "research-5-station", step: "phase-3/1", mode: .automated, trials: 1)
+            dog: "Rex", program: "research-5-station", step: "phase-3/1", trials: 1, unlabelled: true)
         var ids: [String] = []
         for _ in 0..<2 {
             ids.append(try first.client.startSession(request))
@@ -301,9 +301,9 @@ struct ServingStationTests {
         defer { if first.process.isRunning { _ = first.terminate() } }
         #expect(first.waitReady())
         let id = try first.client.startSession(
-            SessionRequest(dog: "Rex", program: "research-5-station", step: "phase-3/1", mode: .automated, trials: 5))
+            SessionRequest(dog: "Rex", program: "research-5-station", step: "phase-3/1", trials: 5, unlabelled: true))
         try first.client.ready()
-        #expect(eventually(10) { (try? first.client.status().trial) == 1 }, "the first trial never ended")
+        #expect(eventually(10) { (try? first.client.status().trialsDone) == 1 }, "the first trial never ended")
         // A crash or a pulled plug: no chance to say how the session ended.
         kill(first.process.processIdentifier, SIGKILL)
         first.process.waitUntilExit()
@@ -345,7 +345,7 @@ struct ServingStationTests {
         #expect(daemon.waitReady())
         let client = daemon.client
         let id = try client.startSession(
-            SessionRequest(dog: "Rex", program: "research-5-station", step: "phase-3/1", mode: .automated, trials: 2))
+            SessionRequest(dog: "Rex", program: "research-5-station", step: "phase-3/1", trials: 2, unlabelled: true))
         try client.ready()
         var random = SystemRandomNumberGenerator()
         var seed: UInt64 = 0x5EED
@@ -370,9 +370,9 @@ struct ServingStationTests {
         }
         let status = try client.status()
         #expect(status.state == "session" && status.session == id)
-        #expect(eventually(10) { (try? client.status().trial) == 1 })
+        #expect(eventually(10) { (try? client.status().trialsDone) == 1 })
         try client.ready()
-        #expect(eventually(10) { (try? client.status().trial) == 2 })
+        #expect(eventually(10) { (try? client.status().trialsDone) == 2 })
         try client.endSession(suggestions: nil)
         #expect(daemon.terminate().status == 0)
         #expect(try SessionLog.openReader(path: daemon.db).trials().count == 2)
@@ -388,7 +388,7 @@ struct ServingStationTests {
         #expect(daemon.waitReady())
         let client = daemon.client
         _ = try client.startSession(
-            SessionRequest(dog: "Rex", program: "research-5-station", step: "phase-3/1", mode: .automated, trials: 2))
+            SessionRequest(dog: "Rex", program: "research-5-station", step: "phase-3/1", trials: 2, unlabelled: true))
         kill(daemon.process.processIdentifier, SIGHUP)
         // Refused: the session goes on, and says so on stderr (waited for, so the session
         // cannot end before the signal is handled).

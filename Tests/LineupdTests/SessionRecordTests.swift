@@ -12,7 +12,7 @@ import Testing
         #expect(daemon.waitReady(dogs: ["Rex"]))
         let env = ["LINEUP_SOCKET": daemon.socket]
         let start = [
-            "session", "start", "--program", "research-5-station", "--step", "phase-3/1", "--mode", "automated",
+            "session", "start", "--program", "research-5-station", "--step", "phase-3/1", "--unlabelled",
         ]
 
         // A misspelt name: one line naming it and the known dogs, exit 1, nothing written.
@@ -38,7 +38,7 @@ import Testing
         let again = try lineupctl(start + ["--dog", "Bo", "--handler", "H-07", "--trials", "1"], environment: env)
         #expect(again.status == 0, "\(again.stderr)")
         try daemon.client.ready()
-        #expect(eventually(10) { (try? daemon.client.status().trial) == 1 }, "the trial never ended")
+        #expect(eventually(10) { (try? daemon.client.status().trialsDone) == 1 }, "the trial never ended")
         _ = try lineupctl(["session", "end"], environment: env)
 
         // A correction through the daemon (the group may only read the log on a board).

@@ -39,7 +39,7 @@ final class FakeStation: StationControlling, @unchecked Sendable {
     }
 
     func startSession(_ request: SessionRequest) throws(ControlRefusal) -> SessionStarted {
-        record("startSession \(request.dog) \(request.mode.rawValue)")
+        record("startSession \(request.dog) \(request.mode?.rawValue ?? "-")")
         let running = lock.withLock {
             if session != nil { return true }
             session = request
@@ -59,9 +59,10 @@ final class FakeStation: StationControlling, @unchecked Sendable {
         return layoutNow
     }
 
-    func ready() throws(ControlRefusal) {
+    func ready() throws(ControlRefusal) -> ReadyReply {
         record("ready")
         if lock.withLock({ session == nil }) { throw ControlRefusal(.noSession, "no session is running") }
+        return ReadyReply(result: "started", trial: 1, message: "trial 1 of 1 started")
     }
 
     func abort() throws(ControlRefusal) {
