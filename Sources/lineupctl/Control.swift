@@ -151,13 +151,20 @@ struct SessionStart: ParsableCommand {
 
             Examples:
               lineupctl session start --dog Rex --new-dog --program study \\
-                  --step discrimination/2 --mode double-blind --handler H-07
+                  --step discrimination/2 --handler H-07 \\
+                  --sample T-7 --sample C-1 --sample C-2 --sample C-3 --sample C-4 --sample C-5
               lineupctl session start --dog Rex --program study \\
-                  --step discrimination/2 --exercise 1 --mode automated --trials 20 \\
+                  --step discrimination/2 --exercise 1 --trials 20 \\
                   --sample T-7 --sample C-1 --sample C-2 --sample C-3 --sample C-4 --sample C-5 --seed 42
-              lineupctl session start --dog Rex --program research-5-station \\
-                  --step phase-3/1 --mode double-blind \\
-                  --layout control,target,control,control,blank --layout control,control,control,blank,control
+              lineupctl session start --dog Rex --program research-5-station --step phase-3/1 \\
+                  --sample T-7 --sample C-1 --sample C-2 --sample C-3 --sample C-4 \\
+                  --layout control,target,control,control,control --layout control,control,control,control,target
+              lineupctl session start --dog Rex --program research-5-station --step phase-3/1 --unlabelled
+
+            The program's step fixes the mode; --mode may repeat it, and one that contradicts \
+            it is refused. An automated or double-blind step lays out a different sample in \
+            each target and control station (one control more when some trials have no \
+            target); --unlabelled runs without samples, and the log says so.
 
             --program names a built-in program (study, research-5-station) or a file
             NAME.toml in the station's programs directory (/etc/lineup/programs).

@@ -11,7 +11,8 @@ struct Lineupctl: ParsableCommand {
         discussion: """
             Controlling the station (members of the lineup group, over its control socket):
               lineupctl status
-              lineupctl session start --dog Rex --program research-5-station --step phase-3/1 --mode double-blind
+              lineupctl session start --dog Rex --program research-5-station --step phase-3/1 \\
+                  --sample T-7 --sample C-1 --sample C-2 --sample C-3 --sample C-4 --sample C-5
               lineupctl layout --assistant
               lineupctl ready
               lineupctl watch

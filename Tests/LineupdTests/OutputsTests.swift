@@ -47,7 +47,7 @@ struct OutputsTests {
         let client = daemon.client
         #expect(try client.status().outputsOn == [])
         _ = try client.startSession(
-            SessionRequest(dog: "Aino", program: "rig", step: "valves/1", mode: .automated, seed: 3))
+            SessionRequest(dog: "Aino", program: "rig", step: "valves/1", seed: 3, unlabelled: true))
         // No ready press: the first trial starts by itself, its three valves open (D and E,
         // unused by the step, stay shut).
         #expect(

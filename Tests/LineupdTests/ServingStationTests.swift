@@ -112,18 +112,23 @@ struct ServingStationTests {
         #expect(try client.status().state == "idle")
         let (status, out) = daemon.terminate()
         #expect(status == 0)
-        #expect(out.split(separator: "\n").filter { $0.hasPrefix("trial ") }.count == 3, "stdout: \(out)")
-        // The journal (stdout) keeps the layout; the watchers' trial lines do not.
-        #expect(out.contains(":target") || out.contains(":control"), "stdout: \(out)")
+        // The journal (stdout) withholds each trial's stations and outcome until the session
+        // ends, then gives the full lines.
+        let parts = out.components(separatedBy: "the double-blind session is over")
+        #expect(parts.count == 2, "stdout: \(out)")
+        #expect(parts[0].split(separator: "\n").filter { $0.hasPrefix("trial ") }.count == 3, "stdout: \(out)")
+        #expect(!parts[0].contains(":target") && !parts[0].contains(":control"), "stdout: \(out)")
+        #expect(parts.last?.contains(":target") == true || parts.last?.contains(":control") == true, "stdout: \(out)")
         #expect(watched.done.wait(timeout: .now() + 10) == .success)
         let trialLines = watched.lines.filter { $0.contains(#""kind":"trial""#) }
         #expect(trialLines.count == 3, "\(watched.lines)")
+        #expect(watched.lines.filter { $0.contains(#""kind":"revealed""#) }.count == 4, "\(watched.lines)")
         // Nor where the nose went: no event line names a station (the log keeps them all).
         let stationLines = watched.lines.filter { $0.contains(#""station":"#) && !$0.contains(#""kind":"fault""#) }
         #expect(stationLines.isEmpty, "\(stationLines.prefix(3))")
         #expect(watched.lines.contains { $0.contains(#""kind":"sniff""#) || $0.contains(#""kind":"edge""#) })
         for line in trialLines {
-            #expect(line.contains("layout hidden"), "\(line)")
+            #expect(line.contains("over (double-blind"), "\(line)")
             for kind in ["target", "control", "blank", "distractor"] { #expect(!line.contains(":\(kind)"), "\(line)") }
         }
 

@@ -43,7 +43,12 @@ struct TrainerLedSessionTests {
             try client.ready()
             #expect(eventually(10) { (try? client.status().exercise) == n }, "repetition \(n) never started")
             // A second press during a round means nothing (the next round keeps its own set-up).
-            if n == 1 { try client.ready() }
+            // It is refused, saying so: the reply is the engine's answer.
+            if n == 1 {
+                #expect(throws: ControlClientError.self) { try client.ready() }
+                let again = try lineupctl(["ready"], environment: env)
+                #expect(again.status == 1 && again.stderr.contains("repetition 1 of 4 is running"), "\(again.stderr)")
+            }
             let station = pick(target.station)
             if let station { try client.simulate(SimulatedInput(input: station, active: true)) }
             usleep(100_000)  // the nose settles at the station (a world's time, not a check)
