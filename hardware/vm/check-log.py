@@ -79,8 +79,16 @@ def main(db_path, injected_path, trials_path):
     outcomes = dict(db.execute(
         "SELECT number, outcome FROM trial WHERE corrects IS NULL ORDER BY number"))
     outcome_mismatches = 0
+    slipped = []
     for n, o in sorted(intended.items()):
         if outcomes.get(n) != o:
+            why = slipped_hold(db, n) if (o, outcomes.get(n)) == ("hit", "miss") else None
+            if why:
+                # The script meant a hold across a short break; under emulation the shell took
+                # longer than the tolerance between its writes, and the daemon scored the edges
+                # it was given by the engine's rule. Not the daemon's fault: said, not failed.
+                slipped.append(f"trial {n}: intended hit, logged miss: {why}")
+                continue
             outcome_mismatches += 1
             failures.append(f"trial {n}: intended {o}, logged {outcomes.get(n)}")
 
@@ -98,6 +106,7 @@ def main(db_path, injected_path, trials_path):
         failures.append("no click in the log")
     p50, p99 = percentile(lat, 50), percentile(lat, 99)
     out = {
+        "injection_slipped": slipped,
         "edges_injected": injected, "edges_logged": logged, "edges_matched": matched,
         "trials_logged": len(outcomes), "outcomes_checked": True,
         "outcome_mismatches": outcome_mismatches, "clicks": clicks,
@@ -107,6 +116,36 @@ def main(db_path, injected_path, trials_path):
     }
     print(json.dumps(out))
     return 1 if failures else 0
+
+
+TOLERANCE_NS = 100_000_000  # vm.toml's hold_tolerance_ms
+
+
+def slipped_hold(db, number):
+    """Why a scripted hit became a miss, if the logged edges say so: a break at the target
+    longer than the hold tolerance (kernel timestamps of the debounced edges), or None."""
+    row = db.execute(
+        "SELECT layout, started_mono_ns, search_ns FROM trial WHERE number = ? AND corrects IS NULL",
+        (number,)).fetchone()
+    if not row or row[2] is None:
+        return None
+    target = next((int(s.split(":")[0]) for s in row[0].split(";") if s.split(":")[1:2] == ["target"]), None)
+    if target is None:
+        return None
+    start, end = row[1], row[1] + row[2]
+    edges = db.execute(
+        "SELECT value, kernel_ns FROM event WHERE kind = 'edge' AND station = ? AND kernel_ns BETWEEN ? AND ? "
+        "AND (detail IS NULL OR detail NOT LIKE '%chatter%') ORDER BY kernel_ns", (target, start, end)).fetchall()
+    left = None
+    for value, ns in edges:
+        if value == 0:
+            left = ns
+        elif left is not None:
+            gap = ns - left
+            if gap >= TOLERANCE_NS:
+                return f"the nose was off the target for {gap / 1e6:.0f} ms (tolerance {TOLERANCE_NS / 1e6:.0f} ms)"
+            left = None
+    return None
 
 
 if __name__ == "__main__":
