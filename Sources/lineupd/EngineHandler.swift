@@ -381,6 +381,8 @@ final class EngineHandler: HotPathHandler, @unchecked Sendable {
         for action in actions {
             switch action {
             case .click(let station, let at, let automatic):
+                // One click sounds per decision, and its record is matched to this ask in order.
+                if case .click = decision { break }
                 decision = .click
                 notes.push(.clickAsked(station: station ?? -1, at: at, trainer: !automatic))
             case .armTimer(let at): nextDeadline = at

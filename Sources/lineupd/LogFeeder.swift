@@ -88,17 +88,19 @@ final class LogFeeder: @unchecked Sendable {
     private var visits: [(station: Int, indicated: Bool)] = []
     /// What each station saw in the trial in progress.
     private var observer: TrialObserver
-    /// The clicks the engine asked for in the trial in progress, by the edge's time (the
-    /// click record carries the same time): the station clicked and whether the trainer's
-    /// button asked. A click's record is matched to its ask, so the click and the trial it
-    /// belongs to come from one reading of the edges, whichever ring delivers first.
-    private var pendingClicks: [(at: UInt64, station: Int, trialId: UUID?)] = []
+    /// The clicks the engine asked for and whose record has not come yet, in order: the hot
+    /// thread makes exactly one record (played or failed) per click it was asked for, in the
+    /// order asked, so the n-th record is the n-th ask's. A click is logged against the trial
+    /// and the station of its ask, so the click and its trial come from one reading of the
+    /// edges, whichever ring delivers first.
+    private var pendingClicks: [(ask: Int, station: Int, trialId: UUID?)] = []
+    private var asks = 0
     /// Click records (or failures) that arrived before their ask: the two rings are drained
     /// apart.
     private var earlyClicks: [StationRecord] = []
     /// The trial in progress's clicks, for its line: where, whose, and edge to ALSA (nil:
     /// failed or not yet in).
-    private var roundClicks: [(at: UInt64, station: Int, trainer: Bool, latency: UInt64?, failed: Bool)] = []
+    private var roundClicks: [(ask: Int, station: Int, trainer: Bool, latency: UInt64?, failed: Bool)] = []
     private var queue: [EngineNote] = []
     private var waitingSince: UInt64 = 0
 
@@ -217,10 +219,8 @@ final class LogFeeder: @unchecked Sendable {
                     station: button == nil ? Int(edge.line) + 1 : nil, time: time(edge.timestamp),
                     kernelNs: Int64(bitPattern: edge.timestamp), value: edge.isActive ? 1 : 0,
                     detail: jsonObject(["settled": "true", "button": button ?? ""])))
-        case .click(let c):
-            clickRecord(record, edgeAt: c.edgeTimestamp)
-        case .clickFailed(let ts, _):
-            clickRecord(record, edgeAt: ts)
+        case .click, .clickFailed:
+            clickRecord(record)
         case .buzzer:
             break
         }
@@ -228,13 +228,13 @@ final class LogFeeder: @unchecked Sendable {
 
     /// A click's record (or its failure), logged against the trial and station of the
     /// engine's ask for it; held until the ask is taken if it came first.
-    private func clickRecord(_ record: StationRecord, edgeAt: UInt64) {
-        guard let k = pendingClicks.firstIndex(where: { $0.at == edgeAt }) else {
+    private func clickRecord(_ record: StationRecord) {
+        guard !pendingClicks.isEmpty else {
             earlyClicks.append(record)
             return
         }
-        let ask = pendingClicks.remove(at: k)
-        if let r = roundClicks.firstIndex(where: { $0.at == edgeAt && $0.latency == nil && !$0.failed }) {
+        let ask = pendingClicks.removeFirst()
+        if let r = roundClicks.firstIndex(where: { $0.ask == ask.ask }) {
             if case .click(let c) = record {
                 roundClicks[r].latency = c.handedLatency
             } else {
@@ -329,19 +329,11 @@ final class LogFeeder: @unchecked Sendable {
                 LoggedEvent(
                     kind: .cue, sessionId: settings.sessionId, trialId: trialId, time: time(at),
                     detail: trialStart ? #"{"cue":"trial-start"}"# : #"{"cue":"trial-end"}"#))
-        case .clickAsked(let station, let at, let trainer):
-            if trialId != nil { roundClicks.append((at, station, trainer, nil, false)) }
-            pendingClicks.append((at, station, trialId))
-            if let early = earlyClicks.firstIndex(where: { record in
-                switch record {
-                case .click(let c): return c.edgeTimestamp == at
-                case .clickFailed(let ts, _): return ts == at
-                default: return false
-                }
-            }) {
-                let record = earlyClicks.remove(at: early)
-                clickRecord(record, edgeAt: at)
-            }
+        case .clickAsked(let station, _, let trainer):
+            asks += 1
+            if trialId != nil { roundClicks.append((asks, station, trainer, nil, false)) }
+            pendingClicks.append((asks, station, trialId))
+            if !earlyClicks.isEmpty { clickRecord(earlyClicks.removeFirst()) }
         case .trialEnded(let end):
             endTrial(end)
         case .interTrialOver:

@@ -226,7 +226,12 @@ struct ServingFaultTests {
         usleep(100_000)  // the edge reaches the station before the session (the world's time)
         _ = try client.startSession(
             SessionRequest(dog: "Rex", program: "research-5-station", step: "phase-3/1", trials: 1, unlabelled: true))
-        try client.ready()
+        // The press is refused, and the reply says which station stops it.
+        #expect {
+            try client.ready()
+        } throws: { error in
+            "\(error)".contains("station A is active")
+        }
         #expect(
             eventually(5) { (try? client.status().flaggedStations)?.contains { $0.station == "A" } == true },
             "the start was not refused for A")

@@ -37,7 +37,7 @@ struct ProtocolFuzzTests {
                 "bad-request", "'mode'"
             ),
             (
-                #"{"v":1,"id":14,"request":"session-start","dog":"Rex","program":"study","step":"a/1"}"#,
+                #"{"v":1,"id":14,"request":"session-start","dog":"Rex","program":"study","step":"a/1","mode":"solo"}"#,
                 "bad-request", "'mode'"
             ),
             (
