@@ -227,7 +227,9 @@ struct BlockPlan {
             mode: .doubleBlind, stationCount: stationCount,
             hold: scaled(board.timing.holdMilliseconds / 1000),
             holdTolerance: scaled(board.timing.holdToleranceMilliseconds / 1000),
-            searchTimeout: scaled(30), interTrialInterval: scaled(10))
+            searchTimeout: scaled(30), interTrialInterval: scaled(10),
+            // The project's default for automated trials (`AfterFalseAlert.end`).
+            endOnFalseAlert: true)
         // The storm and the debouncer are physical: not scaled (see `Configuration.chatterGap`).
         configuration.chatterGap = nanoseconds(milliseconds: 2 * board.timing.debounceMilliseconds)
         return configuration
