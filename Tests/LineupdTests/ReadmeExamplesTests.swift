@@ -310,6 +310,70 @@ import TrainingEngine
         #expect(ran + exempt == commands.count)
     }
 
+    /// The quick start's first command builds both tools and runs the simulated block, and the
+    /// block's closing lines name `lineupctl` commands that run as printed from that directory.
+    /// Run as the README has it, from a directory whose `.build/release` is this build (with
+    /// fewer trials, a fixed seed and the `null` device), through the shell.
+    @Test func theQuickStartsClosingLinesRunAsPrinted() throws {
+        let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+            .deletingLastPathComponent()
+        let readme = try String(contentsOf: root.appendingPathComponent("README.md"), encoding: .utf8)
+        let first = try #require(
+            readme.split(separator: "\n").first { $0.hasPrefix("sudo apt-get update && ") }, "quick start not found")
+        let steps = first.components(separatedBy: " && ")
+        // `swift build` with no --product builds every product: lineupd and lineupctl.
+        #expect(steps.contains("swift build -c release"), "\(first)")
+        let run = try #require(steps.last)
+        #expect(run.hasPrefix(".build/release/lineupd --simulate"), "\(run)")
+
+        let directory =
+            FileManager.default.temporaryDirectory.appendingPathComponent("quick-\(UUID().uuidString)").path
+        try FileManager.default.createDirectory(atPath: directory + "/.build", withIntermediateDirectories: true)
+        try FileManager.default.createSymbolicLink(
+            atPath: directory + "/.build/release", withDestinationPath: root.appendingPathComponent(".build/debug").path
+        )
+        let block = try shell(
+            run + " --trials 2 --seed 1 --speed 30 --no-realtime --device null", in: directory)
+        #expect(block.status == 0, "\(block.stderr)")
+        let lines = block.stdout.split(separator: "\n").map(String.init)
+        let closing = try #require(lines.firstIndex(of: "look at the log:"), "\(block.stdout)")
+        let commands = lines[(closing + 1)...].map { $0.trimmingCharacters(in: .whitespaces) }
+        #expect(commands.count == 3)
+        for command in commands {
+            #expect(command.hasPrefix(".build/release/lineupctl "), "\(command)")
+            let result = try shell(command, in: directory)
+            #expect(result.status == 0 && result.stderr.isEmpty, "\(command)\n\(result.stderr)")
+            #expect(!result.stdout.isEmpty, "\(command)")
+        }
+        let sessions = try shell(try #require(commands.first), in: directory)
+        #expect(sessions.stdout.contains("virtual dog"), "\(sessions.stdout)")
+    }
+
+    /// A command line through `/bin/sh`, as typed, in `directory`; no station variables.
+    func shell(_ command: String, in directory: String) throws -> (status: Int32, stdout: String, stderr: String) {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: "/bin/sh")
+        process.arguments = ["-c", command]
+        process.currentDirectoryURL = URL(fileURLWithPath: directory)
+        var env = ProcessInfo.processInfo.environment
+        for key in ["LINEUP_DB", "LINEUP_SOCKET", "NOTIFY_SOCKET", "WATCHDOG_USEC"] { env[key] = nil }
+        process.environment = env
+        let out = Pipe()
+        let err = Pipe()
+        process.standardOutput = out
+        process.standardError = err
+        try process.run()
+        let errText = TextSink()
+        let errReader = Thread {
+            errText.append(String(decoding: err.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self))
+        }
+        errReader.start()
+        let outData = out.fileHandleForReading.readDataToEndOfFile()
+        process.waitUntilExit()
+        while !errReader.isFinished { usleep(1000) }
+        return (process.terminationStatus, String(decoding: outData, as: UTF8.self), errText.text)
+    }
+
     /// Runs a command that streams until stopped; true in `exitedEarly` if it ended by itself.
     func runFor(seconds: Double, tool: String, _ arguments: [String], environment: [String: String]) throws -> (
         exitedEarly: Bool, stderr: String
