@@ -222,6 +222,42 @@ struct TrainerLedSessionTests {
             show.contains("Rex was tired after the car ride") && show.contains("Reward faster; fresh container lids"))
     }
 
+    /// The page's simulated trainer: with the virtual dog on, it presses the clicker when the
+    /// dog holds at the target and the error button when it holds at another station. A dog
+    /// that holds only at the target earns four hits, each a click at the target; one that
+    /// holds only elsewhere earns four false alerts, each an error press there.
+    @Test func theSimulatedTrainerPressesAsThePageSays() throws {
+        for (dog, outcome, press) in [
+            (["--sensitivity", "1", "--false-alert-rate", "0"], "hit", "manual_click"),
+            (["--sensitivity", "0", "--false-alert-rate", "1"], "false-alert", "error_mark"),
+        ] {
+            guard let daemon = try ServingStationTests.Daemon(speed: 5, extra: dog) else { return }
+            defer { if daemon.process.isRunning { _ = daemon.terminate() } }
+            #expect(daemon.waitReady(dogs: ["Aino"]))
+            let client = daemon.client
+            // 10 s rounds, 2 s at speed 5: the dog's slowest search of two stations takes 1.3 s.
+            var request = SessionRequest(dog: "Aino", program: "study", step: "target-scent/1", mode: .trainerLed)
+            request.durationSeconds = 10
+            request.seed = 3
+            let session = try client.startSession(request)
+            for round in 1...4 {
+                try client.ready()
+                #expect(eventually(15) { (try? client.status().exercisesDone) == round }, "round \(round)")
+            }
+            try client.endSession(suggestions: nil)
+            #expect(daemon.terminate().status == 0)
+            let reader = try SessionLog.openReader(path: daemon.db)
+            let rounds = try reader.trials(LogFilter(sessionId: session))
+            #expect(rounds.map(\.outcome) == Array(repeating: outcome, count: 4), "\(dog)")
+            let presses = try reader.events(LogFilter(sessionId: session), limit: nil).filter {
+                ($0.detail ?? "").contains("manual_click") || ($0.detail ?? "").contains("error_mark")
+            }
+            #expect(presses.count == 4 && presses.allSatisfy { ($0.detail ?? "").contains(press) }, "\(presses)")
+            // Each press was where the dog held: the round's indicated station.
+            #expect(Set(presses.compactMap(\.station)) == Set(rounds.compactMap(\.indicatedStation)))
+        }
+    }
+
     @Test func everyExerciseOfTheFirstPhaseDoneGraduatesIt() throws {
         guard let daemon = try ServingStationTests.Daemon(speed: 30, extra: ["--no-virtual-dog"]) else { return }
         defer { if daemon.process.isRunning { _ = daemon.terminate() } }
