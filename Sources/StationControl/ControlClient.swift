@@ -113,6 +113,11 @@ public struct ControlClient: Sendable {
         _ = try send(.simulate(input), expecting: Done.self)
     }
 
+    /// The station's log and the programs it would accept.
+    public func about() throws(ControlClientError) -> StationAbout {
+        try send(.about, expecting: StationAbout.self)
+    }
+
     /// Sends one request and reads its reply.
     public func send<R: Decodable>(_ request: ControlRequest, expecting: R.Type) throws(ControlClientError) -> R {
         let connection = try Connection(path: path)

@@ -304,6 +304,8 @@ public final class ControlServer: @unchecked Sendable {
             case .simulate(let input):
                 try controller.simulate(input)
                 reply = ControlProtocol.encodeReply(id: id, result: Done())
+            case .about:
+                reply = ControlProtocol.encodeReply(id: id, result: controller.about())
             case .watch:
                 // Registered before the reply, so a client that has the reply is watching. The
                 // reply still goes out first: events reach the client only through

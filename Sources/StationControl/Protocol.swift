@@ -41,6 +41,8 @@ public enum ControlRequest: Sendable, Hashable {
     case trialCorrect(TrialCorrectionEntry)
     case sessionNote(SessionNoteEntry)
     case simulate(SimulatedInput)
+    /// What the station offers: its log and its programs.
+    case about
 
     /// The name on the wire.
     public var name: String {
@@ -58,12 +60,13 @@ public enum ControlRequest: Sendable, Hashable {
         case .trialCorrect: "trial-correct"
         case .sessionNote: "session-note"
         case .simulate: "simulate"
+        case .about: "about"
         }
     }
 
     public static let names = [
         "status", "session-start", "layout", "ready", "abort", "session-end", "watch", "dog-add", "sample-add",
-        "sample-note", "trial-correct", "session-note", "simulate",
+        "sample-note", "trial-correct", "session-note", "simulate", "about",
     ]
 }
 
@@ -164,6 +167,7 @@ extension ControlProtocol {
             case "ready": return .success((id, .ready))
             case "abort": return .success((id, .abort))
             case "watch": return .success((id, .watch))
+            case "about": return .success((id, .about))
             case "layout":
                 let p = try decoder.decode(LayoutParams.self, from: line)
                 return .success((id, .layout(p.view ?? .handler)))
@@ -380,7 +384,7 @@ private struct RequestEnvelope: Encodable {
         switch request {
         case .dogAdd, .sampleAdd, .sampleNote, .trialCorrect, .sessionNote, .simulate:
             break
-        case .status, .ready, .abort, .watch:
+        case .status, .ready, .abort, .watch, .about:
             break
         case .layout(let view):
             try c.encode(view, forKey: .view)

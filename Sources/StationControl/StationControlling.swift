@@ -303,6 +303,42 @@ public struct SimulatedInput: Sendable, Codable, Hashable {
     }
 }
 
+/// `about`'s result: what this lineupd offers, so lineupctl asks rather than guesses.
+public struct StationAbout: Sendable, Codable, Hashable {
+    /// The session log lineupd writes, as an absolute path: the additions' log.
+    public var log: String
+    /// The programs directory it reads `NAME.toml` from (absolute), if it has one.
+    public var programsDirectory: String?
+    /// Every program `session start --program` would be given: the built-in ones, then each
+    /// `NAME.toml` of the directory, including those that do not load (with why).
+    public var programs: [OfferedProgram]
+
+    public init(log: String, programsDirectory: String?, programs: [OfferedProgram]) {
+        self.log = log
+        self.programsDirectory = programsDirectory
+        self.programs = programs
+    }
+}
+
+/// One program as lineupd would load it for `session start --program NAME`.
+public struct OfferedProgram: Sendable, Codable, Hashable {
+    public var name: String
+    /// `built-in` or the file's path.
+    public var source: String
+    /// The program's text as lineupd read it (nil when it could not be read).
+    public var text: String?
+    /// Why lineupd would refuse it: the loader's message, a lineup this board cannot hold,
+    /// or a built-in of the same name taking its place. Nil when it is accepted.
+    public var refused: String?
+
+    public init(name: String, source: String, text: String?, refused: String?) {
+        self.name = name
+        self.source = source
+        self.text = text
+        self.refused = refused
+    }
+}
+
 /// A refusal the person at the other end can act on.
 public struct ControlRefusal: Error, Sendable, Codable, Hashable, CustomStringConvertible {
     public enum Code: String, Sendable, Codable, Hashable {
@@ -362,4 +398,6 @@ public protocol StationControlling: AnyObject, Sendable {
     func noteSession(_ entry: SessionNoteEntry) throws(ControlRefusal) -> String
     /// Moves an input of the simulated lineup; refused when the lineup is real.
     func simulate(_ input: SimulatedInput) throws(ControlRefusal)
+    /// Its log and the programs it would accept.
+    func about() -> StationAbout
 }

@@ -1,5 +1,6 @@
 import ArgumentParser
 import Foundation
+import StationControl
 import TrainingEngine
 
 // The trainer's and researcher's view of the training programs: which ones the station
@@ -63,8 +64,16 @@ struct ProgramListing: Encodable {
 struct ProgramsCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "programs",
-        abstract: "List the training programs: the built-in ones and the files of the programs directory.",
+        abstract:
+            "List the training programs the station accepts: the built-in ones and its programs directory's files.",
         discussion: """
+            With lineupd running, the list is what it would accept for `session start \
+            --program`, asked over its control socket: its built-in programs and the files of \
+            the programs directory it was started with, each checked against its board. With \
+            --programs DIR, the files of DIR are checked here instead, without asking lineupd \
+            (a folder being prepared). When no lineupd answers, the default directory is read \
+            and the list says so.
+
             A file that does not load is listed with the loader's message, so a typo is found \
             here rather than when a session is started. A file named like a built-in program is \
             not offered: lineupd looks for the built-in first.
@@ -74,10 +83,33 @@ struct ProgramsCommand: ParsableCommand {
               lineupctl programs --programs /etc/lineup/programs --json
             """)
     @OptionGroup var programs: ProgramsDirectoryOptions
+    @OptionGroup var socket: SocketOptions
     @Flag(help: "Print one JSON array.") var json = false
+
+    func validate() throws {
+        if programs.directory != nil && socket.socket != nil {
+            throw ValidationError("give --programs (check a folder here) or --socket (ask lineupd), not both")
+        }
+    }
 
     func run() throws {
         try researcherCommand {
+            var unanswered: String? = nil
+            if programs.directory == nil {
+                switch try askStation(socket) {
+                case .answered(let about, let path):
+                    let listings = about.programs.map(ProgramListing.init(offered:))
+                    if json { return try printJSON(listings) }
+                    printListings(listings)
+                    // The socket is local: lineupd's directory is on this machine too.
+                    let directory = about.programsDirectory.map {
+                        FileManager.default.fileExists(atPath: $0) ? $0 : "\($0), which does not exist"
+                    }
+                    say("(what lineupd on \(path) accepts; its programs directory: \(directory ?? "none"))")
+                    return
+                case .unanswered(let why): unanswered = why
+                }
+            }
             var listings: [ProgramListing] = []
             for program in try Program.builtins() {
                 listings.append(
@@ -107,11 +139,7 @@ struct ProgramsCommand: ParsableCommand {
                 let path = directory + "/" + file
                 var listing = ProgramListing(name: String(file.dropLast(".toml".count)), source: path)
                 do {
-                    let program = try loadProgramFile(path)
-                    listing.title = program.title
-                    listing.phases = program.phases.count
-                    listing.steps = program.phases.map(\.steps.count).reduce(0, +)
-                    listing.stationsNeeded = program.stationsNeeded
+                    listing.describe(try loadProgramFile(path))
                     if Program.builtinNames.contains(listing.name) {
                         listing.note = "not offered: lineupd uses the built-in \(listing.name) first"
                     }
@@ -121,16 +149,73 @@ struct ProgramsCommand: ParsableCommand {
                 listings.append(listing)
             }
             if json { return try printJSON(listings) }
-            printTable(
-                ["NAME", "PHASES", "STEPS", "STATIONS", "FROM", "TITLE"],
-                listings.map { l in
-                    [
-                        l.name, l.phases.map { "\($0)" } ?? "-", l.steps.map { "\($0)" } ?? "-",
-                        l.stationsNeeded.map { "\($0)" } ?? "-", l.source,
-                        l.error.map { "DOES NOT LOAD: \($0)" } ?? (l.title ?? "") + (l.note.map { " (\($0))" } ?? ""),
-                    ]
-                })
+            printListings(listings)
             if !exists { say("(no program files: \(directory) does not exist)") }
+            if let unanswered {
+                say("(the built-in programs and the default directory, not asked of lineupd: \(unanswered))")
+            }
+        }
+    }
+
+    private func printListings(_ listings: [ProgramListing]) {
+        printTable(
+            ["NAME", "PHASES", "STEPS", "STATIONS", "FROM", "TITLE"],
+            listings.map { l in
+                [
+                    l.name, l.phases.map { "\($0)" } ?? "-", l.steps.map { "\($0)" } ?? "-",
+                    l.stationsNeeded.map { "\($0)" } ?? "-", l.source,
+                    l.error.map { "DOES NOT LOAD: \($0)" } ?? (l.title ?? "") + (l.note.map { " (\($0))" } ?? ""),
+                ]
+            })
+    }
+}
+
+/// What the running lineupd says of itself, or why none could be asked (then the caller
+/// reads the defaults instead, and says so). A socket named with --socket must answer.
+enum StationAnswer {
+    case answered(StationAbout, path: String)
+    case unanswered(why: String)
+}
+
+func askStation(_ socket: SocketOptions) throws -> StationAnswer {
+    let client = socket.client
+    do {
+        return .answered(try client.about(), path: client.path)
+    } catch {
+        switch error {
+        case .notRunning, .staleSocket, .notAllowed:
+            if socket.socket != nil { throw error }
+            return .unanswered(why: error.description)
+        case .refused(let refusal) where refusal.code == .unknownRequest:
+            // An older lineupd, which cannot say: the defaults are the best guess left.
+            return .unanswered(why: "lineupd on \(client.path) cannot say which programs it offers")
+        default:
+            throw error
+        }
+    }
+}
+
+extension ProgramListing {
+    mutating func describe(_ program: Program) {
+        title = program.title
+        phases = program.phases.count
+        steps = program.phases.map(\.steps.count).reduce(0, +)
+        stationsNeeded = program.stationsNeeded
+    }
+
+    /// A program as lineupd offers it: read from the text lineupd read, with its reason when
+    /// lineupd would refuse it (a file that does not load, or one it does not offer).
+    init(offered: OfferedProgram) {
+        self.init(name: offered.name, source: offered.source)
+        guard let text = offered.text else {
+            error = offered.refused ?? "lineupd could not read it"
+            return
+        }
+        do {
+            describe(try Program.parse(toml: text, source: offered.source))
+            note = offered.refused.map { $0.hasPrefix("not offered") ? $0 : "not offered: \($0)" }
+        } catch {
+            self.error = offered.refused ?? String(describing: error)
         }
     }
 }
@@ -145,17 +230,26 @@ struct ProgramCommand: ParsableCommand {
             abstract: "Show a program's phases, steps and exercises, as the station runs them.",
             discussion: """
                 NAME is a built-in program, a NAME.toml of the programs directory (looked for in \
-                that order, as lineupd does), or the path of a .toml file. Each step is shown as \
-                `session start --step` takes it (phase/step).
+                that order, as lineupd does), or the path of a .toml file. With lineupd running, \
+                NAME is the program it would load for `session start --program NAME`, asked over \
+                its control socket; with --programs DIR (or when no lineupd answers), it is looked \
+                for here. Each step is shown as `session start --step` takes it (phase/step).
 
                 Examples:
                   lineupctl program show study
                   lineupctl program show research-5-station --json
                 """)
         @OptionGroup var programs: ProgramsDirectoryOptions
+        @OptionGroup var socket: SocketOptions
         @Argument(help: "A built-in program, a program of the programs directory, or a .toml file's path.")
         var name: String
         @Flag(help: "Print one JSON object.") var json = false
+
+        func validate() throws {
+            if programs.directory != nil && socket.socket != nil {
+                throw ValidationError("give --programs (look in a folder here) or --socket (ask lineupd), not both")
+            }
+        }
 
         func run() throws {
             try researcherCommand {
@@ -168,6 +262,20 @@ struct ProgramCommand: ParsableCommand {
         /// The program NAME stands for, found as lineupd finds it.
         func resolve() throws -> Program {
             if name.contains("/") || name.hasSuffix(".toml") { return try loadProgramFile(name) }
+            if programs.directory == nil, case .answered(let about, let path) = try askStation(socket) {
+                // As lineupd looks: the built-in first, then the directory's file.
+                guard let offered = about.programs.first(where: { $0.name == name }) else {
+                    let names = about.programs.filter { $0.refused == nil }.map(\.name)
+                    throw ProgramFileError(
+                        description:
+                            "lineupd on \(path) offers no program named \"\(name)\" (it offers: \(names.joined(separator: ", ")); lineupctl programs lists them)"
+                    )
+                }
+                if let refused = offered.refused {
+                    throw ProgramFileError(description: "lineupd on \(path) would refuse \(name): \(refused)")
+                }
+                return try Program.parse(toml: offered.text ?? "", source: offered.source)
+            }
             if let builtin = try Program.builtin(named: name) { return builtin }
             let path = programs.path + "/" + name + ".toml"
             guard FileManager.default.fileExists(atPath: path) else {

@@ -9,9 +9,10 @@ import TrainingEngine
 // the station's log, unless a database file is named with --db or $LINEUP_DB.
 
 let additionNote = """
-    lineupd writes it to the station's log (through its control socket, so any member of \
-    the station's group may add). With --db PATH or $LINEUP_DB it is written to that \
-    database file directly instead.
+    Whenever lineupd answers on its control socket, it writes this to the station's log (so \
+    any member of the station's group may add); $LINEUP_DB only chooses the log that reads \
+    use. --db PATH writes that file directly when it is not the log lineupd writes; with no \
+    lineupd answering, --db PATH or $LINEUP_DB is written directly, and lineupctl says so.
     """
 
 struct Dogs: ParsableCommand {

@@ -27,8 +27,11 @@ struct LogOptions: ParsableArguments {
     func reader() throws -> LogReader { try SessionLog.openReader(path: path) }
 }
 
-/// Where the researcher's additions go: to lineupd, which owns the station's log (on a board
-/// the group may only read it), or, when a database file is named, straight into that file.
+/// Where the researcher's additions go. A lineupd answering on the socket owns the station's
+/// log (on a board the group may only read it), so they go to it; `$LINEUP_DB` only chooses
+/// the log that reads use. `--db FILE` writes FILE directly only when it is not the log a
+/// running lineupd writes; with no lineupd answering, the named file is written directly (a
+/// station with no daemon, or a file being prepared), and lineupctl says so in one line.
 struct AdditionOptions: ParsableArguments {
     @OptionGroup var log: LogOptions
 
@@ -50,21 +53,55 @@ struct AdditionOptions: ParsableArguments {
         if socket != nil, log.db != nil {
             throw SessionLogError.invalidInput("give --db (write a database file) or --socket (ask lineupd), not both")
         }
-        if socket == nil, let path = log.namedPath {
-            return try direct(SessionLog(path: path, create: create)).uuidString.lowercased()
-        }
-        if create {
+        if create, log.namedPath == nil {
             throw SessionLogError.invalidInput("--create applies to a database file named with --db")
         }
         let client = ControlClient(path: ControlClient.path(option: socket))
+        let writes: String?
         do {
-            return try daemon(client)
-        } catch .notRunning(let path), .staleSocket(let path) {
-            throw SessionLogError.invalidInput(
-                "lineupd is not running (nothing answers on \(path)): start it, or add to a database file with --db PATH"
-            )
+            writes = try client.about().log
+        } catch {
+            switch error {
+            case .notRunning, .staleSocket:
+                guard let path = log.namedPath else {
+                    throw SessionLogError.invalidInput(
+                        "lineupd is not running (nothing answers on \(client.path)): start it, or add to a database file with --db PATH"
+                    )
+                }
+                let id = try direct(SessionLog(path: path, create: create)).uuidString.lowercased()
+                note("written to \(path) directly: no lineupd answers on \(client.path) (a station with no daemon)")
+                return id
+            case .refused(let refusal) where refusal.code == .unknownRequest:
+                writes = nil  // an older lineupd, which cannot say which log it writes
+            default:
+                throw error
+            }
         }
+        if let path = log.db, let writes, !sameFile(path, writes) {
+            let id = try direct(SessionLog(path: path, create: create)).uuidString.lowercased()
+            note("written to \(path) directly: lineupd on \(client.path) writes another log, \(writes)")
+            return id
+        }
+        let id = try daemon(client)
+        if log.db == nil, let path = log.namedPath, let writes, !sameFile(path, writes) {
+            note("added to \(writes), the log lineupd writes; $LINEUP_DB (\(path)), which reads use, is another")
+        }
+        return id
     }
+
+    /// One line on stderr after the addition, saying where it went when that may surprise.
+    private func note(_ text: String) {
+        StationLogging.bootstrap(program: "lineupctl")
+        lineupctlLog.notice("\(text)")
+    }
+}
+
+/// Whether two paths name one file (the same device and inode), however each is spelt.
+func sameFile(_ a: String, _ b: String) -> Bool {
+    var x = stat()
+    var y = stat()
+    guard stat(a, &x) == 0, stat(b, &y) == 0 else { return false }
+    return x.st_dev == y.st_dev && x.st_ino == y.st_ino
 }
 
 /// Listings read newest first, so `--limit` gives the latest rows; exports stay oldest first.

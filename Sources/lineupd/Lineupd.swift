@@ -20,8 +20,12 @@ struct Lineupd: ParsableCommand {
 
             With no hardware, `lineupd --simulate` runs an automated double-blind block with a \
             virtual dog on a simulated 5-station lineup, printed trial by trial, and \
-            `lineupd --simulate --serve` runs the simulated station as the daemon does, waiting \
-            for sessions over the control socket while the virtual dog searches each trial.
+            `lineupd --simulate --serve` runs the simulated station as the daemon does, at \
+            life's pace unless --speed is given, waiting for sessions over the control socket \
+            while the virtual dog searches each trial; in a trainer-led round a simulated trainer \
+            presses the clicker when the dog holds at the target and the error button when it \
+            holds elsewhere. With --no-virtual-dog nothing moves but what `lineupctl simulate` \
+            moves: the nose, the clicker, the error and ready buttons.
 
             Examples:
               lineupd --simulate
@@ -35,7 +39,7 @@ struct Lineupd: ParsableCommand {
 
     @Flag(
         help:
-            "With --simulate --serve: no virtual dog; the lineup moves only by `lineupctl simulate` (noses and buttons by hand)."
+            "With --simulate --serve: no virtual dog and no simulated trainer; the lineup moves only by `lineupctl simulate` (noses and buttons by hand)."
     )
     var noVirtualDog = false
 
@@ -81,8 +85,16 @@ struct Lineupd: ParsableCommand {
     @Option(name: .customLong("false-alert-rate"), help: "Its chance of holding at each other station it examines.")
     var falseAlertRate = 0.05
 
-    @Option(help: "How many times faster than a real dog the simulated session runs (hold, search, intervals).")
-    var speed = 20.0
+    @Option(
+        name: .customLong("speed"),
+        help: ArgumentHelp(
+            "How many times faster than a real dog the simulated station runs (hold, search, intervals); default 20 for the block, 1 (life's pace) with --serve, where people press the buttons.",
+            valueName: "speed"))
+    var speedOption: Double?
+
+    /// A served station is for people trying it: its rounds last what the program says unless
+    /// a speed is asked for. The block runs unattended, so it runs fast (the project's defaults).
+    var speed: Double { speedOption ?? (serve ? 1 : 20) }
 
     @Option(help: "The ALSA device for the click; `null` is used, with a warning, when it cannot be opened.")
     var device: String?

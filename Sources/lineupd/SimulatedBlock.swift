@@ -151,9 +151,10 @@ final class SimulatedBlock: @unchecked Sendable {
             status = 1
         }
         print("look at the log:")
-        print("  lineupctl sessions --db \(databasePath)")
-        print("  lineupctl trials --db \(databasePath)")
-        print("  lineupctl export --db \(databasePath) --what trials --format csv")
+        let lineupctl = siblingTool("lineupctl")
+        print("  \(lineupctl) sessions --db \(databasePath)")
+        print("  \(lineupctl) trials --db \(databasePath)")
+        print("  \(lineupctl) export --db \(databasePath) --what trials --format csv")
         return status
     }
 

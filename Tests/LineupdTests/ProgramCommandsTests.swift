@@ -1,4 +1,5 @@
 import Foundation
+import StationControl
 import Testing
 import TrainingEngine
 
@@ -123,6 +124,93 @@ import TrainingEngine
         #expect(broken.stderr == "lineupctl: \(try brokenMessage())\n")
         let missing = try lineupctl(["program", "check", directory + "/none.toml"])
         #expect(missing.status == 1 && missing.stderr == "lineupctl: \(directory)/none.toml: no such file\n")
+    }
+
+    /// With lineupd running, `programs` and `program show` say what it would accept: its
+    /// built-ins and the files of the directory it was started with (not lineupctl's default),
+    /// each checked against its board, as `session start --program` finds them.
+    @Test func aRunningStationListsWhatItsOwnProgramsDirectoryOffers() throws {
+        // The fixtures, and a program whose first step needs more stations than the board's 5.
+        try study.replacingOccurrences(of: "name = \"study\"", with: "name = \"big\"")
+            .replacingOccurrences(
+                of: "lineup = { stations = 1, targets = 1 }", with: "lineup = { stations = 6, targets = 1 }"
+            )
+            .write(toFile: directory + "/big.toml", atomically: true, encoding: .utf8)
+        guard let daemon = try ServingStationTests.Daemon(speed: 30, extra: ["--programs", directory]) else { return }
+        defer { if daemon.process.isRunning { _ = daemon.terminate() } }
+        #expect(daemon.waitReady(dogs: ["Aino"]))
+        let env = ["LINEUP_SOCKET": daemon.socket]
+
+        let listed = try lineupctl(["programs"], environment: env)
+        #expect(listed.status == 0 && listed.stderr.isEmpty, "\(listed.stderr)")
+        let lines = listed.stdout.split(separator: "\n").map(String.init)
+        // Header, rule, two built-ins, four files, and where the list comes from.
+        #expect(lines.count == 9, "\(listed.stdout)")
+        #expect(lines.last == "(what lineupd on \(daemon.socket) accepts; its programs directory: \(directory))")
+        let club = try #require(lines.first { $0.hasPrefix("club ") })
+        #expect(
+            club.contains(directory + "/club.toml")
+                && club.hasSuffix("Scent discrimination (after Wise Nose and the study)"))
+        let broken = try #require(lines.first { $0.hasPrefix("broken ") })
+        #expect(broken.hasSuffix("DOES NOT LOAD: " + (try brokenMessage())), "\(broken)")
+        let big = try #require(lines.first { $0.hasPrefix("big ") })
+        #expect(big.contains("(not offered: \(directory)/big.toml: phases[0].steps[0].lineup.stations:"), "\(big)")
+        #expect(
+            lines.contains {
+                $0.hasPrefix("study ") && $0.contains("(not offered: lineupd uses the built-in study first)")
+            })
+
+        let json = try lineupctl(["programs", "--json"], environment: env)
+        let entries = try #require(try JSONSerialization.jsonObject(with: Data(json.stdout.utf8)) as? [[String: Any]])
+        #expect(
+            entries.map { $0["name"] as? String } == ["study", "research-5-station", "big", "broken", "club", "study"])
+        #expect(entries[4]["phases"] as? Int == 3 && entries[4]["steps"] as? Int == 6)
+
+        // `program show` finds what the station would load; what it would refuse is one line.
+        let shown = try lineupctl(["program", "show", "club"], environment: env)
+        #expect(shown.status == 0 && shown.stderr.isEmpty, "\(shown.stderr)")
+        #expect(shown.stdout.hasPrefix("club: ") && shown.stdout.contains("From \(directory)/club.toml;"))
+        for (name, message) in [
+            ("broken", "lineupd on \(daemon.socket) would refuse broken: \(try brokenMessage())"),
+            ("big", "lineupd on \(daemon.socket) would refuse big: \(directory)/big.toml: phases[0].steps[0]"),
+            (
+                "nope",
+                "lineupd on \(daemon.socket) offers no program named \"nope\" (it offers: study, research-5-station, club;"
+            ),
+        ] {
+            let refused = try lineupctl(["program", "show", name], environment: env)
+            #expect(refused.status == 1 && refused.stdout.isEmpty)
+            #expect(refused.stderr.split(separator: "\n").count == 1, "\(refused.stderr)")
+            #expect(refused.stderr.hasPrefix("lineupctl: " + message), "\(refused.stderr)")
+        }
+        // The station does take what the list offers, and refuses what it says it would.
+        let client = daemon.client
+        _ = try client.startSession(SessionRequest(dog: "Aino", program: "club", step: "indicate/1", mode: .trainerLed))
+        try client.endSession(suggestions: nil)
+        #expect(throws: ControlClientError.self) {
+            _ = try client.startSession(
+                SessionRequest(dog: "Aino", program: "big", step: "indicate/1", mode: .trainerLed))
+        }
+
+        // --programs DIR still checks a folder here, without asking the station.
+        let other = directory + "/other"
+        try FileManager.default.createDirectory(atPath: other, withIntermediateDirectories: true)
+        let offline = try lineupctl(["programs", "--programs", other], environment: env)
+        #expect(offline.status == 0 && !offline.stdout.contains("club") && !offline.stdout.contains("lineupd on"))
+        let both = try lineupctl(["programs", "--programs", other, "--socket", daemon.socket])
+        #expect(both.status != 0 && both.stderr.contains("not both"), "\(both.stderr)")
+
+        // With the station gone, the defaults are read, and the list says so; a socket named
+        // on the command line must answer.
+        #expect(daemon.terminate().status == 0)
+        let unasked = try lineupctl(["programs"], environment: env)
+        #expect(unasked.status == 0 && !unasked.stdout.contains("club"))
+        #expect(
+            unasked.stdout.hasSuffix(
+                "(the built-in programs and the default directory, not asked of lineupd: lineupd is not running (no socket at \(daemon.socket)))\n"
+            ), "\(unasked.stdout)")
+        let named = try lineupctl(["programs", "--socket", daemon.socket])
+        #expect(named.status == 1 && named.stderr.contains("lineupd is not running"), "\(named.stderr)")
     }
 
     /// docs/programs.md shows an example file and what `program show` prints for it: both true.

@@ -179,12 +179,91 @@ import TrainingEngine
                 "exemption no longer matches a README command: \(exemption.prefix)")
         }
 
-        // The station: a simulated lineup serving its socket; a dog, samples and one trial
-        // logged, so the README's ids have something real to stand for.
+        // The station: a simulated lineup serving its socket. The docs' own additions come
+        // first (the README documents adding after finding), so the dogs and samples they
+        // add are theirs; then samples and two trials of Rex's, so the README's ids have
+        // something real to stand for.
         guard let daemon = try ServingStationTests.Daemon(speed: 30) else { return }
         defer { if daemon.process.isRunning { _ = daemon.terminate() } }
-        #expect(daemon.waitReady(dogs: ["Rex"]))
+        #expect(daemon.waitReady(dogs: []))
         let client = daemon.client
+        let env = ["LINEUP_SOCKET": daemon.socket, "LINEUP_DB": daemon.db]
+        var substitutions = [
+            "/tmp/lineup.sock": daemon.socket, "/tmp/lineup.db": daemon.db,
+            "/var/lib/lineup/backup-2025-05-01.db": daemon.directory + "/backup.db",
+            "pi-1.db": daemon.directory + "/pi-1.db", "pi-2.db": daemon.directory + "/pi-2.db",
+            "/media/usb/lineup-2025-05-01.db": daemon.directory + "/usb-copy.db",
+            "--programs /etc/lineup/programs": "--programs " + daemon.directory,
+            " lab.db": " " + daemon.directory + "/lab.db",
+        ]
+
+        var newDogs = 0
+        var ran = 0
+        var exempt = 0
+        func run(_ command: String) throws {
+            if Self.exemptions.contains(where: { command.hasPrefix($0.prefix) }) {
+                exempt += 1
+                return
+            }
+            var line = command
+            for (from, to) in substitutions { line = line.replacingOccurrences(of: from, with: to) }
+            // Output redirections and pipes are the reader's; the command is what is checked.
+            if let bar = line.firstIndex(of: "|") { line = String(line[..<bar]).trimmingCharacters(in: .whitespaces) }
+            if let gt = line.firstIndex(of: ">") { line = String(line[..<gt]).trimmingCharacters(in: .whitespaces) }
+            if line.hasSuffix(" &") { line.removeLast(2) }
+            var arguments = Self.words(line)
+            // A dog said to be new must be new: each example gets a name of its own.
+            if arguments.contains("--new-dog"), let at = arguments.firstIndex(of: "--dog") {
+                newDogs += 1
+                arguments[at + 1] += "-readme-\(newDogs)"
+            }
+            let tool = arguments.removeFirst()
+            // The examples are independent: a session an earlier one left running is ended.
+            if arguments.starts(with: ["session", "start"]) {
+                _ = try? lineupctl(["session", "abort"], environment: env)
+                _ = try? lineupctl(["session", "end"], environment: env)
+            }
+            // Commands about the running session get one when an earlier example ended it.
+            if ["layout", "ready", "simulate"].contains(arguments.first ?? "")
+                || arguments.starts(with: ["session", "end"]) || arguments.starts(with: ["session", "abort"])
+            {
+                _ = try? lineupctl(
+                    [
+                        "session", "start", "--dog", "Rex", "--program", "research-5-station", "--step", "phase-3/1",
+                        "--unlabelled",
+                    ], environment: env)
+            }
+            if arguments.first == "watch" {
+                // A stream until Ctrl-C: it must connect and stay up.
+                let result = try runFor(seconds: 1, tool: tool, arguments, environment: env)
+                #expect(result.exitedEarly == false && result.stderr.isEmpty, "\(command): \(result.stderr)")
+                ran += 1
+                return
+            }
+            let result =
+                tool == "lineupd"
+                ? try lineupd(arguments + ["--no-realtime", "--device", "null"], in: daemon.directory)
+                : try runBuilt("lineupctl", arguments, environment: env, directory: daemon.directory)
+            #expect(result.status == 0, "README: \(command)\n→ \(line)\n\(result.stderr)")
+            if arguments.contains("--fault") {
+                // A broken sensor's example: its station's lines are the point, and nothing else.
+                let lines = result.stderr.split(separator: "\n")
+                #expect(
+                    lines.allSatisfy { $0.hasPrefix("lineupd: station ") }, "README: \(command)\n\(result.stderr)")
+            } else {
+                #expect(result.stderr.isEmpty, "README: \(command)\n\(result.stderr)")
+            }
+            ran += 1
+        }
+
+        // Dogs and samples are added before they are looked for; otherwise in the README's order.
+        func adds(_ c: String) -> Bool {
+            c.hasPrefix("lineupctl dogs add") || c.hasPrefix("lineupctl samples add")
+                || c.hasPrefix("lineupctl samples note")
+        }
+        for command in commands.filter(adds) { try run(command) }
+        // Rex is the docs' dog (docs/trainer.md adds him); the trials below need him whatever the docs say.
+        _ = try? client.addDog(DogEntry(name: "Rex"))
         for (label, kind) in [
             ("T-7", "target"), ("C-1", "control"), ("C-2", "control"), ("C-3", "control"), ("C-4", "control"),
             ("C-5", "control"),
@@ -217,7 +296,6 @@ import TrainingEngine
         #expect(trials.count == 2)
         let trial = String(try #require(trials.last).id.prefix(8))
         let otherTrial = String(try #require(trials.first).id.prefix(8))
-        let env = ["LINEUP_SOCKET": daemon.socket, "LINEUP_DB": daemon.db]
         // Two stations' copies for the merge example: backups of this station's log.
         for copy in ["pi-1.db", "pi-2.db"] {
             let backup = try lineupctl(["backup", daemon.directory + "/" + copy], environment: env)
@@ -226,80 +304,75 @@ import TrainingEngine
         for file in Self.files(in: text) {
             try file.content.write(toFile: daemon.directory + "/" + file.name, atomically: true, encoding: .utf8)
         }
-        let substitutions = [
-            "3f2a9c1e": session, "9b1c0d2e": trial, "4d7e1a90": otherTrial, "/tmp/lineup.sock": daemon.socket,
-            "/tmp/lineup.db": daemon.db,
-            "/var/lib/lineup/backup-2025-05-01.db": daemon.directory + "/backup.db",
-            "pi-1.db": daemon.directory + "/pi-1.db", "pi-2.db": daemon.directory + "/pi-2.db",
-            "/media/usb/lineup-2025-05-01.db": daemon.directory + "/usb-copy.db",
-            "--programs /etc/lineup/programs": "--programs " + daemon.directory,
-            " lab.db": " " + daemon.directory + "/lab.db",
-        ]
-
-        var newDogs = 0
-        var ran = 0
-        var exempt = 0
-        // Dogs and samples are added before they are looked for (the README documents adding
-        // after finding); otherwise in the README's order.
-        func adds(_ c: String) -> Bool {
-            c.hasPrefix("lineupctl dogs add") || c.hasPrefix("lineupctl samples add")
-                || c.hasPrefix("lineupctl samples note")
-        }
-        for command in commands.filter(adds) + commands.filter({ !adds($0) }) {
-            if Self.exemptions.contains(where: { command.hasPrefix($0.prefix) }) {
-                exempt += 1
-                continue
-            }
-            var line = command
-            for (from, to) in substitutions { line = line.replacingOccurrences(of: from, with: to) }
-            // Output redirections and pipes are the reader's; the command is what is checked.
-            if let bar = line.firstIndex(of: "|") { line = String(line[..<bar]).trimmingCharacters(in: .whitespaces) }
-            if let gt = line.firstIndex(of: ">") { line = String(line[..<gt]).trimmingCharacters(in: .whitespaces) }
-            var arguments = Self.words(line)
-            // A dog said to be new must be new: each example gets a name of its own.
-            if arguments.contains("--new-dog"), let at = arguments.firstIndex(of: "--dog") {
-                newDogs += 1
-                arguments[at + 1] += "-readme-\(newDogs)"
-            }
-            let tool = arguments.removeFirst()
-            // The examples are independent: a session an earlier one left running is ended.
-            if arguments.starts(with: ["session", "start"]) {
-                _ = try? lineupctl(["session", "abort"], environment: env)
-                _ = try? lineupctl(["session", "end"], environment: env)
-            }
-            // Commands about the running session get one when an earlier example ended it.
-            if ["layout", "ready", "simulate"].contains(arguments.first ?? "")
-                || arguments.starts(with: ["session", "end"]) || arguments.starts(with: ["session", "abort"])
-            {
-                _ = try? lineupctl(
-                    [
-                        "session", "start", "--dog", "Rex", "--program", "research-5-station", "--step", "phase-3/1",
-                        "--unlabelled",
-                    ], environment: env)
-            }
-            if arguments.first == "watch" {
-                // A stream until Ctrl-C: it must connect and stay up.
-                let result = try runFor(seconds: 1, tool: tool, arguments, environment: env)
-                #expect(result.exitedEarly == false && result.stderr.isEmpty, "\(command): \(result.stderr)")
-                ran += 1
-                continue
-            }
-            let result =
-                tool == "lineupd"
-                ? try lineupd(arguments + ["--no-realtime", "--device", "null"], in: daemon.directory)
-                : try runBuilt("lineupctl", arguments, environment: env, directory: daemon.directory)
-            #expect(result.status == 0, "README: \(command)\n→ \(line)\n\(result.stderr)")
-            if arguments.contains("--fault") {
-                // A broken sensor's example: its station's lines are the point, and nothing else.
-                let lines = result.stderr.split(separator: "\n")
-                #expect(
-                    lines.allSatisfy { $0.hasPrefix("lineupd: station ") }, "README: \(command)\n\(result.stderr)")
-            } else {
-                #expect(result.stderr.isEmpty, "README: \(command)\n\(result.stderr)")
-            }
-            ran += 1
-        }
+        substitutions["3f2a9c1e"] = session
+        substitutions["9b1c0d2e"] = trial
+        substitutions["4d7e1a90"] = otherTrial
+        for command in commands.filter({ !adds($0) }) { try run(command) }
         #expect(ran + exempt == commands.count)
+    }
+
+    /// The quick start's first command builds both tools and runs the simulated block, and the
+    /// block's closing lines name `lineupctl` commands that run as printed from that directory.
+    /// Run as the README has it, from a directory whose `.build/release` is this build (with
+    /// fewer trials, a fixed seed and the `null` device), through the shell.
+    @Test func theQuickStartsClosingLinesRunAsPrinted() throws {
+        let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+            .deletingLastPathComponent()
+        let readme = try String(contentsOf: root.appendingPathComponent("README.md"), encoding: .utf8)
+        let first = try #require(
+            readme.split(separator: "\n").first { $0.hasPrefix("sudo apt-get update && ") }, "quick start not found")
+        let steps = first.components(separatedBy: " && ")
+        // `swift build` with no --product builds every product: lineupd and lineupctl.
+        #expect(steps.contains("swift build -c release"), "\(first)")
+        let run = try #require(steps.last)
+        #expect(run.hasPrefix(".build/release/lineupd --simulate"), "\(run)")
+
+        let directory =
+            FileManager.default.temporaryDirectory.appendingPathComponent("quick-\(UUID().uuidString)").path
+        try FileManager.default.createDirectory(atPath: directory + "/.build", withIntermediateDirectories: true)
+        try FileManager.default.createSymbolicLink(
+            atPath: directory + "/.build/release", withDestinationPath: root.appendingPathComponent(".build/debug").path
+        )
+        let block = try shell(
+            run + " --trials 2 --seed 1 --speed 30 --no-realtime --device null", in: directory)
+        #expect(block.status == 0, "\(block.stderr)")
+        let lines = block.stdout.split(separator: "\n").map(String.init)
+        let closing = try #require(lines.firstIndex(of: "look at the log:"), "\(block.stdout)")
+        let commands = lines[(closing + 1)...].map { $0.trimmingCharacters(in: .whitespaces) }
+        #expect(commands.count == 3)
+        for command in commands {
+            #expect(command.hasPrefix(".build/release/lineupctl "), "\(command)")
+            let result = try shell(command, in: directory)
+            #expect(result.status == 0 && result.stderr.isEmpty, "\(command)\n\(result.stderr)")
+            #expect(!result.stdout.isEmpty, "\(command)")
+        }
+        let sessions = try shell(try #require(commands.first), in: directory)
+        #expect(sessions.stdout.contains("virtual dog"), "\(sessions.stdout)")
+    }
+
+    /// A command line through `/bin/sh`, as typed, in `directory`; no station variables.
+    func shell(_ command: String, in directory: String) throws -> (status: Int32, stdout: String, stderr: String) {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: "/bin/sh")
+        process.arguments = ["-c", command]
+        process.currentDirectoryURL = URL(fileURLWithPath: directory)
+        var env = ProcessInfo.processInfo.environment
+        for key in ["LINEUP_DB", "LINEUP_SOCKET", "NOTIFY_SOCKET", "WATCHDOG_USEC"] { env[key] = nil }
+        process.environment = env
+        let out = Pipe()
+        let err = Pipe()
+        process.standardOutput = out
+        process.standardError = err
+        try process.run()
+        let errText = TextSink()
+        let errReader = Thread {
+            errText.append(String(decoding: err.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self))
+        }
+        errReader.start()
+        let outData = out.fileHandleForReading.readDataToEndOfFile()
+        process.waitUntilExit()
+        while !errReader.isFinished { usleep(1000) }
+        return (process.terminationStatus, String(decoding: outData, as: UTF8.self), errText.text)
     }
 
     /// Runs a command that streams until stopped; true in `exitedEarly` if it ended by itself.

@@ -1,4 +1,5 @@
 import Foundation
+import Glibc
 import SessionLog
 import StationControl
 import Testing
@@ -127,6 +128,139 @@ struct TrainerLedSessionTests {
         #expect(presses.count == 3)
         #expect(presses.allSatisfy { $0.trialId != nil })
         #expect((presses.first?.detail ?? "").contains("sample"))
+    }
+
+    /// docs/trainer.md as a trainer follows it: every line of its shell blocks in the page's
+    /// order, the station started by the page's own `lineupd` line (in a directory of its own,
+    /// without the real-time request and with the `null` sound device), the page's `export`
+    /// kept, and `3f2a9c1e` read as the id `session start` printed. Each command must succeed
+    /// with nothing on stderr, and what the page says of them must be what they do: the
+    /// status line as shown, the station at life's pace, the round ended by the session's end
+    /// logged as aborted, the suggestions and the note kept.
+    @Test func theWalkThroughRunsAsWritten() throws {
+        let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+            .deletingLastPathComponent()
+        let page = try String(contentsOf: root.appendingPathComponent("docs/trainer.md"), encoding: .utf8)
+        let directory =
+            FileManager.default.temporaryDirectory.appendingPathComponent("walk-\(UUID().uuidString)").path
+        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+        let paths = ["/tmp/lineup.sock": directory + "/lineup.sock", "/tmp/lineup.db": directory + "/lineup.db"]
+        var environment: [String: String] = [:]
+        var station: Process? = nil
+        defer {
+            if let station, station.isRunning {
+                kill(station.processIdentifier, SIGTERM)
+                station.waitUntilExit()
+            }
+        }
+        var session: String? = nil
+        var outputs: [(command: String, stdout: String)] = []
+        var lines: [String] = []
+        var inShell = false
+        for raw in page.split(separator: "\n", omittingEmptySubsequences: false) {
+            if raw.hasPrefix("```") {
+                inShell = !inShell && raw == "```sh"
+            } else if inShell, !raw.trimmingCharacters(in: .whitespaces).isEmpty {
+                lines.append(ReadmeExamplesTests.stripComment(String(raw)))
+            }
+        }
+        #expect(lines.count > 15, "the page's commands were not found")
+        for written in lines {
+            var line = written
+            for (from, to) in paths { line = line.replacingOccurrences(of: from, with: to) }
+            if let session { line = line.replacingOccurrences(of: "3f2a9c1e", with: String(session.prefix(8))) }
+            var words = ReadmeExamplesTests.words(line)
+            switch words.first {
+            case "lineupd" where words.last == "&":
+                #expect(station == nil, "the page starts a second station")
+                words.removeFirst()
+                words.removeLast()
+                let process = Process()
+                process.executableURL = root.appendingPathComponent(".build/debug/lineupd")
+                process.arguments = words + ["--no-realtime", "--device", "null"]
+                process.standardOutput = FileHandle.nullDevice
+                process.standardError = FileHandle.nullDevice
+                try process.run()
+                station = process
+                let socket = try #require(words.firstIndex(of: "--socket").map { words[$0 + 1] })
+                #expect(
+                    eventually(10) { (try? ControlClient(path: socket).status()) != nil },
+                    "the page's station never answered")
+            case "export":
+                for pair in words.dropFirst() {
+                    let parts = pair.split(separator: "=", maxSplits: 1).map(String.init)
+                    if parts.count == 2 { environment[parts[0]] = parts[1] }
+                }
+            case "lineupctl":
+                let result = try lineupctl(Array(words.dropFirst()), environment: environment)
+                #expect(result.status == 0 && result.stderr.isEmpty, "docs/trainer.md: \(written)\n\(result.stderr)")
+                outputs.append((written, result.stdout))
+                if words.starts(with: ["lineupctl", "session", "start"]) {
+                    // "Session 2d0b1dc7-… started for Rex (trainer-led); …"
+                    session = result.stdout.split(separator: " ").dropFirst().first.map(String.init)
+                }
+            default:
+                Issue.record("docs/trainer.md: a line this test cannot run as written: \(written)")
+            }
+        }
+        #expect(station != nil, "the page never starts its station")
+
+        // The status the page shows is the status printed, but for the seconds, which are
+        // the round's 20 less the moment it took to ask.
+        let shown = try #require(
+            page.components(separatedBy: "```text\n").dropFirst().first?.components(separatedBy: "\n").first)
+        let status = try #require(outputs.first { $0.command == "lineupctl status" }?.stdout)
+        let printed = try #require(
+            status.split(separator: "\n").map(String.init).first { $0.hasPrefix("Exercise ") }, "\(status)")
+        func withoutSeconds(_ line: String) -> String {
+            line.replacingOccurrences(of: #", \d+ s left"#, with: ", N s left", options: .regularExpression)
+        }
+        #expect(withoutSeconds(printed) == withoutSeconds(shown), "printed: \(printed)\npage: \(shown)")
+        let left = printed.split(separator: " ").dropLast(2).last.flatMap { Int($0) }
+        #expect(left.map { (11...20).contains($0) } == true, "\(printed)")
+
+        // Life's pace: the session ran at speed 1 (the station's clock is the program's).
+        let show = try #require(outputs.first { $0.command.hasPrefix("lineupctl session show") }?.stdout)
+        #expect(show.contains(#""speed":"1.0""#), "\(show)")
+        #expect(show.contains("1 trial: 0 hits, 0 misses, 0 false alerts, 0 correct rejections, 1 aborted"), "\(show)")
+        #expect(
+            show.contains("Rex was tired after the car ride") && show.contains("Reward faster; fresh container lids"))
+    }
+
+    /// The page's simulated trainer: with the virtual dog on, it presses the clicker when the
+    /// dog holds at the target and the error button when it holds at another station. A dog
+    /// that holds only at the target earns four hits, each a click at the target; one that
+    /// holds only elsewhere earns four false alerts, each an error press there.
+    @Test func theSimulatedTrainerPressesAsThePageSays() throws {
+        for (dog, outcome, press) in [
+            (["--sensitivity", "1", "--false-alert-rate", "0"], "hit", "manual_click"),
+            (["--sensitivity", "0", "--false-alert-rate", "1"], "false-alert", "error_mark"),
+        ] {
+            guard let daemon = try ServingStationTests.Daemon(speed: 5, extra: dog) else { return }
+            defer { if daemon.process.isRunning { _ = daemon.terminate() } }
+            #expect(daemon.waitReady(dogs: ["Aino"]))
+            let client = daemon.client
+            // 10 s rounds, 2 s at speed 5: the dog's slowest search of two stations takes 1.3 s.
+            var request = SessionRequest(dog: "Aino", program: "study", step: "target-scent/1", mode: .trainerLed)
+            request.durationSeconds = 10
+            request.seed = 3
+            let session = try client.startSession(request)
+            for round in 1...4 {
+                try client.ready()
+                #expect(eventually(15) { (try? client.status().exercisesDone) == round }, "round \(round)")
+            }
+            try client.endSession(suggestions: nil)
+            #expect(daemon.terminate().status == 0)
+            let reader = try SessionLog.openReader(path: daemon.db)
+            let rounds = try reader.trials(LogFilter(sessionId: session))
+            #expect(rounds.map(\.outcome) == Array(repeating: outcome, count: 4), "\(dog)")
+            let presses = try reader.events(LogFilter(sessionId: session), limit: nil).filter {
+                ($0.detail ?? "").contains("manual_click") || ($0.detail ?? "").contains("error_mark")
+            }
+            #expect(presses.count == 4 && presses.allSatisfy { ($0.detail ?? "").contains(press) }, "\(presses)")
+            // Each press was where the dog held: the round's indicated station.
+            #expect(Set(presses.compactMap(\.station)) == Set(rounds.compactMap(\.indicatedStation)))
+        }
     }
 
     @Test func everyExerciseOfTheFirstPhaseDoneGraduatesIt() throws {

@@ -105,6 +105,13 @@ final class FakeStation: StationControlling, @unchecked Sendable {
         throw ControlRefusal(.badRequest, "not a simulated station")
     }
 
+    func about() -> StationAbout {
+        record("about")
+        return StationAbout(
+            log: "/var/lib/lineup/lineup.db", programsDirectory: nil,
+            programs: [OfferedProgram(name: "study", source: "built-in", text: "name = \"study\"", refused: nil)])
+    }
+
     func endSession(suggestions: String?) throws(ControlRefusal) {
         record("endSession \(suggestions ?? "-")")
         let had = lock.withLock {
