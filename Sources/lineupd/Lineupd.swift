@@ -240,8 +240,9 @@ struct BlockPlan {
             hold: scaled(board.timing.holdMilliseconds / 1000),
             holdTolerance: scaled(board.timing.holdToleranceMilliseconds / 1000),
             searchTimeout: scaled(30), interTrialInterval: scaled(10),
-            // The project's default for automated trials (`AfterFalseAlert.end`).
-            endOnFalseAlert: true)
+            // The dog may search on after a false alert (`after_false_alert = "continue"`),
+            // so one block shows both: a stuck or wrong station, then the target found.
+            endOnFalseAlert: false)
         // The storm and the debouncer are physical: not scaled (see `Configuration.chatterGap`).
         configuration.chatterGap = nanoseconds(milliseconds: 2 * board.timing.debounceMilliseconds)
         return configuration

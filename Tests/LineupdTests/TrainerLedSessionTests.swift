@@ -207,17 +207,21 @@ struct TrainerLedSessionTests {
 
         // The status the page shows is the status printed, but for the seconds, which are
         // the round's 20 less the moment it took to ask.
-        let shown = try #require(
-            page.components(separatedBy: "```text\n").dropFirst().first?.components(separatedBy: "\n").first)
+        let block = try #require(
+            page.components(separatedBy: "```text\n").dropFirst().first?.components(separatedBy: "\n```").first)
+        let shown = block.split(separator: "\n").map(String.init)
         let status = try #require(outputs.first { $0.command == "lineupctl status" }?.stdout)
-        let printed = try #require(
-            status.split(separator: "\n").map(String.init).first { $0.hasPrefix("Exercise ") }, "\(status)")
+        let printed = status.split(separator: "\n").map(String.init)
+        #expect(shown.count == 2, "\(block)")
+        let state = try #require(printed.first { $0.hasPrefix("State ") }, "\(status)")
+        #expect(state == shown.first, "printed: \(state)\npage: \(shown)")
+        let time = try #require(printed.first { $0.hasPrefix("Time left ") }, "\(status)")
         func withoutSeconds(_ line: String) -> String {
-            line.replacingOccurrences(of: #", \d+ s left"#, with: ", N s left", options: .regularExpression)
+            line.replacingOccurrences(of: #"\d+ s$"#, with: "N s", options: .regularExpression)
         }
-        #expect(withoutSeconds(printed) == withoutSeconds(shown), "printed: \(printed)\npage: \(shown)")
-        let left = printed.split(separator: " ").dropLast(2).last.flatMap { Int($0) }
-        #expect(left.map { (11...20).contains($0) } == true, "\(printed)")
+        #expect(withoutSeconds(time) == withoutSeconds(shown.last ?? ""), "printed: \(time)\npage: \(shown)")
+        let left = time.split(separator: " ").dropLast().last.flatMap { Int($0) }
+        #expect(left.map { (11...20).contains($0) } == true, "\(time)")
 
         // Life's pace: the session ran at speed 1 (the station's clock is the program's).
         let show = try #require(outputs.first { $0.command.hasPrefix("lineupctl session show") }?.stdout)
