@@ -358,15 +358,20 @@ struct Events: ParsableCommand {
 
 struct Progress: ParsableCommand {
     static let configuration = CommandConfiguration(
-        abstract: "A dog's progress through the whole program: every phase and step, with %.",
+        abstract: "A dog's progress through its programs: every phase and step, with %.",
         discussion: """
-            Every phase of the program is shown, those not started at 0 %. A step with a \
-            criterion is as far along as its criterion (100 % once met, from its scored trials \
-            and trainer-led rounds in order); a step without one is the share of its \
-            exercises' rounds done (trainer-led: each exercise's repeats, the study's "up to \
-            four times"; automated: one block of its trials). A phase is the mean of its \
-            steps. The program is the one the dog's latest session ran, unless --program \
-            names one. Correct and last-20 figures come straight from the trials.
+            Each program is shown on its own, with its own phases only: the one --program names, \
+            else every program the dog has sessions in, the program of its latest session first \
+            (then its sessions logged without a program, such as simulated blocks). Every phase \
+            of a program is shown, those not started at 0 %. A step with a criterion is as far \
+            along as its criterion (100 % once met, from its scored trials and trainer-led rounds \
+            in order); a step without one is the share of its exercises' rounds done \
+            (trainer-led: each exercise's repeats, the study's "up to four times"; automated: one \
+            block of its trials). Only sessions run in the step's own mode (trainer-led, \
+            automated or double-blind, as the program fixes it) count toward a step: the steps \
+            table says how many trials in another mode were left out. A phase is the mean of its \
+            steps. Correct and last-20 figures come straight from the phase's trials, whatever \
+            their mode.
 
             Examples:
               lineupctl progress --dog Aino
@@ -374,7 +379,7 @@ struct Progress: ParsableCommand {
             """)
     @OptionGroup var log: LogOptions
     @Option(help: "The dog (name, id or id prefix).") var dog: String
-    @Option(help: "A built-in program or a program file (default: the dog's latest session's program).")
+    @Option(help: "A built-in program or a program file (default: every program the dog has sessions in).")
     var program: String?
 
     func run() throws {
@@ -395,34 +400,59 @@ struct Progress: ParsableCommand {
             }
             let phases = try reader.progress(dogId: reader.resolveDog(dog), program: chosen)
             if log.json { return try printJSON(phases) }
-            if let name = phases.first(where: { $0.program != nil })?.program { say("Program \(name)") }
-            printTable(
-                ["PHASE", "PROGRESS", "STEPS", "SESSIONS", "TRIALS", "CORRECT", "LAST 20", "GRADUATED"],
-                phases.map { p in
-                    [
-                        p.phase, p.progressPercent.map { String(format: "%.0f %%", $0) } ?? "-",
-                        "\(p.stepsPassed)/\(p.phaseSteps.map { "\($0)" } ?? "?")", "\(p.sessions)", "\(p.trials)",
-                        describe(p.correct), p.recentCorrectPercent.map { String(format: "%.0f %%", $0) } ?? "-",
-                        p.graduated.map { "yes, \($0)\(p.criterion.map { " (\($0))" } ?? "")" } ?? "not yet",
-                    ]
-                })
-            let steps = phases.flatMap { p in p.steps.map { (p.phase, $0) } }
-            guard !steps.isEmpty else { return }
-            say("")
-            printTable(
-                ["STEP", "TITLE", "MODE", "PROGRESS", "DONE", "PASSED"],
-                steps.map { phase, step in
-                    let done =
-                        step.exercises.allSatisfy({ $0.required != nil })
-                        ? step.exercises.map { "ex. \($0.exercise) \($0.done)/\($0.required ?? 0)" }.joined(
-                            separator: ", ")
-                        : "\(step.trials) scored; \(step.rule)"
-                    return [
-                        "\(phase)/\(step.step)", step.title, step.mode, "\(step.percent) %", done,
-                        step.passed ?? "not yet",
-                    ]
-                })
+            // One block per program, in the order the reader gives them.
+            var blocks: [(program: String?, phases: [PhaseProgress])] = []
+            for phase in phases {
+                if let last = blocks.last, last.program == phase.program {
+                    blocks[blocks.count - 1].phases.append(phase)
+                } else {
+                    blocks.append((phase.program, [phase]))
+                }
+            }
+            for (k, block) in blocks.enumerated() {
+                if k > 0 { say("") }
+                if let name = block.program {
+                    say(
+                        "Program \(name)"
+                            + (chosen == nil && blocks.count > 1 && k == 0 ? " (the latest session's)" : ""))
+                } else {
+                    say("Sessions logged without a program")
+                }
+                printProgress(block.phases)
+            }
         }
+    }
+
+    func printProgress(_ phases: [PhaseProgress]) {
+        printTable(
+            ["PHASE", "PROGRESS", "STEPS", "SESSIONS", "TRIALS", "CORRECT", "LAST 20", "GRADUATED"],
+            phases.map { p in
+                [
+                    p.phase, p.progressPercent.map { String(format: "%.0f %%", $0) } ?? "-",
+                    "\(p.stepsPassed)/\(p.phaseSteps.map { "\($0)" } ?? "?")", "\(p.sessions)", "\(p.trials)",
+                    describe(p.correct), p.recentCorrectPercent.map { String(format: "%.0f %%", $0) } ?? "-",
+                    p.graduated.map { "yes, \($0)\(p.criterion.map { " (\($0))" } ?? "")" } ?? "not yet",
+                ]
+            })
+        let steps = phases.flatMap { p in p.steps.map { (p.phase, $0) } }
+        guard !steps.isEmpty else { return }
+        say("")
+        printTable(
+            ["STEP", "TITLE", "MODE", "PROGRESS", "DONE", "PASSED"],
+            steps.map { phase, step in
+                var done =
+                    step.exercises.allSatisfy({ $0.required != nil })
+                    ? step.exercises.map { "ex. \($0.exercise) \($0.done)/\($0.required ?? 0)" }.joined(
+                        separator: ", ")
+                    : "\(step.trials) scored; \(step.rule)"
+                if step.otherModeTrials > 0 {
+                    done += " (\(count(step.otherModeTrials, "trial")) in another mode not counted)"
+                }
+                return [
+                    "\(phase)/\(step.step)", step.title, step.mode, "\(step.percent) %", done,
+                    step.passed ?? "not yet",
+                ]
+            })
     }
 }
 
