@@ -189,27 +189,42 @@ extension EventKind: ExpressibleByArgument {}
 struct Sessions: ParsableCommand {
     static let configuration = CommandConfiguration(
         abstract: "List sessions, newest first.",
-        discussion: "Examples:\n  lineupctl sessions --dog Aino\n  lineupctl sessions --since 2025-05-01 --oldest-first"
+        discussion: """
+            Examples:
+              lineupctl sessions --dog Aino
+              lineupctl sessions --since 2025-05-01 --oldest-first
+              lineupctl sessions --limit 2
+            """
     )
     @OptionGroup var log: LogOptions
     @OptionGroup var rows: RowFilterOptions
+    @OptionGroup var selection: SelectionOptions
     @OptionGroup var order: ListingOrderOptions
+    @Option(help: "At most this many sessions, the latest (0: all).") var limit = 0
+
+    func validate() throws {
+        if limit < 0 { throw ValidationError("--limit \(limit): give a number of sessions, 0 for all") }
+    }
 
     func run() throws {
         try researcherCommand {
             let reader = try log.reader()
-            var filter = try rows.filter(reader)
-            filter.newestFirst = !order.oldestFirst
-            let sessions = try reader.sessions(filter)
+            let filter = try selection.filter(rows, reader)
+            let sessions = try order.latest(limit) { newestFirst, limit in
+                var filter = filter
+                filter.newestFirst = newestFirst
+                return try reader.sessions(filter, limit: limit)
+            }
             if log.json { return try printJSON(sessions) }
             printTable(
                 [
-                    "SESSION", "DOG", "STARTED", "PHASE", "STEP", "EXERCISE", "MODE", "TRIALS", "HIT", "MISS", "FA",
-                    "CR", "END",
+                    "SESSION", "DOG", "STARTED", "PROGRAM", "PHASE", "STEP", "EXERCISE", "MODE", "TRIALS", "HIT",
+                    "MISS", "FA", "CR", "END",
                 ],
                 sessions.map {
                     [
-                        short($0.id), $0.dog, $0.started, $0.phase.orDash, $0.step.orDash, $0.exercise.orDash, $0.mode,
+                        short($0.id), $0.dog, $0.started, $0.program.orDash, $0.phase.orDash, $0.step.orDash,
+                        $0.exercise.orDash, $0.mode,
                         "\($0.results.trials)", "\($0.results.hits)", "\($0.results.misses)",
                         "\($0.results.falseAlerts)", "\($0.results.correctRejections)",
                         $0.endedHow.map { $0 == "interrupted" ? "INTERRUPTED" : $0 } ?? "running",
@@ -293,15 +308,23 @@ struct Trials: ParsableCommand {
     )
     @OptionGroup var log: LogOptions
     @OptionGroup var rows: RowFilterOptions
+    @OptionGroup var selection: SelectionOptions
     @OptionGroup var order: ListingOrderOptions
     @Option(help: "At most this many trials, the latest (0: all).") var limit = 0
+
+    func validate() throws {
+        if limit < 0 { throw ValidationError("--limit \(limit): give a number of trials, 0 for all") }
+    }
 
     func run() throws {
         try researcherCommand {
             let reader = try log.reader()
-            var filter = try rows.filter(reader)
-            filter.newestFirst = !order.oldestFirst
-            let trials = try reader.trials(filter, limit: limit > 0 ? limit : nil)
+            let filter = try selection.filter(rows, reader)
+            let trials = try order.latest(limit) { newestFirst, limit in
+                var filter = filter
+                filter.newestFirst = newestFirst
+                return try reader.trials(filter, limit: limit)
+            }
             if log.json { return try printJSON(trials) }
             printTable(
                 ["TRIAL", "DOG", "SESSION", "#", "OUTCOME", "INDICATED", "LATENCY", "ENDED", "LAYOUT", "NOTE"],
@@ -334,8 +357,11 @@ struct Events: ParsableCommand {
             var filter = try rows.filter(reader)
             filter.trialId = try trial.map { try reader.resolveTrial($0) }
             filter.eventKind = kind
-            filter.newestFirst = !order.oldestFirst
-            let events = try reader.events(filter, limit: limit > 0 ? limit : nil)
+            let events = try order.latest(limit) { newestFirst, limit in
+                var filter = filter
+                filter.newestFirst = newestFirst
+                return try reader.events(filter, limit: limit)
+            }
             if log.json { return try printJSON(events) }
             printTable(
                 ["SEQ", "TIME", "KIND", "STATION", "MONO NS", "KERNEL NS", "VALUE", "DURATION", "ONSET", "DETAIL"],
@@ -465,43 +491,68 @@ struct Stats: ParsableCommand {
             specificity = controls and distractors the dog examined and did not indicate / those \
             examined; blanks are counted apart. PPV = indications at the target / all \
             indications. d′ and c use the log-linear correction (Hautus 1995). Latency is the \
-            median (IQR) from the start cue to the first indication. README, "What the figures \
-            mean", defines each. Sessions are listed oldest first, with their start.
+            median (IQR) from the start cue to the first indication. docs/figures.md ("What the \
+            figures mean") defines each. Sessions are listed oldest first, with their start.
+
+            By dog and by session the HIT, MISS, FA and CR columns count trials by their outcome. \
+            By sample and by station they count presentations by the kind of sample in the \
+            station: a target hit or missed; a control (or distractor) falsely alerted, passed \
+            after a sniff, or never examined; a blank indicated or passed.
+
+            Every trial of the log is counted unless the options narrow it: --mode, --program, \
+            --step and --handler choose sessions, --since and --until their trials' times. The \
+            first line says which trials the table covers.
 
             Examples:
               lineupctl stats --by dog
               lineupctl stats --by sample --dog Aino --since 2025-05-01
+              lineupctl stats --by session --mode double-blind --step phase-3/1
             """)
     @OptionGroup var log: LogOptions
     @OptionGroup var rows: RowFilterOptions
+    @OptionGroup var selection: SelectionOptions
     @Option(help: "Group by dog, session, sample or station.") var by: StatsGrouping = .dog
 
     func run() throws {
         try researcherCommand {
             let reader = try log.reader()
-            let stats = try reader.stats(by: by, rows.filter(reader))
+            let stats = try reader.stats(by: by, selection.filter(rows, reader))
             if log.json { return try printJSON(stats) }
+            say("Trials of \(describeSelection(rows, selection))")
+            let byPresentation = by == .sample || by == .station
             var header = [by.rawValue.uppercased()]
             if by == .session { header.append("STARTED") }
-            header += [
-                "TRIALS", "HIT", "MISS", "FA", "CR", "ABORTED", "SENSITIVITY", "SPECIFICITY", "PPV", "FA/TRIAL", "D'",
-                "C", "LATENCY (IQR)",
-            ]
+            if by == .sample { header.append("KIND") }
+            header += ["TRIALS"]
+            header += byPresentation ? ["ABORTED"] + verdictHeads : ["HIT", "MISS", "FA", "CR", "ABORTED"]
+            header += ["SENSITIVITY", "SPECIFICITY", "PPV", "FA/TRIAL", "D'", "C", "LATENCY (IQR)"]
             printTable(
                 header,
                 stats.map { s in
                     let f = s.figures
                     var row = [by == .session ? String(s.group.prefix(max(0, s.group.count - 28))) : s.group]
                     if by == .session { row.append(String((s.started ?? "-").prefix(16))) }
+                    if by == .sample { row.append(s.kind?.rawValue ?? "-") }
+                    row.append("\(f.results.trials)")
+                    if byPresentation {
+                        row += ["\(f.results.aborted)"] + verdictCells(f.presentations, kind: s.kind)
+                    } else {
+                        row += [
+                            "\(f.results.hits)", "\(f.results.misses)", "\(f.results.falseAlerts)",
+                            "\(f.results.correctRejections)", "\(f.results.aborted)",
+                        ]
+                    }
                     return row + [
-                        "\(f.results.trials)", "\(f.results.hits)", "\(f.results.misses)", "\(f.results.falseAlerts)",
-                        "\(f.results.correctRejections)", "\(f.results.aborted)", describe(f.sensitivity),
-                        describe(f.specificity), describe(f.positivePredictiveValue),
+                        describe(f.sensitivity), describe(f.specificity), describe(f.positivePredictiveValue),
                         describeNumber(f.falseAlertsPerTrial, "%.3f"), describeNumber(f.dPrime),
-                        describeNumber(f.criterion),
-                        describeSpread(f.latency),
+                        describeNumber(f.criterion), describeSpread(f.latency),
                     ]
                 })
+            if byPresentation {
+                say(
+                    "\nTRIALS: scored and aborted trials in which the \(by.rawValue) stood; the verdicts count it once "
+                        + "per scored trial (docs/figures.md, \"What is counted\")")
+            }
             let lacking = Set(stats.flatMap(\.sessionsWithoutStationData)).sorted()
             if !lacking.isEmpty {
                 say(
@@ -531,13 +582,14 @@ struct Export: ParsableCommand {
             """)
     @OptionGroup var log: LogOptions
     @OptionGroup var rows: RowFilterOptions
+    @OptionGroup var selection: SelectionOptions
     @Option(help: "sessions, trials, events, samples, milestones or dogs.") var what: ExportTable
     @Option(help: "csv or jsonl.") var format: ExportFormat = .csv
 
     func run() throws {
         try researcherCommand {
             let reader = try log.reader()
-            try reader.export(what, format: format, filter: rows.filter(reader), to: ByteSink())
+            try reader.export(what, format: format, filter: selection.filter(rows, reader), to: ByteSink())
         }
     }
 }
