@@ -462,7 +462,7 @@ public enum ReportHTML {
             interval above the pooled rate of every other sample of its kind (targets with targets; controls \
             with controls and distractors), and odds of indication at least \
             \(Int(LogReader.flagOddsRatio)) times theirs. A flagged control is one the dogs find: contaminated or \
-            confounded. The usage limit is the program's and is not in the log.</p>
+            confounded.</p>
             """
         guard !data.samples.isEmpty else { return html + "<p class=\"empty\">No samples with ids.</p></section>" }
         html += """
