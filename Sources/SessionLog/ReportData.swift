@@ -159,9 +159,9 @@ public struct ReportSample: Sendable {
     public var rate: Proportion?
     /// The pooled rate of the other samples of its kind (targets; controls and distractors).
     public var restRate: Double?
-    /// The project's rule (README, "The report"): at least 5 counted presentations, the Wilson
-    /// 95 % lower bound of its rate above the pooled rate of the rest, and odds of indication
-    /// at least twice the rest's.
+    /// The project's rule (docs/session-log.md, "The report"): at least 5 counted
+    /// presentations, the Wilson 95 % lower bound of its rate above the pooled rate of the rest,
+    /// and odds of indication at least twice the rest's.
     public var flagged: Bool
 }
 
