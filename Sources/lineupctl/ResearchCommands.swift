@@ -496,8 +496,8 @@ struct Stats: ParsableCommand {
 
             By dog and by session the HIT, MISS, FA and CR columns count trials by their outcome. \
             By sample and by station they count presentations by the kind of sample in the \
-            station: a target hit or missed; a control (or distractor) falsely alerted, passed \
-            after a sniff, or never examined; a blank indicated or passed.
+            station: a target hit or missed; a control (or distractor) falsely alerted, examined \
+            and passed, or never examined; a blank indicated or passed.
 
             Every trial of the log is counted unless the options narrow it: --mode, --program, \
             --step and --handler choose sessions, --since and --until their trials' times. The \
