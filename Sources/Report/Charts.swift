@@ -117,7 +117,9 @@ struct SeriesChart {
     var yMax: Double
     var yTicks: [Double]
     var yTickLabel: (Double) -> String
-    /// One label per point (the session's start date); a few are printed.
+    /// One label per point (its first session's start), each distinct; every one is printed
+    /// under a chart of up to `maxPrintedLabels` points, and each point carries its own as its
+    /// tooltip (`<title>`) whatever the number.
     var xLabels: [String]
     var series: [Series]
     /// Each point's numbers, on the `<g class="point">` that holds its markers.
@@ -125,13 +127,37 @@ struct SeriesChart {
     var lines: [ReferenceLine] = []
     var marks: [PointMark] = []
     var bandNote: String?
+    /// The line each point belongs to (an index into `groupNames`): series are drawn as one
+    /// line per group, never joining points of different groups. Empty: one group.
+    var groups: [Int] = []
+    var groupNames: [String] = []
+
+    static let maxPrintedLabels = 12
 
     let width = 780.0
-    let height = 290.0
     let left = 58.0
     let right = 170.0
-    let top = 14.0
-    let bottom = 50.0
+    /// Room above the plot for the lines' keys when there are several.
+    var top: Double { groupNames.count > 1 ? 38 : 14 }
+
+    /// The short key of group `g` printed over its runs (`a`, `b`, ... `z`, `a2`, ...); the
+    /// caption says which program, step and mode each stands for.
+    static func groupKey(_ g: Int) -> String {
+        let letter = String(UnicodeScalar(UInt8(97 + g % 26)))
+        return g < 26 ? letter : letter + "\(g / 26 + 1)"
+    }
+
+    /// Labels too close to stand level are printed slanted, with room below for them.
+    var slantedLabels: Bool {
+        let n = xLabels.count
+        guard n > 1 else { return false }
+        let printed = min(n, Self.maxPrintedLabels)
+        let spacing = (width - left - right - 16) / Double(printed - 1)
+        let widest = Double(xLabels.map(\.count).max() ?? 0) * 6.2
+        return spacing < widest + 6
+    }
+    var bottom: Double { slantedLabels ? 88 : 50 }
+    var height: Double { slantedLabels ? 328 : 290 }
 
     var plotWidth: Double { width - left - right }
     var plotHeight: Double { height - top - bottom }
@@ -174,21 +200,41 @@ struct SeriesChart {
             <text class="axis-label" x="\(px(left + plotWidth / 2))" y="\(px(height - 8))" \
             text-anchor="middle">\(escape(xLabel))</text>
             """
-        // x labels: at most six, evenly spaced, so dates never overlap.
+        // x labels: one per point up to `maxPrintedLabels` points, else evenly thinned; slanted
+        // when they would touch.
         let n = xLabels.count
-        let every = max(1, Int((Double(n) / 6).rounded(.up)))
-        var previous = ""
-        for i in 0..<n where i % every == 0 && xLabels[i] != previous {
-            previous = xLabels[i]
+        let every = max(1, Int((Double(n) / Double(Self.maxPrintedLabels)).rounded(.up)))
+        for i in 0..<n where i % every == 0 {
             s +=
                 "<line class=\"axis\" x1=\"\(px(x(i)))\" x2=\"\(px(x(i)))\" y1=\"\(px(top + plotHeight))\" y2=\"\(px(top + plotHeight + 4))\"/>"
-            s +=
-                "<text class=\"tick\" x=\"\(px(x(i)))\" y=\"\(px(top + plotHeight + 17))\" text-anchor=\"middle\">\(escape(xLabels[i]))</text>"
+            if slantedLabels {
+                // Down to the right, where the legend's margin leaves room for the last one.
+                let ly = top + plotHeight + 14
+                s +=
+                    "<text class=\"tick x-label\" x=\"\(px(x(i) - 3))\" y=\"\(px(ly))\" text-anchor=\"start\" transform=\"rotate(35 \(px(x(i) - 3)) \(px(ly)))\">\(escape(xLabels[i]))</text>"
+            } else {
+                s +=
+                    "<text class=\"tick x-label\" x=\"\(px(x(i)))\" y=\"\(px(top + plotHeight + 17))\" text-anchor=\"middle\">\(escape(xLabels[i]))</text>"
+            }
+        }
+        // Over each run of a line (program, step, mode) its key, and a faint rule between runs.
+        if groupNames.count > 1 {
+            for i in 0..<n where i == 0 || group(i) != group(i - 1) {
+                if i > 0 {
+                    let edge = (x(i - 1) + x(i)) / 2
+                    s +=
+                        "<line class=\"group-edge\" x1=\"\(px(edge))\" x2=\"\(px(edge))\" y1=\"\(px(top - 34))\" y2=\"\(px(top + plotHeight))\" stroke=\"#bbb\" stroke-width=\"1\"/>"
+                }
+                var end = i
+                while end + 1 < n && group(end + 1) == group(i) { end += 1 }
+                s +=
+                    "<text class=\"note group-label\" data-group=\"\(escape(groupNames[group(i)]))\" x=\"\(px((x(i) + x(end)) / 2))\" y=\"\(px(top - 24))\" text-anchor=\"middle\"><title>\(escape(groupNames[group(i)]))</title>\(Self.groupKey(group(i)))</text>"
+            }
         }
         // Bands first, lines over them.
         for (k, serie) in series.enumerated() {
             guard let band = serie.band else { continue }
-            for run in runs(band.map { $0 != nil }) {
+            for run in groupRuns(band.map { $0 != nil }) {
                 if run.count == 1 {
                     let i = run[0]
                     let (lo, hi) = band[i]!
@@ -221,16 +267,19 @@ struct SeriesChart {
                 "<text class=\"note\" x=\"\(px(labelX))\" y=\"\(px(labelY))\" text-anchor=\"\(anchor)\">\(escape(mark.label))</text></g>"
         }
         for (k, serie) in series.enumerated() where serie.dash != "none" {
-            for run in runs(serie.values.map { $0 != nil }) where run.count > 1 {
+            for run in groupRuns(serie.values.map { $0 != nil }) where run.count > 1 {
                 let points = run.map { "\(px(x($0, series: k))),\(px(y(serie.values[$0]!)))" }.joined(separator: " ")
                 let dash = serie.dash.map { " stroke-dasharray=\"\($0)\"" } ?? ""
+                var a = DataAttributes()
+                a.add("points", run.count)
+                if !groupNames.isEmpty { a.add("group", groupNames[group(run[0])]) }
                 s +=
-                    "<polyline class=\"line \(serie.className)\" points=\"\(points)\" fill=\"none\" stroke=\"\(serie.colour)\" stroke-width=\"1.8\"\(dash)/>"
+                    "<polyline class=\"line \(serie.className)\"\(a.text) points=\"\(points)\" fill=\"none\" stroke=\"\(serie.colour)\" stroke-width=\"1.8\"\(dash)/>"
             }
         }
-        // Points with their numbers.
+        // Points with their numbers, each with its own label as a tooltip.
         for i in 0..<n {
-            s += "<g class=\"point\"\(pointData[i].text)>"
+            s += "<g class=\"point\"\(pointData[i].text)><title>\(escape(xLabels[i]))</title>"
             for (k, serie) in series.enumerated() {
                 guard let v = serie.values[i] else { continue }
                 s += serie.marker.svg(x: x(i, series: k), y: y(v), colour: serie.colour)
@@ -270,19 +319,26 @@ struct SeriesChart {
         return s + "</svg>"
     }
 
-    /// Runs of consecutive indices where `present` holds.
-    private func runs(_ present: [Bool]) -> [[Int]] {
+    /// The group of point `i` (0 when the chart has one group).
+    func group(_ i: Int) -> Int { i < groups.count ? groups[i] : 0 }
+
+    /// The runs one line is drawn through: each group's points in order (skipping other groups'
+    /// points between them), broken where a value is missing.
+    private func groupRuns(_ present: [Bool]) -> [[Int]] {
+        let count = groups.isEmpty ? 1 : (groups.max() ?? 0) + 1
         var all: [[Int]] = []
-        var current: [Int] = []
-        for (i, p) in present.enumerated() {
-            if p {
-                current.append(i)
-            } else if !current.isEmpty {
-                all.append(current)
-                current = []
+        for g in 0..<count {
+            var current: [Int] = []
+            for i in present.indices where group(i) == g {
+                if present[i] {
+                    current.append(i)
+                } else if !current.isEmpty {
+                    all.append(current)
+                    current = []
+                }
             }
+            if !current.isEmpty { all.append(current) }
         }
-        if !current.isEmpty { all.append(current) }
         return all
     }
 }

@@ -4,7 +4,7 @@ import TrainingEngine
 
 // `lineupctl report`: one self-contained HTML file (inline SVG and CSS, no script, nothing
 // fetched), readable offline, printable. It draws what `LogReader.report` counted and
-// counts nothing itself; README, "The report", says what each chart shows.
+// counts nothing itself; docs/session-log.md, "The report", says what each chart shows.
 
 public enum ReportHTML {
     /// At most this many rows in the sessions table (the most recent): the file stays bounded
@@ -23,8 +23,8 @@ public enum ReportHTML {
             <p class="scope" data-trials="\(data.trials)" data-sessions="\(data.sessions.count)" \
             data-dogs="\(data.dogs.count)">\(escape(scope)): \(data.dogs.count) dog(s), \
             \(data.sessions.count) session(s), \(data.trials) trial(s). Made \(escape(data.generated)).</p>
-            <p class="help">Every figure is defined in the README, <em>What the figures mean</em>, and counted by the \
-            same code as <code>lineupctl stats</code>. Shaded bands are 95 % Wilson intervals.</p>
+            <p class="help">Every figure is defined in docs/figures.md, <em>What the figures mean</em>, and counted \
+            by the same code as <code>lineupctl stats</code>. Shaded bands are 95 % Wilson intervals.</p>
             <nav><ul>
             """
         for dog in data.dogs {
@@ -99,49 +99,67 @@ public enum ReportHTML {
 
     static func learningCurve(_ dog: ReportDog, _ data: ReportData) -> String {
         let points = dog.points
+        let axis = xAxis(dog, data)
+        // What a point's criterion figures are: those of its last session, at its end.
+        let lastOf = points.map { data.sessions[$0.sessions[$0.sessions.count - 1]] }
         var attributes: [DataAttributes] = []
-        for point in points {
+        for (point, last) in zip(points, lastOf) {
             var a = pointAttributes(point, data)
             let f = point.figures
+            let first = data.sessions[point.sessions[0]]
+            a.add("label", axis.labels[attributes.count])
+            a.add("group", dog.groups[point.group])
+            a.add("program", first.program)
+            a.add("step", [first.phase, first.step].compactMap { $0 }.joined(separator: "/"))
+            a.add("mode", first.mode)
             a.add("trials", f.results.trials)
             a.add("scored", f.results.scored)
             addProportion(&a, "trial-accuracy", f.trialAccuracy)
             addProportion(&a, "sensitivity", f.sensitivity)
             addProportion(&a, "specificity", f.specificity)
-            let last = data.sessions[point.sessions[point.sessions.count - 1]]
             if let rolling = last.rollingAccuracy, let window = last.rollingWindow {
                 a.add("rolling-accuracy", rolling)
                 a.add("rolling-window", window)
             }
+            if let progress = last.countProgress {
+                a.add("count-correct", last.countCorrect)
+                a.add("count-trials", last.countTrials)
+                a.add("count-progress", progress)
+            }
             attributes.append(a)
         }
+        var series = [
+            Series(
+                name: "trial accuracy", className: "trial-accuracy", colour: Palette.blue, dash: nil,
+                marker: .circle, values: points.map { $0.figures.trialAccuracy.value },
+                band: points.map { band($0.figures.trialAccuracy) }),
+            Series(
+                name: "sensitivity", className: "sensitivity", colour: Palette.vermillion, dash: "6 3",
+                marker: .square, values: points.map { $0.figures.sensitivity.value },
+                band: points.map { band($0.figures.sensitivity) }),
+            Series(
+                name: "specificity", className: "specificity", colour: Palette.bluishGreen, dash: "2 3",
+                marker: .triangle, values: points.map { $0.figures.specificity.value },
+                band: points.map { band($0.figures.specificity) }),
+            // What an accuracy criterion looks at: the accuracy over its window of the step's
+            // trials, at the end of the point's last session.
+            Series(
+                name: "criterion window", className: "rolling-accuracy", colour: Palette.reddishPurple,
+                dash: "1 2", marker: .circle, values: lastOf.map(\.rollingAccuracy), band: nil),
+        ]
+        // A count criterion is no accuracy: how far along it the dog is (100 % = met).
+        if lastOf.contains(where: { $0.countProgress != nil }) {
+            series.append(
+                Series(
+                    name: "count criterion met", className: "count-progress", colour: Palette.orange, dash: "4 2",
+                    marker: .diamond, values: lastOf.map(\.countProgress), band: nil))
+        }
         var chart = SeriesChart(
-            className: "learning-curve", title: "\(dog.name): learning curve", xLabel: xAxis(dog, data).title,
-            yLabel: "share correct (%)", yMax: 1, yTicks: [0, 0.25, 0.5, 0.75, 1],
-            yTickLabel: { "\(Int(($0 * 100).rounded())) %" },
-            xLabels: xAxis(dog, data).labels,
-            series: [
-                Series(
-                    name: "trial accuracy", className: "trial-accuracy", colour: Palette.blue, dash: nil,
-                    marker: .circle, values: points.map { $0.figures.trialAccuracy.value },
-                    band: points.map { band($0.figures.trialAccuracy) }),
-                Series(
-                    name: "sensitivity", className: "sensitivity", colour: Palette.vermillion, dash: "6 3",
-                    marker: .square, values: points.map { $0.figures.sensitivity.value },
-                    band: points.map { band($0.figures.sensitivity) }),
-                Series(
-                    name: "specificity", className: "specificity", colour: Palette.bluishGreen, dash: "2 3",
-                    marker: .triangle, values: points.map { $0.figures.specificity.value },
-                    band: points.map { band($0.figures.specificity) }),
-                // What the criterion looks at: the accuracy over its window of the step's trials,
-                // at the end of the point's last session.
-                Series(
-                    name: "criterion window", className: "rolling-accuracy", colour: Palette.reddishPurple,
-                    dash: "1 2", marker: .circle,
-                    values: points.map { data.sessions[$0.sessions[$0.sessions.count - 1]].rollingAccuracy },
-                    band: nil),
-            ], pointData: attributes, bandNote: "Wilson 95 %")
-        // The criterion over the run of points on one step: each of its levels as a line.
+            className: "learning-curve", title: "\(dog.name): learning curve", xLabel: axis.title,
+            yLabel: "per cent", yMax: 1, yTicks: [0, 0.25, 0.5, 0.75, 1],
+            yTickLabel: { "\(Int(($0 * 100).rounded())) %" }, xLabels: axis.labels, series: series,
+            pointData: attributes, bandNote: "Wilson 95 %", groups: points.map(\.group), groupNames: dog.groups)
+        // The criterion over each run of points of one line: each level it asks for, one line a level.
         var notes = Set<String>()
         var start = 0
         while start < points.count {
@@ -149,18 +167,27 @@ public enum ReportHTML {
             var end = start
             while end + 1 < points.count {
                 let next = data.sessions[points[end + 1].sessions[0]]
-                guard next.phase == session.phase, next.step == session.step, next.criterion == session.criterion
-                else { break }
+                guard points[end + 1].group == points[start].group, next.criterion == session.criterion else { break }
                 end += 1
             }
             if let criterion = session.criterion {
+                var byLevel: [(level: Double, labels: [String])] = []
                 for (level, label) in levels(criterion) {
+                    if let k = byLevel.firstIndex(where: { $0.level == level }) {
+                        byLevel[k].labels.append(label)
+                    } else {
+                        byLevel.append((level, [label]))
+                    }
+                }
+                for (level, labels) in byLevel {
                     var a = DataAttributes()
                     a.add("level", level)
                     a.add("phase", session.phase)
                     a.add("step", session.step)
-                    a.add("criterion", label)
-                    chart.lines.append(ReferenceLine(y: level, from: start, to: end, label: label, data: a))
+                    a.add("mode", session.mode)
+                    a.add("criterion", labels.joined(separator: " · "))
+                    chart.lines.append(
+                        ReferenceLine(y: level, from: start, to: end, label: labels.joined(separator: " · "), data: a))
                 }
             } else {
                 notes.insert(session.criterionNote ?? "unknown")
@@ -173,7 +200,6 @@ public enum ReportHTML {
             let at = milestone.sessionId.flatMap { id in
                 points.firstIndex { $0.sessions.contains { data.sessions[$0].id == id } }
             }
-            let label = milestone.step.map { "step \($0) passed" } ?? "phase \(milestone.phase) graduated"
             guard let at else {
                 unplaced.append(milestone)
                 continue
@@ -183,22 +209,32 @@ public enum ReportHTML {
             a.add("step", milestone.step)
             a.add("time", milestone.time)
             a.add("criterion", milestone.criterion)
-            chart.marks.append(PointMark(at: at, label: "★ " + label, data: a))
+            chart.marks.append(PointMark(at: at, label: "★ " + milestoneLabel(milestone), data: a))
         }
         var html = "<figure class=\"learning\"><h3>Learning curve</h3>" + chart.svg
         html += """
             <figcaption>Per session, oldest first: trial accuracy (hit and correct-rejection trials over scored \
             trials, what graduation criteria count), sensitivity and specificity (station level), each with its \
-            95 % Wilson interval shaded.
+            95 % Wilson interval shaded. One line per program, step and mode, never joined across them
             """
+        if dog.groups.count > 1 {
+            html +=
+                " (the letters over the chart): "
+                + dog.groups.enumerated().map { "\(SeriesChart.groupKey($0.offset)) = \(escape($0.element))" }.joined(
+                    separator: "; ") + "."
+        } else {
+            html += ": \(escape(dog.groups.first ?? "")) only."
+        }
         if chart.lines.isEmpty {
             html += " No graduation criterion drawn: \(escape(notes.sorted().joined(separator: "; ")))."
         } else {
             html += """
-                 The dashed line is the step's graduation criterion as an accuracy (n in a row: 100 %; \
-                c correct within m trials: c/m); the criterion itself counts trials in order, across sessions. \
-                The dotted purple line is what it looks at: the share correct over the criterion's window \
-                (the last w scored trials of the dog on the step, across sessions) at each session's end.
+                 The dashed line is the step's graduation criterion, counted over the dog's trials on the step in \
+                its own mode, in order, across sessions. An accuracy criterion is drawn at the accuracy it asks \
+                for (n in a row: 100 %), and the dotted purple line is what it looks at: the share correct over \
+                its window (the last w scored trials) at each session's end. A count criterion (c correct within \
+                at least m trials) asks for no accuracy: the orange line is how far along it the dog is, the \
+                lesser of correct / c and trials / m, and it is met at 100 %.
                 """
             if !notes.isEmpty {
                 html += " Some sessions have none: \(escape(notes.sorted().joined(separator: "; ")))."
@@ -207,10 +243,9 @@ public enum ReportHTML {
         if !dog.milestones.isEmpty {
             html +=
                 " Milestones: "
-                + dog.milestones.map { m in
-                    (m.step.map { "step \($0) of phase \(m.phase) passed" } ?? "phase \(m.phase) graduated")
-                        + " (\(day(m.time)))"
-                }.map(escape).joined(separator: ", ") + "."
+                + dog.milestones.map { m in milestoneLabel(m) + " (\(day(m.time)))" }.map(escape).joined(
+                    separator: ", ")
+                + "."
         } else {
             html += " No graduation milestone logged for this dog."
         }
@@ -218,11 +253,18 @@ public enum ReportHTML {
         return html + "</figcaption></figure>"
     }
 
-    /// The accuracies a criterion asks for, with their wording.
+    /// `discrimination/1 passed`, `phase discrimination graduated`.
+    static func milestoneLabel(_ m: ReportMilestone) -> String {
+        m.step.map { "\(m.phase)/\($0) passed" } ?? "phase \(m.phase) graduated"
+    }
+
+    /// The levels a criterion asks for, with their wording: an accuracy criterion at its
+    /// accuracy (n in a row: every one of the last n, 100 %); a count criterion at 100 % of its
+    /// own progress line (met), never at c/m as if that accuracy were enough.
     static func levels(_ criterion: GraduationCriterion) -> [(Double, String)] {
         switch criterion {
         case .consecutiveCorrect(let n): return [(1, "\(n) in a row")]
-        case .correctWithin(let c, let m): return m > 0 ? [(min(1, Double(c) / Double(m)), "\(c) of ≥ \(m)")] : []
+        case .correctWithin(let c, let m): return [(1, "\(c) correct in ≥ \(m) trials: met")]
         case .accuracyWindow(let a, let w): return [(a, "\(Int((a * 100).rounded())) % of last \(w)")]
         case .anyOf(let list): return list.flatMap(levels)
         }
@@ -251,11 +293,11 @@ public enum ReportHTML {
                     name: "median", className: "median", colour: Palette.orange, dash: nil, marker: .circle,
                     values: spreads.map { $0.map { $0.median / 1000 } },
                     band: spreads.map { $0.map { ($0.q1 / 1000, $0.q3 / 1000) } })
-            ], pointData: attributes, bandNote: "IQR")
+            ], pointData: attributes, bandNote: "IQR", groups: points.map(\.group), groupNames: dog.groups)
         return """
             <figure class="latency"><h3>Latency to indication</h3>\(chart.svg)<figcaption>From the start cue to \
             the first indication of each trial that had one: median per session, interquartile range shaded \
-            (quantiles by linear interpolation, R's type 7).</figcaption></figure>
+            (quantiles by linear interpolation, R's type 7); one line per program, step and mode.</figcaption></figure>
             """
     }
 
@@ -420,7 +462,7 @@ public enum ReportHTML {
             interval above the pooled rate of every other sample of its kind (targets with targets; controls \
             with controls and distractors), and odds of indication at least \
             \(Int(LogReader.flagOddsRatio)) times theirs. A flagged control is one the dogs find: contaminated or \
-            confounded. The usage limit is the program's and is not in the log.</p>
+            confounded.</p>
             """
         guard !data.samples.isEmpty else { return html + "<p class=\"empty\">No samples with ids.</p></section>" }
         html += """
@@ -541,16 +583,21 @@ public enum ReportHTML {
                 """
         }
         html += """
-            <table class="sessions"><thead><tr><th>started</th><th>dog</th><th>phase / step</th><th>mode</th>\
-            <th>trials</th><th>hit</th><th>miss</th><th>FA</th><th>CR</th><th>aborted</th><th>correct</th>\
-            <th>sens.</th><th>spec.</th><th>click p99</th><th>faults</th><th>ended</th>\
-            <th>suggestions</th></tr></thead><tbody>
+            <table class="sessions"><thead><tr><th>started</th><th>dog</th><th>program</th><th>phase / step</th>\
+            <th>mode</th><th>station</th><th>trials</th><th>hit</th><th>miss</th><th>FA</th><th>CR</th>\
+            <th>aborted</th><th>correct</th><th>sens.</th><th>spec.</th><th>click p99</th><th>faults</th>\
+            <th>ended</th><th>notes and suggestions</th></tr></thead><tbody>
             """
         for s in shown {
             let f = s.figures
             let r = f.results
             var a = DataAttributes()
             a.add("session", s.id)
+            a.add("program", s.program)
+            a.add("step", [s.phase, s.step].compactMap { $0 }.joined(separator: "/"))
+            a.add("mode", s.mode)
+            a.add("station", s.station)
+            a.add("station-id", s.stationId)
             a.add("trials", r.trials)
             a.add("hits", r.hits)
             a.add("misses", r.misses)
@@ -562,14 +609,21 @@ public enum ReportHTML {
             let step = [s.phase, s.step].compactMap { $0 }.joined(separator: " / ")
             let ended =
                 (s.endedHow ?? "running") == "interrupted" ? "<strong>INTERRUPTED</strong>" : s.endedHow ?? "running"
+            // A lab log's sessions also name the station's identity, as `export` does.
+            let station = (s.station ?? "–") + (s.stationId.map { " (\($0.prefix(8)))" } ?? "")
+            let notes =
+                s.comments.map { "<span class=\"comment\">\(escape($0))</span>" }
+                + s.suggestions.map { "<span class=\"suggestion\">suggestion: \(escape($0))</span>" }
             html += """
                 <tr class="session"\(a.text)><td class="when">\(escape(String(s.started.prefix(16)).replacingOccurrences(of: "T", with: "\u{00A0}")))</td>\
-                <td class="text">\(escape(s.dog))</td><td class="text">\(escape(step.isEmpty ? "–" : step))</td><td>\(escape(s.mode))</td>\
+                <td class="text">\(escape(s.dog))</td><td class="text">\(escape(s.program ?? "–"))</td>\
+                <td class="text">\(escape(step.isEmpty ? "–" : step))</td><td>\(escape(s.mode))</td>\
+                <td class="text">\(escape(station))</td>\
                 <td>\(r.trials)</td><td>\(r.hits)</td><td>\(r.misses)</td><td>\(r.falseAlerts)</td>\
                 <td>\(r.correctRejections)</td><td>\(r.aborted)</td><td>\(percent(f.trialAccuracy))</td>\
                 <td>\(percent(f.sensitivity))</td><td>\(percent(f.specificity))</td>\
                 <td>\(clicks.map { String(format: "%.2f\u{00A0}ms", $0.p99) } ?? "–")</td><td>\(s.faults)</td>\
-                <td>\(ended)</td><td class="text">\(s.suggestions.map(escape).joined(separator: "<br>"))</td></tr>
+                <td>\(ended)</td><td class="text notes">\(notes.joined(separator: "<br>"))</td></tr>
                 """
         }
         return html + "</tbody></table></section>\n"
@@ -581,17 +635,37 @@ public enum ReportHTML {
         p.value.map { String(format: "%.0f\u{00A0}%%", $0 * 100) } ?? "–"
     }
 
-    /// Each point's label: its first session's start date, or date and time when the dog's
-    /// sessions fall on too few days for dates alone to tell the points apart.
+    /// Each point's label, its first session's start, distinct from every other point's: the
+    /// date alone when that tells them apart, else with the time to the minute, else to the
+    /// second; points that still collide (sessions logged in the same second) get their ordinal.
     static func xAxis(_ dog: ReportDog, _ data: ReportData) -> (labels: [String], title: String) {
         let starts = dog.points.map { data.sessions[$0.sessions[0]].started }
-        let days = Set(starts.map(day))
-        guard days.count < min(starts.count, 6) else { return (starts.map(day), "session (start date)") }
-        // `05-01 14:30`: short enough that six labels never touch.
-        return (
-            starts.map { String($0.dropFirst(5).prefix(11)).replacingOccurrences(of: "T", with: " ") },
-            "session (start, month-day hour:minute)"
-        )
+        let resolutions: [(cut: (String) -> String, title: String)] = [
+            (day, "session (start date)"),
+            (
+                { String($0.dropFirst(5).prefix(11)).replacingOccurrences(of: "T", with: " ") },
+                "session (start, month-day hour:minute)"
+            ),
+            (
+                { String($0.dropFirst(5).prefix(14)).replacingOccurrences(of: "T", with: " ") },
+                "session (start, month-day hour:minute:second)"
+            ),
+        ]
+        for (k, resolution) in resolutions.enumerated() {
+            let labels = starts.map(resolution.cut)
+            if Set(labels).count == labels.count || k == resolutions.count - 1 {
+                var seen: [String: Int] = [:]
+                for label in labels { seen[label, default: 0] += 1 }
+                var ordinal: [String: Int] = [:]
+                let distinct = labels.map { label -> String in
+                    guard seen[label]! > 1 else { return label }
+                    ordinal[label, default: 0] += 1
+                    return "\(label) #\(ordinal[label]!)"
+                }
+                return (distinct, resolution.title)
+            }
+        }
+        return (starts, "session (start)")
     }
 
     /// `2025-05-01` from an ISO 8601 time.

@@ -132,10 +132,15 @@ public struct ExportQuery {
     }
 
     static func make(_ table: ExportTable, _ filter: LogFilter, stations: Int) -> ExportQuery {
-        let arguments: [DatabaseValue] = [
-            filter.dogId.databaseValue, filter.sessionId.databaseValue, filter.since.databaseValue,
-            filter.until.databaseValue,
-        ]
+        // ?1 to ?4: dog, session and time; ?5 to ?9: the session-level choices (`sessionCondition`).
+        let arguments: [DatabaseValue] =
+            [
+                filter.dogId.databaseValue, filter.sessionId.databaseValue, filter.since.databaseValue,
+                filter.until.databaseValue,
+            ] + filter.sessionArguments
+        let chosenSessions = filter.sessionCondition(from: 5)
+        // Samples and dogs are no session's: with a session-level choice, those of the chosen sessions.
+        let noSessionChoice = "(?5 IS NULL AND ?6 IS NULL AND ?7 IS NULL AND ?8 IS NULL AND ?9 IS NULL)"
         func col(_ name: String, _ expression: String, _ style: ExportStyle = .text) -> ExportColumn {
             ExportColumn(name: name, expression: expression, style: style)
         }
@@ -163,6 +168,7 @@ public struct ExportQuery {
                     LEFT JOIN sample sm ON sm.id = ts.sample_id
                     WHERE (?1 IS NULL OR s.dog_id = ?1) AND (?2 IS NULL OR e.session_id = ?2)
                         AND (?3 IS NULL OR e.wall_ns >= ?3) AND (?4 IS NULL OR e.wall_ns < ?4)
+                        AND \(chosenSessions)
                     """, order: "ORDER BY e.seq", values: arguments)
         case .trials:
             var columns = [
@@ -205,6 +211,7 @@ public struct ExportQuery {
                     FROM trial_current t JOIN session s ON s.id = t.session_id JOIN dog d ON d.id = s.dog_id
                     WHERE (?1 IS NULL OR s.dog_id = ?1) AND (?2 IS NULL OR t.session_id = ?2)
                         AND (?3 IS NULL OR t.wall_ns >= ?3) AND (?4 IS NULL OR t.wall_ns < ?4)
+                        AND \(chosenSessions)
                     """, order: "ORDER BY t.wall_ns, t.number", values: arguments)
         case .sessions:
             return ExportQuery(
@@ -241,6 +248,7 @@ public struct ExportQuery {
                         FROM trial_current GROUP BY session_id) c ON c.session_id = s.id
                     WHERE (?1 IS NULL OR s.dog_id = ?1) AND (?2 IS NULL OR s.id = ?2)
                         AND (?3 IS NULL OR s.wall_ns >= ?3) AND (?4 IS NULL OR s.wall_ns < ?4)
+                        AND \(chosenSessions)
                     """, order: "ORDER BY s.wall_ns, s.id", values: arguments)
         case .samples:
             return ExportQuery(
@@ -262,6 +270,9 @@ public struct ExportQuery {
                         AND (?2 IS NULL OR sm.id IN (SELECT ts.sample_id FROM trial_station ts
                             JOIN trial t ON t.id = ts.trial_id WHERE t.session_id = ?2))
                         AND (?3 IS NULL OR sm.wall_ns >= ?3) AND (?4 IS NULL OR sm.wall_ns < ?4)
+                        AND (\(noSessionChoice) OR sm.id IN (SELECT ts.sample_id FROM trial_station ts
+                            JOIN trial t ON t.id = ts.trial_id JOIN session s ON s.id = t.session_id
+                            WHERE \(chosenSessions)))
                     """, order: "ORDER BY sm.label", values: arguments)
         case .milestones:
             // A step passed (`step` set) or a phase graduated (`step` empty), with the session
@@ -284,6 +295,7 @@ public struct ExportQuery {
                     LEFT JOIN program p ON p.id = s.program_id
                     WHERE (?1 IS NULL OR m.dog_id = ?1) AND (?2 IS NULL OR m.session_id = ?2)
                         AND (?3 IS NULL OR m.wall_ns >= ?3) AND (?4 IS NULL OR m.wall_ns < ?4)
+                        AND \(chosenSessions)
                     """, order: "ORDER BY m.wall_ns, m.id", values: arguments)
         case .dogs:
             // A dog belongs to no one station (a lab log matches it by name across stations): its
@@ -324,6 +336,7 @@ public struct ExportQuery {
                     WHERE (?1 IS NULL OR d.id = ?1)
                         AND (?2 IS NULL OR d.id = (SELECT s.dog_id FROM session s WHERE s.id = ?2))
                         AND (?3 IS NULL OR d.wall_ns >= ?3) AND (?4 IS NULL OR d.wall_ns < ?4)
+                        AND (\(noSessionChoice) OR d.id IN (SELECT s.dog_id FROM session s WHERE \(chosenSessions)))
                     """, order: "ORDER BY d.name COLLATE NOCASE, d.wall_ns", values: arguments)
         }
     }

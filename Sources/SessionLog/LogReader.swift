@@ -15,10 +15,21 @@ public struct LogFilter: Sendable, Hashable {
     /// Listings (`sessions`, `trials`, `events`) newest first, so `limit` keeps the latest
     /// rows. Statistics and exports ignore it: they read oldest first, as time runs.
     public var newestFirst = false
+    /// Only sessions run in this mode, so a dog's figures from trainer-led rounds and from
+    /// double-blind tests are not pooled unless asked for.
+    public var mode: TrainingMode?
+    /// Only sessions of this program (its name, as the log keeps it).
+    public var program: String?
+    /// Only sessions of this phase, and of this step of it when `step` is set.
+    public var phase: String?
+    public var step: String?
+    /// Only sessions run by this handler (the pseudonymous code).
+    public var handler: String?
 
     public init(
         dogId: String? = nil, sessionId: String? = nil, trialId: String? = nil,
-        eventKind: EventKind? = nil, since: Int64? = nil, until: Int64? = nil
+        eventKind: EventKind? = nil, since: Int64? = nil, until: Int64? = nil, mode: TrainingMode? = nil,
+        program: String? = nil, phase: String? = nil, step: String? = nil, handler: String? = nil
     ) {
         self.dogId = dogId
         self.sessionId = sessionId
@@ -26,6 +37,38 @@ public struct LogFilter: Sendable, Hashable {
         self.eventKind = eventKind
         self.since = since
         self.until = until
+        self.mode = mode
+        self.program = program
+        self.phase = phase
+        self.step = step
+        self.handler = handler
+    }
+
+    /// Whether a choice of the session's own (mode, program, step, handler) narrows the rows.
+    public var selectsSessions: Bool {
+        mode != nil || program != nil || phase != nil || step != nil || handler != nil
+    }
+
+    /// The one SQL condition for the session-level choices, on the session table's alias `s`,
+    /// with numbered parameters `?first` to `?first+4` (bind `sessionArguments` there). Every
+    /// query that selects trials, sessions, events or milestones by their session uses it, so
+    /// `stats`, `report` and `export` select the same trials.
+    func sessionCondition(_ s: String = "s", from first: Int) -> String {
+        let p = (first..<first + 5).map { "?\($0)" }
+        return """
+            (\(p[0]) IS NULL OR \(s).mode = \(p[0]))
+                AND (\(p[1]) IS NULL OR \(s).program_id IN (SELECT id FROM program WHERE name = \(p[1])))
+                AND (\(p[2]) IS NULL OR \(s).phase = \(p[2])) AND (\(p[3]) IS NULL OR \(s).step = \(p[3]))
+                AND (\(p[4]) IS NULL OR \(s).handler_id IN (SELECT id FROM handler WHERE code = \(p[4])))
+            """
+    }
+
+    /// The values of `sessionCondition`'s parameters, in order.
+    var sessionArguments: [DatabaseValue] {
+        [
+            mode?.rawValue.databaseValue ?? .null, program.databaseValue, phase.databaseValue, step.databaseValue,
+            handler.databaseValue,
+        ]
     }
 }
 
@@ -95,6 +138,94 @@ public struct LogReader: Sendable {
             }
             return id
         }
+    }
+
+    /// A program by its name, as sessions logged it; an unknown name names the ones the log has.
+    public func resolveProgram(_ name: String) throws -> String {
+        try read { db in
+            let known = try String.fetchAll(
+                db, sql: "SELECT DISTINCT p.name FROM session s JOIN program p ON p.id = s.program_id ORDER BY p.name")
+            guard known.contains(name) else {
+                throw SessionLogError.invalidInput(
+                    "--program \(name): no session of a program so named in the log (\(Self.listing(known)))")
+            }
+            return name
+        }
+    }
+
+    /// A handler by the pseudonymous code sessions were logged with.
+    public func resolveHandler(_ code: String) throws -> String {
+        try read { db in
+            let known = try String.fetchAll(db, sql: "SELECT code FROM handler ORDER BY code")
+            guard known.contains(code) else {
+                throw SessionLogError.invalidInput(
+                    "--handler \(code): no handler so coded in the log (\(Self.listing(known)))")
+            }
+            return code
+        }
+    }
+
+    /// `PHASE/STEP` (as `session start --step` takes it) or a whole `PHASE`, checked against the
+    /// steps sessions were logged with.
+    public func resolveStep(_ text: String) throws -> (phase: String, step: String?) {
+        let parts = text.split(separator: "/", maxSplits: 1, omittingEmptySubsequences: false).map(String.init)
+        guard !parts[0].isEmpty, parts.count == 1 || !parts[1].isEmpty else {
+            throw SessionLogError.invalidInput("--step \(text): give PHASE/STEP (discrimination/1) or a whole PHASE")
+        }
+        return try read { db in
+            let rows = try Row.fetchAll(
+                db,
+                sql: """
+                    SELECT DISTINCT phase, step FROM session WHERE phase IS NOT NULL ORDER BY phase, step
+                    """)
+            let known = rows.map { row -> String in
+                let phase: String = row["phase"]
+                return (row["step"] as String?).map { "\(phase)/\($0)" } ?? phase
+            }
+            let found = rows.contains { row in
+                row["phase"] == parts[0] && (parts.count == 1 || (row["step"] as String?) == parts[1])
+            }
+            guard found else {
+                throw SessionLogError.invalidInput(
+                    "--step \(text): no session of that \(parts.count == 1 ? "phase" : "step") in the log (\(Self.listing(known)))"
+                )
+            }
+            return (parts[0], parts.count == 2 ? parts[1] : nil)
+        }
+    }
+
+    /// The stations of a trial's lineup, by the board's names for them (as its session logged
+    /// them, `settings.stations`, in the order of the trial's layout) and the numbers the log
+    /// keeps (the board's station, from 1); nil when the session logged no names (older logs,
+    /// simulated blocks).
+    public func stationNames(trial text: String) throws -> [StationName]? {
+        let id = try resolveTrial(text)
+        return try read { db in
+            guard
+                let row = try Row.fetchOne(
+                    db,
+                    sql:
+                        "SELECT t.layout, s.settings FROM trial t JOIN session s ON s.id = t.session_id WHERE t.id = ?",
+                    arguments: [id])
+            else { throw SessionLogError.unknownTrial(text) }
+            let layout: String = row["layout"]
+            let settings: String = row["settings"]
+            guard let data = settings.data(using: .utf8),
+                let object = try? JSONSerialization.jsonObject(with: data) as? [String: Any],
+                let listed = object["stations"] as? String
+            else { return nil }
+            let names = listed.split(separator: ",").map(String.init)
+            let numbers = layout.split(separator: ";").compactMap { Int($0.prefix { $0 != ":" }) }
+            guard !names.isEmpty, names.count == numbers.count else { return nil }
+            return zip(names, numbers).map { StationName(name: $0, number: $1) }
+        }
+    }
+
+    /// `known: a, b, c` (at most 12 named), or `it has none`.
+    static func listing(_ known: [String]) -> String {
+        guard !known.isEmpty else { return "it has none" }
+        let shown = known.prefix(12).joined(separator: ", ")
+        return "known: " + shown + (known.count > 12 ? ", and \(known.count - 12) more" : "")
     }
 
     static func resolve(_ db: Database, table: String, text: String, kind: String) throws -> String? {
@@ -196,13 +327,16 @@ public struct LogReader: Sendable {
 
     // MARK: Sessions
 
-    public func sessions(_ filter: LogFilter = LogFilter()) throws -> [SessionSummary] {
+    /// Sessions in the filter's order; with `limit`, only that many (the first in that order:
+    /// the latest when newest first).
+    public func sessions(_ filter: LogFilter = LogFilter(), limit: Int? = nil) throws -> [SessionSummary] {
         try read { db in
             var iso = ISOTimeFormatter()
             return try Row.fetchAll(
                 db,
                 sql: """
                     SELECT s.id, s.dog_id, d.name AS dog, s.wall_ns, s.phase, s.step, s.exercise, s.mode,
+                        p.name AS program, s.station,
                         count(t.id) AS trials,
                         coalesce(sum(t.outcome = 'hit'), 0) AS hits,
                         coalesce(sum(t.outcome = 'miss'), 0) AS misses,
@@ -211,18 +345,24 @@ public struct LogReader: Sendable {
                         coalesce(sum(t.outcome = 'aborted'), 0) AS aborted,
                         (SELECT e.how FROM session_end e WHERE e.session_id = s.id ORDER BY e.wall_ns LIMIT 1)
                             AS ended_how
-                    FROM session s JOIN dog d ON d.id = s.dog_id
+                    FROM session s JOIN dog d ON d.id = s.dog_id LEFT JOIN program p ON p.id = s.program_id
                     LEFT JOIN trial_current t ON t.session_id = s.id
                     WHERE (?1 IS NULL OR s.dog_id = ?1) AND (?2 IS NULL OR s.id = ?2)
                         AND (?3 IS NULL OR s.wall_ns >= ?3) AND (?4 IS NULL OR s.wall_ns < ?4)
-                    GROUP BY s.id ORDER BY s.wall_ns \(filter.newestFirst ? "DESC" : "ASC"), s.id
-                    """, arguments: [filter.dogId, filter.sessionId, filter.since, filter.until]
+                        AND \(filter.sessionCondition(from: 5))
+                    GROUP BY s.id ORDER BY s.wall_ns \(filter.newestFirst ? "DESC" : "ASC"), s.id LIMIT ?10
+                    """,
+                arguments: StatementArguments(
+                    [
+                        filter.dogId.databaseValue, filter.sessionId.databaseValue, filter.since.databaseValue,
+                        filter.until.databaseValue,
+                    ] + filter.sessionArguments + [(limit ?? -1).databaseValue])
             ).map { row in
                 SessionSummary(
                     id: row["id"], dogId: row["dog_id"], dog: row["dog"],
-                    started: iso.string(wallNs: row["wall_ns"]),
+                    started: iso.string(wallNs: row["wall_ns"]), program: row["program"],
                     phase: row["phase"], step: row["step"], exercise: row["exercise"], mode: row["mode"],
-                    results: OutcomeCounts(row), endedHow: row["ended_how"])
+                    station: row["station"], results: OutcomeCounts(row), endedHow: row["ended_how"])
             }
         }
     }
@@ -315,8 +455,14 @@ public struct LogReader: Sendable {
                     JOIN session s ON s.id = t.session_id JOIN dog d ON d.id = s.dog_id
                     WHERE (?1 IS NULL OR s.dog_id = ?1) AND (?2 IS NULL OR t.session_id = ?2)
                         AND (?3 IS NULL OR t.wall_ns >= ?3) AND (?4 IS NULL OR t.wall_ns < ?4)
+                        AND \(filter.sessionCondition(from: 6))
                     ORDER BY t.wall_ns \(filter.newestFirst ? "DESC" : "ASC"), t.number \(filter.newestFirst ? "DESC" : "ASC") LIMIT ?5
-                    """, arguments: [filter.dogId, filter.sessionId, filter.since, filter.until, limit ?? -1])
+                    """,
+                arguments: StatementArguments(
+                    [
+                        filter.dogId.databaseValue, filter.sessionId.databaseValue, filter.since.databaseValue,
+                        filter.until.databaseValue, (limit ?? -1).databaseValue,
+                    ] + filter.sessionArguments))
             let layoutStatement = try db.cachedStatement(
                 sql: """
                     SELECT ts.station, sm.label, ts.kind, ts.visited, ts.indicated, ts.first_indication_ns,
@@ -396,129 +542,173 @@ public struct LogReader: Sendable {
 
     // MARK: Progress
 
-    /// A dog's progress through the program, phase by phase: every phase of the program
+    /// A dog's progress, program by program and phase by phase: every phase of the program
     /// (those not started at 0 %), each step's share done, counted by `ProgramProgress` (the
-    /// one definition). The program is `program`, else the one the dog's latest session ran
-    /// (its text as the log keeps it). Accuracy figures come straight from the trials; phases
-    /// the log holds that the program lacks follow, counted from milestones only.
+    /// one definition). With `program`, that program only; else each program the dog has
+    /// sessions in (the one of its latest session first, each read from the text the log
+    /// keeps), then its sessions without a program. A program's phases count only that
+    /// program's sessions, trials and milestones. Accuracy figures come straight from the
+    /// trials; phases the log holds that the program lacks follow, counted from milestones only.
     public func progress(dogId: String, program given: Program? = nil, window: Int = 20) throws -> [PhaseProgress] {
         try read { db in
-            var iso = ISOTimeFormatter()
             guard
                 try String.fetchOne(db, sql: "SELECT id FROM dog WHERE id = ?", arguments: [dogId]) != nil
             else {
                 throw SessionLogError.unknownDog(dogId)
             }
-            let program = try given ?? Self.latestProgram(db, dogId: dogId)
-            var order: [String] = program?.phases.map(\.id) ?? []
-            var phases: [String: PhaseProgress] = [:]
-            for phase in program?.phases ?? [] {
-                var entry = PhaseProgress(phase: phase.id)
-                entry.title = phase.title
-                entry.phaseSteps = phase.steps.count
-                phases[phase.id] = entry
+            if let given {
+                return try Self.progress(db, dogId: dogId, name: given.name, program: given, window: window)
             }
-            var outcomes: [String: [Bool]] = [:]
-            let sessionRows = try Row.fetchAll(
-                db,
-                sql: "SELECT phase, phase_steps FROM session WHERE dog_id = ? ORDER BY wall_ns, mono_ns",
-                arguments: [dogId])
-            for row in sessionRows {
-                let phase: String = row["phase"] ?? "(no phase)"
-                if phases[phase] == nil {
-                    order.append(phase)
-                    phases[phase] = PhaseProgress(phase: phase)
-                }
-                phases[phase]?.sessions += 1
-                if phases[phase]?.phaseSteps == nil, let steps: Int = row["phase_steps"] {
-                    phases[phase]?.phaseSteps = steps
-                }
-            }
-            let trialRows = try Row.fetchAll(
+            let names = try String.fetchAll(
                 db,
                 sql: """
-                    SELECT s.phase, t.outcome FROM trial_current t JOIN session s ON s.id = t.session_id
-                    WHERE s.dog_id = ? AND t.outcome <> 'aborted' ORDER BY t.wall_ns, t.number
+                    SELECT p.name FROM session s JOIN program p ON p.id = s.program_id WHERE s.dog_id = ?
+                    GROUP BY p.name ORDER BY max(s.wall_ns) DESC, p.name
                     """, arguments: [dogId])
-            for row in trialRows {
-                let phase: String = row["phase"] ?? "(no phase)"
-                let outcome = TrialOutcome(rawValue: row["outcome"]) ?? .aborted
-                outcomes[phase, default: []].append(outcome.isCorrect)
+            var phases: [PhaseProgress] = []
+            for name in names {
+                phases += try Self.progress(
+                    db, dogId: dogId, name: name, program: Self.latestProgram(db, dogId: dogId, named: name),
+                    window: window)
             }
-            var passedSteps: [String: Set<String>] = [:]
-            var passedOn: [String: String] = [:]
-            for row in try Row.fetchAll(
+            let withoutProgram = try Int.fetchOne(
                 db,
-                sql:
-                    "SELECT phase, step, criterion, wall_ns FROM milestone WHERE dog_id = ? ORDER BY wall_ns",
-                arguments: [dogId])
-            {
-                let phase: String = row["phase"]
-                if phases[phase] == nil {
-                    order.append(phase)
-                    phases[phase] = PhaseProgress(phase: phase)
-                }
-                if let step: String = row["step"] {
-                    passedSteps[phase, default: []].insert(step)
-                    if passedOn["\(phase)/\(step)"] == nil {
-                        passedOn["\(phase)/\(step)"] = iso.string(wallNs: row["wall_ns"])
-                    }
-                } else if phases[phase]?.graduated == nil {
-                    phases[phase]?.graduated = iso.string(wallNs: row["wall_ns"])
-                    phases[phase]?.criterion = row["criterion"]
-                }
+                sql: """
+                    SELECT (SELECT count(*) FROM session WHERE dog_id = ?1 AND program_id IS NULL)
+                        + (SELECT count(*) FROM milestone m LEFT JOIN session s ON s.id = m.session_id
+                           WHERE m.dog_id = ?1 AND s.program_id IS NULL)
+                    """, arguments: [dogId])
+            if withoutProgram ?? 0 > 0 {
+                phases += try Self.progress(db, dogId: dogId, name: nil, program: nil, window: window)
             }
-            let progress = try program.map { try ProgramProgress.read(db, dogId: dogId, program: $0) }
-            return order.compactMap { phase in
-                guard var entry = phases[phase] else { return nil }
-                entry.program = program?.name
-                let results = outcomes[phase] ?? []
-                entry.trials = results.count
-                entry.correct = Proportion(successes: results.filter { $0 }.count, trials: results.count)
-                let recent = results.suffix(window)
-                entry.recentWindow = recent.count
-                entry.recentCorrectPercent =
-                    recent.isEmpty ? nil : 100 * Double(recent.filter { $0 }.count) / Double(recent.count)
-                entry.stepsPassed = passedSteps[phase]?.count ?? 0
-                if let progress, let definition = program?.phases.first(where: { $0.id == phase }) {
-                    entry.steps = definition.steps.map { step in
-                        let record = progress.steps["\(phase)/\(step.id)"]
-                        return StepProgress(
-                            step: step.id, title: step.title, mode: step.mode.rawValue,
-                            percent: Int((progress.stepProgress(phase: definition, step: step) * 100).rounded(.down)),
-                            passed: passedOn["\(phase)/\(step.id)"],
-                            rule: step.completionRule, trials: record?.tracker.results.count ?? 0,
-                            exercises: step.exercises.map {
-                                ExerciseProgress(
-                                    exercise: $0.id, title: $0.title, done: record?.exerciseRounds[$0.id] ?? 0,
-                                    required: step.criterion == nil ? step.rounds(for: $0) : nil)
-                            })
-                    }
-                    entry.stepsPassed = definition.steps.filter { progress.passed(phase: definition, step: $0) }.count
-                    entry.progressPercent =
-                        entry.graduated != nil
-                        ? 100 : Double(Int((progress.phaseProgress(definition) * 100).rounded(.down)))
-                } else if entry.graduated != nil {
-                    entry.progressPercent = 100
-                } else if let steps = entry.phaseSteps, steps > 0 {
-                    // Not in the program: only the milestones are known.
-                    entry.progressPercent = min(100, 100 * Double(entry.stepsPassed) / Double(steps))
-                }
-                return entry
+            return phases
+        }
+    }
+
+    /// One program's phases (`name`; nil: the sessions logged without a program), from that
+    /// program's sessions, trials and milestones only.
+    static func progress(_ db: Database, dogId: String, name: String?, program: Program?, window: Int) throws
+        -> [PhaseProgress]
+    {
+        var iso = ISOTimeFormatter()
+        // The sessions of this program (or of none): ?2 the program's name; ?1 the dog.
+        let programOf = """
+            (CASE WHEN ?2 IS NULL THEN s.program_id IS NULL
+                ELSE s.program_id IN (SELECT id FROM program WHERE name = ?2) END)
+            """
+        let ofProgram = "s.dog_id = ?1 AND \(programOf)"
+        let arguments: StatementArguments = [dogId, name]
+        var order: [String] = program?.phases.map(\.id) ?? []
+        var phases: [String: PhaseProgress] = [:]
+        for phase in program?.phases ?? [] {
+            var entry = PhaseProgress(phase: phase.id)
+            entry.title = phase.title
+            entry.phaseSteps = phase.steps.count
+            phases[phase.id] = entry
+        }
+        var outcomes: [String: [Bool]] = [:]
+        let sessionRows = try Row.fetchAll(
+            db, sql: "SELECT s.phase, s.phase_steps FROM session s WHERE \(ofProgram) ORDER BY s.wall_ns, s.mono_ns",
+            arguments: arguments)
+        for row in sessionRows {
+            let phase: String = row["phase"] ?? "(no phase)"
+            if phases[phase] == nil {
+                order.append(phase)
+                phases[phase] = PhaseProgress(phase: phase)
             }
+            phases[phase]?.sessions += 1
+            if phases[phase]?.phaseSteps == nil, let steps: Int = row["phase_steps"] {
+                phases[phase]?.phaseSteps = steps
+            }
+        }
+        let trialRows = try Row.fetchAll(
+            db,
+            sql: """
+                SELECT s.phase, t.outcome FROM trial_current t JOIN session s ON s.id = t.session_id
+                WHERE \(ofProgram) AND t.outcome <> 'aborted' ORDER BY t.wall_ns, t.number
+                """, arguments: arguments)
+        for row in trialRows {
+            let phase: String = row["phase"] ?? "(no phase)"
+            let outcome = TrialOutcome(rawValue: row["outcome"]) ?? .aborted
+            outcomes[phase, default: []].append(outcome.isCorrect)
+        }
+        var passedSteps: [String: Set<String>] = [:]
+        var passedOn: [String: String] = [:]
+        for row in try Row.fetchAll(
+            db,
+            // A milestone's program is its session's; one logged without a session has none.
+            sql: """
+                SELECT m.phase, m.step, m.criterion, m.wall_ns FROM milestone m LEFT JOIN session s ON s.id = m.session_id
+                WHERE m.dog_id = ?1 AND \(programOf) ORDER BY m.wall_ns
+                """, arguments: arguments)
+        {
+            let phase: String = row["phase"]
+            if phases[phase] == nil {
+                order.append(phase)
+                phases[phase] = PhaseProgress(phase: phase)
+            }
+            if let step: String = row["step"] {
+                passedSteps[phase, default: []].insert(step)
+                if passedOn["\(phase)/\(step)"] == nil {
+                    passedOn["\(phase)/\(step)"] = iso.string(wallNs: row["wall_ns"])
+                }
+            } else if phases[phase]?.graduated == nil {
+                phases[phase]?.graduated = iso.string(wallNs: row["wall_ns"])
+                phases[phase]?.criterion = row["criterion"]
+            }
+        }
+        let progress = try program.map { try ProgramProgress.read(db, dogId: dogId, program: $0) }
+        let otherMode = try program.map { try ProgramProgress.otherModeTrials(db, dogId: dogId, program: $0) } ?? [:]
+        return order.compactMap { phase in
+            guard var entry = phases[phase] else { return nil }
+            entry.program = name
+            let results = outcomes[phase] ?? []
+            entry.trials = results.count
+            entry.correct = Proportion(successes: results.filter { $0 }.count, trials: results.count)
+            let recent = results.suffix(window)
+            entry.recentWindow = recent.count
+            entry.recentCorrectPercent =
+                recent.isEmpty ? nil : 100 * Double(recent.filter { $0 }.count) / Double(recent.count)
+            entry.stepsPassed = passedSteps[phase]?.count ?? 0
+            if let progress, let definition = program?.phases.first(where: { $0.id == phase }) {
+                entry.steps = definition.steps.map { step in
+                    let record = progress.steps["\(phase)/\(step.id)"]
+                    return StepProgress(
+                        step: step.id, title: step.title, mode: step.mode.rawValue,
+                        percent: Int((progress.stepProgress(phase: definition, step: step) * 100).rounded(.down)),
+                        passed: passedOn["\(phase)/\(step.id)"],
+                        rule: step.completionRule, trials: record?.tracker.results.count ?? 0,
+                        otherModeTrials: otherMode["\(phase)/\(step.id)"] ?? 0,
+                        exercises: step.exercises.map {
+                            ExerciseProgress(
+                                exercise: $0.id, title: $0.title, done: record?.exerciseRounds[$0.id] ?? 0,
+                                required: step.criterion == nil ? step.rounds(for: $0) : nil)
+                        })
+                }
+                entry.stepsPassed = definition.steps.filter { progress.passed(phase: definition, step: $0) }.count
+                entry.progressPercent =
+                    entry.graduated != nil
+                    ? 100 : Double(Int((progress.phaseProgress(definition) * 100).rounded(.down)))
+            } else if entry.graduated != nil {
+                entry.progressPercent = 100
+            } else if let steps = entry.phaseSteps, steps > 0 {
+                // Not in the program: only the milestones are known.
+                entry.progressPercent = min(100, 100 * Double(entry.stepsPassed) / Double(steps))
+            }
+            return entry
         }
     }
 
     /// The program the dog's latest session ran, from the text the log keeps (or a built-in
     /// program's, for sessions logged with only its name); nil when none can be read.
-    static func latestProgram(_ db: Database, dogId: String) throws -> Program? {
+    static func latestProgram(_ db: Database, dogId: String, named: String? = nil) throws -> Program? {
         guard
             let row = try Row.fetchOne(
                 db,
                 sql: """
                     SELECT p.name, p.content FROM session s JOIN program p ON p.id = s.program_id
-                    WHERE s.dog_id = ? ORDER BY s.wall_ns DESC, s.mono_ns DESC LIMIT 1
-                    """, arguments: [dogId])
+                    WHERE s.dog_id = ?1 AND (?2 IS NULL OR p.name = ?2) ORDER BY s.wall_ns DESC, s.mono_ns DESC LIMIT 1
+                    """, arguments: [dogId, named])
         else { return nil }
         let name: String = row["name"]
         let content: String = row["content"]
@@ -547,6 +737,12 @@ public struct LogReader: Sendable {
 }
 
 // MARK: - What the reader returns
+
+/// A station as the board names it (`B`) and as the log numbers it (2).
+public struct StationName: Sendable, Hashable, Codable {
+    public var name: String
+    public var number: Int
+}
 
 public struct DogSummary: Sendable, Hashable, Codable {
     public var id: String
@@ -608,10 +804,14 @@ public struct SessionSummary: Sendable, Hashable, Codable {
     public var dogId: String
     public var dog: String
     public var started: String
+    /// The program's name, as the log keeps it (nil: none logged, e.g. a simulated block).
+    public var program: String?
     public var phase: String?
     public var step: String?
     public var exercise: String?
     public var mode: String
+    /// The station (board) it ran on, as that station names itself.
+    public var station: String?
     public var results: OutcomeCounts
     /// How it ended (see `SessionEnd.How`); nil while it runs.
     public var endedHow: String?
@@ -740,8 +940,10 @@ public struct StepProgress: Sendable, Hashable, Codable {
     public var passed: String?
     /// The criterion, or the exercises' rounds, in words.
     public var rule: String
-    /// Scored trials and rounds on the step.
+    /// Scored trials and rounds on the step (in the step's own mode: what its criterion counts).
     public var trials: Int
+    /// Scored trials the dog ran on the step in another mode: in the log, not counted toward it.
+    public var otherModeTrials: Int = 0
     public var exercises: [ExerciseProgress]
 }
 

@@ -38,14 +38,21 @@ public struct ReportSession: Sendable {
     public var step: String?
     public var exercise: String?
     public var mode: String
+    /// The station (board) it ran on, as it names itself; and, in a lab log, that station's
+    /// identity (nil for the log's own sessions).
+    public var station: String?
+    public var stationId: String?
     /// `ended`, `stopped`, `interrupted`, `unknown`; nil while running.
     public var endedHow: String?
     public var endDetail: String?
     public var suggestions: [String]
+    /// The trainer's comments on the session (its notes besides the improvement suggestions).
+    public var comments: [String] = []
     /// The session's trials in scope, counted by `Tally`.
     public var tally: Tally
     public var figures: Figures { tally.figures }
-    /// The step's graduation criterion, when the session's program names the step.
+    /// The step's graduation criterion, when the session's program names the step and the
+    /// session ran in the step's own mode (only those sessions count toward it).
     public var criterion: GraduationCriterion?
     /// Why there is no criterion, when there is none.
     public var criterionNote: String?
@@ -53,6 +60,19 @@ public struct ReportSession: Sendable {
     /// (the run the criterion looks at), at the session's end; nil without a criterion.
     public var rollingAccuracy: Double? = nil
     public var rollingWindow: Int? = nil
+    /// For a count criterion ("c correct within at least m trials"): the dog's correct and
+    /// scored trials on the step so far, at the session's end, and how far along the
+    /// criterion that is (0...1, 1 = met; the engine's `progress`). Not an accuracy: 40
+    /// correct of 100 trials meets "40 of ≥ 100", and so do 40 of 300.
+    public var countCorrect: Int? = nil
+    public var countTrials: Int? = nil
+    public var countProgress: Double? = nil
+
+    /// What the learning curve draws as one line: the program, the step and the mode.
+    public var curveGroup: String {
+        let where_ = [phase, step].compactMap { $0 }.joined(separator: "/")
+        return "\(program ?? "no program") · \(where_.isEmpty ? "no step" : where_) · \(mode)"
+    }
     /// Click onset latencies (nanoseconds) of the session's clicks in scope.
     public var clickOnsetNs: [Int64]
     public var faults: Int
@@ -61,8 +81,10 @@ public struct ReportSession: Sendable {
 /// One point of a learning curve: a session, or consecutive sessions pooled when a dog has
 /// more than the curve's limit.
 public struct CurvePoint: Sendable {
-    /// Indices into `ReportData.sessions`.
+    /// Indices into `ReportData.sessions`, all of one curve group (`ReportDog.groups`).
     public var sessions: [Int]
+    /// Index into `ReportDog.groups`: the line this point belongs to.
+    public var group: Int
     public var tally: Tally
     public var figures: Figures
     /// Click onset latency over the point's clicks, milliseconds.
@@ -100,8 +122,12 @@ public struct ReportDog: Sendable {
     public var name: String
     /// Indices into `ReportData.sessions`, oldest first.
     public var sessions: [Int]
-    /// The learning curve, at most `maxPoints` points.
+    /// The learning curve, at most `maxPoints` points (unless the dog has sessions in more
+    /// groups than that: then one point per group), in order of their first session.
     public var points: [CurvePoint]
+    /// The curve's lines: each (program, step, mode) the dog has sessions in, in order of its
+    /// first session (`ReportSession.curveGroup`).
+    public var groups: [String]
     /// Sessions pooled per point (1 unless the dog has more sessions than the curve's limit).
     public var sessionsPerPoint: Int
     /// Each station as `stats --by station --dog` counts it.
@@ -133,10 +159,22 @@ public struct ReportSample: Sendable {
     public var rate: Proportion?
     /// The pooled rate of the other samples of its kind (targets; controls and distractors).
     public var restRate: Double?
-    /// The project's rule (README, "The report"): at least 5 counted presentations, the Wilson
-    /// 95 % lower bound of its rate above the pooled rate of the rest, and odds of indication
-    /// at least twice the rest's.
+    /// The project's rule (docs/session-log.md, "The report"): at least 5 counted
+    /// presentations, the Wilson 95 % lower bound of its rate above the pooled rate of the rest,
+    /// and odds of indication at least twice the rest's.
     public var flagged: Bool
+}
+
+extension GraduationCriterion {
+    /// The count criterion ("c correct within at least m trials") this criterion holds, if any:
+    /// the report draws its progress, not an accuracy.
+    public var countCriterion: GraduationCriterion? {
+        switch self {
+        case .correctWithin: return self
+        case .anyOf(let list): return list.lazy.compactMap(\.countCriterion).first
+        default: return nil
+        }
+    }
 }
 
 extension Figures {
@@ -167,20 +205,24 @@ extension LogReader {
                 db,
                 sql: """
                     SELECT s.id, s.dog_id, d.name AS dog, s.wall_ns, s.phase, s.step, s.exercise, s.mode,
-                        p.id AS program_id, p.name AS program, p.content,
+                        s.station, s.station_id, p.id AS program_id, p.name AS program, p.content,
                         (SELECT e.how FROM session_end e WHERE e.session_id = s.id ORDER BY e.wall_ns LIMIT 1) AS how,
                         (SELECT e.detail FROM session_end e WHERE e.session_id = s.id ORDER BY e.wall_ns LIMIT 1)
                             AS detail
                     FROM session s JOIN dog d ON d.id = s.dog_id LEFT JOIN program p ON p.id = s.program_id
                     WHERE (?1 IS NULL OR s.dog_id = ?1) AND (?2 IS NULL OR s.id = ?2)
+                        AND \(filter.sessionCondition(from: 3))
                     ORDER BY s.wall_ns, s.id
-                    """, arguments: [filter.dogId, filter.sessionId])
+                    """,
+                arguments: StatementArguments(
+                    [filter.dogId.databaseValue, filter.sessionId.databaseValue] + filter.sessionArguments))
             for row in rows {
                 let id: String = row["id"]
                 var session = ReportSession(
                     id: id, dogId: row["dog_id"], dog: row["dog"], started: iso.string(wallNs: row["wall_ns"]),
                     startedWallNs: row["wall_ns"], program: row["program"], phase: row["phase"], step: row["step"],
-                    exercise: row["exercise"], mode: row["mode"], endedHow: row["how"], endDetail: row["detail"],
+                    exercise: row["exercise"], mode: row["mode"], station: row["station"],
+                    stationId: row["station_id"], endedHow: row["how"], endDetail: row["detail"],
                     suggestions: [], tally: Tally(), criterion: nil, criterionNote: nil, clickOnsetNs: [], faults: 0)
                 if let programId: String = row["program_id"], let content: String = row["content"] {
                     if programs[programId] == nil {
@@ -206,8 +248,15 @@ extension LogReader {
                         if let phase = session.phase, let step = session.step,
                             let found = program.step(phase: phase, step: step)
                         {
-                            session.criterion = found.criterion
-                            if found.criterion == nil { session.criterionNote = "the step has no criterion" }
+                            // The step fixes its mode; a session run otherwise does not count toward
+                            // its criterion (as for progress and milestones).
+                            if found.mode.rawValue != session.mode {
+                                session.criterionNote =
+                                    "\(phase)/\(step) is run \(found.mode.rawValue): its \(session.mode) sessions do not count toward its criterion"
+                            } else {
+                                session.criterion = found.criterion
+                                if found.criterion == nil { session.criterionNote = "the step has no criterion" }
+                            }
                         } else {
                             session.criterionNote = "the program has no such step"
                         }
@@ -273,14 +322,25 @@ extension LogReader {
                     (sessions[$0.element.session].startedWallNs, $0.offset)
                         < (sessions[$1.element.session].startedWallNs, $1.offset)
                 }.map(\.element)
-                guard let window = sessions[ordered[0].session].criterion?.window else { continue }
+                guard let criterion = sessions[ordered[0].session].criterion else { continue }
+                let window = criterion.window
+                let count = criterion.countCriterion
                 var recent: [Bool] = []
-                for result in ordered {
+                var all: [Bool] = []
+                for (k, result) in ordered.enumerated() {
                     recent.append(result.correct)
+                    all.append(result.correct)
                     if recent.count > window { recent.removeFirst() }
-                    sessions[result.session].rollingWindow = window
-                    sessions[result.session].rollingAccuracy =
-                        Double(recent.filter { $0 }.count) / Double(recent.count)
+                    // Each session's figures as they stood after its last trial.
+                    guard k == ordered.count - 1 || ordered[k + 1].session != result.session else { continue }
+                    let i = result.session
+                    sessions[i].rollingWindow = window
+                    sessions[i].rollingAccuracy = Double(recent.filter { $0 }.count) / Double(recent.count)
+                    if let count {
+                        sessions[i].countCorrect = all.filter { $0 }.count
+                        sessions[i].countTrials = all.count
+                        sessions[i].countProgress = count.progress(all)
+                    }
                 }
             }
             // Stations and cells that no trial reached stay out (a tally with no trial).
@@ -301,12 +361,16 @@ extension LogReader {
             sessions = sessions.enumerated().filter { inWindow.contains($0.offset) }.map(\.element)
             index = Dictionary(uniqueKeysWithValues: sessions.enumerated().map { ($0.element.id, $0.offset) })
 
-            // Suggestions, clicks and faults of the sessions in scope.
+            // Suggestions, comments, clicks and faults of the sessions in scope.
             for row in try Row.fetchAll(
-                db,
-                sql: "SELECT session_id, text FROM session_note WHERE kind = 'improvement' ORDER BY wall_ns, mono_ns")
+                db, sql: "SELECT session_id, kind, text FROM session_note ORDER BY wall_ns, mono_ns")
             {
-                if let i = index[row[0] as String] { sessions[i].suggestions.append(row[1]) }
+                guard let i = index[row[0] as String] else { continue }
+                if (row[1] as String) == "improvement" {
+                    sessions[i].suggestions.append(row[2])
+                } else {
+                    sessions[i].comments.append(row[2])
+                }
             }
             let eventWindow = "(?1 IS NULL OR wall_ns >= ?1) AND (?2 IS NULL OR wall_ns < ?2)"
             for row in try Row.fetchAll(
@@ -360,22 +424,13 @@ extension LogReader {
                 if dogSessions[s.dogId] == nil { dogOrder.append(s.dogId) }
                 dogSessions[s.dogId, default: []].append(i)
             }
-            let limit = max(1, maxPoints)
             let dogs = dogOrder.map { dogId -> ReportDog in
                 let own = dogSessions[dogId] ?? []
-                let per = max(1, (own.count + limit - 1) / limit)
-                let points = stride(from: 0, to: own.count, by: per).map { start -> CurvePoint in
-                    let members = Array(own[start..<min(own.count, start + per)])
-                    var tally = Tally()
-                    for m in members { tally.add(sessions[m].tally) }
-                    return CurvePoint(
-                        sessions: members, tally: tally, figures: tally.figures,
-                        clicks: ClickSpread(onsetNs: members.flatMap { sessions[$0].clickOnsetNs }))
-                }
+                let curve = Self.curve(own, sessions, maxPoints: maxPoints)
                 return ReportDog(
-                    id: dogId, name: sessions[own[0]].dog, sessions: own, points: points, sessionsPerPoint: per,
-                    stations: stations(dogSlots[dogId]!), byTargetPosition: positions(dogSlots[dogId]!),
-                    milestones: milestones[dogId] ?? [])
+                    id: dogId, name: sessions[own[0]].dog, sessions: own, points: curve.points, groups: curve.groups,
+                    sessionsPerPoint: curve.perPoint, stations: stations(dogSlots[dogId]!),
+                    byTargetPosition: positions(dogSlots[dogId]!), milestones: milestones[dogId] ?? [])
             }.sorted { ($0.name, $0.id) < ($1.name, $1.id) }
 
             return ReportData(
@@ -383,6 +438,45 @@ extension LogReader {
                 faultsOutsideSessions: outside, trials: trials,
                 generated: iso.string(wallNs: LogTime.now().wallNs))
         }
+    }
+
+    /// A dog's learning curve: one line per (program, step, mode), never a point that mixes
+    /// them. Within a group, consecutive sessions of the group are pooled, the same number to a
+    /// point in every group: the fewest that keep the curve within `maxPoints` (or one point per
+    /// group, if the dog has more groups than that). Points are in order of their first session.
+    static func curve(_ own: [Int], _ sessions: [ReportSession], maxPoints: Int) -> (
+        points: [CurvePoint], groups: [String], perPoint: Int
+    ) {
+        var groups: [String] = []
+        var members: [[Int]] = []
+        var slot: [String: Int] = [:]
+        for i in own {
+            let key = sessions[i].curveGroup
+            if slot[key] == nil {
+                slot[key] = groups.count
+                groups.append(key)
+                members.append([])
+            }
+            members[slot[key]!].append(i)
+        }
+        let limit = max(1, maxPoints)
+        let largest = members.map(\.count).max() ?? 1
+        var per = max(1, (own.count + limit - 1) / limit)
+        while per < largest && members.reduce(0, { $0 + ($1.count + per - 1) / per }) > limit { per += 1 }
+        var points: [CurvePoint] = []
+        for (g, list) in members.enumerated() {
+            for start in stride(from: 0, to: list.count, by: per) {
+                let chunk = Array(list[start..<min(list.count, start + per)])
+                var tally = Tally()
+                for m in chunk { tally.add(sessions[m].tally) }
+                points.append(
+                    CurvePoint(
+                        sessions: chunk, group: g, tally: tally, figures: tally.figures,
+                        clicks: ClickSpread(onsetNs: chunk.flatMap { sessions[$0].clickOnsetNs })))
+            }
+        }
+        points.sort { $0.sessions[0] < $1.sessions[0] }
+        return (points, groups, per)
     }
 
     /// What a fault event's detail says failed; a sensor's fault names its station, so a

@@ -18,6 +18,9 @@ public struct StatsRow: Sendable, Hashable, Codable {
     public var groupId: String
     /// By session: when it started (ISO 8601, the station's local offset).
     public var started: String?
+    /// By sample: its kind (target, control, distractor, blank), which says which of the
+    /// station-level verdicts its row can hold.
+    public var kind: SampleKind?
     public var figures: Figures
     /// Sessions (ids) with scored trials logged before the log kept what each station saw:
     /// their trials count in `results`, never in a station-level figure.
@@ -27,15 +30,16 @@ public struct StatsRow: Sendable, Hashable, Codable {
     public var sensitivity: Proportion { figures.sensitivity }
     public var specificity: Proportion { figures.specificity }
 
-    private enum Keys: String, CodingKey { case group, groupId, started, sessionsWithoutStationData }
+    private enum Keys: String, CodingKey { case group, groupId, started, kind, sessionsWithoutStationData }
 
     public init(
-        group: String, groupId: String, started: String? = nil, figures: Figures,
+        group: String, groupId: String, started: String? = nil, kind: SampleKind? = nil, figures: Figures,
         sessionsWithoutStationData: [String] = []
     ) {
         self.group = group
         self.groupId = groupId
         self.started = started
+        self.kind = kind
         self.figures = figures
         self.sessionsWithoutStationData = sessionsWithoutStationData
     }
@@ -45,6 +49,7 @@ public struct StatsRow: Sendable, Hashable, Codable {
         group = try c.decode(String.self, forKey: .group)
         groupId = try c.decode(String.self, forKey: .groupId)
         started = try c.decodeIfPresent(String.self, forKey: .started)
+        kind = try c.decodeIfPresent(SampleKind.self, forKey: .kind)
         sessionsWithoutStationData = try c.decode([String].self, forKey: .sessionsWithoutStationData)
         figures = try Figures(from: decoder)
     }
@@ -54,6 +59,7 @@ public struct StatsRow: Sendable, Hashable, Codable {
         try c.encode(group, forKey: .group)
         try c.encode(groupId, forKey: .groupId)
         try c.encodeIfPresent(started, forKey: .started)
+        try c.encodeIfPresent(kind, forKey: .kind)
         try c.encode(sessionsWithoutStationData, forKey: .sessionsWithoutStationData)
         try figures.encode(to: encoder)
     }
@@ -63,6 +69,7 @@ public struct StatsRow: Sendable, Hashable, Codable {
 private struct Group {
     var name: String
     var started: Int64 = .max
+    var kind: SampleKind?
     var tally = Tally()
     var sessionsWithoutStationData: Set<String> = []
 }
@@ -97,6 +104,7 @@ extension LogReader {
                         let key = grouping == .station ? String(station.station) : station.sample ?? ""
                         if grouping == .sample && key.isEmpty { continue }
                         group(key, grouping == .station ? "station \(station.station)" : labels[key] ?? key) { g in
+                            if grouping == .sample { g.kind = g.kind ?? station.kind }
                             g.tally.add(trial, station: station)
                             if lacking { g.sessionsWithoutStationData.insert(context.sessionId) }
                         }
@@ -107,7 +115,8 @@ extension LogReader {
             let rows = groups.map { key, g in
                 StatsRow(
                     group: g.name, groupId: key,
-                    started: grouping == .session ? iso.string(wallNs: g.started) : nil, figures: g.tally.figures,
+                    started: grouping == .session ? iso.string(wallNs: g.started) : nil, kind: g.kind,
+                    figures: g.tally.figures,
                     sessionsWithoutStationData: g.sessionsWithoutStationData.sorted())
             }
             return rows.sorted { a, b in
@@ -144,8 +153,14 @@ extension LogReader {
                 FROM trial_current t JOIN session s ON s.id = t.session_id JOIN dog d ON d.id = s.dog_id
                 WHERE (?1 IS NULL OR s.dog_id = ?1) AND (?2 IS NULL OR s.id = ?2)
                     AND (?3 IS NULL OR t.wall_ns >= ?3) AND (?4 IS NULL OR t.wall_ns < ?4)
+                    AND \(filter.sessionCondition(from: 5))
                 """)
-        try statement.setArguments([filter.dogId, filter.sessionId, filter.since, filter.until])
+        try statement.setArguments(
+            StatementArguments(
+                [
+                    filter.dogId.databaseValue, filter.sessionId.databaseValue, filter.since.databaseValue,
+                    filter.until.databaseValue,
+                ] + filter.sessionArguments))
         let sqlite = statement.sqliteStatement
         func text(_ column: Int32) -> String {
             guard let bytes = sqlite3_column_text(sqlite, column) else { return "" }

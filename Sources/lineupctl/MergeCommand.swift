@@ -11,8 +11,8 @@ struct MergeCommand: ParsableCommand {
             Every row keeps its id and its station (`station_id`: the identity a log is given \
             when it is created). The same dog on two stations is matched by name (any case), \
             the same sample by label (its kind must agree), a handler by code, a program by the \
-            hash of its text: the project's rule, in README. Every command, stats and report \
-            work on the merged file.
+            hash of its text: the project's rule, in docs/session-log.md ("Several stations"). \
+            Every command, stats and report work on the merged file.
 
             Example:
               lineupctl merge pi-1.db pi-2.db --into lab.db

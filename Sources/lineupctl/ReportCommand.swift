@@ -13,8 +13,10 @@ struct ReportCommand: ParsableCommand {
         abstract: "One self-contained HTML report: learning curves, latency, position bias, samples, click timing.",
         discussion: """
             Inline SVG and CSS, no script, nothing fetched: open it in any browser, offline, or print it. \
-            Every figure is counted as `lineupctl stats` counts it. All dogs unless --dog, --session, \
-            --since or --until narrow it. README, "The report", says what each chart shows.
+            Every figure is counted as `lineupctl stats` counts it, over the same selection: all dogs \
+            unless --dog, --session, --since, --until, --mode, --program, --step or --handler narrow \
+            it. docs/session-log.md ("The report") says what each chart shows; docs/figures.md \
+            ("What the figures mean") defines every figure.
 
             Examples:
               ssh pi lineupctl report > report.html
@@ -22,6 +24,7 @@ struct ReportCommand: ParsableCommand {
             """)
     @OptionGroup var log: LogOptions
     @OptionGroup var rows: RowFilterOptions
+    @OptionGroup var selection: SelectionOptions
     @Option(name: .shortAndLong, help: ArgumentHelp("Write to this file (default: stdout).", valueName: "file"))
     var output: String?
 
@@ -29,26 +32,15 @@ struct ReportCommand: ParsableCommand {
         try researcherCommand {
             if log.json { throw SessionLogError.invalidInput("report writes HTML; --json does not apply") }
             let reader = try log.reader()
-            let filter = try rows.filter(reader)
+            let filter = try selection.filter(rows, reader)
             let data = try reader.report(filter)
-            let html = ReportHTML.render(data, scope: scope())
+            let html = ReportHTML.render(data, scope: describeSelection(rows, selection))
             if let output {
                 try writeAtomically(html, to: output)
             } else {
                 FileHandle.standardOutput.write(Data(html.utf8))
             }
         }
-    }
-
-    /// What was chosen, in words, for the report's title.
-    func scope() -> String {
-        var parts: [String] = []
-        if let dog = rows.dog { parts.append("dog \(dog)") }
-        if let session = rows.session { parts.append("session \(session)") }
-        if parts.isEmpty { parts.append("all dogs") }
-        if let since = rows.since { parts.append("from \(since)") }
-        if let until = rows.until { parts.append("until \(until)") }
-        return parts.joined(separator: ", ")
     }
 }
 

@@ -190,27 +190,42 @@ extension EventKind: ExpressibleByArgument {}
 struct Sessions: ParsableCommand {
     static let configuration = CommandConfiguration(
         abstract: "List sessions, newest first.",
-        discussion: "Examples:\n  lineupctl sessions --dog Aino\n  lineupctl sessions --since 2025-05-01 --oldest-first"
+        discussion: """
+            Examples:
+              lineupctl sessions --dog Aino
+              lineupctl sessions --since 2025-05-01 --oldest-first
+              lineupctl sessions --limit 2
+            """
     )
     @OptionGroup var log: LogOptions
     @OptionGroup var rows: RowFilterOptions
+    @OptionGroup var selection: SelectionOptions
     @OptionGroup var order: ListingOrderOptions
+    @Option(help: "At most this many sessions, the latest (0: all).") var limit = 0
+
+    func validate() throws {
+        if limit < 0 { throw ValidationError("--limit \(limit): give a number of sessions, 0 for all") }
+    }
 
     func run() throws {
         try researcherCommand {
             let reader = try log.reader()
-            var filter = try rows.filter(reader)
-            filter.newestFirst = !order.oldestFirst
-            let sessions = try reader.sessions(filter)
+            let filter = try selection.filter(rows, reader)
+            let sessions = try order.latest(limit) { newestFirst, limit in
+                var filter = filter
+                filter.newestFirst = newestFirst
+                return try reader.sessions(filter, limit: limit)
+            }
             if log.json { return try printJSON(sessions) }
             printTable(
                 [
-                    "SESSION", "DOG", "STARTED", "PHASE", "STEP", "EXERCISE", "MODE", "TRIALS", "HIT", "MISS", "FA",
-                    "CR", "END",
+                    "SESSION", "DOG", "STARTED", "PROGRAM", "PHASE", "STEP", "EXERCISE", "MODE", "TRIALS", "HIT",
+                    "MISS", "FA", "CR", "END",
                 ],
                 sessions.map {
                     [
-                        short($0.id), $0.dog, $0.started, $0.phase.orDash, $0.step.orDash, $0.exercise.orDash, $0.mode,
+                        short($0.id), $0.dog, $0.started, $0.program.orDash, $0.phase.orDash, $0.step.orDash,
+                        $0.exercise.orDash, $0.mode,
                         "\($0.results.trials)", "\($0.results.hits)", "\($0.results.misses)",
                         "\($0.results.falseAlerts)", "\($0.results.correctRejections)",
                         $0.endedHow.map { $0 == "interrupted" ? "INTERRUPTED" : $0 } ?? "running",
@@ -294,15 +309,23 @@ struct Trials: ParsableCommand {
     )
     @OptionGroup var log: LogOptions
     @OptionGroup var rows: RowFilterOptions
+    @OptionGroup var selection: SelectionOptions
     @OptionGroup var order: ListingOrderOptions
     @Option(help: "At most this many trials, the latest (0: all).") var limit = 0
+
+    func validate() throws {
+        if limit < 0 { throw ValidationError("--limit \(limit): give a number of trials, 0 for all") }
+    }
 
     func run() throws {
         try researcherCommand {
             let reader = try log.reader()
-            var filter = try rows.filter(reader)
-            filter.newestFirst = !order.oldestFirst
-            let trials = try reader.trials(filter, limit: limit > 0 ? limit : nil)
+            let filter = try selection.filter(rows, reader)
+            let trials = try order.latest(limit) { newestFirst, limit in
+                var filter = filter
+                filter.newestFirst = newestFirst
+                return try reader.trials(filter, limit: limit)
+            }
             if log.json { return try printJSON(trials) }
             printTable(
                 ["TRIAL", "DOG", "SESSION", "#", "OUTCOME", "INDICATED", "LATENCY", "ENDED", "LAYOUT", "NOTE"],
@@ -335,8 +358,11 @@ struct Events: ParsableCommand {
             var filter = try rows.filter(reader)
             filter.trialId = try trial.map { try reader.resolveTrial($0) }
             filter.eventKind = kind
-            filter.newestFirst = !order.oldestFirst
-            let events = try reader.events(filter, limit: limit > 0 ? limit : nil)
+            let events = try order.latest(limit) { newestFirst, limit in
+                var filter = filter
+                filter.newestFirst = newestFirst
+                return try reader.events(filter, limit: limit)
+            }
             if log.json { return try printJSON(events) }
             printTable(
                 ["SEQ", "TIME", "KIND", "STATION", "MONO NS", "KERNEL NS", "VALUE", "DURATION", "ONSET", "DETAIL"],
@@ -359,15 +385,20 @@ struct Events: ParsableCommand {
 
 struct Progress: ParsableCommand {
     static let configuration = CommandConfiguration(
-        abstract: "A dog's progress through the whole program: every phase and step, with %.",
+        abstract: "A dog's progress through its programs: every phase and step, with %.",
         discussion: """
-            Every phase of the program is shown, those not started at 0 %. A step with a \
-            criterion is as far along as its criterion (100 % once met, from its scored trials \
-            and trainer-led rounds in order); a step without one is the share of its \
-            exercises' rounds done (trainer-led: each exercise's repeats, the study's "up to \
-            four times"; automated: one block of its trials). A phase is the mean of its \
-            steps. The program is the one the dog's latest session ran, unless --program \
-            names one. Correct and last-20 figures come straight from the trials.
+            Each program is shown on its own, with its own phases only: the one --program names, \
+            else every program the dog has sessions in, the program of its latest session first \
+            (then its sessions logged without a program, such as simulated blocks). Every phase \
+            of a program is shown, those not started at 0 %. A step with a criterion is as far \
+            along as its criterion (100 % once met, from its scored trials and trainer-led rounds \
+            in order); a step without one is the share of its exercises' rounds done \
+            (trainer-led: each exercise's repeats, the study's "up to four times"; automated: one \
+            block of its trials). Only sessions run in the step's own mode (trainer-led, \
+            automated or double-blind, as the program fixes it) count toward a step: the steps \
+            table says how many trials in another mode were left out. A phase is the mean of its \
+            steps. Correct and last-20 figures come straight from the phase's trials, whatever \
+            their mode.
 
             Examples:
               lineupctl progress --dog Aino
@@ -375,7 +406,7 @@ struct Progress: ParsableCommand {
             """)
     @OptionGroup var log: LogOptions
     @Option(help: "The dog (name, id or id prefix).") var dog: String
-    @Option(help: "A built-in program or a program file (default: the dog's latest session's program).")
+    @Option(help: "A built-in program or a program file (default: every program the dog has sessions in).")
     var program: String?
 
     func run() throws {
@@ -396,34 +427,59 @@ struct Progress: ParsableCommand {
             }
             let phases = try reader.progress(dogId: reader.resolveDog(dog), program: chosen)
             if log.json { return try printJSON(phases) }
-            if let name = phases.first(where: { $0.program != nil })?.program { say("Program \(name)") }
-            printTable(
-                ["PHASE", "PROGRESS", "STEPS", "SESSIONS", "TRIALS", "CORRECT", "LAST 20", "GRADUATED"],
-                phases.map { p in
-                    [
-                        p.phase, p.progressPercent.map { String(format: "%.0f %%", $0) } ?? "-",
-                        "\(p.stepsPassed)/\(p.phaseSteps.map { "\($0)" } ?? "?")", "\(p.sessions)", "\(p.trials)",
-                        describe(p.correct), p.recentCorrectPercent.map { String(format: "%.0f %%", $0) } ?? "-",
-                        p.graduated.map { "yes, \($0)\(p.criterion.map { " (\($0))" } ?? "")" } ?? "not yet",
-                    ]
-                })
-            let steps = phases.flatMap { p in p.steps.map { (p.phase, $0) } }
-            guard !steps.isEmpty else { return }
-            say("")
-            printTable(
-                ["STEP", "TITLE", "MODE", "PROGRESS", "DONE", "PASSED"],
-                steps.map { phase, step in
-                    let done =
-                        step.exercises.allSatisfy({ $0.required != nil })
-                        ? step.exercises.map { "ex. \($0.exercise) \($0.done)/\($0.required ?? 0)" }.joined(
-                            separator: ", ")
-                        : "\(step.trials) scored; \(step.rule)"
-                    return [
-                        "\(phase)/\(step.step)", step.title, step.mode, "\(step.percent) %", done,
-                        step.passed ?? "not yet",
-                    ]
-                })
+            // One block per program, in the order the reader gives them.
+            var blocks: [(program: String?, phases: [PhaseProgress])] = []
+            for phase in phases {
+                if let last = blocks.last, last.program == phase.program {
+                    blocks[blocks.count - 1].phases.append(phase)
+                } else {
+                    blocks.append((phase.program, [phase]))
+                }
+            }
+            for (k, block) in blocks.enumerated() {
+                if k > 0 { say("") }
+                if let name = block.program {
+                    say(
+                        "Program \(name)"
+                            + (chosen == nil && blocks.count > 1 && k == 0 ? " (the latest session's)" : ""))
+                } else {
+                    say("Sessions logged without a program")
+                }
+                printProgress(block.phases)
+            }
         }
+    }
+
+    func printProgress(_ phases: [PhaseProgress]) {
+        printTable(
+            ["PHASE", "PROGRESS", "STEPS", "SESSIONS", "TRIALS", "CORRECT", "LAST 20", "GRADUATED"],
+            phases.map { p in
+                [
+                    p.phase, p.progressPercent.map { String(format: "%.0f %%", $0) } ?? "-",
+                    "\(p.stepsPassed)/\(p.phaseSteps.map { "\($0)" } ?? "?")", "\(p.sessions)", "\(p.trials)",
+                    describe(p.correct), p.recentCorrectPercent.map { String(format: "%.0f %%", $0) } ?? "-",
+                    p.graduated.map { "yes, \($0)\(p.criterion.map { " (\($0))" } ?? "")" } ?? "not yet",
+                ]
+            })
+        let steps = phases.flatMap { p in p.steps.map { (p.phase, $0) } }
+        guard !steps.isEmpty else { return }
+        say("")
+        printTable(
+            ["STEP", "TITLE", "MODE", "PROGRESS", "DONE", "PASSED"],
+            steps.map { phase, step in
+                var done =
+                    step.exercises.allSatisfy({ $0.required != nil })
+                    ? step.exercises.map { "ex. \($0.exercise) \($0.done)/\($0.required ?? 0)" }.joined(
+                        separator: ", ")
+                    : "\(step.trials) scored; \(step.rule)"
+                if step.otherModeTrials > 0 {
+                    done += " (\(count(step.otherModeTrials, "trial")) in another mode not counted)"
+                }
+                return [
+                    "\(phase)/\(step.step)", step.title, step.mode, "\(step.percent) %", done,
+                    step.passed ?? "not yet",
+                ]
+            })
     }
 }
 
@@ -436,43 +492,68 @@ struct Stats: ParsableCommand {
             specificity = controls and distractors the dog examined and did not indicate / those \
             examined; blanks are counted apart. PPV = indications at the target / all \
             indications. d′ and c use the log-linear correction (Hautus 1995). Latency is the \
-            median (IQR) from the start cue to the first indication. README, "What the figures \
-            mean", defines each. Sessions are listed oldest first, with their start.
+            median (IQR) from the start cue to the first indication. docs/figures.md ("What the \
+            figures mean") defines each. Sessions are listed oldest first, with their start.
+
+            By dog and by session the HIT, MISS, FA and CR columns count trials by their outcome. \
+            By sample and by station they count presentations by the kind of sample in the \
+            station: a target hit or missed; a control (or distractor) falsely alerted, examined \
+            and passed, or never examined; a blank indicated or passed.
+
+            Every trial of the log is counted unless the options narrow it: --mode, --program, \
+            --step and --handler choose sessions, --since and --until their trials' times. The \
+            first line says which trials the table covers.
 
             Examples:
               lineupctl stats --by dog
               lineupctl stats --by sample --dog Aino --since 2025-05-01
+              lineupctl stats --by session --mode double-blind --step phase-3/1
             """)
     @OptionGroup var log: LogOptions
     @OptionGroup var rows: RowFilterOptions
+    @OptionGroup var selection: SelectionOptions
     @Option(help: "Group by dog, session, sample or station.") var by: StatsGrouping = .dog
 
     func run() throws {
         try researcherCommand {
             let reader = try log.reader()
-            let stats = try reader.stats(by: by, rows.filter(reader))
+            let stats = try reader.stats(by: by, selection.filter(rows, reader))
             if log.json { return try printJSON(stats) }
+            say("Trials of \(describeSelection(rows, selection))")
+            let byPresentation = by == .sample || by == .station
             var header = [by.rawValue.uppercased()]
             if by == .session { header.append("STARTED") }
-            header += [
-                "TRIALS", "HIT", "MISS", "FA", "CR", "ABORTED", "SENSITIVITY", "SPECIFICITY", "PPV", "FA/TRIAL", "D'",
-                "C", "LATENCY (IQR)",
-            ]
+            if by == .sample { header.append("KIND") }
+            header += ["TRIALS"]
+            header += byPresentation ? ["ABORTED"] + verdictHeads : ["HIT", "MISS", "FA", "CR", "ABORTED"]
+            header += ["SENSITIVITY", "SPECIFICITY", "PPV", "FA/TRIAL", "D'", "C", "LATENCY (IQR)"]
             printTable(
                 header,
                 stats.map { s in
                     let f = s.figures
                     var row = [by == .session ? String(s.group.prefix(max(0, s.group.count - 28))) : s.group]
                     if by == .session { row.append(String((s.started ?? "-").prefix(16))) }
+                    if by == .sample { row.append(s.kind?.rawValue ?? "-") }
+                    row.append("\(f.results.trials)")
+                    if byPresentation {
+                        row += ["\(f.results.aborted)"] + verdictCells(f.presentations, kind: s.kind)
+                    } else {
+                        row += [
+                            "\(f.results.hits)", "\(f.results.misses)", "\(f.results.falseAlerts)",
+                            "\(f.results.correctRejections)", "\(f.results.aborted)",
+                        ]
+                    }
                     return row + [
-                        "\(f.results.trials)", "\(f.results.hits)", "\(f.results.misses)", "\(f.results.falseAlerts)",
-                        "\(f.results.correctRejections)", "\(f.results.aborted)", describe(f.sensitivity),
-                        describe(f.specificity), describe(f.positivePredictiveValue),
+                        describe(f.sensitivity), describe(f.specificity), describe(f.positivePredictiveValue),
                         describeNumber(f.falseAlertsPerTrial, "%.3f"), describeNumber(f.dPrime),
-                        describeNumber(f.criterion),
-                        describeSpread(f.latency),
+                        describeNumber(f.criterion), describeSpread(f.latency),
                     ]
                 })
+            if byPresentation {
+                say(
+                    "\nTRIALS: scored and aborted trials in which the \(by.rawValue) stood; the verdicts count it once "
+                        + "per scored trial (docs/figures.md, \"What is counted\")")
+            }
             let lacking = Set(stats.flatMap(\.sessionsWithoutStationData)).sorted()
             if !lacking.isEmpty {
                 say(
@@ -502,13 +583,14 @@ struct Export: ParsableCommand {
             """)
     @OptionGroup var log: LogOptions
     @OptionGroup var rows: RowFilterOptions
+    @OptionGroup var selection: SelectionOptions
     @Option(help: "sessions, trials, events, samples, milestones or dogs.") var what: ExportTable
     @Option(help: "csv or jsonl.") var format: ExportFormat = .csv
 
     func run() throws {
         try researcherCommand {
             let reader = try log.reader()
-            try reader.export(what, format: format, filter: rows.filter(reader), to: ByteSink())
+            try reader.export(what, format: format, filter: selection.filter(rows, reader), to: ByteSink())
         }
     }
 }

@@ -108,6 +108,14 @@ func sameFile(_ a: String, _ b: String) -> Bool {
 struct ListingOrderOptions: ParsableArguments {
     @Flag(help: "Oldest first (listings are newest first by default; exports are always oldest first).")
     var oldestFirst = false
+
+    /// The rows `read` gives (`read(newestFirst, limit)`): with a limit, always the latest
+    /// `limit` of them, turned round for --oldest-first; without one, all in the order asked.
+    func latest<Row>(_ limit: Int, _ read: (Bool, Int?) throws -> [Row]) throws -> [Row] {
+        guard limit > 0 else { return try read(!oldestFirst, nil) }
+        let rows = try read(true, limit)
+        return oldestFirst ? rows.reversed() : rows
+    }
 }
 
 /// The filters most commands share.
@@ -129,12 +137,92 @@ struct RowFilterOptions: ParsableArguments {
     /// Resolves what was typed against the log; unknown ids and bad dates throw.
     func filter(_ reader: LogReader) throws -> LogFilter {
         var filter = LogFilter()
-        filter.since = try since.map { try ResearcherDate.parse($0) }
-        filter.until = try until.map { try ResearcherDate.parseUpperBound($0) }
+        filter.since = try since.map { text in try named("--since", text) { try ResearcherDate.parse($0) } }
+        filter.until = try until.map { text in try named("--until", text) { try ResearcherDate.parseUpperBound($0) } }
         filter.dogId = try dog.map { try reader.resolveDog($0) }
         filter.sessionId = try session.map { try reader.resolveSession($0) }
         return filter
     }
+
+    /// A bad date is said with the option it was given to.
+    private func named<T>(_ option: String, _ text: String, _ parse: (String) throws -> T) throws -> T {
+        do {
+            return try parse(text)
+        } catch let error as SessionLogError {
+            throw SessionLogError.invalidInput("\(option) \(text): \(error.description)")
+        }
+    }
+}
+
+/// Which sessions' trials a figure, report or export covers beyond dog, session and dates:
+/// the session's own mode, program, step and handler. One selection for `stats`, `report`,
+/// `export`, `sessions` and `trials`, resolved into the one `LogFilter` they all read with.
+struct SelectionOptions: ParsableArguments {
+    @Option(
+        help: ArgumentHelp(
+            "Only sessions run in this mode: trainer-led, automated or double-blind.", valueName: "mode"))
+    var mode: String?
+
+    @Option(
+        help: ArgumentHelp(
+            "Only sessions of this program (its name, as lineupctl sessions shows it).", valueName: "name"))
+    var program: String?
+
+    @Option(
+        help: ArgumentHelp(
+            "Only sessions of this step (PHASE/STEP, as session start takes it), or of a whole PHASE.",
+            valueName: "step"))
+    var step: String?
+
+    @Option(help: ArgumentHelp("Only sessions run by this handler (the pseudonymous code).", valueName: "code"))
+    var handler: String?
+
+    /// The row filter narrowed by these choices, each checked against the log (one line naming
+    /// the option, the value and what the log has, when it does not fit).
+    func filter(_ rows: RowFilterOptions, _ reader: LogReader) throws -> LogFilter {
+        var filter = try rows.filter(reader)
+        if let mode {
+            guard let chosen = TrainingMode(rawValue: mode) else {
+                throw SessionLogError.invalidInput(
+                    "--mode \(mode): not a mode (\(TrainingMode.allCases.map(\.rawValue).joined(separator: ", ")))")
+            }
+            filter.mode = chosen
+        }
+        filter.program = try program.map { try reader.resolveProgram($0) }
+        if let step {
+            let resolved = try reader.resolveStep(step)
+            filter.phase = resolved.phase
+            filter.step = resolved.step
+        }
+        filter.handler = try handler.map { try reader.resolveHandler($0) }
+        return filter
+    }
+}
+
+/// What a listing, statistic or report covers, in words: `dog Rex, mode double-blind; every
+/// program, step and handler; all dates`. Printed above `stats`, in the report's title.
+func describeSelection(_ rows: RowFilterOptions, _ selection: SelectionOptions) -> String {
+    var chosen: [String] = []
+    var every: [String] = []
+    chosen.append(rows.dog.map { "dog \($0)" } ?? "all dogs")
+    if let session = rows.session { chosen.append("session \(session)") }
+    for (name, value) in [
+        ("program", selection.program), ("step", selection.step), ("mode", selection.mode),
+        ("handler", selection.handler),
+    ] {
+        if let value { chosen.append("\(name) \(value)") } else { every.append(name) }
+    }
+    var text = chosen.joined(separator: ", ")
+    if !every.isEmpty {
+        let names =
+            every.count == 1
+            ? every[0] : every.dropLast().joined(separator: ", ") + " and " + every[every.count - 1]
+        text += "; every \(names)"
+    }
+    var dates: [String] = []
+    if let since = rows.since { dates.append("from \(since)") }
+    if let until = rows.until { dates.append("until \(until)") }
+    return text + "; " + (dates.isEmpty ? "all dates" : dates.joined(separator: " "))
 }
 
 /// Runs a command's body; any failure becomes one line on stderr and exit status 1.
@@ -244,6 +332,23 @@ func describeFigures(_ f: Figures, indent: String = "") -> String {
             """
     }
     return text
+}
+
+/// The station-level verdicts of docs/figures.md ("What is counted"), by the kind of sample
+/// that stood in the station: the heads of `stats --by sample` and `--by station`, and
+/// `verdictCells` their cells. A sample has one kind, so the other kinds' verdicts are `-` on
+/// its row; a station held every kind over the trials and fills them all.
+let verdictHeads = [
+    "TARGET HIT", "TARGET MISSED", "CONTROL FA", "CONTROL PASSED", "CONTROL NOT EXAMINED", "BLANK INDICATED",
+    "BLANK PASSED",
+]
+
+func verdictCells(_ p: PresentationCounts, kind: SampleKind?) -> [String] {
+    func cells(_ counts: [Int], _ applies: Bool) -> [String] { counts.map { applies ? "\($0)" : "-" } }
+    let control = kind == nil || kind == .control || kind == .distractor
+    return cells([p.hits, p.misses], kind == nil || kind == .target)
+        + cells([p.falseAlerts, p.correctRejections, p.notExamined], control)
+        + cells([p.blankIndicated, p.blankPassed], kind == nil || kind == .blank)
 }
 
 /// A trial's note: a correction (with the row it replaces and why), or why it was aborted or

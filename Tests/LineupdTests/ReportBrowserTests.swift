@@ -1,5 +1,7 @@
 import Foundation
+import SessionLog
 import Testing
+import TrainingEngine
 
 /// `lineupctl report` as a browser sees it: seeded logs are rendered, headless Chromium loads the
 /// file (no network, no script), and the numbers on each chart element in the DOM it built must
@@ -312,6 +314,121 @@ struct ReportBrowserTests {
             expectProportion(point, "sensitivity", s["sensitivity"], "session \(id)")
             expectProportion(point, "specificity", s["specificity"], "session \(id)")
             expectProportion(point, "trial-accuracy", s["trial_accuracy"], "session \(id)")
+        }
+    }
+
+    /// A dog trained on two programs, in two modes on one step, with two sessions in the same
+    /// minute: the learning curve draws one line per (program, step, mode), a distinct label per
+    /// session, a count criterion as how far along it the dog is (never as an accuracy), names
+    /// the phase of each milestone, and the sessions table names program, station and notes.
+    @Test func theLearningCurveSaysWhatEachLineIs() throws {
+        guard let browser = chromium() else { return }
+        let dir = try scratch()
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        let db = "\(dir)/log.db"
+        let log = try SessionLog(path: db, create: true)
+        let dog = DogRecord(name: "Rex", time: LogTime(monoNs: 1, wallNs: 1_740_819_600_000_000_000))
+        try log.append([dog])
+        var wall = dog.time.wallNs
+        func at(_ gap: Int64) -> LogTime {
+            wall += gap
+            return LogTime(monoNs: wall - dog.time.wallNs, wallNs: wall)
+        }
+        var programs: [String: UUID] = [:]
+        // A session of `outcomes` on five stations, the target at 2.
+        func session(_ program: String, _ step: String, _ mode: TrainingMode, _ outcomes: [TrialOutcome], gap: Int64)
+            throws -> SessionRecord
+        {
+            if programs[program] == nil {
+                let text = try #require(try Program.builtin(named: program)).text
+                programs[program] = try log.logProgram(ProgramRecord(name: program, content: text))
+            }
+            let parts = step.split(separator: "/").map(String.init)
+            let s = SessionRecord(
+                dogId: dog.id, programId: programs[program], phase: parts[0], step: parts[1], exercise: "1", mode: mode,
+                settings: #"{"stations":"A,B,C,D,E"}"#, station: "pi-7", bootId: nil, time: at(gap))
+            var records: [any AppendableRecord] = [s]
+            for (n, outcome) in outcomes.enumerated() {
+                let layout = (1...5).map { station in
+                    StationSlot(
+                        station: station, sampleId: nil, kind: station == 2 ? .target : .control,
+                        seen: StationSeen(
+                            visited: true, indicated: outcome == .hit && station == 2,
+                            firstIndicationNs: outcome == .hit && station == 2 ? 2_000_000_000 : nil))
+                }
+                records.append(
+                    TrialRecord(
+                        sessionId: s.id, number: n + 1, layout: layout, outcome: outcome,
+                        indicatedStation: outcome == .hit ? 2 : nil, latencyNs: outcome == .hit ? 2_000_000_000 : nil,
+                        started: at(1_000_000), ended: at(1_000_000)))
+            }
+            records.append(SessionEnd(sessionId: s.id, how: .ended, time: at(1_000_000)))
+            try log.append(records)
+            return s
+        }
+        let twenty = (0..<20).map { $0 % 10 == 9 ? TrialOutcome.miss : .hit }
+        let first = try session("study", "target-scent/2", .automated, twenty, gap: 60_000_000_000)
+        try log.append([SessionNote(sessionId: first.id, kind: .comment, text: "windy", time: at(1_000_000))])
+        // Trainer-led on the automated step, then automated again in the same minute.
+        _ = try session("study", "target-scent/2", .trainerLed, [.hit, .miss], gap: 300_000_000_000)
+        let third = try session("study", "target-scent/2", .automated, twenty, gap: 5_000_000_000)
+        try log.append([
+            SessionNote(sessionId: third.id, kind: .improvement, text: "shorter rounds", time: at(1_000_000))
+        ])
+        _ = try log.recordGraduation(
+            dogId: dog.id, sessionId: third.id, program: try #require(try Program.builtin(named: "study")),
+            phase: "target-scent", step: "2")
+        // research-5-station's phase-1/1: 30 in a row, or 40 correct within at least 100 trials.
+        let block = (0..<40).map { $0 % 4 == 3 ? TrialOutcome.miss : .hit }
+        for _ in 0..<3 { _ = try session("research-5-station", "phase-1/1", .automated, block, gap: 600_000_000_000) }
+
+        let dom = try renderedDOM(db: db, dir: dir, browser: browser)
+        let points = chartPoints(dom, "learning-curve")
+        #expect(points.count == 6, "a point per session")
+        // (a) One line per (program, step, mode): each trial-accuracy polyline joins the points of
+        // one group only, all of them.
+        let curve = try #require(dom.components(separatedBy: "class=\"chart learning-curve\"").dropFirst().first)
+            .components(separatedBy: "</svg>")[0]
+        let lines = elements(curve, "polyline", "line trial-accuracy")
+        let groups = Set(points.compactMap { $0["data-group"] })
+        #expect(
+            groups == [
+                "study · target-scent/2 · automated", "study · target-scent/2 · trainer-led",
+                "research-5-station · phase-1/1 · automated",
+            ])
+        for line in lines {
+            let group = try #require(line["data-group"])
+            #expect(line["data-points"] == "\(points.filter { $0["data-group"] == group }.count)", "\(group)")
+        }
+        #expect(lines.count == 2, "the trainer-led line has one point: no polyline")
+        // (b) Every session is one point and one printed label, all distinct, to the second here.
+        let labels = curve.matches(of: #/<text class="tick x-label"[^>]*>([^<]*)</text>/#).map { String($0.output.1) }
+        #expect(labels.count == 6 && Set(labels).count == 6, "\(labels)")
+        #expect(labels == points.compactMap { $0["data-label"] })
+        #expect(labels.allSatisfy { $0.count == 14 }, "month-day hour:minute:second: \(labels)")
+        // (c) The count criterion: no line at 40 %; met at 100 % of its own progress line.
+        let criteria = elements(curve, "g", "criterion")
+        #expect(!criteria.contains { $0["data-level"] == "0.4" }, "\(criteria)")
+        let count = try #require(
+            criteria.first { ($0["data-criterion"] ?? "").contains("40 correct in ≥ 100 trials: met") })
+        #expect(
+            count["data-level"] == "1.0" && count["data-criterion"] == "30 in a row · 40 correct in ≥ 100 trials: met")
+        let counted = points.filter { $0["data-step"] == "phase-1/1" }
+        #expect(counted.map { $0["data-count-correct"] } == ["30", "60", "90"])
+        #expect(counted.map { $0["data-count-progress"] } == ["0.4", "0.8", "1.0"])
+        #expect(points.filter { $0["data-mode"] == "trainer-led" }.allSatisfy { $0["data-rolling-accuracy"] == nil })
+        // (d) A milestone names its phase.
+        #expect(curve.contains("★ target-scent/2 passed"), "the milestone's label")
+        // (e) The sessions table: program, step, mode, station, notes and suggestions.
+        let rows = elements(dom, "tr", "session", within: "<table class=\"sessions\"")
+        #expect(rows.count == 6)
+        #expect(rows.allSatisfy { $0["data-station"] == "pi-7" && $0["data-program"] != nil })
+        #expect(rows.map { $0["data-mode"] ?? "" }.filter { $0 == "trainer-led" }.count == 1)
+        let table = try #require(dom.components(separatedBy: "<table class=\"sessions\"").last)
+        for words in [
+            "<th>program</th>", "<th>station</th>", "windy", "suggestion: shorter rounds", "research-5-station",
+        ] {
+            #expect(table.contains(words), "\(words)")
         }
     }
 

@@ -56,6 +56,26 @@ import Testing
         let shownTrials = try lineupctl(["trials", "--db", daemon.db, "--limit", "1"])
         #expect(
             shownTrials.stdout.contains("corrected (was \(newest.prefix(8))): a door slammed"), "\(shownTrials.stdout)")
+        // A station by its letter, through lineupd (whose log this lineupctl is not told of: the
+        // board's default names stand in): the correction, corrected to a false alert at a
+        // station that did not hold the target.
+        let correction = try #require(
+            (try JSONSerialization.jsonObject(
+                with: Data(try lineupctl(["trials", "--db", daemon.db, "--json", "--limit", "1"]).stdout.utf8))
+                as? [[String: Any]])?.first)
+        let layout = try #require(correction["layout"] as? [[String: Any]])
+        let notTarget = try #require(layout.first { $0["kind"] as? String != "target" }?["station"] as? Int)
+        let letter = String(UnicodeScalar(UInt8(64 + notTarget)))
+        let byLetter = try lineupctl(
+            [
+                "trial", "correct", String((correction["id"] as! String).prefix(8)), "--outcome", "false-alert",
+                "--indicated", letter, "--reason", "video: held at \(letter)",
+            ], environment: env)
+        #expect(byLetter.status == 0, "\(byLetter.stderr)")
+        let after = try SessionLog.openReader(path: daemon.db).trials().first {
+            $0.corrects == correction["id"] as? String
+        }
+        #expect(after?.indicatedStation == notTarget && after?.outcome == "false-alert", "\(String(describing: after))")
         #expect(daemon.terminate().status == 0)
 
         let reader = try SessionLog.openReader(path: daemon.db)

@@ -30,13 +30,20 @@ import TrainingEngine
             }
         }
 
-        // Pooled to at most 4 points: 3 sessions a point (3 + 3 + 3 + 1), every trial still counted
-        // once, and each point's figures those of its sessions' trials together.
+        // Pooled to at most 4 points: but the filler's ten sessions are on nine steps, and a point
+        // never mixes steps (one line per program, step and mode), so the curve has a point per
+        // step; every trial is still counted once, and each point's figures are those of its
+        // sessions' trials together.
         let pooled = try reader.report(maxPoints: 4)
         let byDog = Dictionary(uniqueKeysWithValues: try reader.stats(by: .dog).map { ($0.groupId, $0) })
         for dog in pooled.dogs {
-            #expect(dog.sessionsPerPoint == 3)
-            #expect(dog.points.map(\.sessions.count) == [3, 3, 3, 1])
+            #expect(dog.groups.count == 9)
+            #expect(dog.points.map(\.sessions.count) == [2, 1, 1, 1, 1, 1, 1, 1, 1])
+            #expect(
+                Set(dog.points.flatMap(\.sessions)) == Set(dog.sessions) && dog.points.flatMap(\.sessions).count == 10)
+            for point in dog.points {
+                #expect(Set(point.sessions.map { pooled.sessions[$0].curveGroup }) == [dog.groups[point.group]])
+            }
             var all = Tally()
             for point in dog.points {
                 var expected = Tally()
@@ -58,6 +65,68 @@ import TrainingEngine
                 #expect(dog.stations[Int(row.groupId)!]?.figures == row.figures, "station \(row.groupId)")
             }
         }
+    }
+
+    @Test func aLongCurveIsPooledWithinEachProgramStepAndMode() throws {
+        var log = try ResearchLog()
+        // Ten automated sessions of one step, then four trainer-led ones on it, then two more
+        // automated: two lines. At most 6 points: 3 sessions a point in each line.
+        var ids: [String] = []
+        for k in 0..<16 {
+            let mode: TrainingMode = (10..<14).contains(k) ? .trainerLed : .automated
+            ids.append(try log.session("study", "target-scent/2", mode: mode, outcomes: [.hit, .miss]).id.logText)
+        }
+        let report = try log.log.reader.report(maxPoints: 6)
+        let dog = try #require(report.dogs.first)
+        #expect(dog.groups == ["study · target-scent/2 · automated", "study · target-scent/2 · trainer-led"])
+        #expect(dog.sessionsPerPoint == 3)
+        let points = dog.points.map { $0.sessions.map { report.sessions[$0].id } }
+        // Automated: 12 sessions in 4 points (3 + 3 + 3 + 3); trainer-led: 4 in 2 (3 + 1). In
+        // order of their first session.
+        let expected: [[String]] = [
+            Array(ids[0..<3]), Array(ids[3..<6]), Array(ids[6..<9]), [ids[9], ids[14], ids[15]],
+            Array(ids[10..<13]), [ids[13]],
+        ]
+        #expect(points == expected)
+        #expect(dog.points.map(\.group) == [0, 0, 0, 0, 1, 1])
+        // The trainer-led sessions are on an automated step: no criterion drawn for them, and the
+        // criterion window over the step counts the automated trials only.
+        for i in dog.sessions {
+            let s = report.sessions[i]
+            if s.mode == "trainer-led" {
+                #expect(s.criterion == nil && s.rollingAccuracy == nil)
+                #expect(
+                    s.criterionNote
+                        == "target-scent/2 is run automated: its trainer-led sessions do not count toward its criterion"
+                )
+            } else {
+                #expect(s.criterion != nil && s.rollingAccuracy == 0.5)
+            }
+        }
+    }
+
+    @Test func aCountCriterionIsDrawnAsHowFarAlongItIs() throws {
+        var log = try ResearchLog()
+        // research-5-station's phase-1/1: 30 in a row, or 40 correct within at least 100 trials.
+        // Three sessions of 40 trials, three in four correct: 30, 60, 90 correct of 40, 80, 120.
+        let block = (0..<40).map { $0 % 4 == 3 ? TrialOutcome.miss : .hit }
+        for _ in 0..<3 { try log.session("research-5-station", "phase-1/1", mode: .automated, outcomes: block) }
+        let report = try log.log.reader.report()
+        let sessions = report.sessions
+        #expect(sessions.map(\.countCorrect) == [30, 60, 90])
+        #expect(sessions.map(\.countTrials) == [40, 80, 120])
+        // The engine's own progress: the lesser of correct / 40 and trials / 100.
+        let count = GraduationCriterion.correctWithin(correct: 40, minTrials: 100)
+        var results: [Bool] = []
+        var expected: [Double] = []
+        for _ in 0..<3 {
+            results += block.map(\.isCorrect)
+            expected.append(count.progress(results))
+        }
+        #expect(sessions.map(\.countProgress) == expected.map { Optional($0) })
+        #expect(expected == [0.4, 0.8, 1])
+        // The criterion window is 30 in a row's: the last 30 trials.
+        #expect(sessions.allSatisfy { $0.rollingWindow == 30 })
     }
 
     @Test func aControlTheDogFindsIsFlaggedAndTheOthersAreNot() throws {
