@@ -337,6 +337,7 @@ public struct LogReader: Sendable {
                 sql: """
                     SELECT s.id, s.dog_id, d.name AS dog, s.wall_ns, s.phase, s.step, s.exercise, s.mode,
                         p.name AS program, s.station,
+                        coalesce(json_extract(s.settings, '$.unlabelled') = 'true', 0) AS unlabelled,
                         count(t.id) AS trials,
                         coalesce(sum(t.outcome = 'hit'), 0) AS hits,
                         coalesce(sum(t.outcome = 'miss'), 0) AS misses,
@@ -362,7 +363,8 @@ public struct LogReader: Sendable {
                     id: row["id"], dogId: row["dog_id"], dog: row["dog"],
                     started: iso.string(wallNs: row["wall_ns"]), program: row["program"],
                     phase: row["phase"], step: row["step"], exercise: row["exercise"], mode: row["mode"],
-                    station: row["station"], results: OutcomeCounts(row), endedHow: row["ended_how"])
+                    station: row["station"], unlabelled: row["unlabelled"], results: OutcomeCounts(row),
+                    endedHow: row["ended_how"])
             }
         }
     }
@@ -812,6 +814,9 @@ public struct SessionSummary: Sendable, Hashable, Codable {
     public var mode: String
     /// The station (board) it ran on, as that station names itself.
     public var station: String?
+    /// Run without sample ids (`session start --unlabelled`, or trainer-led with no --sample):
+    /// no figure by sample can rest on it.
+    public var unlabelled: Bool = false
     public var results: OutcomeCounts
     /// How it ended (see `SessionEnd.How`); nil while it runs.
     public var endedHow: String?

@@ -225,7 +225,7 @@ struct Sessions: ParsableCommand {
                 sessions.map {
                     [
                         short($0.id), $0.dog, $0.started, $0.program.orDash, $0.phase.orDash, $0.step.orDash,
-                        $0.exercise.orDash, $0.mode,
+                        $0.exercise.orDash, $0.mode + ($0.unlabelled ? " (unlabelled)" : ""),
                         "\($0.results.trials)", "\($0.results.hits)", "\($0.results.misses)",
                         "\($0.results.falseAlerts)", "\($0.results.correctRejections)",
                         $0.endedHow.map { $0 == "interrupted" ? "INTERRUPTED" : $0 } ?? "running",

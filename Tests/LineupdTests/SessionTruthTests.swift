@@ -83,6 +83,9 @@ import TrainingEngine
         #expect(sessions.allSatisfy { $0.mode == TrainingMode.doubleBlind.rawValue })
         let settings = try sessions.map { try SessionLog.openReader(path: daemon.db).session(id: $0.id).settings }
         #expect(settings.filter { $0.contains(#""unlabelled":"true""#) }.count == 1, "\(settings)")
+        // And the listing says which ran unlabelled.
+        let listed = try lineupctl(["sessions", "--db", daemon.db])
+        #expect(listed.stdout.components(separatedBy: "double-blind (unlabelled)").count == 2, "\(listed.stdout)")
     }
 
     @Test func readyAndStatusAreTheEnginesAnswer() throws {
