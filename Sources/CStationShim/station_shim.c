@@ -10,6 +10,7 @@
 
 #include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -205,6 +206,17 @@ static int resolve(lineup_gpio *g, const lineup_line_spec *spec, struct line_ent
     return -1;
 }
 
+/*
+ * Edge fds are made non-blocking: libgpiod's reads then fail with EAGAIN when nothing waits
+ * (read as "no more") instead of blocking the hot thread until the next edge. v2's kernel
+ * buffer holds exactly one batch (EVENT_BATCH), so a full batch says nothing about what is left.
+ */
+static int set_nonblocking(int fd) {
+    int flags = fcntl(fd, F_GETFL);
+    if (flags < 0) return -1;
+    return fcntl(fd, F_SETFL, flags | O_NONBLOCK);
+}
+
 static const char *spec_text(const lineup_line_spec *s, char *buf, size_t len) {
     if (s->name)
         snprintf(buf, len, "%s", s->name);
@@ -250,6 +262,12 @@ static int request_lines(lineup_gpio *g, const lineup_line_spec *specs, const ch
         struct request_entry *r = &g->requests[g->request_count];
         r->input = !s->output;
         r->fd = r->input ? gpiod_line_event_get_fd(l->line) : -1;
+        if (r->input && (r->fd < 0 || set_nonblocking(r->fd) < 0)) {
+            fail(err, err_len, "%s: cannot make the event descriptor of offset %u of %s non-blocking: %s",
+                 spec_text(s, what, sizeof what), l->offset, c->path, strerror(errno));
+            gpiod_line_release(l->line);
+            return -1;
+        }
         r->lines[0] = i;
         r->line_count = 1;
         l->request = (int)g->request_count;
@@ -326,6 +344,14 @@ static int request_lines(lineup_gpio *g, const lineup_line_spec *specs, const ch
                 r->request = request;
                 r->input = want_input;
                 r->fd = want_input ? gpiod_line_request_get_fd(request) : -1;
+                if (want_input && (r->fd < 0 || set_nonblocking(r->fd) < 0)) {
+                    char what[80];
+                    fail(err, err_len, "%s: cannot make the edge descriptor of %s [%s] non-blocking: %s",
+                         spec_text(&specs[members[first]], what, sizeof what), g->chips[c].path,
+                         g->chips[c].label, strerror(errno));
+                    gpiod_line_request_release(request);
+                    return -1;
+                }
                 r->line_count = 0;
                 for (size_t m = first; m < last; m++) {
                     r->lines[r->line_count++] = members[m];
@@ -400,13 +426,27 @@ int lineup_gpio_fd(const lineup_gpio *g, size_t index) {
     return g->requests[g->input_requests[index]].fd;
 }
 
+size_t lineup_gpio_fd_lines(const lineup_gpio *g, size_t fd_index, uint32_t *out, size_t max) {
+    if (!g || fd_index >= g->input_request_count) return 0;
+    const struct request_entry *r = &g->requests[g->input_requests[fd_index]];
+    size_t n = 0;
+    for (size_t k = 0; k < r->line_count && n < max; k++) out[n++] = (uint32_t)r->lines[k];
+    return n;
+}
+
+/* A failed read's result: nothing waiting (the fd is non-blocking) is 0 edges, not an error. */
+static int read_error(void) {
+    int e = errno;
+    return (e == EAGAIN || e == EWOULDBLOCK || e == EINTR) ? 0 : -(e ? e : EIO);
+}
+
 int lineup_gpio_read_edges(lineup_gpio *g, size_t fd_index, lineup_edge *out, size_t max) {
     if (!g || fd_index >= g->input_request_count) return -EINVAL;
     struct request_entry *r = &g->requests[g->input_requests[fd_index]];
     if (max > EVENT_BATCH) max = EVENT_BATCH;
 #ifdef LINEUP_GPIOD_V1
     int n = gpiod_line_event_read_fd_multiple(r->fd, g->events, (unsigned int)max);
-    if (n < 0) return -errno;
+    if (n < 0) return read_error();
     for (int i = 0; i < n; i++) {
         out[i].timestamp_ns = (uint64_t)g->events[i].ts.tv_sec * 1000000000ull + (uint64_t)g->events[i].ts.tv_nsec;
         out[i].line = (uint32_t)r->lines[0];
@@ -415,7 +455,7 @@ int lineup_gpio_read_edges(lineup_gpio *g, size_t fd_index, lineup_edge *out, si
     return n;
 #else
     int n = gpiod_line_request_read_edge_events(r->request, g->events, max);
-    if (n < 0) return -errno;
+    if (n < 0) return read_error();
     for (int i = 0; i < n; i++) {
         struct gpiod_edge_event *e = gpiod_edge_event_buffer_get_event(g->events, (unsigned long)i);
         unsigned int offset = gpiod_edge_event_get_line_offset(e);

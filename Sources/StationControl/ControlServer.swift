@@ -31,6 +31,12 @@ public enum ControlServerError: Error, Sendable, Hashable, CustomStringConvertib
 /// station never sees two control calls at once. A client can only hurt its own connection:
 /// garbage, oversize lines, a vanished peer or a watcher that stops reading end that
 /// connection and nothing else.
+///
+/// Nor can clients that connect and say nothing lock the trainer out: a connection without a
+/// complete request for `idleTimeout` seconds is closed (a watcher is never idle); one user
+/// (the peer's uid) holds at most `maxClientsPerUser` connections, its newest taking the place
+/// of its longest idle; and when every slot is taken, a newcomer takes the place of the
+/// longest idle connection. Only when every connection is a watcher is a newcomer refused.
 public final class ControlServer: @unchecked Sendable {
     // @unchecked: `clients`, `listenFD` and the counters below are touched only on the
     // server's thread; what other threads touch (`waker`, outboxes, `lock` state) is locked.
@@ -43,16 +49,29 @@ public final class ControlServer: @unchecked Sendable {
         /// Bytes queued for one client (unsent replies or events) before it is cut off.
         public var maxQueuedBytes: Int
         public var maxLineBytes: Int
+        /// Seconds a connection may go without sending a complete request (since it connected,
+        /// or since its last one) before it is closed; half a request does not count. Watchers
+        /// are never idle. lineupctl sends its request as it connects and waits 5 s at most
+        /// for the reply, so 10 s only ever closes a client that has stopped talking. 0 or
+        /// less: no time-out.
+        public var idleTimeout: Double
+        /// Connections one user (the peer's uid, from SO_PEERCRED) may hold at once: a
+        /// quarter of the default 32, so the slots one user's stuck scripts can take leave
+        /// three quarters to everyone else, and a trainer still has room for a few watchers.
+        public var maxClientsPerUser: Int
 
         public init(
             path: String = ControlProtocol.defaultSocketPath, group: String? = ControlProtocol.defaultGroup,
-            maxClients: Int = 32, maxQueuedBytes: Int = 256 * 1024, maxLineBytes: Int = ControlProtocol.maxLineBytes
+            maxClients: Int = 32, maxQueuedBytes: Int = 256 * 1024, maxLineBytes: Int = ControlProtocol.maxLineBytes,
+            idleTimeout: Double = 10, maxClientsPerUser: Int = 8
         ) {
             self.path = path
             self.group = group
             self.maxClients = maxClients
             self.maxQueuedBytes = maxQueuedBytes
             self.maxLineBytes = maxLineBytes
+            self.idleTimeout = idleTimeout
+            self.maxClientsPerUser = maxClientsPerUser
         }
     }
 
@@ -70,6 +89,7 @@ public final class ControlServer: @unchecked Sendable {
     private var listenFD: Int32 = -1
     private var clients: [Int32: Client] = [:]
     private var acceptPaused = false
+    private var accepted: UInt64 = 0
 
     public init(controller: any StationControlling, options: Options = Options()) {
         self.controller = controller
@@ -161,7 +181,13 @@ public final class ControlServer: @unchecked Sendable {
                 if client.hasOutput { events |= Int16(POLLOUT) }
                 fds.append(pollfd(fd: fd, events: events, revents: 0))
             }
-            let n = poll(&fds, nfds_t(fds.count), resting ? 100 : -1)
+            var timeout: Int32 = resting ? 100 : -1
+            if let due = nextIdleDeadline {
+                let now = monotonicNanoseconds()
+                let wait = due > now ? Int32(clamping: (due - now + 999_999) / 1_000_000) : 0
+                timeout = timeout < 0 ? wait : min(timeout, wait)
+            }
+            let n = poll(&fds, nfds_t(fds.count), timeout)
             if n < 0 {
                 if errno == EINTR { continue }
                 break  // Only a programming error gets here; leave rather than spin.
@@ -181,6 +207,7 @@ public final class ControlServer: @unchecked Sendable {
                     read(client, into: &chunk)
                 }
             }
+            closeIdleClients()
             if fds[0].revents & Int16(POLLIN) != 0 { acceptClients() }
         }
         for client in Array(clients.values) { drop(client) }
@@ -203,19 +230,85 @@ public final class ControlServer: @unchecked Sendable {
                 continue
             }
             setNoSigPipe(fd)
-            if clients.count >= options.maxClients {
-                let line = ControlProtocol.encodeReply(
-                    id: nil,
-                    error: ControlRefusal(.busy, "too many control clients (\(options.maxClients)); try again later"))
-                // One best-effort write: a fresh socket's buffer holds it, and a busy server
-                // must not wait for anyone.
-                _ = line.withUnsafeBytes { sendBytes(fd, $0.baseAddress, $0.count) }
-                discardInput(fd)
-                close(fd)
-                continue
+            let peer = peerCredentials(fd)
+            // A user at its limit makes room from its own connections, so one user's stuck
+            // clients never cost anyone else a slot.
+            let own = clients.values.filter { $0.uid == peer.uid }
+            if own.count >= max(1, options.maxClientsPerUser) {
+                guard let idle = longestIdle(own) else {
+                    // The processes name the forgotten watchers.
+                    let pids = Set(own.map(\.pid)).sorted().map(String.init).joined(separator: ", ")
+                    refuse(
+                        fd,
+                        "too many control connections from uid \(peer.uid) (\(options.maxClientsPerUser), all watching: "
+                            + "pid\(pids.contains(",") ? "s" : "") \(pids)); close one and try again")
+                    continue
+                }
+                evict(idle)
             }
-            clients[fd] = Client(fd: fd)
+            if clients.count >= options.maxClients {
+                guard let idle = longestIdle(Array(clients.values)) else {
+                    refuse(fd, "too many control clients (\(options.maxClients), all watching); try again later")
+                    continue
+                }
+                evict(idle)
+            }
+            accepted += 1
+            clients[fd] = Client(fd: fd, uid: peer.uid, pid: peer.pid, order: accepted, now: monotonicNanoseconds())
         }
+    }
+
+    private func refuse(_ fd: Int32, _ message: String) {
+        let line = ControlProtocol.encodeReply(id: nil, error: ControlRefusal(.busy, message))
+        // One best-effort write: a fresh socket's buffer holds it, and a busy server must not
+        // wait for anyone.
+        _ = line.withUnsafeBytes { sendBytes(fd, $0.baseAddress, $0.count) }
+        discardInput(fd)
+        close(fd)
+    }
+
+    /// The connection that has gone longest without a complete request; never a watcher.
+    private func longestIdle(_ candidates: [Client]) -> Client? {
+        candidates.filter { $0.watch == nil }.min { ($0.idleSince, $0.order) < ($1.idleSince, $1.order) }
+    }
+
+    /// Closes an idle connection to give its slot to a newcomer, telling it why.
+    private func evict(_ client: Client) {
+        let seconds = Double(monotonicNanoseconds() &- client.idleSince) / 1e9
+        say(
+            ControlRefusal(
+                .busy,
+                "closed to make room for another client: no complete request in \(secondsText(seconds)) s"),
+            andDrop: client)
+    }
+
+    /// The idle time-out in nanoseconds; nil when there is none (`idleTimeout` 0 or less).
+    private var idleNanoseconds: UInt64? {
+        options.idleTimeout > 0 ? UInt64(min(options.idleTimeout, 1e9) * 1e9) : nil
+    }
+
+    /// When the next connection becomes idle for too long, if any can.
+    private var nextIdleDeadline: UInt64? {
+        guard let limit = idleNanoseconds else { return nil }
+        return clients.values.lazy.filter { $0.watch == nil }.map(\.idleSince).min().map { $0 &+ limit }
+    }
+
+    private func closeIdleClients() {
+        guard let limit = idleNanoseconds else { return }
+        let now = monotonicNanoseconds()
+        for client in Array(clients.values) where client.watch == nil && now &- client.idleSince >= limit {
+            say(
+                ControlRefusal(
+                    .busy, "closed: no complete request in \(secondsText(options.idleTimeout)) s"),
+                andDrop: client)
+        }
+    }
+
+    /// One best-effort line, then the connection is closed: an idle client is not waited on.
+    private func say(_ refusal: ControlRefusal, andDrop client: Client) {
+        let line = ControlProtocol.encodeReply(id: nil, error: refusal)
+        if !client.hasOutput { _ = line.withUnsafeBytes { sendBytes(client.fd, $0.baseAddress, $0.count) } }
+        drop(client)
     }
 
     private func read(_ client: Client, into chunk: inout [UInt8]) {
@@ -244,6 +337,7 @@ public final class ControlServer: @unchecked Sendable {
                 return
             }
             if line.isEmpty { continue }
+            client.idleSince = monotonicNanoseconds()
             handle(Data(line), from: client)
             if clients[client.fd] == nil || client.closing || client.watch != nil { break }
         }
@@ -416,6 +510,13 @@ public final class ControlServer: @unchecked Sendable {
 
 private final class Client {
     let fd: Int32
+    /// The peer's user and process when it connected (SO_PEERCRED); uid_t.max if unknown.
+    let uid: UInt32
+    let pid: Int32
+    /// Accepted as the server's `order`-th connection: breaks ties between equally idle ones.
+    let order: UInt64
+    /// When it connected or last sent a complete request (CLOCK_MONOTONIC ns).
+    var idleSince: UInt64
     var input: [UInt8] = []
     var output: [UInt8] = []
     var sent = 0
@@ -423,7 +524,13 @@ private final class Client {
     var closing = false
     var watch: (Outbox, Int)?
 
-    init(fd: Int32) { self.fd = fd }
+    init(fd: Int32, uid: UInt32, pid: Int32, order: UInt64, now: UInt64) {
+        self.fd = fd
+        self.uid = uid
+        self.pid = pid
+        self.order = order
+        idleSince = now
+    }
 
     var hasOutput: Bool { sent < output.count }
     var queuedBytes: Int { output.count - sent }
@@ -585,6 +692,37 @@ func discardInput(_ fd: Int32) {
         let n = scratch.withUnsafeMutableBytes { recv(fd, $0.baseAddress, $0.count, Int32(MSG_DONTWAIT)) }
         if n <= 0 { return }
     }
+}
+
+/// `struct ucred` (Glibc's Swift module leaves it out: it needs _GNU_SOURCE).
+private struct PeerCredentials {
+    var pid: Int32 = 0
+    var uid: UInt32 = .max
+    var gid: UInt32 = .max
+}
+
+/// Who is at the other end of a Unix socket, as the kernel recorded it at connect time.
+private func peerCredentials(_ fd: Int32) -> PeerCredentials {
+    var credentials = PeerCredentials()
+    #if canImport(Glibc)
+        var length = socklen_t(MemoryLayout<PeerCredentials>.size)
+        if getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &credentials, &length) != 0 { return PeerCredentials() }
+    #endif
+    return credentials
+}
+
+private func monotonicNanoseconds() -> UInt64 {
+    var t = timespec()
+    clock_gettime(CLOCK_MONOTONIC, &t)
+    return UInt64(t.tv_sec) * 1_000_000_000 + UInt64(t.tv_nsec)
+}
+
+/// "10", "0.25", "3.4": seconds as a person writes them.
+private func secondsText(_ seconds: Double) -> String {
+    if seconds >= 10 || seconds == seconds.rounded() { return String(Int(seconds.rounded())) }
+    var text = String(format: seconds < 1 ? "%.2f" : "%.1f", seconds)
+    while text.hasSuffix("0") { text.removeLast() }
+    return text
 }
 
 func setNonBlocking(_ fd: Int32) -> Bool {

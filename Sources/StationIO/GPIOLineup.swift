@@ -60,14 +60,21 @@ public final class GPIOLineup: EdgeSource {
         batch.deallocate()
     }
 
-    public func readEdges(descriptor index: Int, into buffer: UnsafeMutableBufferPointer<SensorEdge>) -> Int {
+    public func readEdges(descriptor index: Int, into buffer: UnsafeMutableBufferPointer<SensorEdge>) -> EdgeRead {
+        // The shim's descriptors are non-blocking: an empty one reads 0, not a wait.
         let n = lineup_gpio_read_edges(handle, index, batch.baseAddress, min(buffer.count, batch.count))
-        guard n > 0 else { return 0 }
+        guard n >= 0 else { return .failed(errno: -n) }
         for k in 0..<Int(n) {
             let e = batch[k]
             buffer[k] = SensorEdge(timestamp: e.timestamp_ns, line: e.line, isActive: e.active != 0)
         }
-        return Int(n)
+        return .edges(Int(n))
+    }
+
+    public func lines(ofDescriptor index: Int) -> [UInt32] {
+        var lines = [UInt32](repeating: 0, count: 64)
+        let n = lineup_gpio_fd_lines(handle, index, &lines, lines.count)
+        return Array(lines.prefix(n))
     }
 
     public var droppedEdges: UInt64 { lineup_gpio_dropped(handle) }

@@ -51,7 +51,14 @@ public enum StationRecord: Sendable, BitwiseCopyable {
 ///
 /// Everything it touches is made before `run()`: the poll set, the edge batch, the click's
 /// frames. It never waits on SQLite, a socket or a lock; the log writer wakes through an
-/// eventfd it signals once per batch, after the click.
+/// eventfd it signals once per batch, after the click. It reads each readable descriptor once
+/// per wake-up, never "until empty": a read after a full batch would block on a descriptor
+/// that is not non-blocking, and the hold's deadline would wait for the next edge.
+///
+/// A descriptor whose read fails is reported once (`sourceFaults`, `linesOutOfService`) and
+/// taken out of the poll set, since a broken descriptor polls readable at once for ever; it is
+/// tried again after `readRetryNanoseconds`, doubled each time, and given up after
+/// `readRetries` more failures. The other descriptors go on.
 public final class HotLoop: @unchecked Sendable {
     private let source: any EdgeSource
     private var debouncer: Debouncer
@@ -73,13 +80,37 @@ public final class HotLoop: @unchecked Sendable {
 
     private let edgesRead = Atomic<UInt64>(0)
     private let clicksPlayed = Atomic<UInt64>(0)
+    private let wakeUps = Atomic<UInt64>(0)
+
+    // Per edge descriptor: its lines, and its state after a failed read.
+    private let descriptors: [Int32]
+    private let sourceLines: UnsafeMutablePointer<UInt64>
+    /// Failed reads in a row (0: healthy).
+    private let failedReads: UnsafeMutablePointer<Int>
+    /// Readable polls in a row whose read found nothing.
+    private let emptyReads: UnsafeMutablePointer<Int>
+    private let lastErrno: UnsafeMutablePointer<Int32>
+    /// When a paused descriptor goes back into the poll set; .max: not paused.
+    private let retryAt: UnsafeMutablePointer<UInt64>
+    private var nextRetry: UInt64 = .max
+    private let readRetryPause: UInt64
+    private let readRetryLimit: Int
+    private let readErrors = Atomic<UInt64>(0)
+    private let outOfService = Atomic<UInt64>(0)
+    /// The broken descriptors' reports, for the daemon (one consumer), beside `records`.
+    public let sourceFaults = EventRing<EdgeSourceFault>(capacity: 64)
 
     /// - Parameters:
-    ///   - recordsReady: an eventfd the log consumer waits on, or -1.
+    ///   - recordsReady: an eventfd the log consumer waits on (also signalled for
+    ///     `sourceFaults`), or -1.
+    ///   - readRetryNanoseconds: the pause before a descriptor whose read failed is polled
+    ///     again; doubled after each further failure.
+    ///   - readRetries: failed retries after which a descriptor is given up.
     public init(
         source: any EdgeSource, debouncer: Debouncer, handler: any HotPathHandler, player: ClickPlayer?,
         buzzer: (any BuzzerLine)? = nil, buzzerPulseNanoseconds: UInt64 = 15_000_000,
-        records: EventRing<StationRecord>, recordsReady: Int32 = -1
+        records: EventRing<StationRecord>, recordsReady: Int32 = -1,
+        readRetryNanoseconds: UInt64 = 100_000_000, readRetries: Int = 4
     ) throws(StationIOError) {
         self.source = source
         self.debouncer = debouncer
@@ -101,12 +132,33 @@ public final class HotLoop: @unchecked Sendable {
         }
         pollSet[sourceCount] = pollfd(fd: wakeFD, events: Int16(POLLIN), revents: 0)
         batch = .allocate(capacity: 64)
+        descriptors = source.pollDescriptors
+        let slots = max(1, sourceCount)
+        sourceLines = .allocate(capacity: slots)
+        failedReads = .allocate(capacity: slots)
+        emptyReads = .allocate(capacity: slots)
+        lastErrno = .allocate(capacity: slots)
+        retryAt = .allocate(capacity: slots)
+        for i in 0..<slots {
+            (sourceLines + i).initialize(to: i < sourceCount ? lineMask(source.lines(ofDescriptor: i)) : 0)
+            (failedReads + i).initialize(to: 0)
+            (emptyReads + i).initialize(to: 0)
+            (lastErrno + i).initialize(to: 0)
+            (retryAt + i).initialize(to: .max)
+        }
+        readRetryPause = max(1, readRetryNanoseconds)
+        readRetryLimit = max(0, readRetries)
     }
 
     deinit {
         close(wakeFD)
         pollSet.deallocate()
         batch.deallocate()
+        sourceLines.deallocate()
+        failedReads.deallocate()
+        emptyReads.deallocate()
+        lastErrno.deallocate()
+        retryAt.deallocate()
     }
 
     /// Asks `run()` to return. Safe from any thread and from a signal handler's thread.
@@ -128,6 +180,13 @@ public final class HotLoop: @unchecked Sendable {
     public var clickCount: UInt64 { clicksPlayed.load(ordering: .relaxed) }
     /// Raw edges the debouncer treated as chatter.
     public var chatterCount: UInt64 { debouncer.chatterCount }
+    /// Passes of the loop (each poll's return): a loop that spins shows here.
+    public var wakeUpCount: UInt64 { wakeUps.load(ordering: .relaxed) }
+    /// Failed reads of edge descriptors, retries included.
+    public var readErrorCount: UInt64 { readErrors.load(ordering: .relaxed) }
+    /// The input lines whose descriptor is failing or was given up, one bit per line index
+    /// (below 64): their levels are unknown and their edges are not seen.
+    public var linesOutOfService: UInt64 { outOfService.load(ordering: .relaxed) }
 
     /// Asks for SCHED_FIFO at `priority` for the calling thread and locks the process's memory
     /// as it is touched (MCL_ONFAULT: what is used stays resident, nothing more is faulted in),
@@ -148,6 +207,7 @@ public final class HotLoop: @unchecked Sendable {
     /// Runs until `stop()`. Call on the thread that owns the hot path.
     public func run() {
         while !stopRequested.load(ordering: .relaxed) {
+            wakeUps.add(1, ordering: .relaxed)
             var count = sourceCount + 1
             if let player, player.isWritingClick, let fds = player.pollDescriptors {
                 for k in 0..<min(fds.count, pollCapacity - count) {
@@ -156,7 +216,7 @@ public final class HotLoop: @unchecked Sendable {
                 }
             }
             for i in 0..<count { pollSet[i].revents = 0 }
-            let deadline = min(debouncer.nextDeadline, handler.nextDeadline, buzzerOffAt)
+            let deadline = min(debouncer.nextDeadline, handler.nextDeadline, buzzerOffAt, nextRetry)
             var timeout: Int64 = -1
             if deadline != .max {
                 let now = MonotonicClock.now()
@@ -164,7 +224,7 @@ public final class HotLoop: @unchecked Sendable {
             }
             let ready = lineup_ppoll(pollSet, UInt(count), timeout)
             if ready > 0 {
-                for i in 0..<sourceCount where pollSet[i].revents != 0 { readSource(i) }
+                for i in 0..<sourceCount where pollSet[i].revents != 0 { readSource(i, events: pollSet[i].revents) }
                 if count > sourceCount + 1, let player, let fds = player.pollDescriptors {
                     // ALSA reads the events back from its own descriptors.
                     for k in 0..<min(fds.count, count - sourceCount - 1) {
@@ -191,24 +251,88 @@ public final class HotLoop: @unchecked Sendable {
         }
     }
 
+    /// One read per wake-up: a storm's next batch waits for the next pass, after the
+    /// deadlines, so neither a blocking descriptor nor a long storm can hold a click back.
     @inline(__always)
-    private func readSource(_ index: Int) {
-        // Drain the descriptor: a storm may have left more than one batch waiting.
-        while true {
-            let n = source.readEdges(descriptor: index, into: batch)
-            guard n > 0 else { return }
-            edgesRead.add(UInt64(n), ordering: .relaxed)
-            for k in 0..<n {
-                let edge = batch[k]
-                while let settled = debouncer.settle(now: edge.timestamp) { act(on: settled, settled: true) }
-                if let acted = debouncer.accept(edge) {
-                    act(on: acted, settled: false)
-                    push(.edge(edge, acted: true))
-                } else {
-                    push(.edge(edge, acted: false))
-                }
+    private func readSource(_ index: Int, events: Int16) {
+        let n: Int
+        switch source.readEdges(descriptor: index, into: batch) {
+        case .failed(let code):
+            sourceFailed(index, errno: code)
+            return
+        case .edges(let count):
+            n = count
+        }
+        guard n > 0 else {
+            // Readable yet nothing to read: an error or hang-up would wake poll at once, for
+            // ever; so would a descriptor that keeps polling readable with nothing behind it.
+            emptyReads[index] += 1
+            if events & Int16(POLLERR | POLLHUP | POLLNVAL) != 0 || emptyReads[index] >= 16 {
+                sourceFailed(index, errno: EIO)
             }
-            if n < batch.count { return }
+            return
+        }
+        emptyReads[index] = 0
+        if failedReads[index] != 0 { sourceRecovered(index) }
+        edgesRead.add(UInt64(n), ordering: .relaxed)
+        for k in 0..<min(n, batch.count) {
+            let edge = batch[k]
+            while let settled = debouncer.settle(now: edge.timestamp) { act(on: settled, settled: true) }
+            if let acted = debouncer.accept(edge) {
+                act(on: acted, settled: false)
+                push(.edge(edge, acted: true))
+            } else {
+                push(.edge(edge, acted: false))
+            }
+        }
+    }
+
+    /// A read failed: out of the poll set (a broken descriptor polls readable at once, for
+    /// ever), reported the first time, retried after a pause that doubles, then given up.
+    private func sourceFailed(_ index: Int, errno code: Int32) {
+        readErrors.add(1, ordering: .relaxed)
+        let now = MonotonicClock.now()
+        pollSet[index].fd = -1
+        emptyReads[index] = 0
+        failedReads[index] += 1
+        lastErrno[index] = code
+        if failedReads[index] == 1 {
+            outOfService.bitwiseOr(sourceLines[index], ordering: .relaxed)
+            reportSource(.failed, index, at: now)
+        }
+        if failedReads[index] > readRetryLimit {
+            retryAt[index] = .max
+            reportSource(.abandoned, index, at: now)
+        } else {
+            let shift = UInt64(min(failedReads[index] - 1, 20))
+            retryAt[index] = now &+ (readRetryPause << shift)
+        }
+        nextRetry = .max
+        for i in 0..<sourceCount { nextRetry = min(nextRetry, retryAt[i]) }
+    }
+
+    private func sourceRecovered(_ index: Int) {
+        failedReads[index] = 0
+        outOfService.bitwiseAnd(~sourceLines[index], ordering: .relaxed)
+        reportSource(.recovered, index, at: MonotonicClock.now())
+    }
+
+    private func reportSource(_ kind: EdgeSourceFault.Kind, _ index: Int, at now: UInt64) {
+        sourceFaults.push(
+            EdgeSourceFault(
+                kind: kind, descriptor: index, errno: lastErrno[index], lines: sourceLines[index], timestamp: now))
+        pushedThisRound = true
+    }
+
+    /// Paused descriptors whose pause is over go back into the poll set.
+    private func retrySources(now: UInt64) {
+        nextRetry = .max
+        for i in 0..<sourceCount {
+            if retryAt[i] <= now {
+                retryAt[i] = .max
+                pollSet[i].fd = descriptors[i]
+            }
+            nextRetry = min(nextRetry, retryAt[i])
         }
     }
 
@@ -250,6 +374,7 @@ public final class HotLoop: @unchecked Sendable {
     }
 
     private func runDeadlines(now: UInt64) {
+        if nextRetry <= now { retrySources(now: now) }
         while let settled = debouncer.settle(now: now) { act(on: settled, settled: true) }
         if handler.nextDeadline <= now {
             // The handler may have queued records of its own: wake the log's consumer too.

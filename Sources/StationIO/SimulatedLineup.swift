@@ -89,13 +89,19 @@ public final class SimulatedLineup: EdgeSource, OutputDriver, @unchecked Sendabl
     /// Edges that entered the pipe.
     public var injectedEdges: UInt64 { injected.load(ordering: .relaxed) }
 
-    public func readEdges(descriptor index: Int, into buffer: UnsafeMutableBufferPointer<SensorEdge>) -> Int {
+    public func readEdges(descriptor index: Int, into buffer: UnsafeMutableBufferPointer<SensorEdge>) -> EdgeRead {
         let stride = MemoryLayout<SensorEdge>.stride
         let n = read(readEnd, buffer.baseAddress, buffer.count * stride)
-        guard n > 0 else { return 0 }
+        if n < 0 {
+            let code = errno
+            return code == EAGAIN || code == EWOULDBLOCK || code == EINTR ? .edges(0) : .failed(errno: code)
+        }
         // Writes of one record are atomic (smaller than PIPE_BUF), so reads come in whole records.
-        return n / stride
+        return .edges(n / stride)
     }
+
+    /// The one pipe carries every line.
+    public func lines(ofDescriptor index: Int) -> [UInt32] { (0..<lineCount).map(UInt32.init) }
 
     public func level(of line: UInt32) -> Bool? {
         Int(line) < lineCount ? levels[Int(line)] != 0 : nil

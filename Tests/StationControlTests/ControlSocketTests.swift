@@ -273,14 +273,14 @@ struct ControlSocketTests {
         #expect(FileManager.default.contents(atPath: path) == Data("keep".utf8))
     }
 
-    @Test("clients beyond the limit get an error line and are closed")
+    @Test("when every slot is a watcher, a newcomer gets an error line and is closed")
     func tooManyClients() throws {
         let (server, station, client) = try makeServer("busy", maxClients: 2)
         defer { server.stop() }
         var held: [RawConnection] = []
         for i in 0..<2 {
             let raw = try #require(RawConnection(path: client.path))
-            raw.send("{\"v\":1,\"id\":\(i),\"request\":\"status\"}\n")
+            raw.send("{\"v\":1,\"id\":\(i),\"request\":\"watch\"}\n")
             #expect(json(raw.readLine())["ok"] as? Bool == true)
             held.append(raw)
         }
@@ -297,10 +297,11 @@ struct ControlSocketTests {
                 return
             }
             #expect(refusal.code == .busy)
+            #expect(refusal.message == "too many control clients (2, all watching); try again later")
         }
         held.removeAll()
         #expect(eventually { (try? client.status()) != nil })
-        #expect(station.calls.allSatisfy { $0 == "status" })
+        #expect(station.calls.allSatisfy { $0 == "watch" || $0 == "status" })
     }
 
     @Test("a missing socket and a refused one read as the trainer needs them")

@@ -161,13 +161,16 @@ func temporarySocketPath(_ name: String) -> String {
 
 /// A fresh server on a temporary path, with a fake station behind it.
 func makeServer(
-    _ name: String, group: String? = nil, maxClients: Int = 32, maxQueuedBytes: Int = 256 * 1024
+    _ name: String, group: String? = nil, maxClients: Int = 32, maxQueuedBytes: Int = 256 * 1024,
+    idleTimeout: Double = 10, maxClientsPerUser: Int = 8
 ) throws -> (ControlServer, FakeStation, ControlClient) {
     let station = FakeStation()
     let path = temporarySocketPath(name)
     let server = ControlServer(
         controller: station,
-        options: .init(path: path, group: group, maxClients: maxClients, maxQueuedBytes: maxQueuedBytes))
+        options: .init(
+            path: path, group: group, maxClients: maxClients, maxQueuedBytes: maxQueuedBytes, idleTimeout: idleTimeout,
+            maxClientsPerUser: maxClientsPerUser))
     try server.start()
     return (server, station, ControlClient(path: path, timeout: 10))
 }
@@ -225,6 +228,13 @@ final class RawConnection {
     func send(_ text: String) { send(Array(text.utf8)) }
 
     func shutdownWriting() { shutdown(fd, Int32(SHUT_WR)) }
+
+    /// Whether something (a line, or the end of the stream) is waiting to be read now.
+    var hasInputNow: Bool {
+        if !buffer.isEmpty { return true }
+        var entry = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)
+        return poll(&entry, 1, 0) > 0
+    }
 
     /// The next line, or nil at end of stream, reset or timeout.
     func readLine() -> String? {

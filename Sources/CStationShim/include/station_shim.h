@@ -59,13 +59,18 @@ lineup_gpio *lineup_gpio_open(const lineup_line_spec *specs, size_t count, const
                               char *err, size_t err_len);
 void lineup_gpio_close(lineup_gpio *gpio);
 
-/* The file descriptors to poll for edges; each is readable when events wait. */
+/*
+ * The file descriptors to poll for edges; each is readable when events wait. They are
+ * non-blocking (O_NONBLOCK), so a read never waits for the next edge.
+ */
 size_t lineup_gpio_fd_count(const lineup_gpio *gpio);
 int lineup_gpio_fd(const lineup_gpio *gpio, size_t index);
+/* The lines (indexes into the specs) whose edges fd number fd_index delivers; returns how many. */
+size_t lineup_gpio_fd_lines(const lineup_gpio *gpio, size_t fd_index, uint32_t *out, size_t max);
 
 /*
  * Reads up to max waiting edges from fd number fd_index into out, in the kernel's order.
- * Returns how many, 0 if none waited, or -errno.
+ * Returns how many, 0 if none waited (EAGAIN, EINTR), or -errno when the read failed.
  */
 int lineup_gpio_read_edges(lineup_gpio *gpio, size_t fd_index, lineup_edge *out, size_t max);
 
