@@ -223,6 +223,18 @@ public final class HotLoop: @unchecked Sendable {
                 timeout = deadline > now ? Int64(clamping: deadline - now) : 0
             }
             let ready = lineup_ppoll(pollSet, UInt(count), timeout)
+            if ready == 0 && sourceCount > 0 {
+                // A deadline came. An edge stamped before it may have reached its descriptor
+                // just as poll timed out: look once more without waiting, so that edge is
+                // judged before the deadline is (a break within the hold's tolerance must not
+                // end the hold because the timer was read first).
+                for i in 0..<sourceCount { pollSet[i].revents = 0 }
+                if lineup_ppoll(pollSet, UInt(sourceCount), 0) > 0 {
+                    for i in 0..<sourceCount where pollSet[i].revents != 0 {
+                        readSource(i, events: pollSet[i].revents)
+                    }
+                }
+            }
             if ready > 0 {
                 for i in 0..<sourceCount where pollSet[i].revents != 0 { readSource(i, events: pollSet[i].revents) }
                 if count > sourceCount + 1, let player, let fds = player.pollDescriptors {

@@ -46,6 +46,9 @@ final class LogFeeder: @unchecked Sendable {
     private let trialIds: [UUID]
     private let wallOffset: Int64
 
+    /// The hot loop's reports of edge descriptors that cannot be read; set before `start()`.
+    var sourceFaults: EventRing<EdgeSourceFault>?
+
     private let finishing = Atomic<Bool>(false)
     private let finished = Atomic<Bool>(false)
     /// Trials committed so far, and inter-trial intervals over: the assistant's cue to load.
@@ -156,6 +159,7 @@ final class LogFeeder: @unchecked Sendable {
         // or the next, and the trial waits for it below.
         notes.drain { queue.append($0) }
         stationRing.drain { take($0) }
+        sourceFaults?.drain { sourceFault($0) }
         var k = 0
         while k < queue.count {
             if case .trialEnded = queue[k], let id = trialId, pendingClicks.contains(where: { $0.trialId == id }),
@@ -266,6 +270,42 @@ final class LogFeeder: @unchecked Sendable {
                     delayFrames: Int64(c.delayFrames), onsetLatencyNs: Int64(clamping: c.onsetLatency))))
         handedLatencies.append(c.handedLatency)
         onsetLatencies.append(c.onsetLatency)
+    }
+
+    /// A descriptor the hot loop cannot read: said once in the journal, each of its stations
+    /// flagged (`unreadable`) and logged as a fault, until it reads again.
+    private func sourceFault(_ fault: EdgeSourceFault) {
+        let lines = (0..<64).filter { fault.lines & (1 << UInt64($0)) != 0 }.map(UInt32.init)
+        let names = lines.map { settings.buttons[$0].map { "the \($0) button" } ?? "station \(boardName(Int($0)))" }
+        let what = names.isEmpty ? "an input descriptor" : names.joined(separator: ", ")
+        let why = String(cString: strerror(fault.errno))
+        let stations = lines.filter { settings.buttons[$0] == nil }.map(Int.init)
+        let word: String
+        switch fault.kind {
+        case .failed:
+            word = "failed"
+            Log.sensors.error("\(what) cannot be read (\(why)): its edges are not seen; retrying")
+            flaggedStations.withLock { flagged in for s in stations { flagged[s] = "unreadable" } }
+        case .recovered:
+            word = "recovered"
+            Log.sensors.notice("\(what) can be read again")
+            flaggedStations.withLock { flagged in
+                for s in stations where flagged[s] == "unreadable" { flagged.removeValue(forKey: s) }
+            }
+        case .abandoned:
+            word = "abandoned"
+            Log.sensors.error(
+                "\(what) still cannot be read (\(why)): no longer tried; check the wiring, then restart lineupd")
+        }
+        if fault.kind != .recovered { sensorFaults.withLock { $0["unreadable", default: 0] += 1 } }
+        for station in stations {
+            submit(
+                LoggedEvent(
+                    kind: fault.kind == .recovered ? .note : .fault, sessionId: settings.sessionId, trialId: trialId,
+                    station: station + 1, time: time(fault.timestamp),
+                    detail: jsonObject(["read": word, "errno": "\(fault.errno)", "why": why])),
+                watchers: fault.kind == .recovered ? [:] : ["fault": "unreadable"])
+        }
     }
 
     /// The round's target station (0-based), or -1.

@@ -255,6 +255,7 @@ final class StationService: StationControlling, @unchecked Sendable {
         let segment = Segment(
             handler: handler, loop: loop, feeder: feeder, layouts: layouts,
             trainerLed: configuration.mode == .trainerLed, hold: configuration.hold, usedStations: used)
+        feeder.sourceFaults = loop.sourceFaults
         feeder.start()
         let started = Atomic<Bool>(false)
         let realtime = options.realtime
