@@ -35,6 +35,17 @@ final class SimulatedBlock: @unchecked Sendable {
 
     /// Runs the block; returns the exit status.
     func run() -> Int32 {
+        // As the served station refuses a session below `[log] min_free_mb`, so the block is
+        // refused before the log is opened (or created): a full disk loses trials.
+        switch FreeSpaceCheck(databasePath: databasePath, spec: plan.board.log, what: "a simulated block") {
+        case .refused(let line):
+            Log.sessionLog.error("\(line)")
+            return 1
+        case .warning(let line):
+            Log.station.warning("warning: \(line)")
+        case .enough:
+            break
+        }
         // The click through the real ALSA library; a machine with no sound card uses `null`.
         let player: ClickPlayer
         do {

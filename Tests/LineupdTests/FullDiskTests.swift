@@ -4,7 +4,8 @@ import Testing
 
 /// The station's log on a real, tiny filesystem (a tmpfs the test mounts, so it needs root,
 /// as CI has): the block runs and clicks to the end, and every trial printed is in the log or
-/// counted lost, in the summary and on stderr, with a non-zero exit.
+/// counted lost, in the summary and on stderr, with a non-zero exit. Also the free-space
+/// thresholds, which the simulated block honours as the served station does.
 @Suite struct FullDiskStationTests {
     static let isRoot = getuid() == 0
 
@@ -119,13 +120,15 @@ import Testing
 
     @Test(.enabled(if: isRoot, "mounting a small tmpfs needs root (CI runs as root)"))
     func aFullDiskIsCountedExactly() throws {
-        // 0: the block runs into the full disk.
+        // The project's thresholds would refuse this disk (below); 0 lets the block run into it.
         let board = try Self.board(warn: 200, minimum: 0)
         let trials = 12
         let c = try Self.block(trials: trials, speed: 10, seed: 1, kibibytes: 450, board: board)
         // Every trial ran and was scored: the station kept clicking.
         #expect(c.stdout.contains("summary: \(trials) trial(s) scored"), "\(c.stdout)")
         #expect(c.stderr.contains("is not on disk yet"), "\(c.stderr)")
+        // Below warn_free_mb: said once, before the block.
+        #expect(c.stderr.contains("[log] warn_free_mb is 200 MB"), "\(c.stderr)")
         #expect(c.lostTrials > 0 && c.lostEvents > 0, "\(c)")
         Self.expectEverythingAccounted(c, trials: trials)
     }
@@ -186,5 +189,51 @@ import Testing
         init(count: Int) { values = Array(repeating: nil, count: count) }
         func set(_ i: Int, _ value: Result<Counts, any Error>) { lock.withLock { values[i] = value } }
         var all: [Result<Counts, any Error>?] { lock.withLock { values } }
+    }
+
+    /// Below `[log] min_free_mb` the block is refused as the served station refuses a session:
+    /// one line naming the free space, the threshold and the log; status 1; nothing written.
+    /// The project's defaults (200 and 20 MB) are the served station's.
+    @Test(.enabled(if: isRoot, "mounting a small tmpfs needs root (CI runs as root)"))
+    func aBlockOnADiskBelowMinFreeIsRefused() throws {
+        let disk = try SmallDisk(kibibytes: 500)
+        defer { disk.unmount() }
+        let run = try lineupd([
+            "--simulate", "--trials", "5", "--seed", "5", "--device", "null", "--no-realtime", "--db",
+            "\(disk.path)/x.db",
+        ])
+        #expect(run.status == 1)
+        let lines = run.stderr.split(separator: "\n")
+        #expect(lines.count == 1, "\(run.stderr)")
+        #expect(
+            lines.first?.contains(
+                "only 0.5 MB free on \(disk.path) (the disk of the log \(disk.path)/x.db); a simulated block needs 20 MB ([log] min_free_mb"
+            ) == true, "\(run.stderr)")
+        #expect(run.stdout.isEmpty, "\(run.stdout)")
+        #expect(try FileManager.default.contentsOfDirectory(atPath: disk.path).isEmpty)
+    }
+
+    /// The thresholds from --config, on any disk (10 TB: every real disk is below them).
+    @Test func theBlocksThresholdsComeFromTheConfiguration() throws {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("min-free-\(UUID().uuidString)")
+            .path
+        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+        let refused = try lineupd([
+            "--simulate", "--trials", "2", "--seed", "5", "--device", "null", "--no-realtime", "--db",
+            "\(directory)/x.db", "--config", try Self.board(warn: 10_000_000, minimum: 10_000_000),
+        ])
+        #expect(refused.status == 1)
+        #expect(refused.stderr.split(separator: "\n").count == 1, "\(refused.stderr)")
+        #expect(refused.stderr.contains("a simulated block needs 10000000 MB ([log] min_free_mb"), "\(refused.stderr)")
+        #expect(refused.stderr.contains("\(directory)/x.db"), "\(refused.stderr)")
+        #expect(try FileManager.default.contentsOfDirectory(atPath: directory).isEmpty)
+        // Below warn_free_mb only: one warning, and the block runs.
+        let warned = try lineupd([
+            "--simulate", "--trials", "2", "--seed", "5", "--device", "null", "--no-realtime", "--db",
+            "\(directory)/x.db", "--config", try Self.board(warn: 10_000_000, minimum: 0),
+        ])
+        #expect(warned.status == 0, "\(warned.stderr)")
+        #expect(warned.stderr.contains("[log] warn_free_mb is 10000000 MB): free some space before it fills"))
+        #expect(warned.stdout.contains("summary: 2 trial(s) scored"), "\(warned.stdout)")
     }
 }
