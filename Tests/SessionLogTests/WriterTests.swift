@@ -450,6 +450,34 @@ func trial(_ session: SessionRecord, _ number: Int, outcome: TrialOutcome = .hit
         }
     }
 
+    /// A trial in flight as the writer closes (handed from another thread at that moment, on a
+    /// full disk or not): whichever comes first, it ends in the log or counted lost.
+    @Test func aTrialInFlightAtCloseIsLoggedOrCountedLost() throws {
+        for round in 0..<40 {
+            let log = try SessionLog(path: temporaryLogPath())
+            let session = try startSession(log)
+            let writer = log.makeWriter(batchInterval: .milliseconds(1))
+            if round % 2 == 1 { _ = try fill(log) }
+            let t = trial(session, 1)
+            let handed = DispatchSemaphore(value: 0)
+            let done = DispatchSemaphore(value: 0)
+            Thread {
+                for station in 1...5 {
+                    writer.submit(LoggedEvent(kind: .edge, sessionId: session.id, station: station, detail: Self.bulky))
+                }
+                handed.signal()
+                try? writer.commitTrial(t)
+                done.signal()
+            }.start()
+            handed.wait()
+            writer.close()
+            done.wait()
+            let s = writer.status
+            #expect(try counts(log).trials + s.lostTrials == 1, "round \(round): \(s)")
+            #expect(s.submitted == s.written + s.lost, "round \(round): \(s)")
+        }
+    }
+
     /// A trial handed to a closed writer is not in the log: it is counted lost, and the
     /// caller told.
     @Test func aTrialHandedToAClosedWriterIsCountedLost() throws {
