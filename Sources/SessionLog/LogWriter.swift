@@ -1,5 +1,6 @@
 import Foundation
 import GRDB
+import GRDBSQLite
 
 /// The one writer of the session log: a thread that drains a bounded queue of events
 /// and writes them in batched transactions.
@@ -22,6 +23,10 @@ import GRDB
 /// dropped, and only what is still spooled when the writer closes is lost; both are
 /// counted exactly (``LogWriterStatus/lost``, ``LogWriterStatus/lostRecords``) and the
 /// dropped events are written as a `fault` event once the log is writable again.
+///
+/// So every record handed to ``commit(_:)`` ends as exactly one of: in the log, or counted
+/// in ``LogWriterStatus/lostRecords`` (trials also in ``LogWriterStatus/lostTrials``): refused
+/// by the schema, handed to a closed writer, or still spooled at the close.
 public final class LogWriter: @unchecked Sendable {
     // Everything below `condition` is guarded by it, except the fields marked
     // "writer thread only".
@@ -126,6 +131,8 @@ public final class LogWriter: @unchecked Sendable {
         let request = CommitRequest(records: records)
         condition.lock()
         guard !closing else {
+            // Not in the log, and never will be: counted, as every record that is not.
+            countLost(records)
             condition.unlock()
             throw SessionLogError.writerClosed
         }
@@ -136,7 +143,8 @@ public final class LogWriter: @unchecked Sendable {
         if let error = request.error { throw SessionLogError.from(error, path: path) }
     }
 
-    /// Returns once every event submitted so far is on disk.
+    /// Returns once every event submitted so far is on disk; throws
+    /// ``SessionLogError/notYetOnDisk(reason:)`` when they wait in the spool.
     public func flush() throws {
         try commit([])
     }
@@ -216,8 +224,7 @@ public final class LogWriter: @unchecked Sendable {
                 if drained {
                     // Closing with the log still failing: what is spooled is lost, and counted.
                     lost += spoolEvents.count
-                    lostRecords += spoolRecords.reduce(0) { $0 + $1.count }
-                    lostTrials += spoolRecords.reduce(0) { $0 + $1.filter { $0 is TrialRecord }.count }
+                    for records in spoolRecords { countLost(records) }
                     spooledNow = 0
                 }
                 condition.unlock()
@@ -225,6 +232,27 @@ public final class LogWriter: @unchecked Sendable {
             }
         }
         stopped.signal()
+    }
+
+    /// Counts records that will never be in the log. Call with `condition` held.
+    private func countLost(_ records: [any AppendableRecord]) {
+        lostRecords += records.count
+        lostTrials += records.filter { $0 is TrialRecord }.count
+    }
+
+    /// A record the log's schema refuses (a constraint, a value it cannot hold) is refused at
+    /// every retry: it is dropped alone, and counted lost. Anything else is the disk's (full,
+    /// an I/O error) and fails the whole batch, to be retried: SQLite rolls the whole
+    /// transaction back on SQLITE_FULL, so a record caught alone there would have vanished with
+    /// it, neither written nor counted.
+    static func isRefusal(_ error: any Error, in db: Database) -> Bool {
+        guard sqlite3_get_autocommit(db.sqliteConnection) == 0, let error = error as? DatabaseError else {
+            return false
+        }
+        switch error.resultCode {
+        case .SQLITE_CONSTRAINT, .SQLITE_MISMATCH, .SQLITE_TOOBIG: return true
+        default: return false
+        }
     }
 
     private func writeBatch(
@@ -237,22 +265,23 @@ public final class LogWriter: @unchecked Sendable {
         }
         let start = ContinuousClock.now
         let retried = spoolEvents.count
-        var refusedOnRetry = 0
+        // What the schema refused in this attempt: spooled records (by index) and requests.
+        var refusedSpool: [Int] = []
+        var refused: [CommitRequest] = []
         do {
             try pool.write { db in
-                refusedOnRetry = 0
+                refusedSpool.removeAll()
+                refused.removeAll()
                 // What a failed write left, first, in the order it came.
                 for event in spoolEvents { try event.append(to: db) }
-                for records in spoolRecords {
-                    // A record the schema refuses can never be written: dropped alone, and
-                    // counted lost (its caller was already told it was not on disk).
+                for (index, records) in spoolRecords.enumerated() {
                     do {
                         try db.inSavepoint {
                             for record in records { try record.append(to: db) }
                             return .commit
                         }
-                    } catch {
-                        refusedOnRetry += records.count
+                    } catch let error where Self.isRefusal(error, in: db) {
+                        refusedSpool.append(index)
                     }
                 }
                 for event in events { try event.append(to: db) }
@@ -269,19 +298,21 @@ public final class LogWriter: @unchecked Sendable {
                             for record in request.records { try record.append(to: db) }
                             return .commit
                         }
-                    } catch {
+                    } catch let error where Self.isRefusal(error, in: db) {
                         request.error = error
+                        refused.append(request)
                     }
                 }
             }
             let elapsed = start.duration(to: .now)
             let millis =
                 Double(elapsed.components.attoseconds) * 1e-15 + Double(elapsed.components.seconds) * 1e3
+            let refusedRecords = refusedSpool.map { spoolRecords[$0] } + refused.map(\.records)
             spoolEvents.removeAll()
             spoolRecords.removeAll()
             condition.lock()
             written += events.count + retried
-            lostRecords += refusedOnRetry
+            for records in refusedRecords { countLost(records) }
             spooledNow = 0
             batches += 1
             if batchMillis.count >= 4_096 { batchMillis.removeFirst(2_048) }
@@ -296,21 +327,26 @@ public final class LogWriter: @unchecked Sendable {
             }
             condition.unlock()
         } catch {
-            // Nothing is lost yet: the batch waits in the spool and is retried.
+            // Nothing is lost yet: the batch waits in the spool and is retried. Only what the
+            // schema refused leaves it (it would be refused again), counted lost.
             let reason = SessionLogError.from(error, path: path).description
+            var refusedRecords = refused.map(\.records)
+            for index in refusedSpool.reversed() { refusedRecords.append(spoolRecords.remove(at: index)) }
             spoolEvents.append(contentsOf: events)
             var droppedNow = 0
             if spoolEvents.count > spoolCapacity {
                 droppedNow = spoolEvents.count - spoolCapacity
                 spoolEvents.removeFirst(droppedNow)
             }
-            for request in requests where request.error == nil && !request.records.isEmpty {
-                spoolRecords.append(request.records)
+            for request in requests where request.error == nil {
+                if !request.records.isEmpty { spoolRecords.append(request.records) }
+                // A flush too: the events before it are not on disk.
                 request.error = SessionLogError.notYetOnDisk(reason: reason)
             }
             condition.lock()
             failedWrites += 1
             lost += droppedNow
+            for records in refusedRecords { countLost(records) }
             // Report what was dropped (now, and this batch's own fault row) once a write succeeds.
             overflowUnreported += droppedNow + dropped
             spooledNow = spoolEvents.count + spoolRecords.reduce(0) { $0 + $1.count }
@@ -350,7 +386,9 @@ public struct LogWriterStatus: Sendable, Hashable, Codable {
     public var lastError: String?
     /// Events and records waiting in memory after a failed write, retried every half second.
     public var spooled: Int = 0
-    /// Records (trials, sessions, notes) never written: still spooled when the writer closed.
+    /// Records (trials, sessions' ends, notes) handed to the writer and never written: still
+    /// spooled when the writer closed, refused by the log's schema, or handed to a closed
+    /// writer. Each record handed is in the log or counted here, never both.
     public var lostRecords: Int = 0
     /// Of those, trials.
     public var lostTrials: Int = 0

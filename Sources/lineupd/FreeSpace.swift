@@ -1,5 +1,6 @@
 import Foundation
 import Glibc
+import StationConfig
 
 /// The directory holding the log's database: the filesystem whose free space matters.
 func logDirectory(of path: String) -> String {
@@ -7,10 +8,49 @@ func logDirectory(of path: String) -> String {
     return directory.isEmpty ? "." : directory
 }
 
+/// Free space (bytes, as an unprivileged writer sees it) on the filesystem holding `path`, or
+/// nil when it cannot be read.
+func freeBytes(forFileAt path: String) -> UInt64? {
+    var info = statvfs()
+    guard statvfs(logDirectory(of: path), &info) == 0 else { return nil }
+    return UInt64(info.f_bavail) &* UInt64(info.f_frsize)
+}
+
 /// Free space (MB, as an unprivileged writer sees it) on the filesystem holding `path`, or
 /// nil when it cannot be read.
 func freeMegabytes(forFileAt path: String) -> Int? {
-    var info = statvfs()
-    guard statvfs(logDirectory(of: path), &info) == 0 else { return nil }
-    return Int(UInt64(info.f_bavail) &* UInt64(info.f_frsize) / 1_048_576)
+    freeBytes(forFileAt: path).map { Int($0 / 1_048_576) }
+}
+
+/// The log's disk against `[log]`'s thresholds, before anything of a block is written (the
+/// served station's session start makes the same comparison: whole MB free below the threshold).
+enum FreeSpaceCheck: Equatable {
+    case enough
+    /// Below `warn_free_mb`, or unreadable: the block runs, after this one-line warning.
+    case warning(String)
+    /// Below `min_free_mb`: the block is refused with this line, and nothing is written.
+    case refused(String)
+
+    init(databasePath path: String, spec: LogSpec, what: String) {
+        let directory = logDirectory(of: path)
+        guard let bytes = freeBytes(forFileAt: path) else {
+            self = .warning("cannot tell the free space on \(directory) (the log's disk)")
+            return
+        }
+        // Whole MB as the served station counts them; a fraction where it is all there is.
+        let megabytes = Double(bytes) / 1_048_576
+        let free = megabytes < 10 ? String(format: "%.1f", megabytes) : "\(Int(megabytes))"
+        if bytes < UInt64(spec.minFreeMegabytes) * 1_048_576 {
+            self = .refused(
+                "only \(free) MB free on \(directory) (the disk of the log \(path)); \(what) needs "
+                    + "\(spec.minFreeMegabytes) MB ([log] min_free_mb; the project's default unless --config sets it): "
+                    + "free some space, or log elsewhere (--db)")
+        } else if bytes < UInt64(spec.warnFreeMegabytes) * 1_048_576 {
+            self = .warning(
+                "only \(free) MB free on \(directory) (the log's disk; [log] warn_free_mb is "
+                    + "\(spec.warnFreeMegabytes) MB): free some space before it fills")
+        } else {
+            self = .enough
+        }
+    }
 }

@@ -35,6 +35,17 @@ final class SimulatedBlock: @unchecked Sendable {
 
     /// Runs the block; returns the exit status.
     func run() -> Int32 {
+        // As the served station refuses a session below `[log] min_free_mb`, so the block is
+        // refused before the log is opened (or created): a full disk loses trials.
+        switch FreeSpaceCheck(databasePath: databasePath, spec: plan.board.log, what: "a simulated block") {
+        case .refused(let line):
+            Log.sessionLog.error("\(line)")
+            return 1
+        case .warning(let line):
+            Log.station.warning("warning: \(line)")
+        case .enough:
+            break
+        }
         // The click through the real ALSA library; a machine with no sound card uses `null`.
         let player: ClickPlayer
         do {
@@ -142,14 +153,8 @@ final class SimulatedBlock: @unchecked Sendable {
         // After the log closed: what was still spooled then is counted as lost.
         let writerStatus = service.logStatus
         printSummary(summary, writerStatus: writerStatus, lineupDrops: lineup.droppedEdges)
-        if writerStatus.lost > 0 || writerStatus.lostRecords > 0 {
-            Log.sessionLog.error(
-                Logger.Message(
-                    stringLiteral:
-                        "the session log lost \(writerStatus.lost) event(s) and \(writerStatus.lostTrials) trial(s) "
-                        + "(\(writerStatus.lastError ?? "write failed")): free space on the log's disk"))
-            status = 1
-        }
+        // Said on stderr as the log closed (shutdown), with the same counts as the summary's.
+        if writerStatus.lost > 0 || writerStatus.lostRecords > 0 { status = 1 }
         print("look at the log:")
         let lineupctl = siblingTool("lineupctl")
         print("  \(lineupctl) sessions --db \(databasePath)")
@@ -186,7 +191,7 @@ final class SimulatedBlock: @unchecked Sendable {
                 "  sensor faults: "
                     + faults.sorted { $0.key < $1.key }.map { "\($0.key) \($0.value)" }.joined(separator: ", "))
         }
-        if writerStatus.failedWrites > 0 {
+        if writerStatus.failedWrites > 0 || writerStatus.lostRecords > 0 {
             print(
                 "  log writes failed \(writerStatus.failedWrites) time(s) (\(writerStatus.lastError ?? "unknown")); "
                     + "\(feeder.trialsSpooled) trial(s) waited in memory; lost for good: \(writerStatus.lost) event(s), "

@@ -36,19 +36,28 @@ extension StationService {
         }
     }
 
+    /// How the session ended, through the log's writer like its trials: it lands after them,
+    /// waits in the writer's spool with them on a full disk, and if it is never written it is
+    /// counted lost with them (`LogWriterStatus.lostRecords`). Written beside the writer, it
+    /// could land before trials still spooled, or fail and be counted nowhere.
     func appendEnd(_ session: UUID, _ how: SessionEnd.How, _ detail: String) {
         do {
-            try writer.flush()
-            try log.append([SessionEnd(sessionId: session, how: how, detail: detail)])
+            try writer.commit([SessionEnd(sessionId: session, how: how, detail: detail)])
+        } catch SessionLogError.notYetOnDisk(let reason) {
+            Log.sessionLog.warning(
+                "how the session ended is not on disk yet (\(reason)); the log keeps it in memory and retries")
         } catch {
             Log.sessionLog.error("cannot record how the session ended: \(error)")
         }
     }
 
+    /// The trainer's note at the session's end, through the writer for the same reasons.
     func appendNote(_ session: UUID, _ text: String, kind: SessionNote.Kind) {
         do {
-            try writer.flush()
-            try log.append([SessionNote(sessionId: session, kind: kind, text: text)])
+            try writer.commit([SessionNote(sessionId: session, kind: kind, text: text)])
+        } catch SessionLogError.notYetOnDisk(let reason) {
+            Log.sessionLog.warning(
+                "the session's note is not on disk yet (\(reason)); the log keeps it in memory and retries")
         } catch {
             Log.sessionLog.error("cannot record the session's note: \(error)")
         }
@@ -80,4 +89,16 @@ extension StationService {
 
     /// The session log's writer now (after `shutdown`, what was still spooled counts as lost).
     var logStatus: LogWriterStatus { writer.status }
+
+    /// Once the writer is closed, what the log never got, in one line (the journal, or the
+    /// simulated block's stderr): with the log's rows it makes up every trial announced.
+    func reportLogLosses() {
+        let s = writer.status
+        guard s.lost > 0 || s.lostRecords > 0 else { return }
+        Log.sessionLog.error(
+            Logger.Message(
+                stringLiteral:
+                    "the session log lost \(s.lost) event(s), \(s.lostTrials) trial(s) and \(s.lostRecords - s.lostTrials) "
+                    + "other record(s) (\(s.lastError ?? "write failed")): free space on the log's disk"))
+    }
 }

@@ -181,6 +181,7 @@ final class StationService: StationControlling, @unchecked Sendable {
         current = nil
         try? writer.flush()
         writer.close()
+        reportLogLosses()
     }
 
     var hotThreadRealtimeProblem: String? { realtimeProblem.withLock { $0 } }

@@ -176,6 +176,8 @@ func trial(_ session: SessionRecord, _ number: Int, outcome: TrialOutcome = .hit
         try writer.commitTrial(trial(session, 2))
         #expect(try log.reader.eventCount() == 1)
         #expect(try log.reader.trials().map(\.number) == [2])
+        // Not in the log, so counted lost: a refused trial is never retried.
+        #expect(writer.status.lostTrials == 1 && writer.status.lostRecords == 1 && writer.status.spooled == 0)
     }
 
     @Test func closeWritesWhatIsQueuedAndRefusesMore() throws {
@@ -277,6 +279,11 @@ func trial(_ session: SessionRecord, _ number: Int, outcome: TrialOutcome = .hit
 /// on a full card) never stops the writer: what cannot be written waits in memory and is
 /// retried, so space freed in time loses nothing, and what is lost is counted exactly.
 @Suite struct FullDiskTests {
+    /// An event detail longer than a page: each such event needs a page the full disk has not
+    /// got. A small event could fit in a page's free room and be written, or not, depending on
+    /// how the writer happened to batch it.
+    static let bulky = String(repeating: "padding ", count: 640)
+
     func fill(_ log: SessionLog) throws -> Int {
         let pages = try log.pool.read { db in try Int.fetchOne(db, sql: "PRAGMA page_count")! }
         try log.pool.writeWithoutTransaction { db in try db.execute(sql: "PRAGMA max_page_count = \(pages)") }
@@ -303,7 +310,8 @@ func trial(_ session: SessionRecord, _ number: Int, outcome: TrialOutcome = .hit
             let t = trial(session, n)
             for station in 1...200 {
                 writer.submit(
-                    LoggedEvent(kind: .edge, sessionId: session.id, trialId: t.id, station: station, detail: "padding"))
+                    LoggedEvent(kind: .edge, sessionId: session.id, trialId: t.id, station: station, detail: Self.bulky)
+                )
             }
             #expect(throws: SessionLogError.self) { try writer.commitTrial(t) }
         }
@@ -330,7 +338,8 @@ func trial(_ session: SessionRecord, _ number: Int, outcome: TrialOutcome = .hit
         _ = try fill(log)
         let t = trial(session, 1)
         for station in 1...400 {
-            writer.submit(LoggedEvent(kind: .edge, sessionId: session.id, trialId: t.id, station: station))
+            writer.submit(
+                LoggedEvent(kind: .edge, sessionId: session.id, trialId: t.id, station: station, detail: Self.bulky))
         }
         #expect(throws: SessionLogError.self) { try writer.commitTrial(t) }
         let full = writer.status
@@ -348,13 +357,275 @@ func trial(_ session: SessionRecord, _ number: Int, outcome: TrialOutcome = .hit
         #expect(writer.status.written == 150 && writer.status.lost == 250)
     }
 
+    /// Not on disk yet: the writer kept it in its spool and retries it.
+    func isNotYetOnDisk(_ error: any Error) -> Bool {
+        if case SessionLogError.notYetOnDisk = error { return true }
+        return false
+    }
+
+    /// A trial's own INSERT needs pages the full disk has not got: SQLite refuses it with
+    /// SQLITE_FULL and rolls the whole transaction back (GRDB then says "Transaction was
+    /// aborted"). The trial must wait in the spool like its events, not vanish uncounted.
+    @Test func aTrialTheFullDiskRefusesInItsOwnInsertWaitsAndIsCounted() throws {
+        for spaceReturns in [true, false] {
+            let log = try SessionLog(path: temporaryLogPath())
+            let session = try startSession(log)
+            let writer = log.makeWriter(batchInterval: .milliseconds(5))
+            _ = try fill(log)
+            var big = trial(session, 1)
+            big.reason = String(repeating: "a trial's reason longer than the free pages ", count: 1_000)
+            do {
+                try writer.commitTrial(big)
+                Issue.record("a trial was committed on a full disk")
+            } catch {
+                #expect(isNotYetOnDisk(error), "\(error)")
+            }
+            #expect(writer.status.spooled == 1, "\(writer.status)")
+            if spaceReturns {
+                try log.pool.writeWithoutTransaction { db in try db.execute(sql: "PRAGMA max_page_count = 1000000") }
+                try writer.flush()
+            }
+            writer.close()
+            let logged = try counts(log).trials
+            #expect(logged == (spaceReturns ? 1 : 0))
+            #expect(logged + writer.status.lostTrials == 1, "\(writer.status)")
+        }
+    }
+
+    /// Mid-trial: the trial's events fail in their own batch (the writer's timer, made
+    /// deterministic by `flush`), then its commit; nothing frees space before the close.
+    @Test func eventsOfATrialInProgressAndTheTrialAreCountedAtClose() throws {
+        let log = try SessionLog(path: temporaryLogPath())
+        let session = try startSession(log)
+        let writer = log.makeWriter(batchInterval: .seconds(60))
+        _ = try fill(log)
+        let t = trial(session, 1)
+        for station in 1...200 {
+            writer.submit(
+                LoggedEvent(kind: .edge, sessionId: session.id, trialId: t.id, station: station, detail: Self.bulky))
+        }
+        // flush promises every event is on disk: on a full disk it must say they are not.
+        #expect(throws: SessionLogError.self) { try writer.flush() }
+        #expect(writer.status.spooled == 200)
+        #expect(throws: SessionLogError.self) { try writer.commitTrial(t) }
+        writer.close()
+        let s = writer.status
+        #expect(s.lost == 200 && s.lostTrials == 1 && s.written == 0, "\(s)")
+        #expect(try counts(log).trials + s.lostTrials == 1)
+        #expect(s.submitted == s.written + s.lost)
+    }
+
+    /// How the session ended waits in the spool behind its trials, so it is written after
+    /// them when space returns, or counted lost with them.
+    @Test func theSessionsEndWaitsBehindItsTrials() throws {
+        for spaceReturns in [true, false] {
+            let log = try SessionLog(path: temporaryLogPath())
+            let session = try startSession(log)
+            let writer = log.makeWriter(batchInterval: .milliseconds(5))
+            try writer.commitTrial(trial(session, 1))
+            _ = try fill(log)
+            for n in 2...4 {
+                for station in 1...50 {
+                    writer.submit(LoggedEvent(kind: .edge, sessionId: session.id, station: station, detail: Self.bulky))
+                }
+                #expect(throws: SessionLogError.self) { try writer.commitTrial(trial(session, n)) }
+            }
+            do {
+                try writer.commit([SessionEnd(sessionId: session.id, how: .ended, detail: "the block finished")])
+                Issue.record("the session's end was committed on a full disk")
+            } catch {
+                #expect(isNotYetOnDisk(error), "\(error)")
+            }
+            if spaceReturns {
+                try log.pool.writeWithoutTransaction { db in try db.execute(sql: "PRAGMA max_page_count = 1000000") }
+                try writer.flush()
+            }
+            writer.close()
+            let s = writer.status
+            let logged = try counts(log).trials
+            let ends = try log.pool.read { db in try Int.fetchOne(db, sql: "SELECT count(*) FROM session_end")! }
+            #expect(logged + s.lostTrials == 4, "\(s)")
+            #expect(ends + (s.lostRecords - s.lostTrials) == 1, "\(s)")
+            #expect(logged == (spaceReturns ? 4 : 1) && ends == (spaceReturns ? 1 : 0))
+        }
+    }
+
+    /// A trial in flight as the writer closes (handed from another thread at that moment, on a
+    /// full disk or not): whichever comes first, it ends in the log or counted lost.
+    @Test func aTrialInFlightAtCloseIsLoggedOrCountedLost() throws {
+        for round in 0..<40 {
+            let log = try SessionLog(path: temporaryLogPath())
+            let session = try startSession(log)
+            let writer = log.makeWriter(batchInterval: .milliseconds(1))
+            if round % 2 == 1 { _ = try fill(log) }
+            let t = trial(session, 1)
+            let handed = DispatchSemaphore(value: 0)
+            let done = DispatchSemaphore(value: 0)
+            Thread {
+                for station in 1...5 {
+                    writer.submit(LoggedEvent(kind: .edge, sessionId: session.id, station: station, detail: Self.bulky))
+                }
+                handed.signal()
+                try? writer.commitTrial(t)
+                done.signal()
+            }.start()
+            handed.wait()
+            writer.close()
+            done.wait()
+            let s = writer.status
+            #expect(try counts(log).trials + s.lostTrials == 1, "round \(round): \(s)")
+            #expect(s.submitted == s.written + s.lost, "round \(round): \(s)")
+        }
+    }
+
+    /// A trial handed to a closed writer is not in the log: it is counted lost, and the
+    /// caller told.
+    @Test func aTrialHandedToAClosedWriterIsCountedLost() throws {
+        let log = try SessionLog(path: temporaryLogPath())
+        let session = try startSession(log)
+        let writer = log.makeWriter()
+        writer.close()
+        #expect(throws: SessionLogError.writerClosed) { try writer.commitTrial(trial(session, 1)) }
+        #expect(writer.status.lostTrials == 1 && writer.status.lostRecords == 1)
+        #expect(try counts(log).trials == 0)
+    }
+
+    /// At a commit: the WAL's frames cannot be written (the disk under SQLite says it is full,
+    /// as a full card does), so the COMMIT itself fails. The trial waits; space returns; it is
+    /// written, with its events, and nothing is lost.
+    @Test func aCommitWhoseWALCannotBeWrittenWaitsForSpace() throws {
+        let path = temporaryLogPath()
+        let log = try SessionLog(path: FullDiskVFS.uri(path))
+        defer { FullDiskVFS.free(path) }
+        let session = try startSession(log)
+        let writer = log.makeWriter(batchInterval: .seconds(60))
+        try writer.commitTrial(trial(session, 1))
+        FullDiskVFS.fill(path, .wal)
+        for station in 1...20 { writer.submit(LoggedEvent(kind: .edge, sessionId: session.id, station: station)) }
+        do {
+            try writer.commitTrial(trial(session, 2))
+            Issue.record("a trial was committed with its WAL unwritable")
+        } catch {
+            #expect(isNotYetOnDisk(error), "\(error)")
+        }
+        #expect(FullDiskVFS.refusedWrites(path)[.wal, default: 0] > 0)
+        #expect(writer.status.spooled == 21)
+        FullDiskVFS.free(path)
+        try writer.flush()
+        writer.close()
+        let s = writer.status
+        #expect(s.lost == 0 && s.lostTrials == 0 && s.written == 20, "\(s)")
+        let reader = try SessionLog.openReader(path: path)
+        #expect(try reader.trials().map(\.number).sorted() == [1, 2])
+        #expect(try reader.eventCount() == 20)
+    }
+
+    /// At checkpoint: the database file cannot grow, so every checkpoint fails; the WAL keeps
+    /// every committed trial, and none is lost or counted lost.
+    @Test func aFailingCheckpointLosesNothing() throws {
+        let path = temporaryLogPath()
+        let log = try SessionLog(path: FullDiskVFS.uri(path))
+        defer { FullDiskVFS.free(path) }
+        let session = try startSession(log)
+        FullDiskVFS.fill(path, .database)
+        let writer = log.makeWriter(batchInterval: .milliseconds(5), checkpointFrames: 10)
+        for n in 1...30 {
+            for station in 1...20 {
+                writer.submit(LoggedEvent(kind: .edge, sessionId: session.id, station: station, detail: "padding"))
+            }
+            try writer.commitTrial(trial(session, n))
+        }
+        // The checkpointer's tick (250 ms) came and failed (a bounded wait, not a timing test).
+        let deadline = ContinuousClock.now + .seconds(10)
+        while FullDiskVFS.refusedWrites(path)[.database, default: 0] == 0 && ContinuousClock.now < deadline {
+            usleep(5_000)
+        }
+        #expect(FullDiskVFS.refusedWrites(path)[.database, default: 0] > 0)
+        writer.close()
+        let s = writer.status
+        #expect(s.lost == 0 && s.lostRecords == 0 && s.failedWrites == 0 && s.written == 600, "\(s)")
+        let reader = try SessionLog.openReader(path: path)
+        #expect(try reader.trials().count == 30)
+        #expect(try reader.eventCount() == 600)
+    }
+
+    /// Every way the disk can fail, at random points of random sessions (fixed seeds): each
+    /// trial handed to the writer is in the log or counted lost, exactly one of them; so is
+    /// every other record and every accepted event.
+    @Test(arguments: 1...12) func everyTrialIsLoggedOrCountedLost(seed: UInt64) throws {
+        var random = SeededGenerator(seed: seed)
+        let path = temporaryLogPath()
+        let log = try SessionLog(path: FullDiskVFS.uri(path))
+        defer { FullDiskVFS.free(path) }
+        let session = try startSession(log)
+        let writer = LogWriter(
+            pool: log.pool, path: path, capacity: 4_096, batchInterval: .milliseconds(2), batchSize: 64,
+            checkpointFrames: 20, spoolCapacity: 300, retryInterval: .milliseconds(3))
+        var handedTrials = 0
+        var handedOther = 0
+        func setPageLimit(_ full: Bool) throws {
+            let pages = try log.pool.read { db in try Int.fetchOne(db, sql: "PRAGMA page_count")! }
+            try log.pool.writeWithoutTransaction { db in
+                try db.execute(sql: "PRAGMA max_page_count = \(full ? pages : 1_000_000)")
+            }
+        }
+        for step in 0..<60 {
+            switch Int.random(in: 0..<10, using: &random) {
+            case 0: try setPageLimit(Bool.random(using: &random))
+            case 1:
+                if Bool.random(using: &random) { FullDiskVFS.fill(path, .wal) } else { FullDiskVFS.free(path) }
+            case 2: FullDiskVFS.fill(path, .database)
+            case 3: try? writer.flush()
+            case 4:
+                handedOther += 1
+                try? writer.commit([SessionNote(sessionId: session.id, kind: .comment, text: "note \(step)")])
+            default:
+                for station in 0..<Int.random(in: 0...80, using: &random) {
+                    writer.submit(
+                        LoggedEvent(kind: .edge, sessionId: session.id, station: station % 5 + 1, detail: "padding"))
+                }
+                var t = trial(session, handedTrials + 1)
+                if Int.random(in: 0..<4, using: &random) == 0 {
+                    t.reason = String(repeating: "a long reason ", count: Int.random(in: 100...3_000, using: &random))
+                }
+                handedTrials += 1
+                try? writer.commitTrial(t)
+            }
+        }
+        handedOther += 1
+        try? writer.commit([SessionEnd(sessionId: session.id, how: .ended, detail: "seed \(seed)")])
+        if Bool.random(using: &random) {
+            FullDiskVFS.free(path)
+            try setPageLimit(false)
+        }
+        writer.close()
+        FullDiskVFS.free(path)
+        let s = writer.status
+        let reader = try SessionLog.openReader(path: path)
+        let (trials, notes, ends, events) = try reader.read { db in
+            (
+                try Int.fetchOne(db, sql: "SELECT count(*) FROM trial")!,
+                try Int.fetchOne(db, sql: "SELECT count(*) FROM session_note")!,
+                try Int.fetchOne(db, sql: "SELECT count(*) FROM session_end")!,
+                try Int.fetchOne(db, sql: "SELECT count(*) FROM event WHERE kind <> 'fault'")!
+            )
+        }
+        #expect(trials + s.lostTrials == handedTrials, "seed \(seed): \(s)")
+        #expect(notes + ends + s.lostRecords - s.lostTrials == handedOther, "seed \(seed): \(s)")
+        #expect(events == s.written && s.submitted == s.written + s.lost, "seed \(seed): \(s)")
+        #expect(s.spooled == 0 && s.queued == 0)
+        #expect(try reader.read { db in try String.fetchOne(db, sql: "PRAGMA integrity_check") } == "ok")
+    }
+
     @Test func whatIsStillSpooledAtCloseIsCountedLost() throws {
         let log = try SessionLog(path: temporaryLogPath())
         let session = try startSession(log)
         let writer = log.makeWriter(batchInterval: .milliseconds(5))
         _ = try fill(log)
         let t = trial(session, 1)
-        for station in 1...50 { writer.submit(LoggedEvent(kind: .edge, sessionId: session.id, station: station)) }
+        for station in 1...50 {
+            writer.submit(LoggedEvent(kind: .edge, sessionId: session.id, station: station, detail: Self.bulky))
+        }
         #expect(throws: SessionLogError.self) { try writer.commitTrial(t) }
         writer.close()
         let s = writer.status
