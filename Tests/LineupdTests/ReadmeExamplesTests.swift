@@ -356,23 +356,7 @@ import TrainingEngine
         process.executableURL = URL(fileURLWithPath: "/bin/sh")
         process.arguments = ["-c", command]
         process.currentDirectoryURL = URL(fileURLWithPath: directory)
-        var env = ProcessInfo.processInfo.environment
-        for key in ["LINEUP_DB", "LINEUP_SOCKET", "NOTIFY_SOCKET", "WATCHDOG_USEC"] { env[key] = nil }
-        process.environment = env
-        let out = Pipe()
-        let err = Pipe()
-        process.standardOutput = out
-        process.standardError = err
-        try process.run()
-        let errText = TextSink()
-        let errReader = Thread {
-            errText.append(String(decoding: err.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self))
-        }
-        errReader.start()
-        let outData = out.fileHandleForReading.readDataToEndOfFile()
-        process.waitUntilExit()
-        while !errReader.isFinished { usleep(1000) }
-        return (process.terminationStatus, String(decoding: outData, as: UTF8.self), errText.text)
+        return try runToEnd(process)
     }
 
     /// Runs a command that streams until stopped; true in `exitedEarly` if it ended by itself.

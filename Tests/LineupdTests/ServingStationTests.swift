@@ -590,6 +590,14 @@ func runBuilt(
     process.executableURL = root.appendingPathComponent(".build/debug/\(tool)")
     process.arguments = arguments
     if let directory { process.currentDirectoryURL = URL(fileURLWithPath: directory) }
+    return try runToEnd(process, environment: environment)
+}
+
+/// Runs `process` to its end with the station's variables cleared and `environment` added;
+/// stderr is read on its own thread, so neither pipe can fill and block it.
+func runToEnd(_ process: Process, environment: [String: String] = [:]) throws -> (
+    status: Int32, stdout: String, stderr: String
+) {
     var env = ProcessInfo.processInfo.environment
     for key in ["LINEUP_DB", "LINEUP_SOCKET", "NOTIFY_SOCKET", "WATCHDOG_USEC"] { env[key] = nil }
     for (key, value) in environment { env[key] = value }
