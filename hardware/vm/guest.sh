@@ -220,7 +220,7 @@ run_daemon() {
         layouts+=(--layout "${kinds%,}")
     done < "$vm/block.dog"
     if ! LD_LIBRARY_PATH="$LINEUPCTL_LD_LIBRARY_PATH" "$LINEUPCTL" session start --socket "$sock" --dog vm-dog --new-dog \
-        --program vm-program --step block/1 --mode automated "${layouts[@]}" > "$out/session.txt" 2>&1; then
+        --program vm-program --step block/1 --mode automated --unlabelled "${layouts[@]}" > "$out/session.txt" 2>&1; then
         sed 's/^/guest: lineupctl| /' "$out/session.txt"
         fail "lineupctl session start was refused: $(head -1 "$out/session.txt")"
         daemon="session not started"
@@ -321,7 +321,7 @@ run_faults() {
     kill -0 "$pid" 2>/dev/null || { fail "lineupd (faults) exited at start"; return; }
     echo pull-down > "$sim/sim_gpio17/pull"
     sleep 0.3
-    lctl session start --dog vm-dog --new-dog --program vm-program --step block/1 --mode automated --trials 1 \
+    lctl session start --dog vm-dog --new-dog --program vm-program --step block/1 --mode automated --unlabelled --trials 1 \
         > /dev/null 2>&1 || fail "the fault session was refused"
     sleep 0.5
     lctl ready > /dev/null 2>&1
@@ -375,7 +375,7 @@ run_burst() {
     done
     kill -0 "$pid" 2>/dev/null || { fail "lineupd (bursts) exited at start: $(head -1 "$out/lineupd-burst.txt")"; return; }
     # Trial 1: target A (GPIO17), a burst of 64; trial 2: target C (GPIO22), a burst of 128.
-    if ! bctl session start --dog vm-dog --new-dog --program vm-program --step burst/1 --mode automated \
+    if ! bctl session start --dog vm-dog --new-dog --program vm-program --step burst/1 --mode automated --unlabelled \
         --layout target,control,control,control,control --layout control,control,target,control,control \
         > "$out/session-burst.txt" 2>&1; then
         fail "the burst session was refused: $(head -1 "$out/session-burst.txt")"

@@ -151,7 +151,7 @@ while read -r word n tgt _; do
 done < "$lib/block.dog"
 trials=0; injected=0; logged=null; click_p50=null; click_p99=null; outcomes_checked=false; session=not-run
 if as trainer /usr/local/bin/lineupctl session start --dog vm-dog --new-dog --program vm-program --step block/1 \
-    --mode automated "${layouts[@]}" > "$out/session.txt" 2>&1; then
+    --mode automated --unlabelled "${layouts[@]}" > "$out/session.txt" 2>&1; then
     session=ran
     say "trainer: $(head -1 "$out/session.txt")"
     # After each trial: wait until the station has scored it, then its 1 s interval.
@@ -245,7 +245,7 @@ watchdog=pinging
 # daemon logs the session it never ended as interrupted.
 wd_restart=not-run; interrupted_logged=false; wd_back_s=null
 if as trainer /usr/local/bin/lineupctl session start --dog hung-dog --new-dog --program vm-program --step block/1 \
-    --mode automated --layout control,target,control,control,control > "$out/hung-session.txt" 2>&1; then
+    --mode automated --unlabelled --layout control,target,control,control,control > "$out/hung-session.txt" 2>&1; then
     hung_main=$(prop lineupd MainPID)
     t0=$(uptime_s)
     kill -STOP "$hung_main"
