@@ -231,7 +231,7 @@ run_daemon() {
     # After each trial: wait until the daemon has scored it (at most 30 s), then its 1 s interval.
     cat > /tmp/dog-end.sh <<EOS
 for i in \$(seq 150); do
-    d=\$(LD_LIBRARY_PATH="$LINEUPCTL_LD_LIBRARY_PATH" "$LINEUPCTL" status --socket "$sock" --json 2>/dev/null | sed -nE 's/.*"trial" *: *([0-9]+).*/\\1/p')
+    d=\$(LD_LIBRARY_PATH="$LINEUPCTL_LD_LIBRARY_PATH" "$LINEUPCTL" status --socket "$sock" --json 2>/dev/null | sed -nE 's/.*"trials_done" *: *([0-9]+).*/\\1/p')
     [ "\${d:-0}" -ge "\$1" ] && break
     sleep 0.2
 done
@@ -262,7 +262,7 @@ EOS
     n=$((n / 2))
     for _ in $(seq 60); do
         done=$(LD_LIBRARY_PATH="$LINEUPCTL_LD_LIBRARY_PATH" "$LINEUPCTL" status --socket "$sock" --json 2>/dev/null \
-            | sed -nE 's/.*"trial" *: *([0-9]+).*/\1/p')
+            | sed -nE 's/.*"trials_done" *: *([0-9]+).*/\1/p')
         [ "${done:-0}" -ge "$n" ] && break
         sleep 0.5
     done
@@ -399,7 +399,7 @@ run_burst() {
         $bb usleep 2450000
         echo pull-up > "$sim/sim_gpio$target/pull"
         for _ in $(seq 100); do
-            d=$(bctl status --json 2>/dev/null | sed -nE 's/.*"trial" *: *([0-9]+).*/\1/p')
+            d=$(bctl status --json 2>/dev/null | sed -nE 's/.*"trials_done" *: *([0-9]+).*/\1/p')
             [ "${d:-0}" -ge "$n" ] && break
             sleep 0.2
         done

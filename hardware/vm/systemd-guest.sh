@@ -157,7 +157,7 @@ if as trainer /usr/local/bin/lineupctl session start --dog vm-dog --new-dog --pr
     # After each trial: wait until the station has scored it, then its 1 s interval.
     cat > /run/dog-end.sh <<'EOS'
 for i in $(seq 150); do
-    d=$(/usr/local/bin/lineupctl status --json 2>/dev/null | sed -nE 's/.*"trial" *: *([0-9]+).*/\1/p')
+    d=$(/usr/local/bin/lineupctl status --json 2>/dev/null | sed -nE 's/.*"trials_done" *: *([0-9]+).*/\1/p')
     [ "${d:-0}" -ge "$1" ] && break
     sleep 0.2
 done
@@ -169,7 +169,7 @@ EOS
     trials=$(wc -l < "$out/trials.txt")
     injected=$(wc -l < "$out/injected-systemd.txt")
     for _ in $(seq 60); do
-        d=$(/usr/local/bin/lineupctl status --json 2>/dev/null | sed -nE 's/.*"trial" *: *([0-9]+).*/\1/p')
+        d=$(/usr/local/bin/lineupctl status --json 2>/dev/null | sed -nE 's/.*"trials_done" *: *([0-9]+).*/\1/p')
         [ "${d:-0}" -ge "$trials" ] && break
         sleep 0.5
     done
