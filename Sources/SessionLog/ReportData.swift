@@ -91,7 +91,7 @@ public struct CurvePoint: Sendable {
     public var clicks: ClickSpread?
 }
 
-/// Click onset latency of a group of clicks, milliseconds (quantiles as `Spread`, type 7).
+/// Click onset latency of a group of clicks, milliseconds (the engine's `quantile`, type 7).
 public struct ClickSpread: Sendable, Hashable {
     public var n: Int
     public var p50: Double
@@ -102,8 +102,8 @@ public struct ClickSpread: Sendable, Hashable {
         guard !onsetNs.isEmpty else { return nil }
         let sorted = onsetNs.map { Double($0) / 1e6 }.sorted()
         n = sorted.count
-        p50 = Spread.quantile(sorted, 0.5)
-        p99 = Spread.quantile(sorted, 0.99)
+        p50 = quantile(sorted, 0.5)
+        p99 = quantile(sorted, 0.99)
         worst = sorted[sorted.count - 1]
     }
 }
