@@ -129,8 +129,9 @@ let package = Package(
         .testTarget(name: "StationLoggingTests", dependencies: ["StationLogging"]),
         .testTarget(name: "StationControlTests", dependencies: ["StationControl", "TrainingEngine"]),
         .testTarget(
-            name: "SessionLogTests", dependencies: ["SessionLog", "TrainingEngine", "LineupBench"],
+            name: "SessionLogTests", dependencies: ["SessionLog", "TrainingEngine", "LineupBench", "Report"],
             exclude: ["Fixtures"]),
+        .testTarget(name: "ReportTests", dependencies: ["Report", "TrainingEngine"]),
         .testTarget(name: "LineupdTests", dependencies: ["SessionLog", "TrainingEngine", "StationControl"]),
     ],
     swiftLanguageModes: [.v6]
