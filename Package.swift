@@ -7,6 +7,7 @@ import PackageDescription
 //   StationConfig        the board's configuration file: parse and validate
 //   StationIO            edges in (GPIO / simulated), the click out (ALSA / buzzer), the hot loop
 //   TrainingEngine       pure: programs, layouts, the trial state machine, scoring, every figure
+//                        (TOMLKit only to parse a program's text; it reads no file)
 //   StationControl       the control socket: its protocol, server and client, what a station answers
 //   VirtualDog           pure: a simulated dog that produces raw sensor edges
 //   SessionLog           SQLite through GRDB: the append-only record and its exports
