@@ -6,11 +6,14 @@ import PackageDescription
 //   CStationShim         one small C API over libgpiod v1 and v2, chosen when compiled
 //   StationConfig        the board's configuration file: parse and validate
 //   StationIO            edges in (GPIO / simulated), the click out (ALSA / buzzer), the hot loop
-//   TrainingEngine       pure: programs, layouts, the trial state machine, scoring
+//   TrainingEngine       pure: programs, layouts, the trial state machine, scoring, every figure
+//                        (TOMLKit only to parse a program's text; it reads no file)
+//   StationControl       the control socket: its protocol, server and client, what a station answers
 //   VirtualDog           pure: a simulated dog that produces raw sensor edges
 //   SessionLog           SQLite through GRDB: the append-only record and its exports
 //   Report               the researcher's HTML report: draws what SessionLog counted (inline SVG)
 //   StationLogging       one logger per component (swift-log), one line each, journald-friendly
+//   LineupBench          not product code: the benchmarks' helpers and the log filler (test data)
 //   lineupd, lineupctl   the daemon and the tool
 let package = Package(
     name: "lineup",
@@ -68,6 +71,10 @@ let package = Package(
             dependencies: ["TrainingEngine", .product(name: "GRDB", package: "GRDB.swift")]
         ),
         .target(
+            name: "LineupBench",
+            dependencies: ["StationIO", "SessionLog", "TrainingEngine"]
+        ),
+        .target(
             name: "StationLogging",
             dependencies: [.product(name: "Logging", package: "swift-log")]
         ),
@@ -87,7 +94,7 @@ let package = Package(
             name: "lineupctl",
             dependencies: [
                 "StationConfig", "StationIO", "TrainingEngine", "VirtualDog", "SessionLog", "StationControl", "Report",
-                "StationLogging", .product(name: "Logging", package: "swift-log"),
+                "LineupBench", "StationLogging", .product(name: "Logging", package: "swift-log"),
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]
         ),
@@ -103,7 +110,7 @@ let package = Package(
         .testTarget(name: "StationConfigTests", dependencies: ["StationConfig"]),
         .testTarget(
             name: "StationIOTests",
-            dependencies: ["StationIO", "StationConfig"],
+            dependencies: ["StationIO", "StationConfig", "LineupBench"],
             exclude: ["Fixtures"]
         ),
         .testTarget(
@@ -123,7 +130,9 @@ let package = Package(
         .testTarget(name: "StationLoggingTests", dependencies: ["StationLogging"]),
         .testTarget(name: "StationControlTests", dependencies: ["StationControl", "TrainingEngine"]),
         .testTarget(
-            name: "SessionLogTests", dependencies: ["SessionLog", "TrainingEngine"], exclude: ["Fixtures"]),
+            name: "SessionLogTests", dependencies: ["SessionLog", "TrainingEngine", "LineupBench", "Report"],
+            exclude: ["Fixtures"]),
+        .testTarget(name: "ReportTests", dependencies: ["Report", "TrainingEngine"]),
         .testTarget(name: "LineupdTests", dependencies: ["SessionLog", "TrainingEngine", "StationControl"]),
     ],
     swiftLanguageModes: [.v6]

@@ -458,10 +458,10 @@ public enum ReportHTML {
             <p>Each sample over every dog and session in this report. Uses: trials it stood in. Target samples: hit \
             rate (indicated / presented); control and distractor samples: false-alert rate (indicated / examined, \
             that is 1 − specificity). <strong>Flagged</strong> (the project's rule): at least \
-            \(LogReader.flagMinimumPresentations) counted presentations, the lower end of its 95 % Wilson \
+            \(SampleFlag.minimumPresentations) counted presentations, the lower end of its 95 % Wilson \
             interval above the pooled rate of every other sample of its kind (targets with targets; controls \
             with controls and distractors), and odds of indication at least \
-            \(Int(LogReader.flagOddsRatio)) times theirs. A flagged control is one the dogs find: contaminated or \
+            \(Int(SampleFlag.oddsRatio)) times theirs. A flagged control is one the dogs find: contaminated or \
             confounded.</p>
             """
         guard !data.samples.isEmpty else { return html + "<p class=\"empty\">No samples with ids.</p></section>" }

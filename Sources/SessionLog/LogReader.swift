@@ -447,7 +447,7 @@ public struct LogReader: Sendable {
     // MARK: Trials and events
 
     /// Trials as they stand after corrections, oldest first (newest first if the filter says so).
-    public func trials(_ filter: LogFilter = LogFilter(), limit: Int? = nil) throws -> [TrialSummary] {
+    public func trials(_ filter: LogFilter = LogFilter(), limit: Int? = nil) throws -> [LoggedTrial] {
         try read { db in
             var iso = ISOTimeFormatter()
             let rows = try Row.fetchAll(
@@ -481,7 +481,7 @@ public struct LogReader: Sendable {
                         firstIndicationMs: ($0["first_indication_ns"] as Int64?).map { Double($0) / 1e6 },
                         sniffs: $0["sniffs"], dwellMs: ($0["dwell_ns"] as Int64?).map { Double($0) / 1e6 })
                 }
-                return TrialSummary(
+                return LoggedTrial(
                     id: id, sessionId: row["session_id"], dog: row["dog"], number: row["number"],
                     outcome: row["outcome"], indicatedStation: row["indicated_station"],
                     latencyMs: (row["latency_ns"] as Int64?).map { Double($0) / 1e6 },
@@ -846,7 +846,9 @@ public struct LayoutSlot: Sendable, Hashable, Codable {
     public var dwellMs: Double?
 }
 
-public struct TrialSummary: Sendable, Hashable, Codable {
+/// One trial as the log keeps it (after corrections), for listings and exports. Not the
+/// engine's `TrialSummary`, which is the trial as the machine ends it.
+public struct LoggedTrial: Sendable, Hashable, Codable {
     public var id: String
     public var sessionId: String
     public var dog: String
@@ -891,7 +893,7 @@ public struct SessionDetails: Sendable, Hashable, Codable {
     public var samples: [SessionSample]
     public var improvementSuggestions: [String]
     public var comments: [String]
-    public var trials: [TrialSummary]
+    public var trials: [LoggedTrial]
 }
 
 public struct EventSummary: Sendable, Hashable, Codable {

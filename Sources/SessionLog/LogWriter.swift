@@ -1,6 +1,7 @@
 import Foundation
 import GRDB
 import GRDBSQLite
+import TrainingEngine
 
 /// The one writer of the session log: a thread that drains a bounded queue of events
 /// and writes them in batched transactions.
@@ -170,19 +171,31 @@ public final class LogWriter: @unchecked Sendable {
         condition.lock()
         defer { condition.unlock() }
         let sorted = batchMillis.sorted()
-        func percentile(_ p: Double) -> Double? {
-            sorted.isEmpty ? nil : sorted[min(sorted.count - 1, Int(Double(sorted.count) * p))]
-        }
         let lags = lagMillis.sorted()
         let checkpoints = checkpointer?.counts ?? (checkpoints: 0, walFramesMax: 0)
         return LogWriterStatus(
             submitted: submitted, written: written, queued: pending.count, overflow: overflow,
-            lost: lost, batches: batches, batchMillisP50: percentile(0.5),
-            batchMillisP99: percentile(0.99), batchMillisMax: sorted.last,
-            durableLagMillisP99: lags.isEmpty ? nil : lags[min(lags.count - 1, Int(Double(lags.count) * 0.99))],
+            lost: lost, batches: batches, batchMillisP50: Self.percentile(sorted, 0.5),
+            batchMillisP99: Self.percentile(sorted, 0.99), batchMillisMax: sorted.last,
+            durableLagMillisP99: Self.percentile(lags, 0.99),
             durableLagMillisMax: lags.isEmpty ? nil : maxLag, checkpoints: checkpoints.checkpoints,
             walMegabytesMax: Double(checkpoints.walFramesMax) * Double(pageSize) / 1_048_576, lastError: lastError,
             spooled: spooledNow, lostRecords: lostRecords, lostTrials: lostTrials, failedWrites: failedWrites)
+    }
+
+    /// Puts known batch and durability times behind `status`, under the lock as the writer
+    /// thread keeps them: for the test that the status's percentiles are the engine's.
+    func replaceTimings(batchMillis: [Double], lagMillis: [Double]) {
+        condition.lock()
+        defer { condition.unlock() }
+        self.batchMillis = batchMillis
+        self.lagMillis = lagMillis
+    }
+
+    /// The status's p50 and p99: the engine's one quantile (type 7), as every figure with a
+    /// percentile in it; nil when nothing was measured yet.
+    static func percentile(_ sorted: [Double], _ p: Double) -> Double? {
+        sorted.isEmpty ? nil : quantile(sorted, p)
     }
 
     // MARK: The writer thread

@@ -91,7 +91,7 @@ public struct CurvePoint: Sendable {
     public var clicks: ClickSpread?
 }
 
-/// Click onset latency of a group of clicks, milliseconds (quantiles as `Spread`, type 7).
+/// Click onset latency of a group of clicks, milliseconds (the engine's `quantile`, type 7).
 public struct ClickSpread: Sendable, Hashable {
     public var n: Int
     public var p50: Double
@@ -102,8 +102,8 @@ public struct ClickSpread: Sendable, Hashable {
         guard !onsetNs.isEmpty else { return nil }
         let sorted = onsetNs.map { Double($0) / 1e6 }.sorted()
         n = sorted.count
-        p50 = Spread.quantile(sorted, 0.5)
-        p99 = Spread.quantile(sorted, 0.99)
+        p50 = quantile(sorted, 0.5)
+        p99 = quantile(sorted, 0.99)
         worst = sorted[sorted.count - 1]
     }
 }
@@ -158,11 +158,8 @@ public struct ReportSample: Sendable {
     /// (false alerts / examined); nil for a blank.
     public var rate: Proportion?
     /// The pooled rate of the other samples of its kind (targets; controls and distractors).
+    /// Whether that makes the sample stand out is the report's rule (Report's `SampleFlag`).
     public var restRate: Double?
-    /// The project's rule (docs/session-log.md, "The report"): at least 5 counted
-    /// presentations, the Wilson 95 % lower bound of its rate above the pooled rate of the rest,
-    /// and odds of indication at least twice the rest's.
-    public var flagged: Bool
 }
 
 extension GraduationCriterion {
@@ -186,11 +183,6 @@ extension Figures {
 }
 
 extension LogReader {
-    /// Samples flagged need at least this many counted presentations.
-    public static let flagMinimumPresentations = 5
-    /// ... and odds of indication at least this many times the rest's.
-    public static let flagOddsRatio = 2.0
-
     /// Gathers the report: one read transaction, one `scanTrials` pass. A dog's learning curve
     /// has at most `maxPoints` points: beyond that, consecutive sessions are pooled
     /// (ceil(sessions / maxPoints) per point) and the point's figures are the pooled trials'.
@@ -493,7 +485,7 @@ extension LogReader {
         return object.keys.sorted().first ?? "fault"
     }
 
-    /// Samples with their rates and the flag (see `ReportSample.flagged`).
+    /// Samples with their rates and the pooled rate of the rest of their kind.
     static func reportSamples(_ db: Database, _ tallies: [String: (kind: SampleKind, tally: Tally)]) throws
         -> [ReportSample]
     {
@@ -508,8 +500,7 @@ extension LogReader {
                 case .blank: nil
                 }
             return ReportSample(
-                id: id, label: labels[id] ?? id, kind: entry.kind, tally: entry.tally, rate: rate, restRate: nil,
-                flagged: false)
+                id: id, label: labels[id] ?? id, kind: entry.kind, tally: entry.tally, rate: rate, restRate: nil)
         }
         // Targets are compared with targets; controls and distractors with each other.
         func family(_ kind: SampleKind) -> Int { kind == .target ? 0 : (kind == .blank ? 2 : 1) }
@@ -523,15 +514,7 @@ extension LogReader {
             guard let r = samples[i].rate, let total = sums[family(samples[i].kind)] else { continue }
             let restTrials = total.trials - r.trials
             guard restTrials > 0 else { continue }
-            let rest = Double(total.successes - r.successes) / Double(restTrials)
-            samples[i].restRate = rest
-            // Far more, not merely more: on a big log a small excess is "significant" at once, so
-            // the odds of indication must also be at least twice the rest's (odds, so that a
-            // target near 80 % can be flagged too; at a control's low rates it is about twice the rate).
-            let odds = { (p: Double) in p >= 1 ? Double.infinity : p / (1 - p) }
-            samples[i].flagged =
-                r.trials >= flagMinimumPresentations && (r.lower ?? 0) > rest
-                && odds(r.value ?? 0) >= flagOddsRatio * odds(rest)
+            samples[i].restRate = Double(total.successes - r.successes) / Double(restTrials)
         }
         return samples.sorted { (family($0.kind), $0.label) < (family($1.kind), $1.label) }
     }

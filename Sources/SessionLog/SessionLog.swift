@@ -226,3 +226,14 @@ public final class SessionLog: Sendable {
         }
     }
 }
+
+extension SessionLog {
+    /// One transaction on the caller's thread, for tests.
+    func write(_ body: (Database) throws -> Void) throws {
+        do {
+            try pool.write(body)
+        } catch {
+            throw SessionLogError.from(error, path: path)
+        }
+    }
+}

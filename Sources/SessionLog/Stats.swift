@@ -168,7 +168,7 @@ extension LogReader {
                 decoding: UnsafeBufferPointer(start: bytes, count: Int(sqlite3_column_bytes(sqlite, column))),
                 as: UTF8.self)
         }
-        var slots: [LayoutEntry] = []
+        var slots: [StationInLayout] = []
         var seen: [StationSeen] = []
         while true {
             let rc = sqlite3_step(sqlite)
@@ -244,7 +244,7 @@ extension LogReader {
     /// Parses `1:target:<uuid>;2:blank:;...` into `slots`, reusing its storage. The
     /// sample id is only materialised when a sample is named.
     static func parseLayout(
-        _ base: UnsafePointer<UInt8>?, _ count: Int, into slots: inout [LayoutEntry], samples: Bool = true
+        _ base: UnsafePointer<UInt8>?, _ count: Int, into slots: inout [StationInLayout], samples: Bool = true
     ) {
         slots.removeAll(keepingCapacity: true)
         guard let base else { return }
@@ -272,14 +272,14 @@ extension LogReader {
             let sample =
                 samples && sampleStart < index
                 ? String(decoding: UnsafeBufferPointer(rebasing: bytes[sampleStart..<index]), as: UTF8.self) : ""
-            slots.append(LayoutEntry(station: station, kind: kind, sample: sample))
+            slots.append(StationInLayout(station: station, kind: kind, sample: sample))
             index += 1
         }
     }
 }
 
 /// One station of a trial's compact layout.
-struct LayoutEntry {
+struct StationInLayout {
     var station: Int
     var kind: SampleKind
     var sample: String

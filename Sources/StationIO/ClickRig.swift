@@ -30,7 +30,7 @@ public final class ClickRig: @unchecked Sendable {
     private let ring: EventRing<StationRecord>
     private let ready: Int32
     private let player: ClickPlayer
-    private let allocations: ClickBenchmark.AllocationCounter?
+    private let allocations: AllocationCounter?
     private let skip: Int
     private let collected = Mutex<(handed: [UInt64], onset: [UInt64], edges: UInt64)>(([], [], 0))
     private let consumerDone = Atomic<Bool>(false)
@@ -42,7 +42,7 @@ public final class ClickRig: @unchecked Sendable {
     /// - Parameter skipClicks: clicks at the start not kept (warm-up).
     public init(
         source: any EdgeSource, lineCount: Int, debounceNanoseconds: UInt64, target: UInt32, player: ClickPlayer,
-        skipClicks: Int = 0, allocations: ClickBenchmark.AllocationCounter? = nil
+        skipClicks: Int = 0, allocations: AllocationCounter? = nil
     ) throws(StationIOError) {
         ring = EventRing<StationRecord>(capacity: 1 << 16)
         ready = makeEventFD()
@@ -118,5 +118,22 @@ public final class ClickRig: @unchecked Sendable {
             handedLatencies: handed, onsetLatencies: onset, edgesRead: loop.edgeCount, edgesLogged: logged,
             ringOverflows: ring.overflowCount, failedClicks: player.failedClicks,
             realtimeProblem: realtimeProblem.withLock { $0 }, hotThreadAllocations: hotAllocations)
+    }
+}
+
+/// Counts allocations made on the hot thread while measuring, when the caller can.
+/// `attach` runs on the hot thread before its loop; `begin` and `end` bracket the
+/// measured clicks (after warm-up, so the runtime's first-use set-up is not counted).
+public struct AllocationCounter: Sendable {
+    public var attach: @Sendable (_ hotThread: pthread_t) -> Void
+    public var begin: @Sendable () -> Void
+    public var end: @Sendable () -> Int?
+    public init(
+        attach: @escaping @Sendable (pthread_t) -> Void, begin: @escaping @Sendable () -> Void,
+        end: @escaping @Sendable () -> Int?
+    ) {
+        self.attach = attach
+        self.begin = begin
+        self.end = end
     }
 }

@@ -155,8 +155,28 @@ public struct PresentationCounts: Sendable, Hashable, Codable {
     public var indications: Int { hits + falseAlerts + blankIndicated }
 }
 
-/// A median with its interquartile range, in milliseconds (quantiles by linear interpolation
-/// between order statistics, R's type 7).
+/// The project's one quantile, used by every figure with a percentile in it: latency's median
+/// and IQR, the report's click p50/p99, the benchmarks' and `selftest`'s p50/p99, the log
+/// writer's batch and durability p50/p99 in `status`. R's type 7 (its default, and numpy's):
+/// h = (n - 1) p, interpolated linearly between the order statistics around it, so p = 0 is
+/// the least value and p = 1 the greatest. `sorted` must be in ascending order and not empty.
+/// docs/figures.md, "Quantiles", says why this one and gives a worked example.
+public func quantile(_ sorted: [Double], _ p: Double) -> Double {
+    precondition(!sorted.isEmpty, "quantile of no values")
+    let h = Double(sorted.count - 1) * min(1, max(0, p))
+    let lower = Int(h.rounded(.down))
+    let upper = min(sorted.count - 1, lower + 1)
+    return sorted[lower] + (h - Double(lower)) * (sorted[upper] - sorted[lower])
+}
+
+/// `quantile` over nanosecond counts in any order, `percent` in 0...100, rounded to the
+/// nearest nanosecond; 0 for no values (the benchmarks print 0 when nothing was clicked).
+public func percentile(_ nanoseconds: [UInt64], _ percent: Double) -> UInt64 {
+    guard !nanoseconds.isEmpty else { return 0 }
+    return UInt64(quantile(nanoseconds.sorted().map { Double($0) }, percent / 100).rounded())
+}
+
+/// A median with its interquartile range, in milliseconds (`quantile`, R's type 7).
 public struct Spread: Sendable, Hashable, Codable {
     public var n: Int
     public var median: Double
@@ -167,17 +187,9 @@ public struct Spread: Sendable, Hashable, Codable {
         guard !values.isEmpty else { return nil }
         let sorted = values.sorted()
         n = sorted.count
-        median = Self.quantile(sorted, 0.5)
-        q1 = Self.quantile(sorted, 0.25)
-        q3 = Self.quantile(sorted, 0.75)
-    }
-
-    /// Type 7: h = (n - 1) p, interpolated between the order statistics around it.
-    public static func quantile(_ sorted: [Double], _ p: Double) -> Double {
-        let h = Double(sorted.count - 1) * p
-        let lower = Int(h.rounded(.down))
-        let upper = min(sorted.count - 1, lower + 1)
-        return sorted[lower] + (h - Double(lower)) * (sorted[upper] - sorted[lower])
+        median = quantile(sorted, 0.5)
+        q1 = quantile(sorted, 0.25)
+        q3 = quantile(sorted, 0.75)
     }
 }
 

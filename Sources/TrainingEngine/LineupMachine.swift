@@ -118,8 +118,9 @@ public struct LineupMachine: Sendable {
         }
     }
 
-    /// Where the machine is, for displays and tests.
-    public enum Phase: String, Sendable, Hashable {
+    /// What the lineup is doing now, for displays and tests. Not the program's `Phase` (a
+    /// stage of training made of steps): that is the trainer's word, this is the machine's.
+    public enum Activity: String, Sendable, Hashable {
         case idle, loading, searching
         case interTrial = "inter-trial"
         case exercise
@@ -191,7 +192,13 @@ public struct LineupMachine: Sendable {
         self.detector = HoldDetector(hold: configuration.hold, tolerance: configuration.holdTolerance)
     }
 
-    public var phase: Phase {
+    // The old names, kept until lineupd moves to the new ones: its engine handler and station
+    // service move into the station runtime library in issue 19, and the lead renames them there.
+    public typealias Phase = Activity
+    public var phase: Activity { activity }
+    public var phaseEndsAt: Nanoseconds? { activityEndsAt }
+
+    public var activity: Activity {
         switch state {
         case .idle: return .idle
         case .loading: return .loading
@@ -206,9 +213,9 @@ public struct LineupMachine: Sendable {
     /// The time the caller's timer should fire, if any.
     public var timerDeadline: Nanoseconds? { armed }
 
-    /// When the phase in progress ends by itself: the search's time-out, the inter-trial
-    /// interval's end, or the trainer-led round's end; nil in every other phase.
-    public var phaseEndsAt: Nanoseconds? {
+    /// When the activity in progress ends by itself: the search's time-out, the inter-trial
+    /// interval's end, or the trainer-led round's end; nil in every other activity.
+    public var activityEndsAt: Nanoseconds? {
         switch state {
         case .searching(let trial): return trial.deadline
         case .interTrial(let until): return until

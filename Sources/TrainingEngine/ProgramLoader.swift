@@ -1,7 +1,9 @@
 import TOMLKit
 
 // Reads a program from TOML and checks it thoroughly: a trainer's typo must give a clear
-// message naming the file and the key, never a silently different program.
+// message naming the file and the key, never a silently different program. The engine's one
+// outside dependency (TOMLKit) is for this parse of text the caller hands in: the engine still
+// reads no file and keeps no clock (the built-in programs are compiled in).
 
 /// What is wrong with a program file, and where.
 public struct ProgramError: Error, Sendable, Hashable, CustomStringConvertible {

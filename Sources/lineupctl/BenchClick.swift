@@ -1,7 +1,9 @@
 import ArgumentParser
 import Glibc
+import LineupBench
 import StationIO
 import Synchronization
+import TrainingEngine
 
 /// Which thread's allocations the interposer's hook counts: the hot thread's only.
 nonisolated(unsafe) private var countedThread: pthread_t = 0
@@ -54,7 +56,7 @@ struct BenchClick: ParsableCommand {
         let preloaded = MallocCounter.preloaded()
         let interposer = try? preloaded.get()
         let counter = interposer.map { interposer in
-            ClickBenchmark.AllocationCounter(
+            AllocationCounter(
                 attach: { thread in countedThread = thread },
                 begin: {
                     hotThreadAllocations.store(0, ordering: .relaxed)

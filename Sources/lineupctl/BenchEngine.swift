@@ -82,11 +82,11 @@ struct BenchEngine: ParsableCommand {
             t += 1_000_000
         }
         if let interposer { mallocs = Int(interposer.mallocCount) }
-        samples.sort()
-        func pct(_ q: Double) -> UInt64 { samples[min(samples.count - 1, Int(Double(samples.count) * q))] }
+        // The engine's one quantile (docs/figures.md, "Quantiles"), as every figure.
         var json =
-            "{\"n\":\(iterations),\"clicks\":\(clicks),\"p50_ns\":\(pct(0.5)),\"p99_ns\":\(pct(0.99)),"
-            + "\"p999_ns\":\(pct(0.999)),\"max_ns\":\(samples.last ?? 0),"
+            "{\"n\":\(iterations),\"clicks\":\(clicks),\"p50_ns\":\(percentile(samples, 50)),"
+            + "\"p99_ns\":\(percentile(samples, 99)),\"p999_ns\":\(percentile(samples, 99.9)),"
+            + "\"max_ns\":\(samples.max() ?? 0),"
         if case .failure(let why) = preloaded {
             json += "\"mallocs_on_decision\":null,\"note\":\"not counted: \(why.reason)\"}"
         } else {

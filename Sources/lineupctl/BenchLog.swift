@@ -1,5 +1,6 @@
 import ArgumentParser
 import Foundation
+import LineupBench
 import SessionLog
 import TrainingEngine
 
@@ -91,7 +92,7 @@ struct BenchLog: ParsableCommand {
                 p99DurableLagMs: status.durableLagMillisP99, maxDurableLagMs: status.durableLagMillisMax,
                 checkpoints: status.checkpoints, maxWalMb: status.walMegabytesMax,
                 trials: trials,
-                p50TrialCommitMs: trialCommitMillis.isEmpty ? nil : trialCommitMillis[trialCommitMillis.count / 2],
+                p50TrialCommitMs: trialCommitMillis.isEmpty ? nil : quantile(trialCommitMillis, 0.5),
                 maxTrialCommitMs: trialCommitMillis.last)
             if !announce { try printJSON(result, oneLine: true) }
         }

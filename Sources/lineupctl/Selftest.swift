@@ -5,6 +5,7 @@ import Glibc
 import StationConfig
 import StationIO
 import StationLogging
+import TrainingEngine
 
 /// `lineupctl selftest`: checks a real board against its configuration, and measures the rig.
 struct Selftest: ParsableCommand {

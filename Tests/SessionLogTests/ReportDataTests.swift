@@ -1,4 +1,6 @@
 import Foundation
+import LineupBench
+import Report
 import Testing
 import TrainingEngine
 

@@ -1,4 +1,5 @@
 import Foundation
+import LineupBench
 import Testing
 import TrainingEngine
 

@@ -1,5 +1,6 @@
 import Foundation
 import Glibc
+import LineupBench
 import StationConfig
 import Testing
 

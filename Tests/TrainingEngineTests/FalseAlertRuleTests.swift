@@ -37,7 +37,7 @@ import Testing
         startTrial(&d, kinds: [.blank, .blank, .target])
         d.edge(0, true, at: 1 * sec)
         d.edge(0, false, at: 4 * sec)
-        if d.machine.phase == .searching {
+        if d.machine.activity == .searching {
             d.edge(2, true, at: 5 * sec)
             d.edge(2, false, at: 8 * sec)
         }

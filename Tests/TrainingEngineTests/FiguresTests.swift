@@ -59,6 +59,30 @@ import Testing
         #expect(Spread(milliseconds: []) == nil)
     }
 
+    @Test func theOneQuantileByHand() {
+        // Type 7, h = (n - 1) p: docs/figures.md's worked example.
+        let four: [Double] = [10, 20, 30, 40]
+        #expect(quantile(four, 0) == 10)
+        #expect(quantile(four, 0.5) == 25)  // h = 1.5: 20 + 0.5 × 10
+        #expect(abs(quantile(four, 0.99) - 39.7) < 1e-9)  // h = 2.97: 30 + 0.97 × 10
+        #expect(quantile(four, 1) == 40)
+        #expect(quantile([7], 0.99) == 7)
+        // numpy.percentile(range(1, 101), 99) gives 99.01.
+        #expect(abs(quantile((1...100).map(Double.init), 0.99) - 99.01) < 1e-9)
+    }
+
+    @Test func percentileOfNanosecondsIsTheSameQuantile() {
+        // In any order, in percent, rounded to the nanosecond. The definitions this replaced
+        // gave 2000 (nearest rank) or 3000 (floor) for the p50, 4000 for the p99.
+        let ns: [UInt64] = [4_000, 1_000, 3_000, 2_000]
+        #expect(percentile(ns, 50) == 2_500)
+        #expect(percentile(ns, 99) == 3_970)
+        #expect(percentile(ns, 100) == 4_000)
+        #expect(percentile([], 99) == 0)
+        let spread = Spread(milliseconds: [4, 1, 3, 2])!
+        #expect(spread.median == quantile([1, 2, 3, 4], 0.5) && spread.q3 == 3.25)
+    }
+
     @Test func verdictPerKind() {
         #expect(StationVerdict(kind: .target, seen: seen(false, false)) == .miss)
         #expect(StationVerdict(kind: .target, seen: seen(true, true)) == .hit)

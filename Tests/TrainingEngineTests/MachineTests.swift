@@ -52,9 +52,9 @@ func automated(_ mode: TrainingMode = .automated, stations: Int = 3, endOnFalseA
 func startTrial(_ d: inout Driver, kinds: [SampleKind], at t: Nanoseconds = 0) {
     d.advance(to: t)
     d.take(d.machine.load(layout: TrialLayout(kinds: kinds), at: t))
-    #expect(d.machine.phase == .loading)
+    #expect(d.machine.activity == .loading)
     d.take(d.machine.readyButton(at: t))
-    #expect(d.machine.phase == .searching)
+    #expect(d.machine.activity == .searching)
 }
 
 @Suite struct MachineTests {
@@ -66,12 +66,12 @@ func startTrial(_ d: inout Driver, kinds: [SampleKind], at t: Nanoseconds = 0) {
         d.advance(to: 5 * sec)  // hold timer at 5 s fires
         #expect(d.clicks == [.click(station: 1, triggeredAt: 5 * sec, automatic: true)])
         #expect(d.outcomes == [.hit])
-        #expect(d.machine.phase == .interTrial)
+        #expect(d.machine.activity == .interTrial)
         #expect(d.machine.lastTrial?.latency == 5 * sec)
         #expect(d.machine.lastTrial?.indicated(1) == true)
         // The click is the first action of the answer that carries it.
         d.advance(to: 10 * sec)
-        #expect(d.machine.phase == .idle)
+        #expect(d.machine.activity == .idle)
         #expect(d.records.contains(.interTrialOver(at: 10 * sec)))
     }
 
@@ -94,7 +94,7 @@ func startTrial(_ d: inout Driver, kinds: [SampleKind], at t: Nanoseconds = 0) {
         #expect(d.clicks.isEmpty)
         #expect(
             d.records.contains(.visit(station: 0, from: 1 * sec, to: 3 * sec - 1, indicated: false)))
-        #expect(d.machine.phase == .searching)
+        #expect(d.machine.activity == .searching)
     }
 
     @Test func holdOfExactlyTIsAnIndicationEvenIfTheEdgeComesFirst() {
@@ -164,7 +164,7 @@ func startTrial(_ d: inout Driver, kinds: [SampleKind], at t: Nanoseconds = 0) {
         d.edge(2, true, at: 1 * sec)
         d.advance(to: 3 * sec)
         #expect(d.outcomes == [.falseAlert])
-        #expect(d.machine.phase == .interTrial)
+        #expect(d.machine.activity == .interTrial)
     }
 
     @Test func timeOutWithTargetIsAMiss() {
@@ -192,7 +192,7 @@ func startTrial(_ d: inout Driver, kinds: [SampleKind], at t: Nanoseconds = 0) {
         d.edge(1, true, at: 1 * sec)
         d.take(d.machine.abort(at: 1 * sec + 500 * ms))
         #expect(d.outcomes == [.aborted])
-        #expect(d.machine.phase == .idle)
+        #expect(d.machine.activity == .idle)
         #expect(d.machine.timerDeadline == nil)
     }
 
@@ -244,10 +244,10 @@ func startTrial(_ d: inout Driver, kinds: [SampleKind], at t: Nanoseconds = 0) {
         #expect(
             d.records.contains(
                 .exerciseEnded(repetition: 1, clicks: 2, errors: 1, aborted: false, at: 10 * sec)))
-        #expect(d.machine.phase == .exerciseOver)
+        #expect(d.machine.activity == .exerciseOver)
         d.take(d.machine.start(at: 20 * sec))
         d.advance(to: 31 * sec)
-        #expect(d.machine.phase == .ended)
+        #expect(d.machine.activity == .ended)
         d.take(d.machine.start(at: 40 * sec))
         #expect(d.records.last == .ignored(.startInThisState, at: 40 * sec))
     }

@@ -11,12 +11,12 @@ import Testing
         d.take(d.machine.stationEdge(station: 2, present: true, at: 0))  // a fallen lid
         d.take(d.machine.load(layout: TrialLayout(kinds: [.target, .blank, .blank]), at: sec))
         d.take(d.machine.readyButton(at: sec))
-        #expect(d.machine.phase == .loading)
+        #expect(d.machine.activity == .loading)
         #expect(d.records.contains(.sensorFault(.activeAtStart, station: 2, at: sec)))
         #expect(!d.log.contains(.cue(.trialStart, at: sec)))
         d.edge(2, false, at: 2 * sec)
         d.take(d.machine.readyButton(at: 3 * sec))
-        #expect(d.machine.phase == .searching)
+        #expect(d.machine.activity == .searching)
         #expect(d.log.contains(.cue(.trialStart, at: 3 * sec)))
     }
 
@@ -51,7 +51,7 @@ import Testing
         d.take(d.machine.load(layout: TrialLayout(kinds: [.target, .blank, .blank]), at: 41 * sec))
         d.take(d.machine.readyButton(at: 41 * sec))
         #expect(d.records.contains(.sensorFault(.activeAtStart, station: 2, at: 41 * sec)))
-        #expect(d.machine.phase == .loading)
+        #expect(d.machine.activity == .loading)
     }
 
     @Test func aStationNeverActiveWhileTheDogSearchesIsSilent() {

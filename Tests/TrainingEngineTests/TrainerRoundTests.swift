@@ -20,7 +20,7 @@ import Testing
         kinds[target] = .target
         d.advance(to: t)
         d.take(d.machine.start(round: TrialLayout(kinds: kinds, trialIndex: index), at: t))
-        #expect(d.machine.phase == .exercise)
+        #expect(d.machine.activity == .exercise)
         if let station { d.edge(station, true, at: t + 1 * sec) }
         for (i, click) in presses.enumerated() {
             let at = t + 2 * sec + Nanoseconds(i) * 100 * ms
@@ -53,7 +53,7 @@ import Testing
         #expect(nothing.outcome == .miss)
         #expect(nothing.visited(0) && !nothing.indicated(0))
         #expect(d.outcomes == [.hit, .falseAlert, .miss, .miss])
-        #expect(d.machine.phase == .ended)
+        #expect(d.machine.activity == .ended)
     }
 
     @Test func aClickAwayFromEveryStationJudgesNothing() throws {
@@ -83,7 +83,7 @@ import Testing
         d.take(d.machine.start(round: TrialLayout(kinds: [.target, .blank], trialIndex: 0), at: 0))
         d.take(d.machine.abort(at: 3 * sec))
         #expect(d.outcomes == [.aborted])
-        #expect(d.machine.phase == .ended)
+        #expect(d.machine.activity == .ended)
     }
 
     @Test func autoStartBeginsALoadedTrialOnceNoStationIsActive() {
@@ -93,9 +93,9 @@ import Testing
         d.edge(0, true, at: 0)  // a paw on station 0
         d.take(d.machine.load(layout: TrialLayout(kinds: [.target, .blank]), at: 1 * sec))
         d.take(d.machine.readyButton(at: 1 * sec))
-        #expect(d.machine.phase == .loading)  // refused: station 0 is active
+        #expect(d.machine.activity == .loading)  // refused: station 0 is active
         d.edge(0, false, at: 2 * sec)
-        #expect(d.machine.phase == .searching)  // started by itself once clear
+        #expect(d.machine.activity == .searching)  // started by itself once clear
         #expect(d.records.contains(.searchStarted(trial: 0, at: 2 * sec)))
     }
 
@@ -105,7 +105,7 @@ import Testing
         d.take(d.machine.load(layout: TrialLayout(kinds: [.target, .blank]), at: 1 * sec))
         d.take(d.machine.readyButton(at: 1 * sec))
         d.edge(0, false, at: 2 * sec)
-        #expect(d.machine.phase == .loading)
+        #expect(d.machine.activity == .loading)
     }
 
     @Test func readyAutoIsReadFromTheProgramAndRefusedForTrainerLedSteps() throws {

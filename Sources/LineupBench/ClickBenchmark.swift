@@ -1,11 +1,13 @@
 import Foundation
 import Glibc
+import StationIO
 import Synchronization
 
 /// The hot-path benchmark behind `lineupctl bench click`: pulses on one station of the
 /// simulated lineup are clicked through the real ALSA library while a storm of edges on the
 /// other stations is read, debounced and queued for the log. Measures each click from the
-/// edge's timestamp to the samples accepted by ALSA.
+/// edge's timestamp to the samples accepted by ALSA. Not product code: it lives here, beside
+/// the log filler, so StationIO holds only what the station runs.
 public struct ClickBenchmark {
     public struct Settings: Sendable {
         public var clicks = 1000
@@ -37,23 +39,6 @@ public struct ClickBenchmark {
         public var seconds: Double
 
         public var dropped: UInt64 { droppedAtSource + ringOverflows + (edgesRead - min(edgesRead, edgesLogged)) }
-    }
-
-    /// Counts allocations made on the hot thread while measuring, when the caller can.
-    /// `attach` runs on the hot thread before its loop; `begin` and `end` bracket the
-    /// measured clicks (after warm-up, so the runtime's first-use set-up is not counted).
-    public struct AllocationCounter: Sendable {
-        public var attach: @Sendable (_ hotThread: pthread_t) -> Void
-        public var begin: @Sendable () -> Void
-        public var end: @Sendable () -> Int?
-        public init(
-            attach: @escaping @Sendable (pthread_t) -> Void, begin: @escaping @Sendable () -> Void,
-            end: @escaping @Sendable () -> Int?
-        ) {
-            self.attach = attach
-            self.begin = begin
-            self.end = end
-        }
     }
 
     /// Pulses before measuring: first use of each code path, page faults, caches.
@@ -147,14 +132,6 @@ public struct ClickBenchmark {
             hotThreadAllocations: f.hotThreadAllocations,
             seconds: seconds)
     }
-}
-
-/// Percentiles by nearest rank over a sorted copy.
-public func percentile(_ values: [UInt64], _ p: Double) -> UInt64 {
-    guard !values.isEmpty else { return 0 }
-    let sorted = values.sorted()
-    let rank = Int((p / 100 * Double(sorted.count)).rounded(.up)) - 1
-    return sorted[max(0, min(sorted.count - 1, rank))]
 }
 
 /// Peak resident memory (VmHWM) of this process, or of process `pid`, in MiB.

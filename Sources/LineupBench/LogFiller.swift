@@ -1,5 +1,5 @@
 import Foundation
-import GRDB
+import SessionLog
 import TrainingEngine
 
 // Uses the engine's SeededGenerator, so a seed means the same thing everywhere.
@@ -178,32 +178,15 @@ public struct LogFiller: Sendable {
                 let note = SessionNote(
                     id: uuid(), sessionId: session.id, kind: .improvement,
                     text: "Try a higher-value reward, e.g. cheese", time: tick(1_000_000_000))
-                try log.write { db in
-                    try session.append(to: db)
-                    for event in events { try event.append(to: db) }
-                    for trial in trials { try trial.append(to: db) }
-                    try note.append(to: db)
-                    try SessionEnd(
-                        id: uuid(), sessionId: session.id, how: .ended, detail: "ended by the trainer",
-                        time: note.time
-                    ).append(to: db)
-                }
+                let end = SessionEnd(
+                    id: uuid(), sessionId: session.id, how: .ended, detail: "ended by the trainer", time: note.time)
+                // One transaction per session, in the order the station writes them.
+                try log.append([session] + events + trials + [note, end])
                 summary.sessions += 1
                 summary.trials += trials.count
                 summary.events += events.count
             }
         }
         return summary
-    }
-}
-
-extension SessionLog {
-    /// One transaction on the caller's thread, for the filler and tests.
-    func write(_ body: (Database) throws -> Void) throws {
-        do {
-            try pool.write(body)
-        } catch {
-            throw SessionLogError.from(error, path: path)
-        }
     }
 }
