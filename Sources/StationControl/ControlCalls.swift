@@ -29,6 +29,7 @@ public enum ControlCalls {
         StatusRequest.self, SessionRequest.self, LayoutRequest.self, ReadyRequest.self, AbortRequest.self,
         SessionEndRequest.self, WatchRequest.self, DogEntry.self, SampleEntry.self, SampleNoteEntry.self,
         TrialCorrectionEntry.self, SessionNoteEntry.self, SimulatedInput.self, AboutRequest.self,
+        VersionRequest.self,
     ]
 
     static let byName: [String: any ControlCall.Type] = Dictionary(
@@ -68,6 +69,8 @@ public protocol StationControlling: AnyObject, Sendable {
     func simulate(_ input: SimulatedInput) throws(ControlRefusal)
     /// Its log and the programs it would accept.
     func about() -> StationAbout
+    /// The libraries the running lineupd was built with.
+    func version() -> StationVersion
 }
 
 // MARK: - The requests
@@ -202,6 +205,31 @@ public struct AboutRequest: StationCall {
     public typealias Reply = StationAbout
     public init() {}
     public func perform(on station: any StationControlling) -> StationAbout { station.about() }
+}
+
+/// `version`: what the running lineupd was built with, which need not be what the lineupctl
+/// asking was built with (the two are installed apart, and a board may hold an older daemon).
+public struct VersionRequest: StationCall {
+    public static let name = "version"
+    public typealias Reply = StationVersion
+    public init() {}
+    public func perform(on station: any StationControlling) -> StationVersion { station.version() }
+}
+
+/// `version`'s result.
+public struct StationVersion: Sendable, Codable, Hashable {
+    /// The control protocol's version lineupd speaks (`ControlProtocol.version`).
+    public var protocolVersion: Int
+    /// libgpiod's version and the API the build uses, e.g. `2.1.3 (v2 API)`.
+    public var libgpiod: String
+    /// alsa-lib's version, e.g. `1.2.8`.
+    public var alsaLib: String
+
+    public init(protocolVersion: Int, libgpiod: String, alsaLib: String) {
+        self.protocolVersion = protocolVersion
+        self.libgpiod = libgpiod
+        self.alsaLib = alsaLib
+    }
 }
 
 extension StationCall {

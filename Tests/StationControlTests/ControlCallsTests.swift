@@ -108,6 +108,29 @@ struct ControlCallsTests {
         }
     }
 
+    /// Requests added since, each pinned as it was designed.
+    static let added: [(any ControlCall, String)] = [
+        (VersionRequest(), #"{"id":1,"request":"version","v":1}"#)
+    ]
+
+    @Test("a request added to the table has its line, and decodes back to itself")
+    func addedWire() throws {
+        for (call, line) in Self.added {
+            #expect(String(decoding: ControlProtocol.encode(call, id: 1), as: UTF8.self) == line + "\n")
+            #expect(try ControlProtocol.decodeRequest(Data(line.utf8)).get().call.isSame(as: call))
+        }
+    }
+
+    @Test("version crosses the socket: the station's answer comes back whole")
+    func versionRoundTrip() throws {
+        let (server, station, client) = try makeServer("version")
+        defer { server.stop() }
+        #expect(
+            try client.send(VersionRequest())
+                == StationVersion(protocolVersion: 1, libgpiod: "2.1.3 (v2 API)", alsaLib: "1.2.8"))
+        #expect(station.calls == ["version"])
+    }
+
     @Test("the table names every request once, and the wire's old ones in their old order")
     func tableNames() {
         let names = ControlCalls.names
@@ -117,7 +140,7 @@ struct ControlCallsTests {
                 "status", "session-start", "layout", "ready", "abort", "session-end", "watch", "dog-add",
                 "sample-add", "sample-note", "trial-correct", "session-note", "simulate", "about",
             ])
-        #expect(Set(Self.wire.map { type(of: $0.0).name }).isSuperset(of: names))
+        #expect(Set((Self.wire + Self.added).map { type(of: $0.0).name }) == Set(names))
     }
 
     @Test("an unknown request is refused with every name the table holds")
