@@ -59,7 +59,7 @@ public struct ControlClient: Sendable {
     }
 
     public func status() throws(ControlClientError) -> StationStatus {
-        try send(.status, expecting: StationStatus.self)
+        try send(StatusRequest())
     }
 
     /// Returns the new session's id.
@@ -69,62 +69,63 @@ public struct ControlClient: Sendable {
 
     /// The whole answer: the session's id and the station's warning, if any.
     public func sessionStart(_ request: SessionRequest) throws(ControlClientError) -> SessionStarted {
-        try send(.sessionStart(request), expecting: SessionStarted.self)
+        try send(request)
     }
 
     public func layout(view: ClientView) throws(ControlClientError) -> [LayoutEntry] {
-        try send(.layout(view), expecting: LayoutReply.self).stations
+        try send(LayoutRequest(view: view)).stations
     }
 
     /// The engine's answer; a press that starts nothing is an error naming why.
     @discardableResult
-    public func ready() throws(ControlClientError) -> ReadyReply { try send(.ready, expecting: ReadyReply.self) }
-    public func abort() throws(ControlClientError) { _ = try send(.abort, expecting: Done.self) }
+    public func ready() throws(ControlClientError) -> ReadyReply { try send(ReadyRequest()) }
+    public func abort() throws(ControlClientError) { _ = try send(AbortRequest()) }
 
     public func endSession(suggestions: String?) throws(ControlClientError) {
-        _ = try send(.sessionEnd(suggestions: suggestions), expecting: Done.self)
+        _ = try send(SessionEndRequest(suggestions: suggestions))
     }
 
     /// Each returns the new row's id.
     public func addDog(_ entry: DogEntry) throws(ControlClientError) -> String {
-        try send(.dogAdd(entry), expecting: Added.self).id
+        try send(entry).id
     }
 
     public func addSample(_ entry: SampleEntry) throws(ControlClientError) -> String {
-        try send(.sampleAdd(entry), expecting: Added.self).id
+        try send(entry).id
     }
 
     public func noteSample(_ entry: SampleNoteEntry) throws(ControlClientError) -> String {
-        try send(.sampleNote(entry), expecting: Added.self).id
+        try send(entry).id
     }
 
     /// Returns the correction's trial id.
     public func correctTrial(_ entry: TrialCorrectionEntry) throws(ControlClientError) -> String {
-        try send(.trialCorrect(entry), expecting: Added.self).id
+        try send(entry).id
     }
 
     /// Returns the note's id.
     public func noteSession(_ entry: SessionNoteEntry) throws(ControlClientError) -> String {
-        try send(.sessionNote(entry), expecting: Added.self).id
+        try send(entry).id
     }
 
     /// Moves an input of the simulated lineup (refused by a real board's lineupd).
     public func simulate(_ input: SimulatedInput) throws(ControlClientError) {
-        _ = try send(.simulate(input), expecting: Done.self)
+        _ = try send(input)
     }
 
     /// The station's log and the programs it would accept.
     public func about() throws(ControlClientError) -> StationAbout {
-        try send(.about, expecting: StationAbout.self)
+        try send(AboutRequest())
     }
 
-    /// Sends one request and reads its reply.
-    public func send<R: Decodable>(_ request: ControlRequest, expecting: R.Type) throws(ControlClientError) -> R {
+    /// Sends one request and reads its reply: any call of the table, so a new request needs
+    /// no method here.
+    public func send<C: ControlCall>(_ call: C) throws(ControlClientError) -> C.Reply {
         let connection = try Connection(path: path)
         defer { connection.close() }
-        try connection.write(ControlProtocol.encode(request, id: 1), timeout: timeout)
+        try connection.write(ControlProtocol.encode(call, id: 1), timeout: timeout)
         guard let line = try connection.readLine(timeout: timeout) else { throw .closed }
-        return try Self.decodeReply(line, id: 1, as: R.self)
+        return try Self.decodeReply(line, id: 1, as: C.Reply.self)
     }
 
     /// Streams the station's events: `onEvent` gets each line (one JSON object, no newline)
@@ -132,7 +133,7 @@ public struct ControlClient: Sendable {
     public func watch(_ onEvent: (String) -> Bool) throws(ControlClientError) {
         let connection = try Connection(path: path)
         defer { connection.close() }
-        try connection.write(ControlProtocol.encode(.watch, id: 1), timeout: timeout)
+        try connection.write(ControlProtocol.encode(WatchRequest(), id: 1), timeout: timeout)
         guard let first = try connection.readLine(timeout: timeout) else { throw .closed }
         _ = try Self.decodeReply(first, id: 1, as: Done.self)
         while let line = try connection.readLine(timeout: nil) {

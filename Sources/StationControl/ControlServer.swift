@@ -358,62 +358,26 @@ public final class ControlServer: @unchecked Sendable {
     }
 
     private func handle(_ line: Data, from client: Client) {
-        let decoded: (id: Int?, request: ControlRequest)
         switch ControlProtocol.decodeRequest(line) {
         case .failure(let failure):
             enqueue(ControlProtocol.encodeReply(id: failure.id, error: failure.refusal), to: client)
-            return
-        case .success(let value):
-            decoded = value
-        }
-        let id = decoded.id
-        let reply: Data
-        do throws(ControlRefusal) {
-            switch decoded.request {
-            case .status:
-                reply = ControlProtocol.encodeReply(id: id, result: controller.status())
-            case .sessionStart(let request):
-                reply = ControlProtocol.encodeReply(id: id, result: try controller.startSession(request))
-            case .layout(let view):
-                let stations = try controller.layout(view: view)
-                reply = ControlProtocol.encodeReply(id: id, result: LayoutReply(view: view, stations: stations))
-            case .ready:
-                reply = ControlProtocol.encodeReply(id: id, result: try controller.ready())
-            case .abort:
-                try controller.abort()
-                reply = ControlProtocol.encodeReply(id: id, result: Done())
-            case .sessionEnd(let suggestions):
-                try controller.endSession(suggestions: suggestions)
-                reply = ControlProtocol.encodeReply(id: id, result: Done())
-            case .dogAdd(let entry):
-                reply = ControlProtocol.encodeReply(id: id, result: Added(id: try controller.addDog(entry)))
-            case .sampleAdd(let entry):
-                reply = ControlProtocol.encodeReply(id: id, result: Added(id: try controller.addSample(entry)))
-            case .sampleNote(let entry):
-                reply = ControlProtocol.encodeReply(id: id, result: Added(id: try controller.noteSample(entry)))
-            case .trialCorrect(let entry):
-                reply = ControlProtocol.encodeReply(id: id, result: Added(id: try controller.correctTrial(entry)))
-            case .sessionNote(let entry):
-                reply = ControlProtocol.encodeReply(id: id, result: Added(id: try controller.noteSession(entry)))
-            case .simulate(let input):
-                try controller.simulate(input)
-                reply = ControlProtocol.encodeReply(id: id, result: Done())
-            case .about:
-                reply = ControlProtocol.encodeReply(id: id, result: controller.about())
-            case .watch:
-                // Registered before the reply, so a client that has the reply is watching. The
-                // reply still goes out first: events reach the client only through
-                // `deliverEvents`, on this thread, after this returns.
-                let outbox = Outbox(limit: options.maxQueuedBytes, waker: waker)
-                let token = controller.watch { line in outbox.offer(line) }
-                client.watch = (outbox, token)
-                enqueue(ControlProtocol.encodeReply(id: id, result: Done()), to: client)
+        case .success(let (id, call as any StationCall)):
+            enqueue(call.answer(id: id, from: controller), to: client)
+        case .success(let (id, call)):
+            guard call is WatchRequest else {
+                // Only a call added to the table without a way to answer it lands here.
+                let refusal = ControlRefusal(.failed, "lineupd cannot answer '\(type(of: call).name)'")
+                enqueue(ControlProtocol.encodeReply(id: id, error: refusal), to: client)
                 return
             }
-        } catch {
-            reply = ControlProtocol.encodeReply(id: id, error: error)
+            // Registered before the reply, so a client that has the reply is watching. The
+            // reply still goes out first: events reach the client only through
+            // `deliverEvents`, on this thread, after this returns.
+            let outbox = Outbox(limit: options.maxQueuedBytes, waker: waker)
+            let token = controller.watch { line in outbox.offer(line) }
+            client.watch = (outbox, token)
+            enqueue(ControlProtocol.encodeReply(id: id, result: Done()), to: client)
         }
-        enqueue(reply, to: client)
     }
 
     /// Moves events from the watchers' outboxes to their connections.

@@ -25,51 +25,6 @@ public enum ControlProtocol {
     public static let socketEnvironmentVariable = "LINEUP_SOCKET"
 }
 
-/// One request, as the trainer means it.
-public enum ControlRequest: Sendable, Hashable {
-    case status
-    case sessionStart(SessionRequest)
-    case layout(ClientView)
-    case ready
-    case abort
-    case sessionEnd(suggestions: String?)
-    case watch
-    /// The researcher's additions to the log, written by lineupd (which owns the database).
-    case dogAdd(DogEntry)
-    case sampleAdd(SampleEntry)
-    case sampleNote(SampleNoteEntry)
-    case trialCorrect(TrialCorrectionEntry)
-    case sessionNote(SessionNoteEntry)
-    case simulate(SimulatedInput)
-    /// What the station offers: its log and its programs.
-    case about
-
-    /// The name on the wire.
-    public var name: String {
-        switch self {
-        case .status: "status"
-        case .sessionStart: "session-start"
-        case .layout: "layout"
-        case .ready: "ready"
-        case .abort: "abort"
-        case .sessionEnd: "session-end"
-        case .watch: "watch"
-        case .dogAdd: "dog-add"
-        case .sampleAdd: "sample-add"
-        case .sampleNote: "sample-note"
-        case .trialCorrect: "trial-correct"
-        case .sessionNote: "session-note"
-        case .simulate: "simulate"
-        case .about: "about"
-        }
-    }
-
-    public static let names = [
-        "status", "session-start", "layout", "ready", "abort", "session-end", "watch", "dog-add", "sample-add",
-        "sample-note", "trial-correct", "session-note", "simulate", "about",
-    ]
-}
-
 /// `session-start`'s result.
 public struct SessionStarted: Sendable, Codable, Hashable {
     public var session: String
@@ -108,9 +63,10 @@ public struct Done: Sendable, Codable, Hashable {
 // MARK: - Encoding and decoding lines
 
 extension ControlProtocol {
-    /// A request as one line, newline included.
-    public static func encode(_ request: ControlRequest, id: Int) -> Data {
-        var data = (try? makeEncoder().encode(RequestEnvelope(id: id, request: request))) ?? Data()
+    /// A request as one line, newline included: the call's fields beside `v`, `id` and
+    /// `request`, as a script would type them.
+    public static func encode<C: ControlCall>(_ call: C, id: Int) -> Data {
+        var data = (try? makeEncoder().encode(RequestEnvelope(id: id, call: call))) ?? Data()
         data.append(0x0A)
         return data
     }
@@ -136,10 +92,10 @@ extension ControlProtocol {
 
     /// Reads one request line (without its newline). On failure the refusal carries the id
     /// when it could be read, so the client can match the error to its request.
-    public static func decodeRequest(_ line: Data) -> Result<(id: Int?, request: ControlRequest), DecodeFailure> {
+    public static func decodeRequest(_ line: Data) -> Result<(id: Int?, call: any ControlCall), DecodeFailure> {
         let decoder = JSONDecoder()
         let id = (try? decoder.decode(IdProbe.self, from: line))?.id
-        func fail(_ refusal: ControlRefusal) -> Result<(id: Int?, request: ControlRequest), DecodeFailure> {
+        func fail(_ refusal: ControlRefusal) -> Result<(id: Int?, call: any ControlCall), DecodeFailure> {
             .failure(DecodeFailure(id: id, refusal: refusal))
         }
         // The version first: a later version may name its other fields differently.
@@ -161,41 +117,15 @@ extension ControlProtocol {
         } catch {
             return fail(badRequest(error))
         }
+        guard let type = ControlCalls.byName[head.request] else {
+            let shown = head.request.count > 40 ? String(head.request.prefix(40)) + "…" : head.request
+            return fail(
+                ControlRefusal(
+                    .unknownRequest, "unknown request '\(shown)'; known: \(ControlCalls.names.joined(separator: ", "))")
+            )
+        }
         do {
-            switch head.request {
-            case "status": return .success((id, .status))
-            case "ready": return .success((id, .ready))
-            case "abort": return .success((id, .abort))
-            case "watch": return .success((id, .watch))
-            case "about": return .success((id, .about))
-            case "layout":
-                let p = try decoder.decode(LayoutParams.self, from: line)
-                return .success((id, .layout(p.view ?? .handler)))
-            case "session-end":
-                let p = try decoder.decode(SessionEndParams.self, from: line)
-                return .success((id, .sessionEnd(suggestions: p.suggestions)))
-            case "session-start":
-                let p = try decoder.decode(SessionStartParams.self, from: line)
-                return .success((id, .sessionStart(p.request)))
-            case "dog-add":
-                return .success((id, .dogAdd(try decoder.decode(DogEntry.self, from: line))))
-            case "sample-add":
-                return .success((id, .sampleAdd(try decoder.decode(SampleEntry.self, from: line))))
-            case "sample-note":
-                return .success((id, .sampleNote(try decoder.decode(SampleNoteEntry.self, from: line))))
-            case "trial-correct":
-                return .success((id, .trialCorrect(try decoder.decode(TrialCorrectionEntry.self, from: line))))
-            case "session-note":
-                return .success((id, .sessionNote(try decoder.decode(SessionNoteEntry.self, from: line))))
-            case "simulate":
-                return .success((id, .simulate(try decoder.decode(SimulatedInput.self, from: line))))
-            default:
-                let shown = head.request.count > 40 ? String(head.request.prefix(40)) + "…" : head.request
-                return fail(
-                    ControlRefusal(
-                        .unknownRequest,
-                        "unknown request '\(shown)'; known: \(ControlRequest.names.joined(separator: ", "))"))
-            }
+            return .success((id, try decodeCall(type, from: line, decoder: decoder)))
         } catch {
             return fail(badRequest(error))
         }
@@ -301,110 +231,25 @@ private struct Head: Decodable {
     var request: String
 }
 
-private struct LayoutParams: Decodable {
-    var view: ClientView?
-}
-
-private struct SessionEndParams: Decodable {
-    var suggestions: String?
-}
-
-/// `session-start`'s parameters sit beside `v`, `id` and `request`; `samples` may be left out.
-private struct SessionStartParams: Decodable {
-    var dog: String
-    var program: String
-    var step: String
-    var exercise: String?
-    var mode: TrainingMode?
-    var trials: Int?
-    var samples: [String]?
-    var unlabelled: Bool?
-    var handler: String?
-    var seed: UInt64?
-    var layouts: [[SampleKind]]?
-    var newDog: Bool?
-    var durationSeconds: Double?
-    var stations: [String]?
-
-    var request: SessionRequest {
-        var r = SessionRequest(
-            dog: dog, program: program, step: step, exercise: exercise, mode: mode, trials: trials,
-            samples: samples ?? [], handler: handler, seed: seed, layouts: layouts, newDog: newDog)
-        r.durationSeconds = durationSeconds
-        r.stations = stations
-        r.unlabelled = unlabelled
-        return r
-    }
-}
-
-private struct RequestEnvelope: Encodable {
+/// A request's line: the call's own fields, then the frame's, in one object.
+private struct RequestEnvelope<C: ControlCall>: Encodable {
     var id: Int
-    var request: ControlRequest
+    var call: C
 
-    enum CodingKeys: String, CodingKey {
-        case v, id, request, view, suggestions
-        case dog, program, step, exercise, mode, trials, samples, handler, seed, layouts, newDog, durationSeconds,
-            stations, unlabelled
-    }
-
-    /// The added row's fields sit beside `v`, `id` and `request`, as session-start's do.
-    struct FlatEncoder<E: Encodable>: Encodable {
-        var id: Int
-        var name: String
-        var entry: E
-
-        func encode(to encoder: any Encoder) throws {
-            try entry.encode(to: encoder)
-            var c = encoder.container(keyedBy: CodingKeys.self)
-            try c.encode(ControlProtocol.version, forKey: .v)
-            try c.encode(id, forKey: .id)
-            try c.encode(name, forKey: .request)
-        }
-    }
+    enum CodingKeys: String, CodingKey { case v, id, request }
 
     func encode(to encoder: any Encoder) throws {
-        switch request {
-        case .dogAdd(let entry): return try FlatEncoder(id: id, name: request.name, entry: entry).encode(to: encoder)
-        case .sampleAdd(let entry):
-            return try FlatEncoder(id: id, name: request.name, entry: entry).encode(to: encoder)
-        case .sampleNote(let entry):
-            return try FlatEncoder(id: id, name: request.name, entry: entry).encode(to: encoder)
-        case .trialCorrect(let entry):
-            return try FlatEncoder(id: id, name: request.name, entry: entry).encode(to: encoder)
-        case .sessionNote(let entry):
-            return try FlatEncoder(id: id, name: request.name, entry: entry).encode(to: encoder)
-        case .simulate(let entry):
-            return try FlatEncoder(id: id, name: request.name, entry: entry).encode(to: encoder)
-        default: break
-        }
+        try call.encode(to: encoder)
         var c = encoder.container(keyedBy: CodingKeys.self)
         try c.encode(ControlProtocol.version, forKey: .v)
         try c.encode(id, forKey: .id)
-        try c.encode(request.name, forKey: .request)
-        switch request {
-        case .dogAdd, .sampleAdd, .sampleNote, .trialCorrect, .sessionNote, .simulate:
-            break
-        case .status, .ready, .abort, .watch, .about:
-            break
-        case .layout(let view):
-            try c.encode(view, forKey: .view)
-        case .sessionEnd(let suggestions):
-            try c.encodeIfPresent(suggestions, forKey: .suggestions)
-        case .sessionStart(let r):
-            try c.encode(r.dog, forKey: .dog)
-            try c.encode(r.program, forKey: .program)
-            try c.encode(r.step, forKey: .step)
-            try c.encodeIfPresent(r.exercise, forKey: .exercise)
-            try c.encodeIfPresent(r.mode, forKey: .mode)
-            try c.encodeIfPresent(r.trials, forKey: .trials)
-            try c.encode(r.samples, forKey: .samples)
-            try c.encodeIfPresent(r.handler, forKey: .handler)
-            try c.encodeIfPresent(r.seed, forKey: .seed)
-            try c.encodeIfPresent(r.layouts, forKey: .layouts)
-            try c.encodeIfPresent(r.newDog, forKey: .newDog)
-            try c.encodeIfPresent(r.durationSeconds, forKey: .durationSeconds)
-            try c.encodeIfPresent(r.stations, forKey: .stations)
-            try c.encodeIfPresent(r.unlabelled, forKey: .unlabelled)
-        }
+        try c.encode(C.name, forKey: .request)
     }
+}
+
+/// Decodes one call of the type the table named, from the whole request line (the frame's
+/// fields are ignored by the call's own decoding).
+private func decodeCall<C: ControlCall>(_ type: C.Type, from line: Data, decoder: JSONDecoder) throws -> any ControlCall
+{
+    try decoder.decode(C.self, from: line)
 }

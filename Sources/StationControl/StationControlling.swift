@@ -1,8 +1,8 @@
 import TrainingEngine
 
-// The station's control surface, as the daemon offers it to the control socket. The socket
-// server (this module) speaks the wire protocol and calls these; lineupd implements them.
-// Calls come from the socket's thread, never the hot thread.
+// What the control requests carry and what the station answers: the values on the wire.
+// The requests themselves, and the `StationControlling` calls that answer them, are in
+// ControlCalls.swift.
 
 /// Who is asking: the handler's view never sees a double-blind layout; the loading
 /// assistant's does. Chosen by the client (`lineupctl layout --assistant`), because both are
@@ -66,6 +66,25 @@ public struct SessionRequest: Sendable, Codable, Hashable {
         self.handler = handler
         self.seed = seed
         self.layouts = layouts
+    }
+
+    /// As synthesized, except that `samples` may be left out on the wire (none given).
+    public init(from decoder: any Decoder) throws {
+        let c = try decoder.container(keyedBy: CodingKeys.self)
+        dog = try c.decode(String.self, forKey: .dog)
+        program = try c.decode(String.self, forKey: .program)
+        step = try c.decode(String.self, forKey: .step)
+        exercise = try c.decodeIfPresent(String.self, forKey: .exercise)
+        mode = try c.decodeIfPresent(TrainingMode.self, forKey: .mode)
+        trials = try c.decodeIfPresent(Int.self, forKey: .trials)
+        samples = try c.decodeIfPresent([String].self, forKey: .samples) ?? []
+        unlabelled = try c.decodeIfPresent(Bool.self, forKey: .unlabelled)
+        handler = try c.decodeIfPresent(String.self, forKey: .handler)
+        seed = try c.decodeIfPresent(UInt64.self, forKey: .seed)
+        layouts = try c.decodeIfPresent([[SampleKind]].self, forKey: .layouts)
+        newDog = try c.decodeIfPresent(Bool.self, forKey: .newDog)
+        durationSeconds = try c.decodeIfPresent(Double.self, forKey: .durationSeconds)
+        stations = try c.decodeIfPresent([String].self, forKey: .stations)
     }
 }
 
@@ -368,36 +387,4 @@ public struct ControlRefusal: Error, Sendable, Codable, Hashable, CustomStringCo
     }
 
     public var description: String { message }
-}
-
-/// What lineupd offers the socket. Each call returns quickly; none runs on the hot thread.
-public protocol StationControlling: AnyObject, Sendable {
-    func status() -> StationStatus
-    /// Returns the new session's id, and a warning if it started with one (little free space).
-    func startSession(_ request: SessionRequest) throws(ControlRefusal) -> SessionStarted
-    /// Refused to the handler's view in double-blind mode.
-    func layout(view: ClientView) throws(ControlRefusal) -> [LayoutEntry]
-    /// The containers are loaded: start the next trial. The reply is the engine's answer;
-    /// a press that starts nothing is refused, saying why.
-    func ready() throws(ControlRefusal) -> ReadyReply
-    /// Stops the current trial (recorded as aborted) and the session's block.
-    func abort() throws(ControlRefusal)
-    /// Ends the session with the trainer's improvement suggestions.
-    func endSession(suggestions: String?) throws(ControlRefusal)
-    /// Registers a watcher: `send` gets one line (JSON, no newline) per event until it
-    /// returns false (the client went away). Returns a token for `unwatch`.
-    func watch(_ send: @escaping @Sendable (String) -> Bool) -> Int
-    func unwatch(_ token: Int)
-    /// The researcher's additions; each returns the new row's id once it is committed.
-    func addDog(_ entry: DogEntry) throws(ControlRefusal) -> String
-    func addSample(_ entry: SampleEntry) throws(ControlRefusal) -> String
-    func noteSample(_ entry: SampleNoteEntry) throws(ControlRefusal) -> String
-    /// A correction of a trial's outcome (a new row; the original is kept).
-    func correctTrial(_ entry: TrialCorrectionEntry) throws(ControlRefusal) -> String
-    /// A comment on a session after it (appended); returns the note's id.
-    func noteSession(_ entry: SessionNoteEntry) throws(ControlRefusal) -> String
-    /// Moves an input of the simulated lineup; refused when the lineup is real.
-    func simulate(_ input: SimulatedInput) throws(ControlRefusal)
-    /// Its log and the programs it would accept.
-    func about() -> StationAbout
 }

@@ -3,6 +3,7 @@ import CALSA
 import Foundation
 import Glibc
 import StationConfig
+import StationControl
 import StationIO
 import StationLogging
 import TrainingEngine
@@ -140,12 +141,30 @@ struct Selftest: ParsableCommand {
     }
 }
 
-/// `lineupctl version`: what this build links, for bug reports and CI.
+/// `lineupctl version`: what this build links, for bug reports and CI; then what the running
+/// lineupd was built with, which may differ (the first line stays libgpiod's: CI reads it).
 struct Version: ParsableCommand {
-    static let configuration = CommandConfiguration(abstract: "Show the libraries this build uses.")
+    static let configuration = CommandConfiguration(
+        abstract: "Show the libraries this build uses, and those of the running lineupd.")
+
+    @OptionGroup var socket: SocketOptions
 
     func run() {
         print("libgpiod \(GPIOLineup.libraryVersion)")
         print("alsa-lib \(String(cString: snd_asoundlib_version()))")
+        let client = socket.client
+        do {
+            let daemon = try client.send(VersionRequest())
+            print(
+                "lineupd on \(client.path): libgpiod \(daemon.libgpiod), alsa-lib \(daemon.alsaLib), protocol \(daemon.protocolVersion)"
+            )
+        } catch .refused(let refusal) where refusal.code == .unknownRequest {
+            print("lineupd on \(client.path): an older lineupd, which does not say what it was built with")
+        } catch .refused(let refusal) {
+            print("lineupd on \(client.path): \(refusal.message)")
+        } catch {
+            // Not an error of this command: without a daemon it still says what this build uses.
+            print(error.description)
+        }
     }
 }

@@ -1,5 +1,7 @@
+import CALSA
 import Foundation
 import StationControl
+import StationIO
 import TrainingEngine
 
 // `about`: what this lineupd offers, so lineupctl asks the running station rather than
@@ -9,6 +11,13 @@ extension StationService {
         StationAbout(
             log: Self.absolute(options.databasePath), programsDirectory: options.programsDirectory.map(Self.absolute),
             programs: offeredPrograms())
+    }
+
+    /// `version`: the libraries this lineupd was built with, as `lineupctl version` prints its own.
+    func version() -> StationVersion {
+        StationVersion(
+            protocolVersion: ControlProtocol.version, libgpiod: GPIOLineup.libraryVersion,
+            alsaLib: String(cString: snd_asoundlib_version()))
     }
 
     /// Every program `session start --program NAME` would be given, found and checked as

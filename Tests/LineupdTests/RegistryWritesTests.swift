@@ -26,6 +26,7 @@ struct RegistryWritesTests {
         }
 
         func about() -> StationAbout { StationAbout(log: log, programsDirectory: nil, programs: []) }
+        func version() -> StationVersion { StationVersion(protocolVersion: 1, libgpiod: "-", alsaLib: "-") }
         func addDog(_ entry: DogEntry) throws(ControlRefusal) -> String { record("dog \(entry.name)") }
         func addSample(_ entry: SampleEntry) throws(ControlRefusal) -> String { record("sample \(entry.label)") }
         func noteSample(_ entry: SampleNoteEntry) throws(ControlRefusal) -> String { record("note \(entry.sample)") }

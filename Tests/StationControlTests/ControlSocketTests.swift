@@ -42,16 +42,16 @@ struct ControlSocketTests {
 
     @Test("session-start carries every field to the station")
     func sessionStartFields() throws {
-        let line = ControlProtocol.encode(.sessionStart(blindSession), id: 9)
+        let line = ControlProtocol.encode(blindSession, id: 9)
         let decoded = try ControlProtocol.decodeRequest(line.dropLast()).get()
         #expect(decoded.id == 9)
-        #expect(decoded.request == .sessionStart(blindSession))
+        #expect(decoded.call as? SessionRequest == blindSession)
         // samples may be left out on the wire.
         let bare =
             #"{"v":1,"id":2,"request":"session-start","dog":"Rex","program":"study","step":"a/1","mode":"automated"}"#
         #expect(
-            try ControlProtocol.decodeRequest(Data(bare.utf8)).get().request
-                == .sessionStart(SessionRequest(dog: "Rex", program: "study", step: "a/1", mode: .automated)))
+            try ControlProtocol.decodeRequest(Data(bare.utf8)).get().call as? SessionRequest
+                == SessionRequest(dog: "Rex", program: "study", step: "a/1", mode: .automated))
     }
 
     @Test("the researcher's additions carry every field, and the station's refusals come back")
@@ -61,19 +61,19 @@ struct ControlSocketTests {
         let sample = SampleEntry(
             label: "T-42", kind: .target, diagnosis: "lung cancer", source: "clinic A", collection: "breath, 5 min",
             processing: "frozen -20 C", collectedOn: "2025-01-10")
-        for request in [
-            ControlRequest.dogAdd(DogEntry(name: "Aino", born: "2021-04-02", notes: "shy of metal")),
-            .dogAdd(DogEntry(name: "Cara")), .sampleAdd(sample), .sampleAdd(SampleEntry(label: "B", kind: .blank)),
-            .sampleNote(SampleNoteEntry(sample: "T-42", text: "lid \"cracked\", replaced")),
-        ] {
+        let requests: [any ControlCall] = [
+            DogEntry(name: "Aino", born: "2021-04-02", notes: "shy of metal"), DogEntry(name: "Cara"), sample,
+            SampleEntry(label: "B", kind: .blank), SampleNoteEntry(sample: "T-42", text: "lid \"cracked\", replaced"),
+        ]
+        for request in requests {
             let line = ControlProtocol.encode(request, id: 3)
-            #expect(try ControlProtocol.decodeRequest(line.dropLast()).get().request == request)
+            #expect(try ControlProtocol.decodeRequest(line.dropLast()).get().call.isSame(as: request))
         }
         // The wire's own spelling, as a script would type it.
         let typed = #"{"v":1,"id":4,"request":"sample-add","label":"C-1","kind":"control","collectedOn":"2025-02-01"}"#
         #expect(
-            try ControlProtocol.decodeRequest(Data(typed.utf8)).get().request
-                == .sampleAdd(SampleEntry(label: "C-1", kind: .control, collectedOn: "2025-02-01")))
+            try ControlProtocol.decodeRequest(Data(typed.utf8)).get().call as? SampleEntry
+                == SampleEntry(label: "C-1", kind: .control, collectedOn: "2025-02-01"))
 
         #expect(try client.addDog(DogEntry(name: "Aino", born: "2021-04-02")) == "D1")
         #expect(try client.addSample(sample) == "S-T-42")
@@ -95,12 +95,12 @@ struct ControlSocketTests {
         defer { server.stop() }
         let entry = TrialCorrectionEntry(
             trial: "9b1c0d2e", outcome: .falseAlert, indicated: 3, reason: "video: held at 3")
-        let line = ControlProtocol.encode(.trialCorrect(entry), id: 5)
-        #expect(try ControlProtocol.decodeRequest(line.dropLast()).get().request == .trialCorrect(entry))
+        let line = ControlProtocol.encode(entry, id: 5)
+        #expect(try ControlProtocol.decodeRequest(line.dropLast()).get().call as? TrialCorrectionEntry == entry)
         let typed = #"{"v":1,"id":6,"request":"trial-correct","trial":"9b1c","outcome":"miss","reason":"no hold"}"#
         #expect(
-            try ControlProtocol.decodeRequest(Data(typed.utf8)).get().request
-                == .trialCorrect(TrialCorrectionEntry(trial: "9b1c", outcome: .miss, reason: "no hold")))
+            try ControlProtocol.decodeRequest(Data(typed.utf8)).get().call as? TrialCorrectionEntry
+                == TrialCorrectionEntry(trial: "9b1c", outcome: .miss, reason: "no hold"))
         #expect(try client.correctTrial(entry) == "C1")
         #expect(
             throws: ControlClientError.refused(ControlRefusal(.unknown, "no trial \"nope\" in the log"))

@@ -112,6 +112,11 @@ final class FakeStation: StationControlling, @unchecked Sendable {
             programs: [OfferedProgram(name: "study", source: "built-in", text: "name = \"study\"", refused: nil)])
     }
 
+    func version() -> StationVersion {
+        record("version")
+        return StationVersion(protocolVersion: 1, libgpiod: "2.1.3 (v2 API)", alsaLib: "1.2.8")
+    }
+
     func endSession(suggestions: String?) throws(ControlRefusal) {
         record("endSession \(suggestions ?? "-")")
         let had = lock.withLock {

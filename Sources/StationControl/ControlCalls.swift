@@ -1,0 +1,244 @@
+import Foundation
+import TrainingEngine
+
+// Every control request, declared once: its Codable type (the fields that sit beside `v`,
+// `id` and `request` on the wire), its name, its reply, and the station call that answers it.
+// `ControlCalls.all` is the table the server decodes by name; the client sends the same type.
+// Adding a request: a type here, its entry in `all`, its `StationControlling` requirement
+// (below), the service's implementation in lineupd, and the lineupctl command that sends it.
+// A new request does not bump `ControlProtocol.version`: an older lineupd answers it with
+// `unknown-request`, which the client can read; a changed field of an old request would.
+
+/// A request as it crosses the socket.
+public protocol ControlCall: Codable, Sendable, Hashable {
+    /// What a successful reply carries in `result`.
+    associatedtype Reply: Codable & Sendable
+    /// The name on the wire (`"request":"session-start"`).
+    static var name: String { get }
+}
+
+/// A request the station answers with one reply. (`watch` is the one that is not: after its
+/// reply the connection streams, which is the server's business.)
+public protocol StationCall: ControlCall {
+    func perform(on station: any StationControlling) throws(ControlRefusal) -> Reply
+}
+
+/// The table of requests, in the order `unknown-request` lists them.
+public enum ControlCalls {
+    public static let all: [any ControlCall.Type] = [
+        StatusRequest.self, SessionRequest.self, LayoutRequest.self, ReadyRequest.self, AbortRequest.self,
+        SessionEndRequest.self, WatchRequest.self, DogEntry.self, SampleEntry.self, SampleNoteEntry.self,
+        TrialCorrectionEntry.self, SessionNoteEntry.self, SimulatedInput.self, AboutRequest.self,
+        VersionRequest.self,
+    ]
+
+    static let byName: [String: any ControlCall.Type] = Dictionary(
+        all.map { ($0.name, $0) }, uniquingKeysWith: { first, _ in first })
+
+    public static var names: [String] { all.map { $0.name } }
+}
+
+/// What lineupd offers the socket. Each call returns quickly; none runs on the hot thread.
+/// Calls come from the socket's thread, one at a time.
+public protocol StationControlling: AnyObject, Sendable {
+    func status() -> StationStatus
+    /// Returns the new session's id, and a warning if it started with one (little free space).
+    func startSession(_ request: SessionRequest) throws(ControlRefusal) -> SessionStarted
+    /// Refused to the handler's view in double-blind mode.
+    func layout(view: ClientView) throws(ControlRefusal) -> [LayoutEntry]
+    /// The containers are loaded: start the next trial. The reply is the engine's answer;
+    /// a press that starts nothing is refused, saying why.
+    func ready() throws(ControlRefusal) -> ReadyReply
+    /// Stops the current trial (recorded as aborted) and the session's block.
+    func abort() throws(ControlRefusal)
+    /// Ends the session with the trainer's improvement suggestions.
+    func endSession(suggestions: String?) throws(ControlRefusal)
+    /// Registers a watcher: `send` gets one line (JSON, no newline) per event until it
+    /// returns false (the client went away). Returns a token for `unwatch`.
+    func watch(_ send: @escaping @Sendable (String) -> Bool) -> Int
+    func unwatch(_ token: Int)
+    /// The researcher's additions; each returns the new row's id once it is committed.
+    func addDog(_ entry: DogEntry) throws(ControlRefusal) -> String
+    func addSample(_ entry: SampleEntry) throws(ControlRefusal) -> String
+    func noteSample(_ entry: SampleNoteEntry) throws(ControlRefusal) -> String
+    /// A correction of a trial's outcome (a new row; the original is kept).
+    func correctTrial(_ entry: TrialCorrectionEntry) throws(ControlRefusal) -> String
+    /// A comment on a session after it (appended); returns the note's id.
+    func noteSession(_ entry: SessionNoteEntry) throws(ControlRefusal) -> String
+    /// Moves an input of the simulated lineup; refused when the lineup is real.
+    func simulate(_ input: SimulatedInput) throws(ControlRefusal)
+    /// Its log and the programs it would accept.
+    func about() -> StationAbout
+    /// The libraries the running lineupd was built with.
+    func version() -> StationVersion
+}
+
+// MARK: - The requests
+
+/// `status`: the station now.
+public struct StatusRequest: StationCall {
+    public static let name = "status"
+    public typealias Reply = StationStatus
+    public init() {}
+    public func perform(on station: any StationControlling) -> StationStatus { station.status() }
+}
+
+/// `session-start`: `samples` may be left out on the wire (see `SessionRequest.init(from:)`).
+extension SessionRequest: StationCall {
+    public static let name = "session-start"
+    public typealias Reply = SessionStarted
+    public func perform(on station: any StationControlling) throws(ControlRefusal) -> SessionStarted {
+        try station.startSession(self)
+    }
+}
+
+/// `layout`: the current layout as `view` may see it; a bare request is the handler's view.
+public struct LayoutRequest: StationCall {
+    public static let name = "layout"
+    public typealias Reply = LayoutReply
+    public var view: ClientView
+
+    public init(view: ClientView) { self.view = view }
+
+    public init(from decoder: any Decoder) throws {
+        let c = try decoder.container(keyedBy: CodingKeys.self)
+        view = try c.decodeIfPresent(ClientView.self, forKey: .view) ?? .handler
+    }
+
+    public func perform(on station: any StationControlling) throws(ControlRefusal) -> LayoutReply {
+        LayoutReply(view: view, stations: try station.layout(view: view))
+    }
+}
+
+/// `ready`: the containers are loaded.
+public struct ReadyRequest: StationCall {
+    public static let name = "ready"
+    public typealias Reply = ReadyReply
+    public init() {}
+    public func perform(on station: any StationControlling) throws(ControlRefusal) -> ReadyReply {
+        try station.ready()
+    }
+}
+
+/// `abort`: stop the trial and the block.
+public struct AbortRequest: StationCall {
+    public static let name = "abort"
+    public typealias Reply = Done
+    public init() {}
+    public func perform(on station: any StationControlling) throws(ControlRefusal) -> Done {
+        try station.abort()
+        return Done()
+    }
+}
+
+/// `session-end`, with the trainer's suggestions.
+public struct SessionEndRequest: StationCall {
+    public static let name = "session-end"
+    public typealias Reply = Done
+    public var suggestions: String?
+    public init(suggestions: String?) { self.suggestions = suggestions }
+    public func perform(on station: any StationControlling) throws(ControlRefusal) -> Done {
+        try station.endSession(suggestions: suggestions)
+        return Done()
+    }
+}
+
+/// `watch`: after its `Done` reply the connection streams events; the server registers it.
+public struct WatchRequest: ControlCall {
+    public typealias Reply = Done
+    public static let name = "watch"
+    public init() {}
+}
+
+extension DogEntry: StationCall {
+    public static let name = "dog-add"
+    public typealias Reply = Added
+    public func perform(on station: any StationControlling) throws(ControlRefusal) -> Added {
+        Added(id: try station.addDog(self))
+    }
+}
+
+extension SampleEntry: StationCall {
+    public static let name = "sample-add"
+    public typealias Reply = Added
+    public func perform(on station: any StationControlling) throws(ControlRefusal) -> Added {
+        Added(id: try station.addSample(self))
+    }
+}
+
+extension SampleNoteEntry: StationCall {
+    public static let name = "sample-note"
+    public typealias Reply = Added
+    public func perform(on station: any StationControlling) throws(ControlRefusal) -> Added {
+        Added(id: try station.noteSample(self))
+    }
+}
+
+extension TrialCorrectionEntry: StationCall {
+    public static let name = "trial-correct"
+    public typealias Reply = Added
+    public func perform(on station: any StationControlling) throws(ControlRefusal) -> Added {
+        Added(id: try station.correctTrial(self))
+    }
+}
+
+extension SessionNoteEntry: StationCall {
+    public static let name = "session-note"
+    public typealias Reply = Added
+    public func perform(on station: any StationControlling) throws(ControlRefusal) -> Added {
+        Added(id: try station.noteSession(self))
+    }
+}
+
+extension SimulatedInput: StationCall {
+    public static let name = "simulate"
+    public typealias Reply = Done
+    public func perform(on station: any StationControlling) throws(ControlRefusal) -> Done {
+        try station.simulate(self)
+        return Done()
+    }
+}
+
+/// `about`: the station's log and the programs it would accept.
+public struct AboutRequest: StationCall {
+    public static let name = "about"
+    public typealias Reply = StationAbout
+    public init() {}
+    public func perform(on station: any StationControlling) -> StationAbout { station.about() }
+}
+
+/// `version`: what the running lineupd was built with, which need not be what the lineupctl
+/// asking was built with (the two are installed apart, and a board may hold an older daemon).
+public struct VersionRequest: StationCall {
+    public static let name = "version"
+    public typealias Reply = StationVersion
+    public init() {}
+    public func perform(on station: any StationControlling) -> StationVersion { station.version() }
+}
+
+/// `version`'s result.
+public struct StationVersion: Sendable, Codable, Hashable {
+    /// The control protocol's version lineupd speaks (`ControlProtocol.version`).
+    public var protocolVersion: Int
+    /// libgpiod's version and the API the build uses, e.g. `2.1.3 (v2 API)`.
+    public var libgpiod: String
+    /// alsa-lib's version, e.g. `1.2.8`.
+    public var alsaLib: String
+
+    public init(protocolVersion: Int, libgpiod: String, alsaLib: String) {
+        self.protocolVersion = protocolVersion
+        self.libgpiod = libgpiod
+        self.alsaLib = alsaLib
+    }
+}
+
+extension StationCall {
+    /// The reply line to this request: the station's answer, or its refusal.
+    func answer(id: Int?, from station: any StationControlling) -> Data {
+        do throws(ControlRefusal) {
+            return ControlProtocol.encodeReply(id: id, result: try perform(on: station))
+        } catch {
+            return ControlProtocol.encodeReply(id: id, error: error)
+        }
+    }
+}
