@@ -55,7 +55,7 @@ public struct Added: Sendable, Codable, Hashable {
     public init(id: String) { self.id = id }
 }
 
-/// The result of requests that only say "done" (`ready`, `abort`, `session-end`, `watch`).
+/// The result of requests that only say "done" (`abort`, `session-end`, `watch`, `simulate`).
 public struct Done: Sendable, Codable, Hashable {
     public init() {}
 }
