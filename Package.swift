@@ -11,7 +11,8 @@ import PackageDescription
 //   SessionLog           SQLite through GRDB: the append-only record and its exports
 //   Report               the researcher's HTML report: draws what SessionLog counted (inline SVG)
 //   StationLogging       one logger per component (swift-log), one line each, journald-friendly
-//   lineupd, lineupctl   the daemon and the tool
+//   StationRuntime       the live session: engine on the hot path, log feeder, station service
+//   lineupd, lineupctl   the daemon (flags, assembly, signals) and the tool
 let package = Package(
     name: "lineup",
     platforms: [.macOS(.v14)],
@@ -75,11 +76,18 @@ let package = Package(
             name: "Report",
             dependencies: ["SessionLog", "TrainingEngine"]
         ),
-        .executableTarget(
-            name: "lineupd",
+        .target(
+            name: "StationRuntime",
             dependencies: [
                 "StationConfig", "StationIO", "TrainingEngine", "VirtualDog", "SessionLog", "StationControl",
                 "StationLogging", .product(name: "Logging", package: "swift-log"),
+            ]
+        ),
+        .executableTarget(
+            name: "lineupd",
+            dependencies: [
+                "StationRuntime", "StationConfig", "StationIO", "TrainingEngine", "VirtualDog", "SessionLog",
+                "StationControl", "StationLogging", .product(name: "Logging", package: "swift-log"),
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]
         ),

@@ -16,8 +16,8 @@ import VirtualDog
 /// edge is logged) and one per session, each with its own engine. Switching stops the hot
 /// thread, hands the engine over on this side, and starts a new one on the same lines and the
 /// same audio device, so the hot path itself never changes state under a lock.
-final class StationService: StationControlling, @unchecked Sendable {
-    struct Options {
+public final class StationService: StationControlling, @unchecked Sendable {
+    public struct Options {
         var board: StationConfiguration
         var databasePath: String
         var realtime: Bool
@@ -34,6 +34,23 @@ final class StationService: StationControlling, @unchecked Sendable {
         var dogSeed: UInt64 = 0xD06
         /// The name written in each session row (default: the board's, else `lineup`).
         var stationName: String? = nil
+
+        public init(
+            board: StationConfiguration, databasePath: String, realtime: Bool, printTrials: Bool,
+            dog: DogParameters? = nil, speed: Double = 1, programsDirectory: String? = nil,
+            faults: [InjectedFault] = [], dogSeed: UInt64 = 0xD06, stationName: String? = nil
+        ) {
+            self.board = board
+            self.databasePath = databasePath
+            self.realtime = realtime
+            self.printTrials = printTrials
+            self.dog = dog
+            self.speed = speed
+            self.programsDirectory = programsDirectory
+            self.faults = faults
+            self.dogSeed = dogSeed
+            self.stationName = stationName
+        }
     }
 
     final class Segment: @unchecked Sendable {
@@ -116,7 +133,7 @@ final class StationService: StationControlling, @unchecked Sendable {
     /// The board's output lines (station LEDs or valves, the buzzer), when it has any.
     let outputs: (driver: any OutputDriver, map: StationOutputMap)?
 
-    init(
+    public init(
         options: Options, source: any EdgeSource, simulated: SimulatedLineup?, player: ClickPlayer,
         outputs: (any OutputDriver, StationOutputMap)? = nil
     ) throws {
@@ -135,7 +152,7 @@ final class StationService: StationControlling, @unchecked Sendable {
     deinit { close(recordsReady) }
 
     /// Starts between sessions: the hot loop with no session, and the virtual dog if any.
-    func start() throws {
+    public func start() throws {
         switching.lock()
         defer { switching.unlock() }
         // Sessions this station never ended were cut short (a crash, a kill, a power cut):
@@ -164,7 +181,7 @@ final class StationService: StationControlling, @unchecked Sendable {
     }
 
     /// Ends the session in progress (its running trial aborted), flushes the log, stops.
-    func shutdown() {
+    public func shutdown() {
         // The dog first: it takes `switching` to look at the session.
         dogStop.store(true, ordering: .releasing)
         while let thread = dogThread, !thread.isFinished { usleep(1000) }
@@ -184,9 +201,9 @@ final class StationService: StationControlling, @unchecked Sendable {
         reportLogLosses()
     }
 
-    var hotThreadRealtimeProblem: String? { realtimeProblem.withLock { $0 } }
-    var isHotLoopRunning: Bool { segment.map { !$0.loopDone.load(ordering: .acquiring) } ?? false }
-    var hasSession: Bool {
+    public var hotThreadRealtimeProblem: String? { realtimeProblem.withLock { $0 } }
+    public var isHotLoopRunning: Bool { segment.map { !$0.loopDone.load(ordering: .acquiring) } ?? false }
+    public var hasSession: Bool {
         switching.lock()
         defer { switching.unlock() }
         return current != nil
@@ -291,7 +308,7 @@ final class StationService: StationControlling, @unchecked Sendable {
 
     // MARK: StationControlling
 
-    func status() -> StationStatus {
+    public func status() -> StationStatus {
         switching.lock()
         defer { switching.unlock() }
         let writerStatus = writer.status
@@ -425,7 +442,7 @@ final class StationService: StationControlling, @unchecked Sendable {
         }
     }
 
-    func watch(_ send: @escaping @Sendable (String) -> Bool) -> Int {
+    public func watch(_ send: @escaping @Sendable (String) -> Bool) -> Int {
         watchers.withLock { w in
             w.next += 1
             w.all[w.next] = send
@@ -433,7 +450,7 @@ final class StationService: StationControlling, @unchecked Sendable {
         }
     }
 
-    func unwatch(_ token: Int) {
+    public func unwatch(_ token: Int) {
         watchers.withLock { _ = $0.all.removeValue(forKey: token) }
     }
 

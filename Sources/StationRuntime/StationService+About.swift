@@ -5,7 +5,7 @@ import TrainingEngine
 // `about`: what this lineupd offers, so lineupctl asks the running station rather than
 // guessing its log and its programs directory from its own defaults.
 extension StationService {
-    func about() -> StationAbout {
+    public func about() -> StationAbout {
         StationAbout(
             log: Self.absolute(options.databasePath), programsDirectory: options.programsDirectory.map(Self.absolute),
             programs: offeredPrograms())

@@ -8,7 +8,7 @@ import TrainingEngine
 /// The hot loop's one consumer: drains the station's ring (raw edges, clicks) and the engine's
 /// note ring, turns them into log events, commits each trial with `commitTrial` and prints its
 /// line. Runs on its own thread, so SQLite and stdout never touch the hot path.
-final class LogFeeder: @unchecked Sendable {
+public final class LogFeeder: @unchecked Sendable {
     struct Settings {
         /// nil between sessions: edges and the clicker are still logged, to no session.
         var sessionId: UUID?
@@ -52,7 +52,7 @@ final class LogFeeder: @unchecked Sendable {
     private let finishing = Atomic<Bool>(false)
     private let finished = Atomic<Bool>(false)
     /// Trials committed so far, and inter-trial intervals over: the assistant's cue to load.
-    let committed = Atomic<Int>(0)
+    public let committed = Atomic<Int>(0)
     let intervalsOver = Atomic<Int>(0)
     /// Trainer-led repetitions finished, and the one running now (from 1), or -1.
     let exercisesDone = Atomic<Int>(0)
@@ -65,19 +65,19 @@ final class LogFeeder: @unchecked Sendable {
     // Feeder thread only until `finished`; then read by the main thread.
     /// The block's figures, counted by the one implementation (`Tally`) from the same trials
     /// the log receives.
-    private(set) var tally = Tally()
-    private(set) var handedLatencies: [UInt64] = []
-    private(set) var onsetLatencies: [UInt64] = []
-    private(set) var rawEdges = 0
-    private(set) var failure: String?
+    public private(set) var tally = Tally()
+    public private(set) var handedLatencies: [UInt64] = []
+    public private(set) var onsetLatencies: [UInt64] = []
+    public private(set) var rawEdges = 0
+    public private(set) var failure: String?
     /// Double-blind: the full trial lines, printed once the session is over (`revealLines`).
     private(set) var withheldLines: [String] = []
     /// Trials whose commit failed and waited in the writer's spool (written later or lost:
     /// the writer's status says which).
-    private(set) var trialsSpooled = 0
+    public private(set) var trialsSpooled = 0
     /// Sensor faults by kind, and the stations flagged now (0-based) with their fault; read
     /// by `status` from the control thread while the feeder runs.
-    let sensorFaults = Mutex<[String: Int]>([:])
+    public let sensorFaults = Mutex<[String: Int]>([:])
     let flaggedStations = Mutex<[Int: String]>([:])
     /// Starts refused because a station was active: the virtual assistant's cue to try again.
     let refusedStarts = Atomic<Int>(0)
@@ -615,7 +615,7 @@ final class LogFeeder: @unchecked Sendable {
 }
 
 /// A JSON object of string values, for the `detail` column.
-func jsonObject(_ fields: [String: String]) -> String {
+public func jsonObject(_ fields: [String: String]) -> String {
     let data = (try? JSONSerialization.data(withJSONObject: fields, options: [.sortedKeys])) ?? Data("{}".utf8)
     return String(decoding: data, as: UTF8.self)
 }
