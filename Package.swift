@@ -132,6 +132,10 @@ let package = Package(
         .testTarget(name: "StationControlTests", dependencies: ["StationControl", "TrainingEngine"]),
         .testTarget(
             name: "SessionLogTests", dependencies: ["SessionLog", "TrainingEngine"], exclude: ["Fixtures"]),
+        .testTarget(
+            name: "StationRuntimeTests",
+            dependencies: ["StationRuntime", "StationIO", "SessionLog", "TrainingEngine"]
+        ),
         .testTarget(name: "LineupdTests", dependencies: ["SessionLog", "TrainingEngine", "StationControl"]),
     ],
     swiftLanguageModes: [.v6]

@@ -154,7 +154,8 @@ public final class LogFeeder: @unchecked Sendable {
         finished.store(true, ordering: .releasing)
     }
 
-    private func drainOnce(final: Bool) {
+    /// One pass over the rings; internal so tests drive the feeder without its thread.
+    func drainOnce(final: Bool) {
         // Notes first: a click record pushed after its trial's notes is then seen in this round
         // or the next, and the trial waits for it below.
         notes.drain { queue.append($0) }
