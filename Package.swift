@@ -134,7 +134,7 @@ let package = Package(
             name: "SessionLogTests", dependencies: ["SessionLog", "TrainingEngine"], exclude: ["Fixtures"]),
         .testTarget(
             name: "StationRuntimeTests",
-            dependencies: ["StationRuntime", "StationIO", "SessionLog", "TrainingEngine"]
+            dependencies: ["StationRuntime", "StationIO", "SessionLog", "TrainingEngine", "StationControl"]
         ),
         .testTarget(name: "LineupdTests", dependencies: ["SessionLog", "TrainingEngine", "StationControl"]),
     ],

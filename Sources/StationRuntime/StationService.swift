@@ -364,12 +364,40 @@ public final class StationService: StationControlling, @unchecked Sendable {
     /// The session's state as the engine last published it (never the log feeder's view),
     /// in the trainer's words: what is happening, which trial, what to do next, time left.
     func describe(_ current: Current, _ segment: Segment, into status: inout StationStatus) {
-        let engine = segment.handler.snapshot.read()
-        let total = segment.layouts.count
-        let done = segment.feeder.committed.load(ordering: .acquiring)
-        let trainerLed = current.mode == .trainerLed
-        let now = MonotonicClock.now()
-        let left = engine.endsAt > now ? Double(engine.endsAt - now) / 1e9 * options.speed : nil
+        Self.describe(
+            StatusInputs(
+                engine: segment.handler.snapshot.read(), total: segment.layouts.count,
+                done: segment.feeder.committed.load(ordering: .acquiring), trainerLed: current.mode == .trainerLed,
+                aborted: current.aborted, autoStart: current.autoStart, usedStations: segment.usedStations,
+                stationNames: stationNames, speed: options.speed, now: MonotonicClock.now()),
+            into: &status)
+    }
+
+    /// What the status words are made of: the engine's snapshot, the feeder's count and the
+    /// session's settings, with the time they are read at (so tests can give any).
+    struct StatusInputs {
+        var engine: EngineSnapshot.Values
+        /// Trials (or repetitions) of the session, and those committed to the log.
+        var total: Int
+        var done: Int
+        var trainerLed: Bool
+        var aborted: Bool
+        var autoStart: Bool
+        var usedStations: [Int]
+        var stationNames: [String]
+        /// Divides the protocol's times: seconds left are said in the protocol's seconds.
+        var speed: Double
+        /// Monotonic ns.
+        var now: UInt64
+    }
+
+    static func describe(_ inputs: StatusInputs, into status: inout StationStatus) {
+        let engine = inputs.engine
+        let total = inputs.total
+        let done = inputs.done
+        let trainerLed = inputs.trainerLed
+        let now = inputs.now
+        let left = engine.endsAt > now ? Double(engine.endsAt - now) / 1e9 * inputs.speed : nil
         status.trials = total
         status.trialsDone = done
         let state: StationState
@@ -396,8 +424,9 @@ public final class StationService: StationControlling, @unchecked Sendable {
             state = .blocked
             let station = engine.blockedStation
             let name =
-                station >= 0 && station < segment.usedStations.count
-                ? stationNames[segment.usedStations[station]] : "a station"
+                station >= 0 && station < inputs.usedStations.count
+                    && inputs.usedStations[station] < inputs.stationNames.count
+                ? inputs.stationNames[inputs.usedStations[station]] : "a station"
             activity = "trial \(trial) of \(total) cannot start: station \(name) is active; clear it, then press ready"
         case .exercise:
             trial = engine.begun
@@ -405,7 +434,7 @@ public final class StationService: StationControlling, @unchecked Sendable {
             activity = "repetition \(trial) of \(total) is running"
         case .ended:
             trial = engine.begun
-            state = current.aborted || engine.begun < total ? .aborted : .repetitionsDone
+            state = inputs.aborted || engine.begun < total ? .aborted : .repetitionsDone
             activity =
                 state == .aborted
                 ? "the session was aborted: end it (lineupctl session end)"
@@ -418,7 +447,7 @@ public final class StationService: StationControlling, @unchecked Sendable {
                     trainerLed
                     ? "every repetition (\(total)) is done: end the session (lineupctl session end)"
                     : "the block is complete (\(total) trials): end the session (lineupctl session end)"
-            } else if current.aborted {
+            } else if inputs.aborted {
                 state = .aborted
                 activity = "the session was aborted: end it (lineupctl session end)"
             } else {
@@ -426,7 +455,7 @@ public final class StationService: StationControlling, @unchecked Sendable {
                 activity =
                     trainerLed
                     ? "press ready to start repetition \(trial) of \(total)"
-                    : current.autoStart
+                    : inputs.autoStart
                         ? "trial \(trial) of \(total) starts by itself once no station is active"
                         : "load trial \(trial) of \(total), then press ready"
             }
