@@ -13,8 +13,9 @@ import PackageDescription
 //   SessionLog           SQLite through GRDB: the append-only record and its exports
 //   Report               the researcher's HTML report: draws what SessionLog counted (inline SVG)
 //   StationLogging       one logger per component (swift-log), one line each, journald-friendly
+//   StationRuntime       the live session: engine on the hot path, log feeder, station service
 //   LineupBench          not product code: the benchmarks' helpers and the log filler (test data)
-//   lineupd, lineupctl   the daemon and the tool
+//   lineupd, lineupctl   the daemon (flags, assembly, signals) and the tool
 let package = Package(
     name: "lineup",
     platforms: [.macOS(.v14)],
@@ -82,11 +83,18 @@ let package = Package(
             name: "Report",
             dependencies: ["SessionLog", "TrainingEngine"]
         ),
-        .executableTarget(
-            name: "lineupd",
+        .target(
+            name: "StationRuntime",
             dependencies: [
                 "StationConfig", "StationIO", "TrainingEngine", "VirtualDog", "SessionLog", "StationControl",
                 "StationLogging", .product(name: "Logging", package: "swift-log"),
+            ]
+        ),
+        .executableTarget(
+            name: "lineupd",
+            dependencies: [
+                "StationRuntime", "StationConfig", "StationIO", "TrainingEngine", "VirtualDog", "SessionLog",
+                "StationControl", "StationLogging", .product(name: "Logging", package: "swift-log"),
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]
         ),
@@ -133,6 +141,10 @@ let package = Package(
             name: "SessionLogTests", dependencies: ["SessionLog", "TrainingEngine", "LineupBench", "Report"],
             exclude: ["Fixtures"]),
         .testTarget(name: "ReportTests", dependencies: ["Report", "TrainingEngine"]),
+        .testTarget(
+            name: "StationRuntimeTests",
+            dependencies: ["StationRuntime", "StationIO", "SessionLog", "TrainingEngine", "StationControl"]
+        ),
         .testTarget(name: "LineupdTests", dependencies: ["SessionLog", "TrainingEngine", "StationControl"]),
     ],
     swiftLanguageModes: [.v6]

@@ -5,6 +5,7 @@ import SessionLog
 import StationConfig
 import StationIO
 import StationLogging
+import StationRuntime
 import TrainingEngine
 import VirtualDog
 
@@ -184,87 +185,6 @@ func fail(_ message: String) -> Never {
     exit(1)
 }
 
-/// The block to run: the lineup, the protocol's times (divided by `speed` for the real-time
-/// simulation, so a 20-trial block takes seconds, not minutes), the dog.
-struct BlockPlan {
-    var board: StationConfiguration
-    var trials: Int
-    var seed: UInt64
-    var sensitivity: Double
-    var falseAlertRate: Double
-    var speed: Double
-    /// Broken sensors on the simulated lineup (`--fault`).
-    var faults: [InjectedFault] = []
-
-    var stationCount: Int { board.stations.count }
-    var stationNames: [String] { board.stations.map(\.name) }
-
-    /// One target, the rest controls and a blank; a fifth of the trials have no target, so
-    /// the block measures specificity as well.
-    var setup: LineupSetup {
-        let n = stationCount
-        return LineupSetup(
-            stations: n, targets: 1, controls: max(0, n - 2), blanks: n >= 2 ? 1 : 0, noTargetShare: 0.2,
-            maxSameStationInARow: 2)
-    }
-
-    private func scaled(_ seconds: Double) -> Nanoseconds { nanoseconds(seconds: seconds / speed) }
-
-    /// The fastest honest simulation for a board. `--speed` divides the hold and its tolerance
-    /// but not the debounce window (the sensors' chatter does not speed up). The scaled hold
-    /// must be at least 6 windows: measured in virtual time (2,000 trials, seed 3), every
-    /// outcome matches 20× real time down to 6.06 windows of hold, and false alerts rise from
-    /// 5.7 (sniffs stretched by the debouncer become holds). The scaled tolerance must be at
-    /// least 1 window, or a break in the beam cannot be seen at all (the virtual dog makes no
-    /// such breaks, so this one is argued, not measured). These factors are the project's rule.
-    static func fastestSpeed(timing: TimingSpec) -> Double {
-        let window = max(timing.debounceMilliseconds, 0.001)
-        return min(timing.holdMilliseconds / (6 * window), timing.holdToleranceMilliseconds / window)
-    }
-
-    /// One line saying why `speed` is refused for this board, or nil.
-    static func speedRefusal(_ speed: Double, timing: TimingSpec) -> String? {
-        let limit = fastestSpeed(timing: timing)
-        guard speed > limit else { return nil }
-        return String(
-            format:
-                "--speed %g is too fast for honest figures: the hold (%g ms) and its tolerance (%g ms) would become %.1f ms and %.1f ms, "
-                + "against the %g ms debounce window (needed: 6 windows and 1); the fastest allowed here is %g",
-            speed, timing.holdMilliseconds, timing.holdToleranceMilliseconds, timing.holdMilliseconds / speed,
-            timing.holdToleranceMilliseconds / speed, timing.debounceMilliseconds, (limit * 10).rounded(.down) / 10)
-    }
-
-    var machine: LineupMachine.Configuration {
-        var configuration = LineupMachine.Configuration(
-            mode: .doubleBlind, stationCount: stationCount,
-            hold: scaled(board.timing.holdMilliseconds / 1000),
-            holdTolerance: scaled(board.timing.holdToleranceMilliseconds / 1000),
-            searchTimeout: scaled(30), interTrialInterval: scaled(10),
-            // The dog may search on after a false alert (`after_false_alert = "continue"`),
-            // so one block shows both: a stuck or wrong station, then the target found.
-            endOnFalseAlert: false)
-        // The storm and the debouncer are physical: not scaled (see `Configuration.chatterGap`).
-        configuration.chatterGap = nanoseconds(milliseconds: 2 * board.timing.debounceMilliseconds)
-        return configuration
-    }
-
-    var dog: DogParameters {
-        let s = speed
-        let hold = board.timing.holdMilliseconds / 1000
-        return DogParameters(
-            sensitivity: sensitivity, falseAlertRate: falseAlertRate,
-            startLatencySeconds: (0.5 / s)...(2 / s), travelSeconds: (0.4 / s)...(1.5 / s),
-            sniffSeconds: (min(0.2, hold / 4) / s)...(min(1.2, hold / 2) / s), indicationHoldSeconds: hold * 1.5 / s,
-            // Real beams chatter at the nose's arrival and departure: the debouncer's work.
-            chatterToggles: 2, chatterSpanMilliseconds: 2)
-    }
-
-    var debounce: Nanoseconds { nanoseconds(milliseconds: board.timing.debounceMilliseconds) }
-
-    /// The assistant's time to load the containers between trials.
-    var loadingTime: Nanoseconds { scaled(1) }
-}
-
 func formatProportion(_ p: Proportion) -> String {
     guard let value = p.value, let lower = p.lower, let upper = p.upper else { return "n/a (no trials)" }
     return String(format: "%.2f (95 %% CI %.2f–%.2f, %d/%d)", value, lower, upper, p.successes, p.trials)
@@ -333,18 +253,6 @@ func runFast(_ plan: BlockPlan, databasePath: String?) throws {
     } catch {
         fail("cannot log the block in \(databasePath): \(error)")
     }
-}
-
-/// The dog every simulated block is logged for: "virtual dog", added by the first block on a
-/// log (returned to be appended with its session) and found by name by every later one, so a
-/// log's simulated blocks are one dog's sessions.
-func virtualDog(in log: SessionLog, notes: String) throws -> (id: UUID, new: DogRecord?) {
-    if let known = try log.reader.dogs().first(where: { $0.name == "virtual dog" }), let id = UUID(uuidString: known.id)
-    {
-        return (id, nil)
-    }
-    let dog = DogRecord(name: "virtual dog", notes: notes)
-    return (dog.id, dog)
 }
 
 /// Writes a `--fast` block to the log in one transaction: the virtual dog, the session (its

@@ -5,6 +5,7 @@ import Logging
 import SessionLog
 import StationConfig
 import StationIO
+import StationRuntime
 import Synchronization
 import TrainingEngine
 import VirtualDog
@@ -246,43 +247,5 @@ final class SimulatedBlock: @unchecked Sendable {
                 }
             }
         }
-    }
-}
-
-extension BlockPlan {
-    /// The simulated samples: `SIM-T1`, `SIM-T2` (targets) and `SIM-C1`... (two controls per
-    /// control station, so they rotate); blanks are clean containers without a sample, as on
-    /// a board. Found by label when an earlier run registered them, never added twice.
-    func registerSamples(in log: SessionLog) throws -> [Sample] {
-        let wanted: [(String, SampleKind)] =
-            (1...max(1, setup.targets * 2)).map { ("SIM-T\($0)", SampleKind.target) }
-            + (0..<(setup.controls * 2)).map { ("SIM-C\($0 + 1)", SampleKind.control) }
-        var known = Dictionary(
-            (try log.reader.samples()).map { ($0.label, $0) }, uniquingKeysWith: { first, _ in first })
-        var samples: [Sample] = []
-        for (label, kind) in wanted {
-            if known[label] == nil {
-                _ = try log.addSample(SampleRecord(label: label, kind: kind, source: "lineupd --simulate (virtual)"))
-                known = Dictionary(
-                    (try log.reader.samples()).map { ($0.label, $0) }, uniquingKeysWith: { first, _ in first })
-            }
-            guard let entry = known[label], entry.kind == kind.rawValue else {
-                throw SessionLogError.invalidInput(
-                    "the log already has a sample \(label) that is not a \(kind.rawValue): use another --db")
-            }
-            samples.append(Sample(id: entry.id, kind: kind, usageCount: entry.uses))
-        }
-        return samples
-    }
-
-    /// The session's settings as the log keeps them.
-    var settingsJSON: String {
-        let m = machine
-        return jsonObject([
-            "simulated": "true", "trials": "\(trials)", "seed": "\(seed)",
-            "speed": "\(speed)", "hold_ns": "\(m.hold)", "search_timeout_ns": "\(m.searchTimeout)",
-            "inter_trial_ns": "\(m.interTrialInterval)", "dog_sensitivity": "\(sensitivity)",
-            "dog_false_alert_rate": "\(falseAlertRate)",
-        ])
     }
 }

@@ -4,6 +4,7 @@ import Glibc
 import StationConfig
 import StationControl
 import StationIO
+import StationRuntime
 import Synchronization
 import VirtualDog
 
@@ -184,35 +185,6 @@ struct StationDaemon {
                 fflush(nil)
                 return .stop(0)
             }
-        }
-    }
-}
-
-/// The board's output lines in the order they are requested: each station's output (LED or
-/// valve) where it has one, then the buzzer.
-struct StationOutputMap {
-    var lines: [OutputLine] = []
-    /// Each station's output index, or -1.
-    var stationIndex: [Int] = []
-    var buzzerIndex: Int?
-    var buzzerPulseMilliseconds = 15
-    var names: [String] = []
-
-    init(board: StationConfiguration) {
-        for station in board.stations {
-            if let output = station.output {
-                stationIndex.append(lines.count)
-                lines.append(output)
-                names.append(station.name)
-            } else {
-                stationIndex.append(-1)
-            }
-        }
-        if let buzzer = board.buzzer {
-            buzzerIndex = lines.count
-            lines.append(buzzer.output)
-            names.append("buzzer")
-            buzzerPulseMilliseconds = buzzer.pulseMilliseconds
         }
     }
 }

@@ -7,14 +7,14 @@ import TrainingEngine
 // `about`: what this lineupd offers, so lineupctl asks the running station rather than
 // guessing its log and its programs directory from its own defaults.
 extension StationService {
-    func about() -> StationAbout {
+    public func about() -> StationAbout {
         StationAbout(
             log: Self.absolute(options.databasePath), programsDirectory: options.programsDirectory.map(Self.absolute),
             programs: offeredPrograms())
     }
 
     /// `version`: the libraries this lineupd was built with, as `lineupctl version` prints its own.
-    func version() -> StationVersion {
+    public func version() -> StationVersion {
         StationVersion(
             protocolVersion: ControlProtocol.version, libgpiod: GPIOLineup.libraryVersion,
             alsaLib: String(cString: snd_asoundlib_version()))

@@ -12,7 +12,7 @@ import VirtualDog
 // Sessions and their requests: start (from a program step, or a simulated block), layout,
 // ready, abort, end.
 extension StationService {
-    func startSession(_ request: SessionRequest) throws(ControlRefusal) -> SessionStarted {
+    public func startSession(_ request: SessionRequest) throws(ControlRefusal) -> SessionStarted {
         switching.lock()
         defer { switching.unlock() }
         guard current == nil else {
@@ -306,7 +306,7 @@ extension StationService {
         return (out, labels)
     }
 
-    func layout(view: ClientView) throws(ControlRefusal) -> [LayoutEntry] {
+    public func layout(view: ClientView) throws(ControlRefusal) -> [LayoutEntry] {
         switching.lock()
         defer { switching.unlock() }
         guard let current, let segment else { throw ControlRefusal(.noSession, "no session is running") }
@@ -331,7 +331,7 @@ extension StationService {
 
     /// The ready press, answered with what the engine did: it is asked on the hot thread and
     /// its answer read back here (within microseconds; a second is the bound).
-    func ready() throws(ControlRefusal) -> ReadyReply {
+    public func ready() throws(ControlRefusal) -> ReadyReply {
         switching.lock()
         defer { switching.unlock() }
         guard let current, let segment else { throw ControlRefusal(.noSession, "no session is running") }
@@ -386,7 +386,7 @@ extension StationService {
         }
     }
 
-    func abort() throws(ControlRefusal) {
+    public func abort() throws(ControlRefusal) {
         try command(.abort)
         switching.lock()
         current?.aborted = true
@@ -401,7 +401,7 @@ extension StationService {
         segment.loop.wake()
     }
 
-    func endSession(suggestions: String?) throws(ControlRefusal) {
+    public func endSession(suggestions: String?) throws(ControlRefusal) {
         switching.lock()
         defer { switching.unlock() }
         guard let ending = current else { throw ControlRefusal(.noSession, "no session is running") }
@@ -423,7 +423,7 @@ extension StationService {
     /// Starts a simulated block as a session like any other: the virtual dog's, on the
     /// simulated samples, with the plan's lineup and times (it follows no program). The same
     /// segments, log feeder and dog serve it as serve a session started over the socket.
-    func startBlock(_ plan: BlockPlan) throws -> UUID {
+    public func startBlock(_ plan: BlockPlan) throws -> UUID {
         switching.lock()
         defer { switching.unlock() }
         guard current == nil else { throw ControlRefusal(.sessionRunning, "a session is running") }
@@ -450,7 +450,7 @@ extension StationService {
 
     /// Where the running block is: trials committed, intervals over, starts refused (a
     /// station active at the ready press). Nil between sessions.
-    var blockProgress: (committed: Int, intervalsOver: Int, refusedStarts: Int)? {
+    public var blockProgress: (committed: Int, intervalsOver: Int, refusedStarts: Int)? {
         switching.lock()
         defer { switching.unlock() }
         guard current != nil, let segment else { return nil }

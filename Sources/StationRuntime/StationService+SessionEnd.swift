@@ -64,15 +64,15 @@ extension StationService {
     }
 
     /// What the block's summary reads, from the segment that ran it.
-    struct BlockSummary {
-        let feeder: LogFeeder
-        let chatter: UInt64
-        let ringOverflows: UInt64
+    public struct BlockSummary {
+        public let feeder: LogFeeder
+        public let chatter: UInt64
+        public let ringOverflows: UInt64
     }
 
     /// Ends the block: finished, or stopped (`stopped` says why; its running trial is logged
     /// aborted). Returns what the summary needs; the log stays open until `shutdown`.
-    func endBlock(stopped: String?) -> BlockSummary? {
+    public func endBlock(stopped: String?) -> BlockSummary? {
         dogStop.store(true, ordering: .releasing)
         while let thread = dogThread, !thread.isFinished { usleep(1000) }
         dogThread = nil
@@ -88,7 +88,7 @@ extension StationService {
     }
 
     /// The session log's writer now (after `shutdown`, what was still spooled counts as lost).
-    var logStatus: LogWriterStatus { writer.status }
+    public var logStatus: LogWriterStatus { writer.status }
 
     /// Once the writer is closed, what the log never got, in one line (the journal, or the
     /// simulated block's stderr): with the log's rows it makes up every trial announced.

@@ -16,8 +16,8 @@ import VirtualDog
 /// edge is logged) and one per session, each with its own engine. Switching stops the hot
 /// thread, hands the engine over on this side, and starts a new one on the same lines and the
 /// same audio device, so the hot path itself never changes state under a lock.
-final class StationService: StationControlling, @unchecked Sendable {
-    struct Options {
+public final class StationService: StationControlling, @unchecked Sendable {
+    public struct Options {
         var board: StationConfiguration
         var databasePath: String
         var realtime: Bool
@@ -34,6 +34,23 @@ final class StationService: StationControlling, @unchecked Sendable {
         var dogSeed: UInt64 = 0xD06
         /// The name written in each session row (default: the board's, else `lineup`).
         var stationName: String? = nil
+
+        public init(
+            board: StationConfiguration, databasePath: String, realtime: Bool, printTrials: Bool,
+            dog: DogParameters? = nil, speed: Double = 1, programsDirectory: String? = nil,
+            faults: [InjectedFault] = [], dogSeed: UInt64 = 0xD06, stationName: String? = nil
+        ) {
+            self.board = board
+            self.databasePath = databasePath
+            self.realtime = realtime
+            self.printTrials = printTrials
+            self.dog = dog
+            self.speed = speed
+            self.programsDirectory = programsDirectory
+            self.faults = faults
+            self.dogSeed = dogSeed
+            self.stationName = stationName
+        }
     }
 
     final class Segment: @unchecked Sendable {
@@ -116,7 +133,7 @@ final class StationService: StationControlling, @unchecked Sendable {
     /// The board's output lines (station LEDs or valves, the buzzer), when it has any.
     let outputs: (driver: any OutputDriver, map: StationOutputMap)?
 
-    init(
+    public init(
         options: Options, source: any EdgeSource, simulated: SimulatedLineup?, player: ClickPlayer,
         outputs: (any OutputDriver, StationOutputMap)? = nil
     ) throws {
@@ -135,7 +152,7 @@ final class StationService: StationControlling, @unchecked Sendable {
     deinit { close(recordsReady) }
 
     /// Starts between sessions: the hot loop with no session, and the virtual dog if any.
-    func start() throws {
+    public func start() throws {
         switching.lock()
         defer { switching.unlock() }
         // Sessions this station never ended were cut short (a crash, a kill, a power cut):
@@ -164,7 +181,7 @@ final class StationService: StationControlling, @unchecked Sendable {
     }
 
     /// Ends the session in progress (its running trial aborted), flushes the log, stops.
-    func shutdown() {
+    public func shutdown() {
         // The dog first: it takes `switching` to look at the session.
         dogStop.store(true, ordering: .releasing)
         while let thread = dogThread, !thread.isFinished { usleep(1000) }
@@ -184,9 +201,9 @@ final class StationService: StationControlling, @unchecked Sendable {
         reportLogLosses()
     }
 
-    var hotThreadRealtimeProblem: String? { realtimeProblem.withLock { $0 } }
-    var isHotLoopRunning: Bool { segment.map { !$0.loopDone.load(ordering: .acquiring) } ?? false }
-    var hasSession: Bool {
+    public var hotThreadRealtimeProblem: String? { realtimeProblem.withLock { $0 } }
+    public var isHotLoopRunning: Bool { segment.map { !$0.loopDone.load(ordering: .acquiring) } ?? false }
+    public var hasSession: Bool {
         switching.lock()
         defer { switching.unlock() }
         return current != nil
@@ -291,7 +308,7 @@ final class StationService: StationControlling, @unchecked Sendable {
 
     // MARK: StationControlling
 
-    func status() -> StationStatus {
+    public func status() -> StationStatus {
         switching.lock()
         defer { switching.unlock() }
         let writerStatus = writer.status
@@ -347,12 +364,40 @@ final class StationService: StationControlling, @unchecked Sendable {
     /// The session's state as the engine last published it (never the log feeder's view),
     /// in the trainer's words: what is happening, which trial, what to do next, time left.
     func describe(_ current: Current, _ segment: Segment, into status: inout StationStatus) {
-        let engine = segment.handler.snapshot.read()
-        let total = segment.layouts.count
-        let done = segment.feeder.committed.load(ordering: .acquiring)
-        let trainerLed = current.mode == .trainerLed
-        let now = MonotonicClock.now()
-        let left = engine.endsAt > now ? Double(engine.endsAt - now) / 1e9 * options.speed : nil
+        Self.describe(
+            StatusInputs(
+                engine: segment.handler.snapshot.read(), total: segment.layouts.count,
+                done: segment.feeder.committed.load(ordering: .acquiring), trainerLed: current.mode == .trainerLed,
+                aborted: current.aborted, autoStart: current.autoStart, usedStations: segment.usedStations,
+                stationNames: stationNames, speed: options.speed, now: MonotonicClock.now()),
+            into: &status)
+    }
+
+    /// What the status words are made of: the engine's snapshot, the feeder's count and the
+    /// session's settings, with the time they are read at (so tests can give any).
+    struct StatusInputs {
+        var engine: EngineSnapshot.Values
+        /// Trials (or repetitions) of the session, and those committed to the log.
+        var total: Int
+        var done: Int
+        var trainerLed: Bool
+        var aborted: Bool
+        var autoStart: Bool
+        var usedStations: [Int]
+        var stationNames: [String]
+        /// Divides the protocol's times: seconds left are said in the protocol's seconds.
+        var speed: Double
+        /// Monotonic ns.
+        var now: UInt64
+    }
+
+    static func describe(_ inputs: StatusInputs, into status: inout StationStatus) {
+        let engine = inputs.engine
+        let total = inputs.total
+        let done = inputs.done
+        let trainerLed = inputs.trainerLed
+        let now = inputs.now
+        let left = engine.endsAt > now ? Double(engine.endsAt - now) / 1e9 * inputs.speed : nil
         status.trials = total
         status.trialsDone = done
         let state: StationState
@@ -379,8 +424,9 @@ final class StationService: StationControlling, @unchecked Sendable {
             state = .blocked
             let station = engine.blockedStation
             let name =
-                station >= 0 && station < segment.usedStations.count
-                ? stationNames[segment.usedStations[station]] : "a station"
+                station >= 0 && station < inputs.usedStations.count
+                    && inputs.usedStations[station] < inputs.stationNames.count
+                ? inputs.stationNames[inputs.usedStations[station]] : "a station"
             activity = "trial \(trial) of \(total) cannot start: station \(name) is active; clear it, then press ready"
         case .exercise:
             trial = engine.begun
@@ -388,7 +434,7 @@ final class StationService: StationControlling, @unchecked Sendable {
             activity = "repetition \(trial) of \(total) is running"
         case .ended:
             trial = engine.begun
-            state = current.aborted || engine.begun < total ? .aborted : .repetitionsDone
+            state = inputs.aborted || engine.begun < total ? .aborted : .repetitionsDone
             activity =
                 state == .aborted
                 ? "the session was aborted: end it (lineupctl session end)"
@@ -401,7 +447,7 @@ final class StationService: StationControlling, @unchecked Sendable {
                     trainerLed
                     ? "every repetition (\(total)) is done: end the session (lineupctl session end)"
                     : "the block is complete (\(total) trials): end the session (lineupctl session end)"
-            } else if current.aborted {
+            } else if inputs.aborted {
                 state = .aborted
                 activity = "the session was aborted: end it (lineupctl session end)"
             } else {
@@ -409,7 +455,7 @@ final class StationService: StationControlling, @unchecked Sendable {
                 activity =
                     trainerLed
                     ? "press ready to start repetition \(trial) of \(total)"
-                    : current.autoStart
+                    : inputs.autoStart
                         ? "trial \(trial) of \(total) starts by itself once no station is active"
                         : "load trial \(trial) of \(total), then press ready"
             }
@@ -425,7 +471,7 @@ final class StationService: StationControlling, @unchecked Sendable {
         }
     }
 
-    func watch(_ send: @escaping @Sendable (String) -> Bool) -> Int {
+    public func watch(_ send: @escaping @Sendable (String) -> Bool) -> Int {
         watchers.withLock { w in
             w.next += 1
             w.all[w.next] = send
@@ -433,7 +479,7 @@ final class StationService: StationControlling, @unchecked Sendable {
         }
     }
 
-    func unwatch(_ token: Int) {
+    public func unwatch(_ token: Int) {
         watchers.withLock { _ = $0.all.removeValue(forKey: token) }
     }
 

@@ -5,7 +5,7 @@ import Synchronization
 
 /// A broken sensor put on the simulated lineup by `--fault KIND:STATION[@FIRST[-LAST]]`:
 /// the trials (1-based) it lasts, from FIRST (default 1) to LAST (default: the end).
-struct InjectedFault: Sendable, Hashable {
+public struct InjectedFault: Sendable, Hashable {
     enum Kind: String, Sendable, CaseIterable {
         /// The line goes active just after the start cue of the first trial and stays active.
         case stuck
@@ -27,7 +27,9 @@ struct InjectedFault: Sendable, Hashable {
 
     /// Parses one `--fault` value against the board's station names; the error is one line
     /// naming what is wrong.
-    static func parse(_ text: String, stations: [String], trials: Int?) -> Result<InjectedFault, FaultSyntaxError> {
+    public static func parse(_ text: String, stations: [String], trials: Int?) -> Result<
+        InjectedFault, FaultSyntaxError
+    > {
         func refuse(_ why: String) -> Result<InjectedFault, FaultSyntaxError> {
             .failure(FaultSyntaxError(message: "--fault \(text): \(why) (the form is \(syntax))"))
         }
@@ -73,7 +75,7 @@ struct InjectedFault: Sendable, Hashable {
     }
 
     /// Refuses two faults on one station in the same trials: which would win is anyone's guess.
-    static func overlap(_ faults: [InjectedFault], stations: [String]) -> String? {
+    public static func overlap(_ faults: [InjectedFault], stations: [String]) -> String? {
         for (i, a) in faults.enumerated() {
             for b in faults[(i + 1)...] where a.station == b.station {
                 if a.first <= (b.last ?? .max) && b.first <= (a.last ?? .max) {
@@ -86,8 +88,8 @@ struct InjectedFault: Sendable, Hashable {
     }
 }
 
-struct FaultSyntaxError: Error {
-    var message: String
+public struct FaultSyntaxError: Error {
+    public var message: String
 }
 
 /// Plays the faults on the simulated lineup as the virtual dog's trials go by. Called from the

@@ -24,14 +24,14 @@ func freeMegabytes(forFileAt path: String) -> Int? {
 
 /// The log's disk against `[log]`'s thresholds, before anything of a block is written (the
 /// served station's session start makes the same comparison: whole MB free below the threshold).
-enum FreeSpaceCheck: Equatable {
+public enum FreeSpaceCheck: Equatable {
     case enough
     /// Below `warn_free_mb`, or unreadable: the block runs, after this one-line warning.
     case warning(String)
     /// Below `min_free_mb`: the block is refused with this line, and nothing is written.
     case refused(String)
 
-    init(databasePath path: String, spec: LogSpec, what: String) {
+    public init(databasePath path: String, spec: LogSpec, what: String) {
         let directory = logDirectory(of: path)
         guard let bytes = freeBytes(forFileAt: path) else {
             self = .warning("cannot tell the free space on \(directory) (the log's disk)")

@@ -18,11 +18,11 @@ extension StationService {
     // so they commit beside the writer's batches (GRDB serialises the writes), never on
     // the hot thread.
 
-    func addDog(_ entry: DogEntry) throws(ControlRefusal) -> String {
+    public func addDog(_ entry: DogEntry) throws(ControlRefusal) -> String {
         try adding { try log.addDog(name: entry.name, born: entry.born, notes: entry.notes).id }
     }
 
-    func addSample(_ entry: SampleEntry) throws(ControlRefusal) -> String {
+    public func addSample(_ entry: SampleEntry) throws(ControlRefusal) -> String {
         try adding {
             try log.addSample(
                 SampleRecord(
@@ -32,11 +32,11 @@ extension StationService {
         }
     }
 
-    func noteSample(_ entry: SampleNoteEntry) throws(ControlRefusal) -> String {
+    public func noteSample(_ entry: SampleNoteEntry) throws(ControlRefusal) -> String {
         try adding { try log.noteSample(entry.sample, text: entry.text).id }
     }
 
-    func correctTrial(_ entry: TrialCorrectionEntry) throws(ControlRefusal) -> String {
+    public func correctTrial(_ entry: TrialCorrectionEntry) throws(ControlRefusal) -> String {
         try adding {
             try log.correctTrial(
                 entry.trial, outcome: entry.outcome, indicatedStation: entry.indicated, reason: entry.reason
@@ -44,12 +44,12 @@ extension StationService {
         }
     }
 
-    func noteSession(_ entry: SessionNoteEntry) throws(ControlRefusal) -> String {
+    public func noteSession(_ entry: SessionNoteEntry) throws(ControlRefusal) -> String {
         try adding { try log.noteSession(entry.session, text: entry.text).id }
     }
 
     /// The simulated world moved by hand: a nose at a station, or a button pressed.
-    func simulate(_ input: SimulatedInput) throws(ControlRefusal) {
+    public func simulate(_ input: SimulatedInput) throws(ControlRefusal) {
         guard let simulated else {
             throw ControlRefusal(.badRequest, "this station's lineup is real: `simulate` is for lineupd --simulate")
         }

@@ -1,0 +1,223 @@
+import Foundation
+import Glibc
+import SessionLog
+import StationIO
+import TrainingEngine
+
+/// Translating: the hot loop's records (edges, clicks, unreadable descriptors) and the engine's
+/// notes, each into the log's event and a watcher's line.
+extension LogFeeder {
+    func take(_ record: StationRecord) {
+        switch record {
+        case .edge(let edge, let acted):
+            rawEdges += 1
+            if acted { clearFlag(Int(edge.line), active: edge.isActive) }
+            logEdge(edge, detail: acted ? nil : #"{"chatter":true}"#)
+        case .settled(let edge):
+            // Not a new edge (its raw edge is already logged, as chatter): the level the
+            // debouncer settled at, stamped with that edge's kernel time.
+            let button = settings.buttons[edge.line]
+            submit(
+                LoggedEvent(
+                    kind: .note, sessionId: settings.sessionId, trialId: trialId,
+                    station: button == nil ? Int(edge.line) + 1 : nil, time: time(edge.timestamp),
+                    kernelNs: Int64(bitPattern: edge.timestamp), value: edge.isActive ? 1 : 0,
+                    detail: jsonObject(["settled": "true", "button": button ?? ""])))
+        case .click, .clickFailed:
+            clickRecord(record)
+        case .buzzer:
+            break
+        }
+    }
+
+    /// A descriptor the hot loop cannot read: said once in the journal, each of its stations
+    /// flagged (`unreadable`) and logged as a fault, until it reads again.
+    func sourceFault(_ fault: EdgeSourceFault) {
+        let lines = (0..<64).filter { fault.lines & (1 << UInt64($0)) != 0 }.map(UInt32.init)
+        let names = lines.map { settings.buttons[$0].map { "the \($0) button" } ?? "station \(boardName(Int($0)))" }
+        let what = names.isEmpty ? "an input descriptor" : names.joined(separator: ", ")
+        let why = String(cString: strerror(fault.errno))
+        let stations = lines.filter { settings.buttons[$0] == nil }.map(Int.init)
+        let word: String
+        switch fault.kind {
+        case .failed:
+            word = "failed"
+            Log.sensors.error("\(what) cannot be read (\(why)): its edges are not seen; retrying")
+            flag(unreadable: stations)
+        case .recovered:
+            word = "recovered"
+            Log.sensors.notice("\(what) can be read again")
+            unflag(readable: stations)
+        case .abandoned:
+            word = "abandoned"
+            Log.sensors.error(
+                "\(what) still cannot be read (\(why)): no longer tried; check the wiring, then restart lineupd")
+        }
+        if fault.kind != .recovered { count("unreadable") }
+        for station in stations {
+            submit(
+                LoggedEvent(
+                    kind: fault.kind == .recovered ? .note : .fault, sessionId: settings.sessionId, trialId: trialId,
+                    station: station + 1, time: time(fault.timestamp),
+                    detail: jsonObject(["read": word, "errno": "\(fault.errno)", "why": why])),
+                watchers: fault.kind == .recovered ? [:] : ["fault": "unreadable"])
+        }
+    }
+
+    /// The round's target station (0-based), or -1.
+    var currentTarget: Int {
+        guard current >= 0 && current < settings.layouts.count else { return -1 }
+        return settings.layouts[current].targetStation ?? -1
+    }
+
+    /// A trainer's press: which button, and the sample at the nose's station in this round.
+    func pressDetail(_ button: String, station: Int) -> String {
+        var fields = [button: "true"]
+        if current >= 0, current < settings.layouts.count, station >= 0,
+            station < settings.layouts[current].stations.count,
+            let sample = settings.layouts[current].stations[station].sampleID
+        {
+            fields["sample"] = sample
+        }
+        return jsonObject(fields)
+    }
+
+    func logEdge(_ edge: SensorEdge, detail: String?) {
+        let button = settings.buttons[edge.line]
+        let station = button == nil ? Int(edge.line) + 1 : nil
+        let ts = Int64(bitPattern: edge.timestamp)
+        var extra = detail
+        if let button { extra = jsonObject(["button": button]) }
+        submit(
+            LoggedEvent(
+                kind: station == nil ? .button : .edge, sessionId: settings.sessionId, trialId: trialId,
+                station: station, time: time(edge.timestamp), kernelNs: ts, value: edge.isActive ? 1 : 0,
+                detail: extra))
+    }
+
+    func take(_ note: EngineNote) {
+        switch note {
+        case .searchStarted(let trial, let at):
+            trialFaults.removeAll()
+            refusedBy = nil
+            unflagActiveAtStart()
+            searching.store(trial, ordering: .releasing)
+            beginRound(trial, at: at)
+        case .visit(let station, let from, let to, let indicated):
+            visits.append((station, indicated))
+            observer.visit(station: station, from: from, to: to, indicated: indicated)
+            if !indicated {
+                submit(
+                    LoggedEvent(
+                        kind: .sniff, sessionId: settings.sessionId, trialId: trialId, station: number(station),
+                        time: time(from), durationNs: Int64(bitPattern: to &- from)))
+            }
+        case .indication(let station, let heldFrom, let at, let atTarget):
+            observer.indication(station: station, at: at)
+            submit(
+                LoggedEvent(
+                    kind: .indication, sessionId: settings.sessionId, trialId: trialId, station: number(station),
+                    time: time(at), durationNs: Int64(bitPattern: at &- heldFrom),
+                    detail: atTarget ? #"{"at_target":true}"# : #"{"at_target":false}"#))
+        case .cue(let trialStart, let at):
+            submit(
+                LoggedEvent(
+                    kind: .cue, sessionId: settings.sessionId, trialId: trialId, time: time(at),
+                    detail: trialStart ? #"{"cue":"trial-start"}"# : #"{"cue":"trial-end"}"#))
+        case .clickAsked(let station, _, let trainer):
+            asks += 1
+            if trialId != nil { roundClicks.append((asks, station, trainer, nil, false)) }
+            pendingClicks.append((asks, station, trialId))
+            if !earlyClicks.isEmpty { clickRecord(earlyClicks.removeFirst()) }
+        case .trialEnded(let end):
+            endTrial(end)
+        case .interTrialOver:
+            intervalsOver.add(1, ordering: .releasing)
+        case .manualClick(let station, let at):
+            // In a round, the trainer's click at a station is that station's indication.
+            if trialId != nil, station >= 0 { observer.indication(station: station, at: at) }
+            submit(
+                LoggedEvent(
+                    kind: .note, sessionId: settings.sessionId, trialId: trialId,
+                    station: station >= 0 ? number(station) : nil, time: time(at),
+                    detail: pressDetail("manual_click", station: station)))
+        case .errorMark(let station, let at):
+            // An error press away from the target: the dog indicated there (a false alert).
+            if trialId != nil, station >= 0, station != currentTarget { observer.indication(station: station, at: at) }
+            submit(
+                LoggedEvent(
+                    kind: .note, sessionId: settings.sessionId, trialId: trialId,
+                    station: station >= 0 ? number(station) : nil, time: time(at),
+                    detail: pressDetail("error_mark", station: station)))
+        case .exerciseStarted(let repetition, let at):
+            exercising.store(repetition, ordering: .releasing)
+            // Each repetition is a round: a trial of its own, with this round's set-up.
+            beginRound(repetition - 1, at: at)
+            submit(
+                LoggedEvent(
+                    kind: .cue, sessionId: settings.sessionId, time: time(at),
+                    detail: jsonObject([
+                        "cue": "exercise-start", "repetition": "\(repetition)",
+                        "seconds": "\(Double(settings.roundLength) / 1e9)",
+                    ])))
+        case .exerciseEnded(let repetition, let clicks, let errors, let aborted, let at):
+            submit(
+                LoggedEvent(
+                    kind: .cue, sessionId: settings.sessionId, time: time(at),
+                    detail: jsonObject([
+                        "cue": "exercise-end", "repetition": "\(repetition)", "clicks": "\(clicks)",
+                        "errors": "\(errors)", "aborted": "\(aborted)",
+                    ])))
+            exercising.store(-1, ordering: .releasing)
+            roundEndsAt.store(0, ordering: .releasing)
+        case .sensorFault(let kind, let station, let at):
+            let fault = ["active-at-start", "stuck", "silent", "chatter"][Int(min(kind, 3))]
+            count(fault)
+            flag(board(station), fault, refusedStart: kind == 0)
+            if kind == 0 {
+                refusedBy = station
+                refusedStarts.add(1, ordering: .releasing)
+            } else {
+                trialFaults[station] = fault
+            }
+            submit(
+                LoggedEvent(
+                    kind: .fault, sessionId: settings.sessionId, trialId: trialId, station: number(station),
+                    time: time(at),
+                    detail: jsonObject(["sensor": fault])),
+                watchers: ["fault": fault])
+            // One line for the journal and the assistant, in their words.
+            let what: String
+            switch kind {
+            case 0: what = "is active: the trial cannot start until it is clear (a lid, a paw, a cable?)"
+            case 1: what = "has been active far longer than any indication: stuck? Its holds no longer count"
+            case 3:
+                what =
+                    "is chattering (edges faster than any nose): ignored until it is quiet; a loose wire or connector?"
+            default: what = "has not seen the dog in many searched trials: is its sensor plugged in?"
+            }
+            Log.sensors.warning("station \(name(station)) \(what)")
+        case .sensorRecovered(let station, let at):
+            unflag(board(station))
+            submit(
+                LoggedEvent(
+                    kind: .note, sessionId: settings.sessionId, trialId: trialId, station: number(station),
+                    time: time(at),
+                    detail: jsonObject(["sensor": "recovered"])))
+        }
+    }
+
+    func beginRound(_ trial: Int, at: UInt64) {
+        current = trial
+        roundEndsAt.store(at &+ settings.roundLength, ordering: .releasing)
+        // Watchers see the time the round (or search) has: what `status` counts down.
+        settings.watch?(
+            jsonObject([
+                "kind": "timer", "trial": "\(trial + 1)", "seconds_left": "\(Double(settings.roundLength) / 1e9)",
+                "ends_mono_ns": "\(at &+ settings.roundLength)",
+            ]))
+        visits.removeAll()
+        observer.searchStarted(at: at)
+        roundClicks.removeAll()
+    }
+}

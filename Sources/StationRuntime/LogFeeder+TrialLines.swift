@@ -1,0 +1,64 @@
+import Foundation
+import Glibc
+import TrainingEngine
+
+/// The trial lines on stdout (the terminal, or the journal under systemd) and to watchers; in a
+/// double-blind session withheld until it is over.
+extension LogFeeder {
+    func printLine(_ end: TrialEnd, layout: TrialLayout) {
+        let width = String(settings.layouts.count).count
+        let number = String(end.trial + 1)
+        let head =
+            "trial \(String(repeating: " ", count: max(0, width - number.count)))\(number)/\(settings.layouts.count)"
+        let layoutText = layout.stations.enumerated().map { "\(name($0.offset)):\($0.element.kind.rawValue)" }
+            .joined(separator: " ")
+        let search =
+            visits.isEmpty
+            ? "no station visited"
+            : visits.map { "\(name($0.station)) \($0.indicated ? "held" : "sniff")" }.joined(separator: ", ")
+        let indication = end.firstStation >= 0 ? name(end.firstStation) : "none"
+        // Each click names where it was given and who asked for it: after a false alert a
+        // step may let the dog go on and be clicked at the target (`after_false_alert`), and
+        // a trainer may press the clicker in any trial.
+        let clickText =
+            roundClicks.isEmpty
+            ? "no click"
+            : roundClicks.map { c in
+                let whose = c.trainer ? "trainer's click" : "click"
+                let at = c.station >= 0 ? "at \(name(c.station))" : "at no station"
+                let how = c.failed ? "FAILED" : c.latency.map { "\($0 / 1000) µs" } ?? "(no record)"
+                return "\(whose) \(at) \(how)"
+            }.joined(separator: ", ")
+        let line =
+            "\(head)  \(layoutText)  search: \(search)  indication: \(indication)  \(clickText)  \(end.outcome.outcome.rawValue)"
+        guard settings.blind else {
+            settings.watch?(jsonObject(["kind": "trial", "line": line]))
+            if settings.printTrials { printOut(line) }
+            return
+        }
+        // Double-blind: the trial is over, and that is all a handler may learn of it now.
+        let blinded = "\(head)  over (double-blind: its stations and outcome are shown when the session ends)"
+        settings.watch?(jsonObject(["kind": "trial", "line": blinded]))
+        withheldLines.append(line)
+        if settings.printTrials { printOut(blinded) }
+    }
+
+    func printOut(_ line: String) {
+        print(line)
+        fflush(nil)  // one line per trial, even into a pipe
+    }
+
+    /// Double-blind, once the session is over: each trial's full line, for the terminal, the
+    /// journal and watchers.
+    func revealLines() {
+        guard settings.blind, !withheldLines.isEmpty else { return }
+        let head = "the double-blind session is over: its \(withheldLines.count) trial(s) in full"
+        settings.watch?(jsonObject(["kind": "revealed", "line": head]))
+        if settings.printTrials { printOut(head) }
+        for line in withheldLines {
+            settings.watch?(jsonObject(["kind": "revealed", "line": line]))
+            if settings.printTrials { printOut(line) }
+        }
+        withheldLines.removeAll()
+    }
+}

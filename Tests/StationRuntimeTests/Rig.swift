@@ -1,0 +1,170 @@
+import Foundation
+import SessionLog
+import Synchronization
+import Testing
+import TrainingEngine
+
+@testable import StationIO
+@testable import StationRuntime
+
+/// The live session without a process: an `EngineHandler` and a `LogFeeder` on a real SQLite
+/// log in a temporary directory, driven as the hot loop drives them (edges, ready commands,
+/// deadlines) at virtual timestamps. The hot loop's own records (raw edges, clicks) are pushed
+/// into the station ring by hand, so a test chooses the order in which the feeder sees them.
+final class Rig {
+    /// Board lines: stations 0..<stations, then the three buttons.
+    let stations: Int
+    var readyLine: UInt32 { UInt32(stations) }
+    var clickerLine: UInt32 { UInt32(stations + 1) }
+    var errorLine: UInt32 { UInt32(stations + 2) }
+
+    let configuration: LineupMachine.Configuration
+    let layouts: [TrialLayout]
+    let handler: EngineHandler
+    let feeder: LogFeeder
+    let stationRing = EventRing<StationRecord>(capacity: 1 << 12)
+    let log: SessionLog
+    let writer: LogWriter
+    let sessionId: UUID
+    /// Each registered sample's label by its id (the log reports a trial's samples by label).
+    private(set) var sampleLabels: [String: String] = [:]
+    private let watched = WatchedLines()
+    private var tickets: UInt32 = 0
+    /// Virtual monotonic time (ns); starts away from 0, which the handler reads as "now".
+    var now: UInt64 = 1_000_000_000
+
+    /// A program step from the built-in research program (`phase`, `step`), laid out with
+    /// fixed seeds; `blind` as the station service sets it for a double-blind session.
+    init(phase: String, step stepId: String, trials: Int? = nil, blind: Bool = false, seed: UInt64 = 7) throws {
+        let program = try #require(try Program.builtin(named: "research-5-station"))
+        let step = try #require(program.step(phase: phase, step: stepId))
+        let exercise = try #require(step.exercises.first)
+        stations = step.lineup.stations
+        configuration = LineupMachine.Configuration(
+            step: step, exercise: exercise, stationCount: stations, hold: 2_000_000_000, holdTolerance: 150_000_000)
+
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent(
+            "station-runtime-tests-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        log = try SessionLog(path: directory.appendingPathComponent("lineup.db").path)
+        // The samples the layouts name, registered so each trial's slots point at real rows.
+        var samples: [Sample] = []
+        var labels: [String: String] = [:]
+        for (kind, count) in [(SampleKind.target, 2), (.control, 2 * step.lineup.controls)] where count > 0 {
+            for n in 1...count {
+                let added = try log.addSample(SampleRecord(label: "\(kind.rawValue)-\(n)", kind: kind))
+                samples.append(Sample(id: added.id.uuidString, kind: kind))
+                labels[added.id.uuidString] = added.label
+            }
+        }
+        sampleLabels = labels
+        var generator = LayoutGenerator(setup: step.lineup, samples: samples, seed: seed)
+        layouts = try generator.block(
+            count: configuration.mode == .trainerLed ? exercise.repeats : (trials ?? exercise.trials))
+        let dog = DogRecord(name: "Rex")
+        let session = SessionRecord(dogId: dog.id, mode: configuration.mode, station: "test")
+        try log.append([dog, session])
+        sessionId = session.id
+        writer = log.makeWriter()
+
+        handler = EngineHandler(
+            configuration: configuration, layouts: layouts, readyLine: UInt32(stations),
+            clickerLine: UInt32(stations + 1), errorLine: UInt32(stations + 2), boardStations: stations)
+        let watched = self.watched
+        feeder = LogFeeder(
+            settings: LogFeeder.Settings(
+                sessionId: sessionId, layouts: layouts, stationNames: ["A", "B", "C", "D", "E"],
+                buttons: [UInt32(stations): "ready", UInt32(stations + 1): "clicker", UInt32(stations + 2): "error"],
+                blockSeed: seed, printTrials: false, trainerLed: configuration.mode == .trainerLed,
+                roundLength: configuration.mode == .trainerLed
+                    ? configuration.exerciseDuration : configuration.searchTimeout,
+                watch: { line in watched.lines.withLock { $0.append(line) } }, blind: blind),
+            stationRing: stationRing, notes: handler.notes, recordsReady: -1, writer: writer)
+        handler.prime(activeLines: [], at: now)
+    }
+
+    deinit { writer.close() }
+
+    // MARK: The hot loop's side
+
+    /// A debounced station or button edge at `now`: the raw edge into the station ring, then
+    /// the engine's decision (as the hot loop does). Returns whether the engine asked a click.
+    @discardableResult
+    func edge(line: UInt32, active: Bool) -> Bool {
+        let edge = SensorEdge(timestamp: now, line: line, isActive: active)
+        let decision = handler.handle(edge)
+        handler.afterDecision()
+        _ = stationRing.push(.edge(edge, acted: true))
+        if case .click = decision { return true }
+        return false
+    }
+
+    func nose(at station: Int, _ present: Bool) { edge(line: UInt32(station), active: present) }
+
+    /// Virtual time moves to `t`; every deadline the engine set on the way fires at its time.
+    /// Returns the times of the clicks the engine asked for on the way.
+    @discardableResult
+    func advance(to t: UInt64) -> [UInt64] {
+        var clicks: [UInt64] = []
+        while handler.nextDeadline <= t {
+            now = max(now, handler.nextDeadline)
+            let decision = handler.deadline(now: now)
+            handler.afterDecision()
+            if case .click = decision { clicks.append(now) }
+        }
+        now = t
+        return clicks
+    }
+
+    func advance(by ns: UInt64) -> [UInt64] { advance(to: now + ns) }
+
+    /// The played click's record, as the hot loop pushes it after the sound was handed over.
+    func clickPlayed(edgeAt edge: UInt64, latency: UInt64 = 40_000) {
+        _ = stationRing.push(
+            .click(
+                ClickRecord(
+                    edgeTimestamp: edge, handedTimestamp: edge + latency, triggerTimestamp: 0, delayFrames: 128,
+                    rate: 48_000, recoveries: 0)))
+    }
+
+    /// A ready press over the socket: queued, taken when the hot loop is woken. Returns the
+    /// answer published for its ticket.
+    func ready() -> (answer: ReadyAnswer?, station: Int, number: Int) {
+        tickets += 1
+        _ = handler.commands.push(.ready(ticket: tickets))
+        _ = handler.wokenUp(now: now)
+        handler.afterDecision()
+        let a = handler.snapshot.answer.load(ordering: .acquiring)
+        #expect(UInt32(a >> 32) == tickets, "the answer is for this press")
+        return (
+            ReadyAnswer(rawValue: UInt8((a >> 24) & 0xFF)), Int((a >> 16) & 0xFF) - 1, Int(a & 0xFFFF)
+        )
+    }
+
+    // MARK: The feeder's side
+
+    /// One pass of the feeder's thread, then the writer flushed so the log can be read.
+    func drain(final: Bool = false) throws {
+        feeder.drainOnce(final: final)
+        try writer.flush()
+    }
+
+    var watchLines: [String] { watched.lines.withLock { $0 } }
+
+    func watchObjects() throws -> [[String: String]] {
+        try watchLines.map { line in
+            try #require(JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: String], "\(line)")
+        }
+    }
+
+    func events(_ kind: EventKind? = nil) throws -> [EventSummary] {
+        var filter = LogFilter()
+        filter.eventKind = kind
+        return try log.reader.events(filter)
+    }
+}
+
+/// What a watcher received, one JSON line each (the feeder calls it from its thread).
+final class WatchedLines: Sendable {
+    let lines = Mutex<[String]>([])
+}
