@@ -45,12 +45,12 @@ struct SensorFaultTests {
         let trials = try reader.trials().sorted { $0.number < $1.number }
         try #require(trials.count == 3, "\(run.stdout)")
         // Seed 7's trial 2 has its target elsewhere (or none): a stuck B is no indication at it.
-        #expect(trials[1].layout[1].kind != SampleKind.target.rawValue, "seed 7 changed: \(trials[1].layout)")
+        #expect(trials[1].layout[1].kind != SampleKind.target, "seed 7 changed: \(trials[1].layout)")
         #expect(trials[1].reason == "sensor fault: station B stuck during the trial")
-        #expect(trials[1].outcome == TrialOutcome.falseAlert.rawValue)
+        #expect(trials[1].outcome == TrialOutcome.falseAlert)
         #expect(trials[0].reason == nil && trials[2].reason == nil)
         // The trial after it started: the fault was lifted at its end, and B trusted again.
-        #expect(trials[2].outcome != TrialOutcome.aborted.rawValue)
+        #expect(trials[2].outcome != TrialOutcome.aborted)
 
         let all = try events(db)
         let faults = all.filter { $0["kind"] as? String == "fault" }
@@ -104,12 +104,12 @@ struct SensorFaultTests {
         // Trials in the storm with their target elsewhere: the dog (sensitivity 1) held at it
         // and was clicked, each once; the trial is marked.
         let elsewhere = trials[1...4].filter {
-            $0.layout.contains { $0.kind == SampleKind.target.rawValue }
-                && $0.layout[0].kind != SampleKind.target.rawValue
+            $0.layout.contains { $0.kind == SampleKind.target }
+                && $0.layout[0].kind != SampleKind.target
         }
         #expect(elsewhere.count >= 2, "seed 7 changed: \(trials.map(\.layout))")
         for trial in elsewhere {
-            #expect(trial.outcome == TrialOutcome.hit.rawValue, "trial \(trial.number): \(run.stdout)")
+            #expect(trial.outcome == TrialOutcome.hit, "trial \(trial.number): \(run.stdout)")
             #expect(clicks.filter { $0["trial_id"] as? String == trial.id }.count == 1, "trial \(trial.number)")
             #expect(trial.reason == "sensor fault: station A chattering during the trial")
         }

@@ -135,7 +135,7 @@ struct ServingStationTests {
         let reader = try SessionLog.openReader(path: daemon.db)
         #expect(try reader.trials().count == 3)
         let details = try reader.session(id: id)
-        #expect(details.mode == TrainingMode.doubleBlind.rawValue)
+        #expect(details.mode == TrainingMode.doubleBlind)
         #expect(details.endedHow == "ended")
         #expect(try reader.eventCount(LogFilter(eventKind: .edge)) > 0)
     }
@@ -155,7 +155,7 @@ struct ServingStationTests {
         let reader = try SessionLog.openReader(path: daemon.db)
         let trials = try reader.trials()
         #expect(trials.count == 1)
-        #expect(trials.first?.outcome == TrialOutcome.aborted.rawValue)
+        #expect(trials.first?.outcome == TrialOutcome.aborted)
         #expect(try reader.session(id: trials[0].sessionId).endedHow == "stopped")
         let check = try reader.read { db in try String.fetchOne(db, sql: "PRAGMA integrity_check") }
         #expect(check == "ok")
@@ -207,9 +207,9 @@ struct ServingStationTests {
         let trials = try reader.trials()
         #expect(trials.count == 4)
         // The planned trial kept its sheet's kinds.
-        #expect(trials.last?.layout.map(\.kind) == ["control", "control", "target", "control", "control"])
+        #expect(trials.last?.layout.map(\.kind) == [.control, .control, .target, .control, .control])
         for trial in trials {
-            for slot in trial.layout where slot.kind != SampleKind.blank.rawValue {
+            for slot in trial.layout where slot.kind != SampleKind.blank {
                 #expect(slot.sample.map { labels.contains($0) } == true, "\(trial.layout)")
             }
         }
@@ -266,7 +266,7 @@ struct ServingStationTests {
         #expect(out.contains("lineupd: Ada graduated phase only"), "\(out)")
 
         let reader = try SessionLog.openReader(path: daemon.db)
-        #expect(try reader.trials().map(\.outcome) == ["hit", "hit", "hit"])
+        #expect(try reader.trials().map(\.outcome) == [.hit, .hit, .hit])
         let progress = try reader.progress(dogId: reader.resolveDog("Ada"))
         #expect(progress.first?.phase == "only")
         #expect(progress.first?.stepsPassed == 1)

@@ -80,7 +80,7 @@ import TrainingEngine
         #expect(daemon.terminate().status == 0)
         let sessions = try SessionLog.openReader(path: daemon.db).sessions()
         #expect(sessions.count == 2)
-        #expect(sessions.allSatisfy { $0.mode == TrainingMode.doubleBlind.rawValue })
+        #expect(sessions.allSatisfy { $0.mode == TrainingMode.doubleBlind })
         let settings = try sessions.map { try SessionLog.openReader(path: daemon.db).session(id: $0.id).settings }
         #expect(settings.filter { $0.contains(#""unlabelled":"true""#) }.count == 1, "\(settings)")
         // And the listing says which ran unlabelled.
