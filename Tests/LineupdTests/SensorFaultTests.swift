@@ -179,7 +179,7 @@ struct ServingFaultTests {
         #expect(eventually(10) { (try? client.status().trialsDone) == 1 }, "trial 1 never ended")
         try client.ready()
         #expect(
-            eventually(10) { (try? client.status().flaggedStations) == [FlaggedStation(station: "B", fault: "stuck")] },
+            eventually(10) { (try? client.status().flaggedStations) == [FlaggedStation(station: "B", fault: .stuck)] },
             "B never flagged: \(daemon.stderrSoFar)")
         #expect(try client.status().sensorFaults == ["stuck": 1])
         let shown = try lineupctl(["status"], environment: ["LINEUP_SOCKET": daemon.socket])
@@ -189,7 +189,7 @@ struct ServingFaultTests {
         // B stays stuck: the third start is refused, and B keeps its name for what is wrong.
         try client.ready()
         #expect(eventually(10) { (try? client.status().sensorFaults?["active-at-start"]) == 1 })
-        #expect(try client.status().flaggedStations == [FlaggedStation(station: "B", fault: "stuck")])
+        #expect(try client.status().flaggedStations == [FlaggedStation(station: "B", fault: .stuck)])
         try client.endSession(suggestions: nil)
         #expect(daemon.terminate().status == 0)
         #expect(watched.done.wait(timeout: .now() + 10) == .success)
@@ -235,12 +235,12 @@ struct ServingFaultTests {
         #expect(
             eventually(5) { (try? client.status().flaggedStations)?.contains { $0.station == "A" } == true },
             "the start was not refused for A")
-        #expect(!["searching", "holding"].contains(try client.status().state))
+        #expect(![StationState.searching, .holding].contains(try client.status().state))
         // Lifted, the next press starts the trial.
         try client.simulate(SimulatedInput(input: "A", active: false))
         try client.ready()
         #expect(
-            eventually(5) { ["searching", "holding"].contains((try? client.status().state) ?? "") },
+            eventually(5) { [StationState.searching, .holding].contains((try? client.status().state) ?? .idle) },
             "the trial did not start once A was clear")
         try client.abort()
         try client.endSession(suggestions: nil)
@@ -268,7 +268,7 @@ struct ServingFaultTests {
         #expect(daemon.stderrSoFar.contains("session refused: only"), "\(daemon.stderrSoFar)")
         let shown = try lineupctl(["status"], environment: ["LINEUP_SOCKET": daemon.socket])
         #expect(shown.stdout.contains("MB free (below 10000000 MB: sessions are refused)"), "\(shown.stdout)")
-        #expect(try daemon.client.status().state == "idle")
+        #expect(try daemon.client.status().state == .idle)
         #expect(daemon.terminate().status == 0)
         let reader = try SessionLog.openReader(path: daemon.db)
         #expect(try reader.sessions().isEmpty)

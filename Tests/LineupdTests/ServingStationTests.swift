@@ -80,7 +80,7 @@ struct ServingStationTests {
         defer { if daemon.process.isRunning { _ = daemon.terminate() } }
         #expect(daemon.waitReady())
         let client = daemon.client
-        #expect(try client.status().state == "idle")
+        #expect(try client.status().state == .idle)
         // A watcher, as the handler might run one: it must not learn the layouts.
         let watched = try #require(Watched(path: daemon.socket))
 
@@ -109,7 +109,7 @@ struct ServingStationTests {
         let shown = try lineupctl(["status"], environment: ["LINEUP_SOCKET": daemon.socket])
         #expect(shown.stdout.contains("events written, 0 overflowed, 0 lost; on disk within"), "\(shown.stdout)")
         try client.endSession(suggestions: "shorter blocks")
-        #expect(try client.status().state == "idle")
+        #expect(try client.status().state == .idle)
         let (status, out) = daemon.terminate()
         #expect(status == 0)
         // The journal (stdout) withholds each trial's stations and outcome until the session
@@ -374,7 +374,7 @@ struct ServingStationTests {
             #expect(reply.map { $0.isEmpty || $0.contains(#""ok":false"#) } ?? true, "reply: \(reply ?? "nil")")
         }
         let status = try client.status()
-        #expect(status.state != "idle" && status.session == id)
+        #expect(status.state != .idle && status.session == id)
         #expect(eventually(10) { (try? client.status().trialsDone) == 1 })
         try client.ready()
         #expect(eventually(10) { (try? client.status().trialsDone) == 2 })
@@ -403,7 +403,7 @@ struct ServingStationTests {
         kill(daemon.process.processIdentifier, SIGHUP)
         // Reloaded: the socket is served again, idle, by the reloaded station.
         usleep(300_000)
-        #expect(eventually(10) { (try? client.status().state) == "idle" })
+        #expect(eventually(10) { (try? client.status().state) == .idle })
         let (status, out) = daemon.terminate()
         #expect(status == 0)
         #expect(out.contains("reloaded \(config)"), "stdout: \(out)")
@@ -480,7 +480,7 @@ struct ServingStationTests {
             #expect(result.stderr.split(separator: "\n").count == 1, "\(arguments): \(result.stderr)")
             #expect(result.stderr.contains(message), "\(arguments): \(result.stderr)")
         }
-        #expect(try daemon.client.status().state == "idle")
+        #expect(try daemon.client.status().state == .idle)
         #expect(daemon.terminate().status == 0)
 
         let reader = try SessionLog.openReader(path: daemon.db)
