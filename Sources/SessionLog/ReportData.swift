@@ -474,16 +474,15 @@ extension LogReader {
 
     /// What a fault event's detail says failed; a sensor's fault names its station, so a
     /// flagged station stands out (`sensor stuck at station 2`).
+    /// A detail that cannot be read is counted as a plain `fault` rather than failing the report.
     static func faultName(_ detail: String?, station: Int? = nil) -> String {
-        guard let detail, let data = detail.data(using: .utf8),
-            let object = try? JSONSerialization.jsonObject(with: data) as? [String: Any]
-        else { return "fault" }
-        if let name = object["fault"] as? String { return name }
-        if let sensor = object["sensor"] as? String {
+        guard let detail, let fault = try? EventDetail.decode(FaultDetail.self, from: detail) else { return "fault" }
+        if let name = fault.fault { return name }
+        if let sensor = fault.sensor {
             return "sensor \(sensor)" + (station.map { " at station \($0)" } ?? "")
         }
-        if object["click_failed"] != nil { return "click-failed" }
-        return object.keys.sorted().first ?? "fault"
+        if fault.clickFailed != nil { return "click-failed" }
+        return fault.fields.first ?? "fault"
     }
 
     /// Samples with their rates and the pooled rate of the rest of their kind.
