@@ -111,7 +111,7 @@ public enum ReportHTML {
             a.add("group", dog.groups[point.group])
             a.add("program", first.program)
             a.add("step", [first.phase, first.step].compactMap { $0 }.joined(separator: "/"))
-            a.add("mode", first.mode)
+            a.add("mode", first.mode.rawValue)
             a.add("trials", f.results.trials)
             a.add("scored", f.results.scored)
             addProportion(&a, "trial-accuracy", f.trialAccuracy)
@@ -184,7 +184,7 @@ public enum ReportHTML {
                     a.add("level", level)
                     a.add("phase", session.phase)
                     a.add("step", session.step)
-                    a.add("mode", session.mode)
+                    a.add("mode", session.mode.rawValue)
                     a.add("criterion", labels.joined(separator: " · "))
                     chart.lines.append(
                         ReferenceLine(y: level, from: start, to: end, label: labels.joined(separator: " · "), data: a))
@@ -595,7 +595,7 @@ public enum ReportHTML {
             a.add("session", s.id)
             a.add("program", s.program)
             a.add("step", [s.phase, s.step].compactMap { $0 }.joined(separator: "/"))
-            a.add("mode", s.mode)
+            a.add("mode", s.mode.rawValue)
             a.add("station", s.station)
             a.add("station-id", s.stationId)
             a.add("trials", r.trials)
@@ -617,7 +617,7 @@ public enum ReportHTML {
             html += """
                 <tr class="session"\(a.text)><td class="when">\(escape(String(s.started.prefix(16)).replacingOccurrences(of: "T", with: "\u{00A0}")))</td>\
                 <td class="text">\(escape(s.dog))</td><td class="text">\(escape(s.program ?? "–"))</td>\
-                <td class="text">\(escape(step.isEmpty ? "–" : step))</td><td>\(escape(s.mode))</td>\
+                <td class="text">\(escape(step.isEmpty ? "–" : step))</td><td>\(escape(s.mode.rawValue))</td>\
                 <td class="text">\(escape(station))</td>\
                 <td>\(r.trials)</td><td>\(r.hits)</td><td>\(r.misses)</td><td>\(r.falseAlerts)</td>\
                 <td>\(r.correctRejections)</td><td>\(r.aborted)</td><td>\(percent(f.trialAccuracy))</td>\

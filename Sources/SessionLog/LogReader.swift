@@ -281,13 +281,14 @@ public struct LogReader: Sendable {
                     WHERE ?1 IS NULL OR s.kind = ?1
                     ORDER BY s.label
                     """, arguments: [kind?.rawValue]
-            ).map { Self.sampleSummary($0, &iso) }
+            ).map { try Self.sampleSummary($0, &iso) }
         }
     }
 
-    static func sampleSummary(_ row: Row, _ iso: inout ISOTimeFormatter) -> SampleSummary {
+    static func sampleSummary(_ row: Row, _ iso: inout ISOTimeFormatter) throws -> SampleSummary {
         SampleSummary(
-            id: row["id"], label: row["label"], kind: row["kind"], diagnosis: row["diagnosis"],
+            id: row["id"], label: row["label"], kind: try row.word("kind", of: "sample", row: row["id"]),
+            diagnosis: row["diagnosis"],
             source: row["source"], collection: row["collection"], processing: row["processing"],
             collectedOn: row["collected_on"], added: iso.string(wallNs: row["wall_ns"]),
             uses: row["uses"],
@@ -321,7 +322,7 @@ public struct LogReader: Sendable {
             ).map {
                 SampleUse(dog: $0["name"], uses: $0["uses"], lastUsed: iso.string(wallNs: $0["last"]))
             }
-            return SampleDetails(sample: Self.sampleSummary(row, &iso), notes: notes, usedBy: dogs)
+            return SampleDetails(sample: try Self.sampleSummary(row, &iso), notes: notes, usedBy: dogs)
         }
     }
 
@@ -362,7 +363,8 @@ public struct LogReader: Sendable {
                 SessionSummary(
                     id: row["id"], dogId: row["dog_id"], dog: row["dog"],
                     started: iso.string(wallNs: row["wall_ns"]), program: row["program"],
-                    phase: row["phase"], step: row["step"], exercise: row["exercise"], mode: row["mode"],
+                    phase: row["phase"], step: row["step"], exercise: row["exercise"],
+                    mode: try row.word("mode", of: "session", row: row["id"]),
                     station: row["station"], unlabelled: row["unlabelled"], results: OutcomeCounts(row),
                     endedHow: row["ended_how"])
             }
@@ -412,9 +414,9 @@ public struct LogReader: Sendable {
             let samples = bySample.values.map { entry in
                 let f = entry.tally.figures
                 return SessionSample(
-                    label: entry.label, kind: entry.kind.rawValue, presented: f.results.scored,
+                    label: entry.label, kind: entry.kind, presented: f.results.scored,
                     indicated: f.presentations.indications, figures: f)
-            }.sorted { ($0.kind, $0.label ?? "") < ($1.kind, $1.label ?? "") }
+            }.sorted { ($0.kind.rawValue, $0.label ?? "") < ($1.kind.rawValue, $1.label ?? "") }
             let figures = session.figures
             let counts = figures.results
             let lastTrial = try Int64.fetchOne(
@@ -431,7 +433,8 @@ public struct LogReader: Sendable {
                 program: row["program"],
                 programSha256: row["sha256"], phase: row["phase"], phaseSteps: row["phase_steps"],
                 step: row["step"],
-                exercise: row["exercise"], mode: row["mode"], station: row["station"],
+                exercise: row["exercise"], mode: try row.word("mode", of: "session", row: row["id"]),
+                station: row["station"],
                 settings: row["settings"],
                 started: iso.string(wallNs: row["wall_ns"]), ended: ended.map { iso.string(wallNs: $0) },
                 endedHow: how, endDetail: end?["detail"],
@@ -475,7 +478,8 @@ public struct LogReader: Sendable {
                 let id: String = row["id"]
                 let layout = try Row.fetchAll(layoutStatement, arguments: [id]).map {
                     LayoutSlot(
-                        station: $0["station"], sample: $0["label"], kind: $0["kind"],
+                        station: $0["station"], sample: $0["label"],
+                        kind: try $0.word("kind", of: "trial_station", row: "\(id) station \($0["station"] as Int)"),
                         visited: ($0["visited"] as Int?).map { $0 != 0 },
                         indicated: ($0["indicated"] as Int?).map { $0 != 0 },
                         firstIndicationMs: ($0["first_indication_ns"] as Int64?).map { Double($0) / 1e6 },
@@ -483,7 +487,7 @@ public struct LogReader: Sendable {
                 }
                 return LoggedTrial(
                     id: id, sessionId: row["session_id"], dog: row["dog"], number: row["number"],
-                    outcome: row["outcome"], indicatedStation: row["indicated_station"],
+                    outcome: try row.word("outcome", of: "trial", row: id), indicatedStation: row["indicated_station"],
                     latencyMs: (row["latency_ns"] as Int64?).map { Double($0) / 1e6 },
                     searchMs: (row["search_ns"] as Int64?).map { Double($0) / 1e6 },
                     started: iso.string(wallNs: row["started_wall_ns"]),
@@ -676,7 +680,7 @@ public struct LogReader: Sendable {
                 entry.steps = definition.steps.map { step in
                     let record = progress.steps["\(phase)/\(step.id)"]
                     return StepProgress(
-                        step: step.id, title: step.title, mode: step.mode.rawValue,
+                        step: step.id, title: step.title, mode: step.mode,
                         percent: Int((progress.stepProgress(phase: definition, step: step) * 100).rounded(.down)),
                         passed: passedOn["\(phase)/\(step.id)"],
                         rule: step.completionRule, trials: record?.tracker.results.count ?? 0,
@@ -760,7 +764,7 @@ public struct DogSummary: Sendable, Hashable, Codable {
 public struct SampleSummary: Sendable, Hashable, Codable {
     public var id: String
     public var label: String
-    public var kind: String
+    public var kind: SampleKind
     public var diagnosis: String?
     public var source: String?
     public var collection: String?
@@ -811,7 +815,7 @@ public struct SessionSummary: Sendable, Hashable, Codable {
     public var phase: String?
     public var step: String?
     public var exercise: String?
-    public var mode: String
+    public var mode: TrainingMode
     /// The station (board) it ran on, as that station names itself.
     public var station: String?
     /// Run without sample ids (`session start --unlabelled`, or trainer-led with no --sample):
@@ -825,7 +829,7 @@ public struct SessionSummary: Sendable, Hashable, Codable {
 public struct SessionSample: Sendable, Hashable, Codable {
     /// Nil for a blank container without a sample id.
     public var label: String?
-    public var kind: String
+    public var kind: SampleKind
     /// Scored trials in which it stood.
     public var presented: Int
     /// Of those, trials in which the dog indicated it.
@@ -837,7 +841,7 @@ public struct SessionSample: Sendable, Hashable, Codable {
 public struct LayoutSlot: Sendable, Hashable, Codable {
     public var station: Int
     public var sample: String?
-    public var kind: String
+    public var kind: SampleKind
     /// What the station saw (nil for trials logged before schema v3).
     public var visited: Bool?
     public var indicated: Bool?
@@ -853,7 +857,7 @@ public struct LoggedTrial: Sendable, Hashable, Codable {
     public var sessionId: String
     public var dog: String
     public var number: Int
-    public var outcome: String
+    public var outcome: TrialOutcome
     public var indicatedStation: Int?
     public var latencyMs: Double?
     public var searchMs: Double?
@@ -876,7 +880,7 @@ public struct SessionDetails: Sendable, Hashable, Codable {
     public var phaseSteps: Int?
     public var step: String?
     public var exercise: String?
-    public var mode: String
+    public var mode: TrainingMode
     public var station: String?
     public var settings: String
     public var started: String
@@ -941,7 +945,7 @@ public struct PhaseProgress: Sendable, Hashable, Codable {
 public struct StepProgress: Sendable, Hashable, Codable {
     public var step: String
     public var title: String
-    public var mode: String
+    public var mode: TrainingMode
     public var percent: Int
     /// When its milestone was logged, if it has one.
     public var passed: String?

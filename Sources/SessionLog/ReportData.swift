@@ -37,7 +37,7 @@ public struct ReportSession: Sendable {
     public var phase: String?
     public var step: String?
     public var exercise: String?
-    public var mode: String
+    public var mode: TrainingMode
     /// The station (board) it ran on, as it names itself; and, in a lab log, that station's
     /// identity (nil for the log's own sessions).
     public var station: String?
@@ -71,7 +71,7 @@ public struct ReportSession: Sendable {
     /// What the learning curve draws as one line: the program, the step and the mode.
     public var curveGroup: String {
         let where_ = [phase, step].compactMap { $0 }.joined(separator: "/")
-        return "\(program ?? "no program") · \(where_.isEmpty ? "no step" : where_) · \(mode)"
+        return "\(program ?? "no program") · \(where_.isEmpty ? "no step" : where_) · \(mode.rawValue)"
     }
     /// Click onset latencies (nanoseconds) of the session's clicks in scope.
     public var clickOnsetNs: [Int64]
@@ -213,8 +213,9 @@ extension LogReader {
                 var session = ReportSession(
                     id: id, dogId: row["dog_id"], dog: row["dog"], started: iso.string(wallNs: row["wall_ns"]),
                     startedWallNs: row["wall_ns"], program: row["program"], phase: row["phase"], step: row["step"],
-                    exercise: row["exercise"], mode: row["mode"], station: row["station"],
-                    stationId: row["station_id"], endedHow: row["how"], endDetail: row["detail"],
+                    exercise: row["exercise"], mode: try row.word("mode", of: "session", row: id),
+                    station: row["station"], stationId: row["station_id"], endedHow: row["how"],
+                    endDetail: row["detail"],
                     suggestions: [], tally: Tally(), criterion: nil, criterionNote: nil, clickOnsetNs: [], faults: 0)
                 if let programId: String = row["program_id"], let content: String = row["content"] {
                     if programs[programId] == nil {
@@ -242,9 +243,9 @@ extension LogReader {
                         {
                             // The step fixes its mode; a session run otherwise does not count toward
                             // its criterion (as for progress and milestones).
-                            if found.mode.rawValue != session.mode {
+                            if found.mode != session.mode {
                                 session.criterionNote =
-                                    "\(phase)/\(step) is run \(found.mode.rawValue): its \(session.mode) sessions do not count toward its criterion"
+                                    "\(phase)/\(step) is run \(found.mode.rawValue): its \(session.mode.rawValue) sessions do not count toward its criterion"
                             } else {
                                 session.criterion = found.criterion
                                 if found.criterion == nil { session.criterionNote = "the step has no criterion" }
@@ -473,16 +474,15 @@ extension LogReader {
 
     /// What a fault event's detail says failed; a sensor's fault names its station, so a
     /// flagged station stands out (`sensor stuck at station 2`).
+    /// A detail that cannot be read is counted as a plain `fault` rather than failing the report.
     static func faultName(_ detail: String?, station: Int? = nil) -> String {
-        guard let detail, let data = detail.data(using: .utf8),
-            let object = try? JSONSerialization.jsonObject(with: data) as? [String: Any]
-        else { return "fault" }
-        if let name = object["fault"] as? String { return name }
-        if let sensor = object["sensor"] as? String {
+        guard let detail, let fault = try? EventDetail.decode(FaultDetail.self, from: detail) else { return "fault" }
+        if let name = fault.fault { return name }
+        if let sensor = fault.sensor {
             return "sensor \(sensor)" + (station.map { " at station \($0)" } ?? "")
         }
-        if object["click_failed"] != nil { return "click-failed" }
-        return object.keys.sorted().first ?? "fault"
+        if fault.clickFailed != nil { return "click-failed" }
+        return fault.fields.first ?? "fault"
     }
 
     /// Samples with their rates and the pooled rate of the rest of their kind.

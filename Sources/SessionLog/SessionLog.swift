@@ -24,6 +24,9 @@ public enum SessionLogError: Error, Equatable, CustomStringConvertible {
     /// and are retried; they are not on disk yet.
     case notYetOnDisk(reason: String)
     case database(String)
+    /// A row holds a word this lineup does not know (a log from a newer lineup, or edited by
+    /// hand): which table, which row, which column, what it says and what it could say.
+    case unknownWord(table: String, row: String, column: String, value: String, known: [String])
 
     public var description: String {
         switch self {
@@ -57,6 +60,9 @@ public enum SessionLogError: Error, Equatable, CustomStringConvertible {
         case .notYetOnDisk(let reason):
             return "not on disk yet (\(reason)): kept in memory and retried"
         case .database(let text): return "database error: \(text)"
+        case .unknownWord(let table, let row, let column, let value, let known):
+            return
+                "the log's \(table) row \(row) has \(column) \"\(value)\", which this lineupctl does not know (known: \(known.joined(separator: ", "))); was it written by a newer lineup or edited by hand?"
         }
     }
 

@@ -90,8 +90,8 @@ public struct SessionRequest: Sendable, Codable, Hashable {
 
 /// The station now, for `lineupctl status`.
 public struct StationStatus: Sendable, Codable, Hashable {
-    /// What the station is doing, one of `StationState`'s words.
-    public var state: String
+    /// What the station is doing.
+    public var state: StationState
     /// The same in the trainer's words, with what to do next ("load trial 3 of 20, then
     /// press ready").
     public var activity: String?
@@ -146,7 +146,7 @@ public struct StationStatus: Sendable, Codable, Hashable {
     public var uptimeSeconds: Double
 
     public init(
-        state: String, session: String? = nil, dog: String? = nil, mode: TrainingMode? = nil, trial: Int? = nil,
+        state: StationState, session: String? = nil, dog: String? = nil, mode: TrainingMode? = nil, trial: Int? = nil,
         trials: Int? = nil, step: String? = nil, audio: String, gpio: String, clicks: UInt64 = 0,
         failedClicks: UInt64 = 0, edges: UInt64 = 0, droppedEdges: UInt64 = 0, logOverflow: UInt64 = 0,
         uptimeSeconds: Double = 0
@@ -210,11 +210,31 @@ public struct ReadyReply: Sendable, Codable, Hashable {
 /// A station whose sensor is flagged now.
 public struct FlaggedStation: Sendable, Codable, Hashable {
     public var station: String
-    public var fault: String
+    public var fault: StationFault
 
-    public init(station: String, fault: String) {
+    public init(station: String, fault: StationFault) {
         self.station = station
         self.fault = fault
+    }
+}
+
+/// Why a station is flagged: the engine's sensor faults (`SensorFault`), and a sensor whose
+/// input the hot loop cannot read. The words are the wire's (`status`'s `flaggedStations`).
+public enum StationFault: String, Sendable, Codable, Hashable, CaseIterable {
+    case activeAtStart = "active-at-start"
+    case stuck
+    case silent
+    case chatter
+    /// Its input descriptor cannot be read (a failed GPIO read): its edges are not seen.
+    case unreadable
+
+    public init(_ fault: SensorFault) {
+        switch fault {
+        case .activeAtStart: self = .activeAtStart
+        case .stuck: self = .stuck
+        case .silent: self = .silent
+        case .chatter: self = .chatter
+        }
     }
 }
 

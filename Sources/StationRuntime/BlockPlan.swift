@@ -127,7 +127,7 @@ extension BlockPlan {
                 known = Dictionary(
                     (try log.reader.samples()).map { ($0.label, $0) }, uniquingKeysWith: { first, _ in first })
             }
-            guard let entry = known[label], entry.kind == kind.rawValue else {
+            guard let entry = known[label], entry.kind == kind else {
                 throw SessionLogError.invalidInput(
                     "the log already has a sample \(label) that is not a \(kind.rawValue): use another --db")
             }

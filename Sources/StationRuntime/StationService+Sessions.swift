@@ -295,12 +295,12 @@ extension StationService {
         var labels: [String: String] = [:]
         for text in wanted {
             let matches = all.filter { $0.label == text || $0.id.hasPrefix(text.lowercased()) }
-            guard matches.count == 1, let s = matches.first, let kind = SampleKind(rawValue: s.kind) else {
+            guard matches.count == 1, let s = matches.first else {
                 throw ControlRefusal(
                     .unknown,
                     matches.isEmpty ? "no sample \"\(text)\" (lineupctl samples)" : "\"\(text)\" names several samples")
             }
-            out.append(Sample(id: s.id, kind: kind, usageCount: s.uses))
+            out.append(Sample(id: s.id, kind: s.kind, usageCount: s.uses))
             labels[s.id] = s.label
         }
         return (out, labels)

@@ -313,7 +313,7 @@ public final class StationService: StationControlling, @unchecked Sendable {
         defer { switching.unlock() }
         let writerStatus = writer.status
         var status = StationStatus(
-            state: StationState.idle.rawValue,
+            state: .idle,
             audio: player.isAvailable
                 ? (player.negotiated?.description ?? options.board.audio.device)
                 : "unavailable: \(player.problem ?? "no device")",
@@ -345,8 +345,11 @@ public final class StationService: StationControlling, @unchecked Sendable {
         status.logMinFreeMegabytes = options.board.log.minFreeMegabytes
         let names = options.board.stations.map(\.name)
         let flagged = segment?.feeder.flaggedStations.withLock { $0 } ?? [:]
-        status.flaggedStations = flagged.sorted { $0.key < $1.key }.map {
-            FlaggedStation(station: $0.key < names.count ? names[$0.key] : "\($0.key + 1)", fault: $0.value)
+        // The feeder keeps the fault's word; every word it writes is a StationFault's.
+        status.flaggedStations = flagged.sorted { $0.key < $1.key }.compactMap { entry in
+            StationFault(rawValue: entry.value).map {
+                FlaggedStation(station: entry.key < names.count ? names[entry.key] : "\(entry.key + 1)", fault: $0)
+            }
         }
         status.sensorFaults = earlierFaults.merging(
             segment?.feeder.sensorFaults.withLock { $0 } ?? [:], uniquingKeysWith: +)
@@ -460,7 +463,7 @@ public final class StationService: StationControlling, @unchecked Sendable {
                         : "load trial \(trial) of \(total), then press ready"
             }
         }
-        status.state = state.rawValue
+        status.state = state
         status.activity = activity
         status.trial = trial
         status.secondsLeft = left

@@ -65,7 +65,7 @@ struct StatusCommand: ParsableCommand {
         try controlCommand {
             let s = try socket.client.status()
             if json { return try printJSON(s) }
-            var lines = ["State       \(s.state)\(s.activity.map { ": \($0)" } ?? "")"]
+            var lines = ["State       \(s.state.rawValue)\(s.activity.map { ": \($0)" } ?? "")"]
             if let session = s.session { lines.append("Session     \(session)") }
             if let dog = s.dog { lines.append("Dog         \(dog)") }
             if let mode = s.mode { lines.append("Mode        \(mode.rawValue)") }
@@ -125,7 +125,7 @@ private func describeLog(_ s: StationStatus) -> String {
 
 /// `flagged: B stuck, A chatter; faults since start: stuck 1, chatter 1` or `all trusted`.
 private func describeSensors(_ s: StationStatus) -> String {
-    let flagged = (s.flaggedStations ?? []).map { "\($0.station) \($0.fault)" }
+    let flagged = (s.flaggedStations ?? []).map { "\($0.station) \($0.fault.rawValue)" }
     let counts = (s.sensorFaults ?? [:]).sorted { $0.key < $1.key }.map { "\($0.key) \($0.value)" }
     var text = flagged.isEmpty ? "all trusted" : "flagged: " + flagged.joined(separator: ", ")
     if !counts.isEmpty { text += "; faults since start: " + counts.joined(separator: ", ") }

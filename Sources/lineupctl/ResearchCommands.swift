@@ -89,7 +89,7 @@ struct Samples: ParsableCommand {
                     ["SAMPLE", "KIND", "DIAGNOSIS", "SOURCE", "COLLECTED", "USES", "NOTES"],
                     samples.map {
                         [
-                            $0.label, $0.kind, $0.diagnosis.orDash, $0.source.orDash, $0.collectedOn.orDash,
+                            $0.label, $0.kind.rawValue, $0.diagnosis.orDash, $0.source.orDash, $0.collectedOn.orDash,
                             "\($0.uses)", "\($0.notes)",
                         ]
                     })
@@ -109,7 +109,7 @@ struct Samples: ParsableCommand {
                 if log.json { return try printJSON(details) }
                 let s = details.sample
                 var text = """
-                    Sample      \(s.label) (\(s.kind))
+                    Sample      \(s.label) (\(s.kind.rawValue))
                     Id          \(s.id)
                     Diagnosis   \(s.diagnosis.orDash)
                     Source      \(s.source.orDash)
@@ -225,7 +225,7 @@ struct Sessions: ParsableCommand {
                 sessions.map {
                     [
                         short($0.id), $0.dog, $0.started, $0.program.orDash, $0.phase.orDash, $0.step.orDash,
-                        $0.exercise.orDash, $0.mode + ($0.unlabelled ? " (unlabelled)" : ""),
+                        $0.exercise.orDash, $0.mode.rawValue + ($0.unlabelled ? " (unlabelled)" : ""),
                         "\($0.results.trials)", "\($0.results.hits)", "\($0.results.misses)",
                         "\($0.results.falseAlerts)", "\($0.results.correctRejections)",
                         $0.endedHow.map { $0 == "interrupted" ? "INTERRUPTED" : $0 } ?? "running",
@@ -263,7 +263,7 @@ struct SessionCommand: ParsableCommand {
                     Phase       \(s.phase.orDash)
                     Step        \(s.step.orDash)
                     Exercise    \(s.exercise.orDash)
-                    Mode        \(s.mode)
+                    Mode        \(s.mode.rawValue)
                     Handler     \(s.handler.orDash)
                     Station     \(s.station.orDash)
                     Settings    \(s.settings)
@@ -278,15 +278,17 @@ struct SessionCommand: ParsableCommand {
                 FileHandle.standardOutput.write(Data(text.utf8))
                 printTable(
                     ["SAMPLE", "KIND", "PRESENTED", "INDICATED"],
-                    s.samples.map { [$0.label ?? "(no sample id)", $0.kind, "\($0.presented)", "\($0.indicated)"] })
+                    s.samples.map {
+                        [$0.label ?? "(no sample id)", $0.kind.rawValue, "\($0.presented)", "\($0.indicated)"]
+                    })
                 say("\nTrials\n")
                 printTable(
                     ["#", "OUTCOME", "INDICATED", "LATENCY", "STARTED", "LAYOUT", "NOTE"],
                     s.trials.map { t in
                         [
-                            "\(t.number)", t.outcome, t.indicatedStation.map { "\($0)" } ?? "-",
+                            "\(t.number)", t.outcome.rawValue, t.indicatedStation.map { "\($0)" } ?? "-",
                             describeMillis(t.latencyMs), t.started,
-                            t.layout.map { "\($0.station):\($0.sample ?? $0.kind)" }.joined(separator: " "),
+                            t.layout.map { "\($0.station):\($0.sample ?? $0.kind.rawValue)" }.joined(separator: " "),
                             describeNote(corrects: t.corrects, reason: t.reason),
                         ]
                     })
@@ -331,9 +333,9 @@ struct Trials: ParsableCommand {
                 ["TRIAL", "DOG", "SESSION", "#", "OUTCOME", "INDICATED", "LATENCY", "ENDED", "LAYOUT", "NOTE"],
                 trials.map { t in
                     [
-                        short(t.id), t.dog, short(t.sessionId), "\(t.number)", t.outcome,
+                        short(t.id), t.dog, short(t.sessionId), "\(t.number)", t.outcome.rawValue,
                         t.indicatedStation.map { "\($0)" } ?? "-", describeMillis(t.latencyMs), t.ended,
-                        t.layout.map { "\($0.station):\($0.sample ?? $0.kind)" }.joined(separator: " "),
+                        t.layout.map { "\($0.station):\($0.sample ?? $0.kind.rawValue)" }.joined(separator: " "),
                         describeNote(corrects: t.corrects, reason: t.reason),
                     ]
                 })
@@ -476,7 +478,7 @@ struct Progress: ParsableCommand {
                     done += " (\(count(step.otherModeTrials, "trial")) in another mode not counted)"
                 }
                 return [
-                    "\(phase)/\(step.step)", step.title, step.mode, "\(step.percent) %", done,
+                    "\(phase)/\(step.step)", step.title, step.mode.rawValue, "\(step.percent) %", done,
                     step.passed ?? "not yet",
                 ]
             })

@@ -73,7 +73,7 @@ import TrainingEngine
         #expect(logged.count == trials)
         var target: [Int: String] = [:]
         for trial in logged {
-            let slot = trial.layout.first { $0.kind == "target" }
+            let slot = trial.layout.first { $0.kind == .target }
             target[trial.number] = slot.map { ["A", "B", "C", "D", "E"][$0.station - 1] } ?? "none"
         }
         #expect(Set(target.values).count >= 4, "the block's targets stood in too few stations: \(target)")

@@ -51,7 +51,8 @@ struct OutputsTests {
         // No ready press: the first trial starts by itself, its three valves open (D and E,
         // unused by the step, stay shut).
         #expect(
-            eventually(10) { ["searching", "holding"].contains((try? client.status().state) ?? "") }, "no trial started"
+            eventually(10) { [StationState.searching, .holding].contains((try? client.status().state) ?? .idle) },
+            "no trial started"
         )
         #expect(try client.status().outputsOn == ["A", "B", "C"])
         let target = try #require(try client.layout(view: .assistant).first { $0.kind == .target })

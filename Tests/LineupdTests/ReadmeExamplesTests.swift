@@ -282,7 +282,7 @@ import TrainingEngine
             #expect(
                 eventually(15) {
                     try? client.ready()
-                    return ["searching", "holding"].contains((try? client.status().state) ?? "")
+                    return [StationState.searching, .holding].contains((try? client.status().state) ?? .idle)
                         || (try? client.status().trialsDone) == n
                 }, "preparing trial \(n) never started")
             try? client.abort()

@@ -36,7 +36,7 @@ struct RegistryWritesTests {
         func noteSession(_ entry: SessionNoteEntry) throws(ControlRefusal) -> String {
             record("session note \(entry.session)")
         }
-        func status() -> StationStatus { StationStatus(state: "idle", audio: "none", gpio: "none") }
+        func status() -> StationStatus { StationStatus(state: .idle, audio: "none", gpio: "none") }
         func startSession(_ request: SessionRequest) throws(ControlRefusal) -> SessionStarted {
             throw ControlRefusal(.failed, "not served here")
         }

@@ -45,12 +45,12 @@ struct SensorFaultTests {
         let trials = try reader.trials().sorted { $0.number < $1.number }
         try #require(trials.count == 3, "\(run.stdout)")
         // Seed 7's trial 2 has its target elsewhere (or none): a stuck B is no indication at it.
-        #expect(trials[1].layout[1].kind != SampleKind.target.rawValue, "seed 7 changed: \(trials[1].layout)")
+        #expect(trials[1].layout[1].kind != SampleKind.target, "seed 7 changed: \(trials[1].layout)")
         #expect(trials[1].reason == "sensor fault: station B stuck during the trial")
-        #expect(trials[1].outcome == TrialOutcome.falseAlert.rawValue)
+        #expect(trials[1].outcome == TrialOutcome.falseAlert)
         #expect(trials[0].reason == nil && trials[2].reason == nil)
         // The trial after it started: the fault was lifted at its end, and B trusted again.
-        #expect(trials[2].outcome != TrialOutcome.aborted.rawValue)
+        #expect(trials[2].outcome != TrialOutcome.aborted)
 
         let all = try events(db)
         let faults = all.filter { $0["kind"] as? String == "fault" }
@@ -104,12 +104,12 @@ struct SensorFaultTests {
         // Trials in the storm with their target elsewhere: the dog (sensitivity 1) held at it
         // and was clicked, each once; the trial is marked.
         let elsewhere = trials[1...4].filter {
-            $0.layout.contains { $0.kind == SampleKind.target.rawValue }
-                && $0.layout[0].kind != SampleKind.target.rawValue
+            $0.layout.contains { $0.kind == SampleKind.target }
+                && $0.layout[0].kind != SampleKind.target
         }
         #expect(elsewhere.count >= 2, "seed 7 changed: \(trials.map(\.layout))")
         for trial in elsewhere {
-            #expect(trial.outcome == TrialOutcome.hit.rawValue, "trial \(trial.number): \(run.stdout)")
+            #expect(trial.outcome == TrialOutcome.hit, "trial \(trial.number): \(run.stdout)")
             #expect(clicks.filter { $0["trial_id"] as? String == trial.id }.count == 1, "trial \(trial.number)")
             #expect(trial.reason == "sensor fault: station A chattering during the trial")
         }
@@ -179,7 +179,7 @@ struct ServingFaultTests {
         #expect(eventually(10) { (try? client.status().trialsDone) == 1 }, "trial 1 never ended")
         try client.ready()
         #expect(
-            eventually(10) { (try? client.status().flaggedStations) == [FlaggedStation(station: "B", fault: "stuck")] },
+            eventually(10) { (try? client.status().flaggedStations) == [FlaggedStation(station: "B", fault: .stuck)] },
             "B never flagged: \(daemon.stderrSoFar)")
         #expect(try client.status().sensorFaults == ["stuck": 1])
         let shown = try lineupctl(["status"], environment: ["LINEUP_SOCKET": daemon.socket])
@@ -189,7 +189,7 @@ struct ServingFaultTests {
         // B stays stuck: the third start is refused, and B keeps its name for what is wrong.
         try client.ready()
         #expect(eventually(10) { (try? client.status().sensorFaults?["active-at-start"]) == 1 })
-        #expect(try client.status().flaggedStations == [FlaggedStation(station: "B", fault: "stuck")])
+        #expect(try client.status().flaggedStations == [FlaggedStation(station: "B", fault: .stuck)])
         try client.endSession(suggestions: nil)
         #expect(daemon.terminate().status == 0)
         #expect(watched.done.wait(timeout: .now() + 10) == .success)
@@ -235,12 +235,12 @@ struct ServingFaultTests {
         #expect(
             eventually(5) { (try? client.status().flaggedStations)?.contains { $0.station == "A" } == true },
             "the start was not refused for A")
-        #expect(!["searching", "holding"].contains(try client.status().state))
+        #expect(![StationState.searching, .holding].contains(try client.status().state))
         // Lifted, the next press starts the trial.
         try client.simulate(SimulatedInput(input: "A", active: false))
         try client.ready()
         #expect(
-            eventually(5) { ["searching", "holding"].contains((try? client.status().state) ?? "") },
+            eventually(5) { [StationState.searching, .holding].contains((try? client.status().state) ?? .idle) },
             "the trial did not start once A was clear")
         try client.abort()
         try client.endSession(suggestions: nil)
@@ -268,7 +268,7 @@ struct ServingFaultTests {
         #expect(daemon.stderrSoFar.contains("session refused: only"), "\(daemon.stderrSoFar)")
         let shown = try lineupctl(["status"], environment: ["LINEUP_SOCKET": daemon.socket])
         #expect(shown.stdout.contains("MB free (below 10000000 MB: sessions are refused)"), "\(shown.stdout)")
-        #expect(try daemon.client.status().state == "idle")
+        #expect(try daemon.client.status().state == .idle)
         #expect(daemon.terminate().status == 0)
         let reader = try SessionLog.openReader(path: daemon.db)
         #expect(try reader.sessions().isEmpty)

@@ -80,7 +80,7 @@ struct ServingStationTests {
         defer { if daemon.process.isRunning { _ = daemon.terminate() } }
         #expect(daemon.waitReady())
         let client = daemon.client
-        #expect(try client.status().state == "idle")
+        #expect(try client.status().state == .idle)
         // A watcher, as the handler might run one: it must not learn the layouts.
         let watched = try #require(Watched(path: daemon.socket))
 
@@ -109,7 +109,7 @@ struct ServingStationTests {
         let shown = try lineupctl(["status"], environment: ["LINEUP_SOCKET": daemon.socket])
         #expect(shown.stdout.contains("events written, 0 overflowed, 0 lost; on disk within"), "\(shown.stdout)")
         try client.endSession(suggestions: "shorter blocks")
-        #expect(try client.status().state == "idle")
+        #expect(try client.status().state == .idle)
         let (status, out) = daemon.terminate()
         #expect(status == 0)
         // The journal (stdout) withholds each trial's stations and outcome until the session
@@ -135,7 +135,7 @@ struct ServingStationTests {
         let reader = try SessionLog.openReader(path: daemon.db)
         #expect(try reader.trials().count == 3)
         let details = try reader.session(id: id)
-        #expect(details.mode == TrainingMode.doubleBlind.rawValue)
+        #expect(details.mode == TrainingMode.doubleBlind)
         #expect(details.endedHow == "ended")
         #expect(try reader.eventCount(LogFilter(eventKind: .edge)) > 0)
     }
@@ -155,7 +155,7 @@ struct ServingStationTests {
         let reader = try SessionLog.openReader(path: daemon.db)
         let trials = try reader.trials()
         #expect(trials.count == 1)
-        #expect(trials.first?.outcome == TrialOutcome.aborted.rawValue)
+        #expect(trials.first?.outcome == TrialOutcome.aborted)
         #expect(try reader.session(id: trials[0].sessionId).endedHow == "stopped")
         let check = try reader.read { db in try String.fetchOne(db, sql: "PRAGMA integrity_check") }
         #expect(check == "ok")
@@ -207,9 +207,9 @@ struct ServingStationTests {
         let trials = try reader.trials()
         #expect(trials.count == 4)
         // The planned trial kept its sheet's kinds.
-        #expect(trials.last?.layout.map(\.kind) == ["control", "control", "target", "control", "control"])
+        #expect(trials.last?.layout.map(\.kind) == [.control, .control, .target, .control, .control])
         for trial in trials {
-            for slot in trial.layout where slot.kind != SampleKind.blank.rawValue {
+            for slot in trial.layout where slot.kind != SampleKind.blank {
                 #expect(slot.sample.map { labels.contains($0) } == true, "\(trial.layout)")
             }
         }
@@ -266,7 +266,7 @@ struct ServingStationTests {
         #expect(out.contains("lineupd: Ada graduated phase only"), "\(out)")
 
         let reader = try SessionLog.openReader(path: daemon.db)
-        #expect(try reader.trials().map(\.outcome) == ["hit", "hit", "hit"])
+        #expect(try reader.trials().map(\.outcome) == [.hit, .hit, .hit])
         let progress = try reader.progress(dogId: reader.resolveDog("Ada"))
         #expect(progress.first?.phase == "only")
         #expect(progress.first?.stepsPassed == 1)
@@ -374,7 +374,7 @@ struct ServingStationTests {
             #expect(reply.map { $0.isEmpty || $0.contains(#""ok":false"#) } ?? true, "reply: \(reply ?? "nil")")
         }
         let status = try client.status()
-        #expect(status.state != "idle" && status.session == id)
+        #expect(status.state != .idle && status.session == id)
         #expect(eventually(10) { (try? client.status().trialsDone) == 1 })
         try client.ready()
         #expect(eventually(10) { (try? client.status().trialsDone) == 2 })
@@ -403,7 +403,7 @@ struct ServingStationTests {
         kill(daemon.process.processIdentifier, SIGHUP)
         // Reloaded: the socket is served again, idle, by the reloaded station.
         usleep(300_000)
-        #expect(eventually(10) { (try? client.status().state) == "idle" })
+        #expect(eventually(10) { (try? client.status().state) == .idle })
         let (status, out) = daemon.terminate()
         #expect(status == 0)
         #expect(out.contains("reloaded \(config)"), "stdout: \(out)")
@@ -480,7 +480,7 @@ struct ServingStationTests {
             #expect(result.stderr.split(separator: "\n").count == 1, "\(arguments): \(result.stderr)")
             #expect(result.stderr.contains(message), "\(arguments): \(result.stderr)")
         }
-        #expect(try daemon.client.status().state == "idle")
+        #expect(try daemon.client.status().state == .idle)
         #expect(daemon.terminate().status == 0)
 
         let reader = try SessionLog.openReader(path: daemon.db)

@@ -75,7 +75,7 @@ import Testing
         let after = try SessionLog.openReader(path: daemon.db).trials().first {
             $0.corrects == correction["id"] as? String
         }
-        #expect(after?.indicatedStation == notTarget && after?.outcome == "false-alert", "\(String(describing: after))")
+        #expect(after?.indicatedStation == notTarget && after?.outcome == .falseAlert, "\(String(describing: after))")
         #expect(daemon.terminate().status == 0)
 
         let reader = try SessionLog.openReader(path: daemon.db)

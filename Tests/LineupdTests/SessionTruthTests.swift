@@ -80,7 +80,7 @@ import TrainingEngine
         #expect(daemon.terminate().status == 0)
         let sessions = try SessionLog.openReader(path: daemon.db).sessions()
         #expect(sessions.count == 2)
-        #expect(sessions.allSatisfy { $0.mode == TrainingMode.doubleBlind.rawValue })
+        #expect(sessions.allSatisfy { $0.mode == TrainingMode.doubleBlind })
         let settings = try sessions.map { try SessionLog.openReader(path: daemon.db).session(id: $0.id).settings }
         #expect(settings.filter { $0.contains(#""unlabelled":"true""#) }.count == 1, "\(settings)")
         // And the listing says which ran unlabelled.
@@ -100,7 +100,7 @@ import TrainingEngine
             SessionRequest(dog: "Rex", program: "research-5-station", step: "phase-3/1", trials: 2, unlabelled: true))
         var status = try client.status()
         #expect(
-            status.state == "waiting-for-ready" && status.trial == 1 && status.trials == 2 && status.trialsDone == 0)
+            status.state == .waitingForReady && status.trial == 1 && status.trials == 2 && status.trialsDone == 0)
         #expect(status.step == "phase-3/1" && status.program == "research-5-station")
         #expect(status.activity == "load trial 1 of 2, then press ready", "\(status.activity ?? "")")
 
@@ -110,14 +110,14 @@ import TrainingEngine
         #expect(blocked.status == 1)
         #expect(blocked.stderr.contains("trial 1 of 2 did not start: station C is active"), "\(blocked.stderr)")
         status = try client.status()
-        #expect(status.state == "blocked" && status.trial == 1, "\(status)")
+        #expect(status.state == .blocked && status.trial == 1, "\(status)")
         try client.simulate(SimulatedInput(input: "C", active: false))
 
         // Started: it says so, and status agrees (trial 1 of 2, time left counting down).
         let go = try lineupctl(["ready"], environment: env)
         #expect(go.status == 0 && go.stdout.contains("Ready: trial 1 of 2 started"), "\(go.stdout) \(go.stderr)")
         status = try client.status()
-        #expect(status.state == "searching" && status.trial == 1 && status.trialsDone == 0, "\(status)")
+        #expect(status.state == .searching && status.trial == 1 && status.trialsDone == 0, "\(status)")
         #expect((status.secondsLeft ?? 0) > 0)
         // A press while it runs starts nothing, and says so.
         let during = try lineupctl(["ready"], environment: env)
@@ -125,20 +125,20 @@ import TrainingEngine
         // The search times out (60 s / 10): the interval follows, with its time left.
         #expect(eventually(10) { (try? client.status().trialsDone) == 1 }, "trial 1 never ended")
         status = try client.status()
-        #expect(status.state == "interval" && (status.secondsLeft ?? 0) > 0, "\(status)")
+        #expect(status.state == .interval && (status.secondsLeft ?? 0) > 0, "\(status)")
         // Loaded during the interval: queued, said so.
         let queued = try lineupctl(["ready"], environment: env)
         #expect(queued.status == 0 && queued.stdout.contains("trial 2 of 2 is loaded"), "\(queued.stdout)")
-        #expect(eventually(10) { (try? client.status().state) == "searching" }, "trial 2 never started")
+        #expect(eventually(10) { (try? client.status().state) == .searching }, "trial 2 never started")
         #expect(try client.status().trial == 2)
         #expect(eventually(10) { (try? client.status().trialsDone) == 2 }, "trial 2 never ended")
-        #expect(eventually(10) { (try? client.status().state) == "block-complete" })
+        #expect(eventually(10) { (try? client.status().state) == .blockComplete })
         let after = try lineupctl(["ready"], environment: env)
         #expect(after.status == 1 && after.stderr.contains("the block is complete"), "\(after.stderr)")
         let shown = try lineupctl(["status"], environment: env)
         #expect(
             shown.stdout.contains("State       block-complete: the block is complete (2 trials)"), "\(shown.stdout)")
         try client.endSession(suggestions: nil)
-        #expect(try client.status().state == "idle")
+        #expect(try client.status().state == .idle)
     }
 }

@@ -237,8 +237,8 @@ struct TrainerLedSessionTests {
     /// holds only elsewhere earns four false alerts, each an error press there.
     @Test func theSimulatedTrainerPressesAsThePageSays() throws {
         for (dog, outcome, press) in [
-            (["--sensitivity", "1", "--false-alert-rate", "0"], "hit", "manual_click"),
-            (["--sensitivity", "0", "--false-alert-rate", "1"], "false-alert", "error_mark"),
+            (["--sensitivity", "1", "--false-alert-rate", "0"], TrialOutcome.hit, "manual_click"),
+            (["--sensitivity", "0", "--false-alert-rate", "1"], TrialOutcome.falseAlert, "error_mark"),
         ] {
             guard let daemon = try ServingStationTests.Daemon(speed: 5, extra: dog) else { return }
             defer { if daemon.process.isRunning { _ = daemon.terminate() } }
@@ -345,7 +345,7 @@ struct TrainerLedSessionTests {
         #expect(daemon.terminate().status == 0)
         let reader = try SessionLog.openReader(path: daemon.db)
         let trial = try #require(try reader.trials().first)
-        #expect(trial.outcome == "hit")
+        #expect(trial.outcome == .hit)
         let targetNumber = target.station == "C" ? 3 : 5
         #expect(trial.indicatedStation == targetNumber)
         let events = try reader.events(LogFilter(), limit: nil)

@@ -50,7 +50,7 @@ import TrainingEngine
         #expect(fixed.layout.map { $0.seen?.visited } == [true, true])
         #expect(fixed.latencyNs == nil)
         let listed = try log.reader.trials()
-        #expect(listed.map(\.outcome) == ["miss", "correct-rejection"])
+        #expect(listed.map(\.outcome) == [.miss, .correctRejection])
         #expect(listed[0].corrects == trials[0].id.logText)
         let after = try #require(try log.reader.stats(by: .dog).first)
         #expect(after.sensitivity.successes == 0 && after.sensitivity.trials == 1)
@@ -68,7 +68,7 @@ import TrainingEngine
         // correction, so the trial has no latency (nothing is made up).
         #expect(back.layout[0].seen?.indicated == true && back.layout[0].seen?.firstIndicationNs == nil)
         #expect(back.latencyNs == nil)
-        #expect(try log.reader.trials().map(\.outcome) == ["hit", "correct-rejection"])
+        #expect(try log.reader.trials().map(\.outcome) == [.hit, .correctRejection])
     }
 
     @Test func refusalsNameWhatIsWrongAndWriteNothing() throws {

@@ -32,13 +32,13 @@ import TrainingEngine
             #expect(row["session_id"] == trial.sessionId)
             #expect(row["dog"] == trial.dog)
             #expect(row["number"] == "\(trial.number)")
-            #expect(row["outcome"] == trial.outcome)
+            #expect(row["outcome"] == trial.outcome.rawValue)
             #expect(row["indicated_station"] == (trial.indicatedStation.map { "\($0)" } ?? ""))
             #expect(row["seed"] == (trial.seed.map { "\($0)" } ?? ""))
             #expect(row["started"]?.hasSuffix("+02:00") == true)
             for slot in trial.layout {
                 #expect(row["station_\(slot.station)_sample"] == (slot.sample ?? ""))
-                #expect(row["station_\(slot.station)_kind"] == slot.kind)
+                #expect(row["station_\(slot.station)_kind"] == slot.kind.rawValue)
             }
         }
     }

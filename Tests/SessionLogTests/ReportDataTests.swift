@@ -95,7 +95,7 @@ import TrainingEngine
         // criterion window over the step counts the automated trials only.
         for i in dog.sessions {
             let s = report.sessions[i]
-            if s.mode == "trainer-led" {
+            if s.mode == .trainerLed {
                 #expect(s.criterion == nil && s.rollingAccuracy == nil)
                 #expect(
                     s.criterionNote

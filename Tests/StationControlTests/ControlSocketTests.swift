@@ -18,13 +18,13 @@ struct ControlSocketTests {
         let (server, station, client) = try makeServer("round")
         defer { server.stop() }
 
-        #expect(try client.status().state == "idle")
+        #expect(try client.status().state == .idle)
         #expect(throws: ControlClientError.refused(ControlRefusal(.noSession, "no session is running"))) {
             try client.ready()
         }
         #expect(try client.startSession(blindSession) == "S1")
         let status = try client.status()
-        #expect(status.state == "waiting-for-ready")
+        #expect(status.state == .waitingForReady)
         #expect(status.dog == "Rex")
         #expect(status.mode == .doubleBlind)
         #expect(status.trials == 20)
@@ -161,7 +161,7 @@ struct ControlSocketTests {
         #expect(eventually { station.unwatched.count == 1 })
         // The daemon learns the watcher is gone from `send` returning false, too.
         #expect(eventually { station.emit("{}") == 0 })
-        #expect(try client.status().state == "idle")
+        #expect(try client.status().state == .idle)
     }
 
     @Test("ControlClient.watch yields lines until the closure stops it")
@@ -195,7 +195,7 @@ struct ControlSocketTests {
         while sent < 100_000, station.emit(event) == 1 { sent += 1 }
         #expect(sent < 100_000)
         #expect(eventually { station.unwatched.count == 1 })
-        #expect(try client.status().state == "idle")
+        #expect(try client.status().state == .idle)
         // What was queued before the cut arrives whole, then the stream ends.
         let lines = raw.readAll()
         #expect(lines.allSatisfy { $0 == event })
@@ -214,7 +214,7 @@ struct ControlSocketTests {
 
         let second = ControlServer(controller: FakeStation(), options: .init(path: client.path, group: nil))
         #expect(throws: ControlServerError.alreadyRunning(client.path)) { try second.start() }
-        #expect(try client.status().state == "idle")
+        #expect(try client.status().state == .idle)
 
         server.stop()
         #expect(access(client.path, F_OK) != 0)
@@ -237,7 +237,7 @@ struct ControlSocketTests {
         #expect(throws: ControlClientError.staleSocket(path: client.path)) { try client.status() }
         let restarted = ControlServer(controller: FakeStation(), options: .init(path: client.path, group: nil))
         try restarted.start()
-        #expect(try client.status().state == "idle")
+        #expect(try client.status().state == .idle)
         restarted.stop()
     }
 
@@ -252,7 +252,7 @@ struct ControlSocketTests {
         var info = stat()
         #expect(stat(path, &info) == 0)
         #expect(info.st_gid == getgrnam("nogroup").pointee.gr_gid)
-        #expect(try ControlClient(path: path).status().state == "idle")
+        #expect(try ControlClient(path: path).status().state == .idle)
     }
 
     @Test("a missing group is a warning, not a failure; a plain file at the path is left alone")
@@ -263,7 +263,7 @@ struct ControlSocketTests {
         let warnings = try server.start()
         #expect(warnings.count == 1)
         #expect(warnings.first?.contains("no-such-group-lineup-test") == true)
-        #expect(try ControlClient(path: path).status().state == "idle")
+        #expect(try ControlClient(path: path).status().state == .idle)
         server.stop()
 
         #expect(FileManager.default.createFile(atPath: path, contents: Data("keep".utf8)))

@@ -68,7 +68,7 @@ struct ProtocolFuzzTests {
             }
         }
         #expect(station.calls.isEmpty)
-        #expect(try client.status().state == "idle")
+        #expect(try client.status().state == .idle)
     }
 
     @Test("the wrong version's error names both versions")
@@ -152,7 +152,7 @@ struct ProtocolFuzzTests {
         while more < 100_000, station.emit(#"{"event":"more"}"#) > 0 { more += 1 }
         #expect(eventually { station.unwatched.count == 1 })
 
-        #expect(try client.status().state == "idle")
+        #expect(try client.status().state == .idle)
         #expect(station.calls == ["watch", "status"])
         stuck.close()
     }

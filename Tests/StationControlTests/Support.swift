@@ -32,7 +32,7 @@ final class FakeStation: StationControlling, @unchecked Sendable {
         record("status")
         return lock.withLock {
             StationStatus(
-                state: session == nil ? "idle" : "waiting-for-ready", session: session.map { _ in "S1" },
+                state: session == nil ? .idle : .waitingForReady, session: session.map { _ in "S1" },
                 dog: session?.dog, mode: session?.mode, trial: session == nil ? nil : 0, trials: session?.trials,
                 audio: "simulated", gpio: "simulated", clicks: 3, edges: 12, uptimeSeconds: 1.5)
         }

@@ -35,11 +35,11 @@ import TrainingEngine
         #expect(trials.count == 1)
         let trial = try #require(trials.first)
         #expect(trial.number == 1)
-        #expect(trial.outcome == "hit")
+        #expect(trial.outcome == .hit)
         #expect(trial.indicatedStation == target + 1)
         // Every station's sample, as laid out: what every statistic by sample rests on.
         #expect(trial.layout.map(\.station) == Array(1...5))
-        #expect(trial.layout.map(\.kind) == rig.layouts[0].stations.map(\.kind.rawValue))
+        #expect(trial.layout.map(\.kind) == rig.layouts[0].stations.map(\.kind))
         #expect(
             trial.layout.map(\.sample) == rig.layouts[0].stations.map { $0.sampleID.flatMap { rig.sampleLabels[$0] } })
         #expect(trial.layout.contains { $0.sample != nil }, "the target's sample at least")
@@ -89,7 +89,7 @@ import TrainingEngine
         let click = try #require(try rig.events(.click).first)
         #expect(click.trialId == trial.id)
         #expect(click.station == target + 1)
-        #expect(trial.outcome == "hit")
+        #expect(trial.outcome == .hit)
     }
 
     @Test func aTrainersClickBetweenTrialsIsNotAttributedToTheNextTrial() throws {
@@ -157,7 +157,7 @@ import TrainingEngine
         #expect(!line.contains("hit") && !line.contains("search:") && !line.contains("click"))
         // The log keeps everything.
         #expect(try rig.events(.sniff).first?.station == other + 1)
-        #expect(try rig.log.reader.trials().first?.outcome == "hit")
+        #expect(try rig.log.reader.trials().first?.outcome == .hit)
 
         rig.feeder.revealLines()
         let revealed = try rig.watchObjects().filter { $0["kind"] == "revealed" }.compactMap { $0["line"] }

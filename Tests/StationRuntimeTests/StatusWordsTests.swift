@@ -10,7 +10,7 @@ import TrainingEngine
     static let second: UInt64 = 1_000_000_000
 
     private func words(_ rig: Rig, speed: Double = 1, done: Int = 0) -> StationStatus {
-        var status = StationStatus(state: "", audio: "", gpio: "")
+        var status = StationStatus(state: .idle, audio: "", gpio: "")
         StationService.describe(
             StationService.StatusInputs(
                 engine: rig.handler.snapshot.read(), total: rig.layouts.count, done: done,
@@ -24,21 +24,21 @@ import TrainingEngine
     @Test func theStatusWordsFollowTheSnapshot() throws {
         let rig = try Rig(phase: "phase-1", step: "1", trials: 2)
         var status = words(rig)
-        #expect(status.state == "waiting-for-ready")
+        #expect(status.state == .waitingForReady)
         #expect(status.activity == "load trial 1 of 2, then press ready")
 
         // A lid on station C: the start is refused and status names it.
         rig.nose(at: 2, true)
         _ = rig.ready()
         status = words(rig)
-        #expect(status.state == "blocked")
+        #expect(status.state == .blocked)
         #expect(status.activity == "trial 1 of 2 cannot start: station C is active; clear it, then press ready")
         rig.nose(at: 2, false)
 
         _ = rig.ready()
         rig.advance(by: 10 * Self.second)
         status = words(rig)
-        #expect(status.state == "searching" && status.trial == 1 && status.trials == 2)
+        #expect(status.state == .searching && status.trial == 1 && status.trials == 2)
         #expect(status.secondsLeft == 50, "60 s of search, 10 s gone")
         // At 10× real time the seconds left are the protocol's: ten times the wall clock's.
         #expect(words(rig, speed: 10).secondsLeft == 500)
@@ -46,14 +46,14 @@ import TrainingEngine
         let target = try #require(rig.layouts[0].targetStation)
         rig.nose(at: target, true)
         status = words(rig)
-        #expect(status.state == "holding")
+        #expect(status.state == .holding)
         #expect(status.activity == "trial 1 of 2: the dog is searching, its nose at a station now")
 
         rig.advance(by: 3 * Self.second)
         rig.nose(at: target, false)
         _ = rig.ready()
         status = words(rig, done: 1)
-        #expect(status.state == "interval" && status.trialsDone == 1)
+        #expect(status.state == .interval && status.trialsDone == 1)
         #expect(status.activity == "interval after trial 1; trial 2 is loaded and starts when it is over")
     }
 
@@ -61,13 +61,13 @@ import TrainingEngine
         let rig = try Rig(phase: "initial", step: "food")
         _ = rig.ready()
         var status = words(rig)
-        #expect(status.state == "round-running" && status.exercise == 1 && status.exerciseRepeats == 4)
+        #expect(status.state == .roundRunning && status.exercise == 1 && status.exerciseRepeats == 4)
         for _ in 1...4 {
             rig.advance(by: rig.configuration.exerciseDuration + Self.second)
             _ = rig.ready()
         }
         status = words(rig, done: 4)
-        #expect(status.state == "repetitions-done")
+        #expect(status.state == .repetitionsDone)
         #expect(status.activity == "every repetition (4) is done: end the session (lineupctl session end)")
     }
 }

@@ -1,0 +1,269 @@
+import Foundation
+
+// The `detail` column of an event, read back as a type per event kind. Older logs (and the
+// feeder's string maps) wrote flags as `"true"` and numbers as strings; one decoder reads both
+// spellings, so no reader parses a detail by hand. A click's detail is empty: its timing is in
+// the click columns (`ClickTiming`).
+
+/// A detail that cannot be read as its event kind's: which detail, and what is wrong in it.
+public struct EventDetailError: Error, Equatable, CustomStringConvertible {
+    public var detail: String
+    public var reason: String
+
+    public var description: String { "event detail \(detail) cannot be read: \(reason)" }
+}
+
+/// Reads an event's `detail` as one of the types below.
+public enum EventDetail {
+    public static func decode<Detail: Decodable>(_ type: Detail.Type, from detail: String) throws(EventDetailError)
+        -> Detail
+    {
+        do {
+            return try JSONDecoder().decode(type, from: Data(detail.utf8))
+        } catch let DecodingError.dataCorrupted(context) {
+            throw EventDetailError(detail: detail, reason: reason(context))
+        } catch let DecodingError.typeMismatch(_, context) {
+            throw EventDetailError(detail: detail, reason: reason(context))
+        } catch let DecodingError.keyNotFound(key, _) {
+            throw EventDetailError(detail: detail, reason: "it has no \"\(key.stringValue)\"")
+        } catch let DecodingError.valueNotFound(_, context) {
+            throw EventDetailError(detail: detail, reason: reason(context))
+        } catch {
+            throw EventDetailError(detail: detail, reason: "\(error)")
+        }
+    }
+
+    static func reason(_ context: DecodingError.Context) -> String {
+        guard let key = context.codingPath.last else { return "it is not a JSON object" }
+        return "\"\(key.stringValue)\": \(context.debugDescription)"
+    }
+}
+
+/// Any key, to list the fields a detail carries.
+struct DetailKey: CodingKey {
+    var stringValue: String
+    var intValue: Int? { nil }
+    init(stringValue: String) { self.stringValue = stringValue }
+    init?(intValue: Int) { nil }
+}
+
+extension KeyedDecodingContainer {
+    /// A flag written `true` or `"true"` (and `false` or `"false"`).
+    func flag(_ key: Key) throws -> Bool? {
+        guard contains(key), try !decodeNil(forKey: key) else { return nil }
+        if let flag = try? decode(Bool.self, forKey: key) { return flag }
+        switch try decode(String.self, forKey: key) {
+        case "true": return true
+        case "false": return false
+        default:
+            throw DecodingError.dataCorruptedError(
+                forKey: key, in: self, debugDescription: "not true or false")
+        }
+    }
+
+    /// A number written as a number or as a string (`3` or `"3"`).
+    func number<Number: Decodable & LosslessStringConvertible>(_ key: Key) throws -> Number? {
+        guard contains(key), try !decodeNil(forKey: key) else { return nil }
+        if let number = try? decode(Number.self, forKey: key) { return number }
+        let text = try decode(String.self, forKey: key)
+        guard let number = Number(text) else {
+            throw DecodingError.dataCorruptedError(
+                forKey: key, in: self, debugDescription: "\"\(text)\" is not a number")
+        }
+        return number
+    }
+}
+
+/// An edge's: a raw edge the debouncer did not act on (`chatter`), or a button's edge.
+public struct EdgeDetail: Sendable, Hashable, Codable {
+    public var chatter: Bool?
+    public var button: String?
+
+    public init(chatter: Bool? = nil, button: String? = nil) {
+        self.chatter = chatter
+        self.button = button
+    }
+
+    public init(from decoder: any Decoder) throws {
+        let c = try decoder.container(keyedBy: CodingKeys.self)
+        chatter = try c.flag(.chatter)
+        button = try c.decodeIfPresent(String.self, forKey: .button)
+    }
+}
+
+/// A trainer's press, logged as a note: a click by hand or an error mark, with the sample at the
+/// nose's station in that round.
+public struct PressDetail: Sendable, Hashable, Codable {
+    public enum Press: String, Sendable, Hashable {
+        case manualClick = "manual_click"
+        case errorMark = "error_mark"
+    }
+
+    public var press: Press
+    public var sample: String?
+
+    public init(press: Press, sample: String? = nil) {
+        self.press = press
+        self.sample = sample
+    }
+
+    enum CodingKeys: String, CodingKey {
+        case manualClick = "manual_click"
+        case errorMark = "error_mark"
+        case sample
+    }
+
+    public init(from decoder: any Decoder) throws {
+        let c = try decoder.container(keyedBy: CodingKeys.self)
+        if try c.flag(.manualClick) == true {
+            press = .manualClick
+        } else if try c.flag(.errorMark) == true {
+            press = .errorMark
+        } else {
+            throw DecodingError.keyNotFound(
+                CodingKeys.manualClick,
+                .init(codingPath: c.codingPath, debugDescription: "neither manual_click nor error_mark"))
+        }
+        sample = try c.decodeIfPresent(String.self, forKey: .sample)
+    }
+
+    public func encode(to encoder: any Encoder) throws {
+        var c = encoder.container(keyedBy: CodingKeys.self)
+        try c.encode(true, forKey: press == .manualClick ? .manualClick : .errorMark)
+        try c.encodeIfPresent(sample, forKey: .sample)
+    }
+}
+
+/// A cue's: a trial's start or end, or a trainer-led repetition's start (its length) and end
+/// (its clicks and errors, whether it was aborted).
+public struct CueDetail: Sendable, Hashable, Codable {
+    /// `trial-start`, `trial-end`, `exercise-start` or `exercise-end`.
+    public var cue: String
+    public var repetition: Int?
+    public var seconds: Double?
+    public var clicks: Int?
+    public var errors: Int?
+    public var aborted: Bool?
+
+    public init(
+        cue: String, repetition: Int? = nil, seconds: Double? = nil, clicks: Int? = nil, errors: Int? = nil,
+        aborted: Bool? = nil
+    ) {
+        self.cue = cue
+        self.repetition = repetition
+        self.seconds = seconds
+        self.clicks = clicks
+        self.errors = errors
+        self.aborted = aborted
+    }
+
+    public init(from decoder: any Decoder) throws {
+        let c = try decoder.container(keyedBy: CodingKeys.self)
+        cue = try c.decode(String.self, forKey: .cue)
+        repetition = try c.number(.repetition)
+        seconds = try c.number(.seconds)
+        clicks = try c.number(.clicks)
+        errors = try c.number(.errors)
+        aborted = try c.flag(.aborted)
+    }
+}
+
+/// A fault's: a sensor's (`stuck`, `chatter`, ...), a click that could not sound, an input that
+/// cannot be read (`read`: failed or abandoned, with errno and why), or the writer's own
+/// (`fault`, e.g. `log-events-dropped`).
+public struct FaultDetail: Sendable, Hashable, Codable {
+    public var sensor: String?
+    public var clickFailed: String?
+    public var read: String?
+    public var errno: Int32?
+    public var why: String?
+    public var fault: String?
+    public var droppedEvents: Int?
+    /// The names of the fields the detail carries, sorted: what a fault of a shape this reader
+    /// does not know is named by.
+    public var fields: [String] = []
+
+    enum CodingKeys: String, CodingKey {
+        case sensor, read, errno, why, fault
+        case clickFailed = "click_failed"
+        case droppedEvents = "dropped_events"
+    }
+
+    public init(
+        sensor: String? = nil, clickFailed: String? = nil, read: String? = nil, errno: Int32? = nil,
+        why: String? = nil, fault: String? = nil, droppedEvents: Int? = nil
+    ) {
+        self.sensor = sensor
+        self.clickFailed = clickFailed
+        self.read = read
+        self.errno = errno
+        self.why = why
+        self.fault = fault
+        self.droppedEvents = droppedEvents
+    }
+
+    public init(from decoder: any Decoder) throws {
+        let c = try decoder.container(keyedBy: CodingKeys.self)
+        sensor = try c.decodeIfPresent(String.self, forKey: .sensor)
+        clickFailed = try c.decodeIfPresent(String.self, forKey: .clickFailed)
+        read = try c.decodeIfPresent(String.self, forKey: .read)
+        errno = try c.number(.errno)
+        why = try c.decodeIfPresent(String.self, forKey: .why)
+        fault = try c.decodeIfPresent(String.self, forKey: .fault)
+        droppedEvents = try c.number(.droppedEvents)
+        fields = try decoder.container(keyedBy: DetailKey.self).allKeys.map(\.stringValue).sorted()
+    }
+
+    public func encode(to encoder: any Encoder) throws {
+        var c = encoder.container(keyedBy: CodingKeys.self)
+        try c.encodeIfPresent(sensor, forKey: .sensor)
+        try c.encodeIfPresent(clickFailed, forKey: .clickFailed)
+        try c.encodeIfPresent(read, forKey: .read)
+        try c.encodeIfPresent(errno, forKey: .errno)
+        try c.encodeIfPresent(why, forKey: .why)
+        try c.encodeIfPresent(fault, forKey: .fault)
+        try c.encodeIfPresent(droppedEvents, forKey: .droppedEvents)
+    }
+}
+
+/// An indication's: whether the held station was the target's.
+public struct IndicationDetail: Sendable, Hashable, Codable {
+    public var atTarget: Bool
+
+    public init(atTarget: Bool) { self.atTarget = atTarget }
+
+    enum CodingKeys: String, CodingKey { case atTarget = "at_target" }
+
+    public init(from decoder: any Decoder) throws {
+        let c = try decoder.container(keyedBy: CodingKeys.self)
+        guard let atTarget = try c.flag(.atTarget) else {
+            throw DecodingError.keyNotFound(
+                CodingKeys.atTarget, .init(codingPath: c.codingPath, debugDescription: "no at_target"))
+        }
+        self.atTarget = atTarget
+    }
+}
+
+/// A settled note's: the level the debouncer settled at after chatter, at a station (`button`
+/// empty) or at a button.
+public struct SettledDetail: Sendable, Hashable, Codable {
+    public var settled: Bool
+    public var button: String?
+
+    public init(settled: Bool = true, button: String? = nil) {
+        self.settled = settled
+        self.button = button
+    }
+
+    public init(from decoder: any Decoder) throws {
+        let c = try decoder.container(keyedBy: CodingKeys.self)
+        guard let settled = try c.flag(.settled) else {
+            throw DecodingError.keyNotFound(
+                CodingKeys.settled, .init(codingPath: c.codingPath, debugDescription: "no settled"))
+        }
+        self.settled = settled
+        // The feeder wrote an empty button for a station's edge.
+        let button = try c.decodeIfPresent(String.self, forKey: .button)
+        self.button = button?.isEmpty == true ? nil : button
+    }
+}
