@@ -98,15 +98,15 @@ struct BenchDaemon: ParsableCommand {
             _ = try client.startSession(
                 SessionRequest(
                     dog: "bench", program: "research-5-station", step: "phase-3/1", mode: .doubleBlind,
-                    trials: trials, seed: 1, newDog: true))
+                    trials: trials, seed: 1, newDog: true, unlabelled: true))
             var done = 0
             while done < trials {
-                try client.ready()
-                let before = done
-                while done == before {
-                    usleep(2000)
-                    done = try client.status().trialsDone ?? done
-                }
+                // The assistant presses whenever the station waits for it, again after a start
+                // refused (the virtual dog's nose still at a station).
+                let status = try client.status()
+                done = status.trialsDone ?? done
+                if status.state == .waitingForReady || status.state == .blocked { _ = try? client.ready() }
+                usleep(2000)
             }
             try client.endSession(suggestions: nil)
         } catch {
