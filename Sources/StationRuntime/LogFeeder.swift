@@ -99,7 +99,7 @@ public final class LogFeeder: @unchecked Sendable {
     var heldClick: StationRecord?
     var asks = 0
     /// The trial in progress's clicks, for its line: where, whose, and edge to ALSA (nil:
-    /// failed or not yet in).
+    /// failed, or no record: no audio device).
     var roundClicks: [(ask: Int, station: Int, trainer: Bool, latency: UInt64?, failed: Bool)] = []
 
     init(
