@@ -58,9 +58,9 @@ public struct HandlerRecord: Sendable, BitwiseCopyable, Equatable {
 }
 
 /// What the hot path hands to the log, through the one ring, in the order the hot thread made
-/// it. For each input: the click's record first (if it clicked), then the handler's records
-/// (pushed in `afterDecision`), then the raw edge; so the log's consumer attributes everything
-/// by order alone.
+/// it. For each input: the click's record first (if it clicked), then the input's own record
+/// (its raw edge, or its settled level), then the handler's records (pushed in
+/// `afterDecision`); so the log's consumer attributes everything by order alone.
 public enum StationRecord: Sendable, BitwiseCopyable {
     /// A raw edge as the kernel stamped it; `acted` when the debouncer passed it on.
     case edge(SensorEdge, acted: Bool)
@@ -319,10 +319,9 @@ public final class HotLoop: @unchecked Sendable {
         edgesRead.add(UInt64(n), ordering: .relaxed)
         for k in 0..<min(n, batch.count) {
             let edge = batch[k]
-            while let settled = debouncer.settle(now: edge.timestamp) { act(on: settled, settled: true) }
+            while let settled = debouncer.settle(now: edge.timestamp) { act(on: settled, record: .settled(settled)) }
             if let acted = debouncer.accept(edge) {
-                act(on: acted, settled: false)
-                push(.edge(edge, acted: true))
+                act(on: acted, record: .edge(edge, acted: true))
             } else {
                 push(.edge(edge, acted: false))
             }
@@ -379,18 +378,21 @@ public final class HotLoop: @unchecked Sendable {
     }
 
     @inline(__always)
-    private func act(on edge: SensorEdge, settled: Bool) {
-        decide(handler.handle(edge), edgeTimestamp: edge.timestamp)
-        if settled { push(.settled(edge)) }
+    private func act(on edge: SensorEdge, record: StationRecord) {
+        decide(handler.handle(edge), edgeTimestamp: edge.timestamp, record: record)
     }
 
     @inline(__always)
-    private func decide(_ decision: HotPathDecision, edgeTimestamp: UInt64) {
+    /// `record`: the input's own record (its raw edge, or the level it settled at), pushed
+    /// after the click's and before the handler's, so the log reads the input, then what it
+    /// caused.
+    private func decide(_ decision: HotPathDecision, edgeTimestamp: UInt64, record: StationRecord? = nil) {
         switch decision {
         case .none: break
         case .click: reward(edgeTimestamp: edgeTimestamp)
         case .cue(let cue): player?.cue(cue)
         }
+        if let record { push(record) }
         handler.afterDecision()
     }
 
@@ -417,7 +419,7 @@ public final class HotLoop: @unchecked Sendable {
 
     private func runDeadlines(now: UInt64) {
         if nextRetry <= now { retrySources(now: now) }
-        while let settled = debouncer.settle(now: now) { act(on: settled, settled: true) }
+        while let settled = debouncer.settle(now: now) { act(on: settled, record: .settled(settled)) }
         if handler.nextDeadline <= now {
             // The handler may have queued records of its own: wake the log's consumer too.
             pushedThisRound = true

@@ -171,8 +171,9 @@ final class EngineHandler: HotPathHandler, @unchecked Sendable {
     /// on the hot thread (`flushNotes`), or while the loop is stopped (`prime`, `abort`).
     let records: EventRing<StationRecord>
     /// The notes of the decision in progress: held until `afterDecision`, after the hot loop
-    /// has pushed the click's record, so a click's record comes just before its ask and a
-    /// trial's end after its click. Made before the loop; never grows.
+    /// has pushed the click's record and the input's raw edge, so a click's record comes just
+    /// before its ask (the raw edge between them), a trial's end after its click, and an
+    /// edge before what it caused. Made before the loop; never grows.
     private let heldNotes: UnsafeMutablePointer<HandlerRecord>
     private static let heldCapacity = 64
     private var heldCount = 0

@@ -24,8 +24,9 @@ extension LogFeeder {
                     kernelNs: Int64(bitPattern: edge.timestamp), value: edge.isActive ? 1 : 0,
                     detail: jsonObject(["settled": "true", "button": button ?? ""])))
         case .click, .clickFailed:
-            // Its ask follows. A record already held had no ask after it (never, while each
-            // click the loop sounds was asked): logged at no station rather than lost.
+            // Its ask follows (after the input's raw edge). A record already held had no ask
+            // after it (never, while each click the loop sounds was asked): logged at no
+            // station rather than lost.
             if let orphan = heldClick { clickRecord(orphan, station: -1, trialId: trialId) }
             heldClick = record
         case .buzzer:
@@ -131,7 +132,7 @@ extension LogFeeder {
                     detail: trialStart ? #"{"cue":"trial-start"}"# : #"{"cue":"trial-end"}"#))
         case .clickAsked(let station, _, let trainer):
             // Its record, if the loop made one (a played or failed click; neither when the
-            // station has no audio device), came just before this ask.
+            // station has no audio device), came in the same input, before this ask.
             asks += 1
             var latency: UInt64?
             var failed = false

@@ -93,9 +93,10 @@ public final class LogFeeder: @unchecked Sendable {
     var visits: [(station: Int, indicated: Bool)] = []
     /// What each station saw in the trial in progress.
     var observer: TrialObserver
-    /// A click's record (played or failed) waiting for its ask, the engine's note that comes
-    /// right after it in the ring (the hot loop pushes the record, then the engine handler its
-    /// notes). The record carries no station; the ask says where, whose, and which trial.
+    /// A click's record (played or failed) waiting for its ask, the engine's note that follows
+    /// it in the same input (the hot loop pushes the record, the input's raw edge, then the
+    /// engine handler's notes). The record carries no station; the ask says where, whose, and
+    /// which trial.
     var heldClick: StationRecord?
     var asks = 0
     /// The trial in progress's clicks, for its line: where, whose, and edge to ALSA (nil:

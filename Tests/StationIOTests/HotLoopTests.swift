@@ -99,9 +99,9 @@ final class RecordingRule: HotPathHandler {
 }
 
 @Suite struct StationRecordOrderTests {
-    /// The log's consumer attributes by order: for one input, the click's record, then the
-    /// handler's records, then the raw edge that caused them.
-    @Test func theClicksRecordThenTheHandlersThenTheEdgeInOneRing() throws {
+    /// The log's consumer attributes by order: for one input, the click's record, then the raw
+    /// edge, then the handler's records it caused.
+    @Test func theClicksRecordThenTheEdgeThenTheHandlersInOneRing() throws {
         let lineup = try SimulatedLineup(lineCount: 2)
         let ring = EventRing<StationRecord>(capacity: 64)
         let loop = try HotLoop(
@@ -124,6 +124,6 @@ final class RecordingRule: HotPathHandler {
             default: order.append("other")
             }
         }
-        #expect(order == ["click", "handler", "edge"])
+        #expect(order == ["click", "edge", "handler"])
     }
 }

@@ -11,7 +11,7 @@ import TrainingEngine
 /// log in a temporary directory, driven as the hot loop drives them (edges, ready commands,
 /// deadlines) at virtual timestamps. The hot loop's own records go into the one ring as
 /// `HotLoop` orders them: for each input, the click's record (when the engine asked one), then
-/// the engine's notes (its `afterDecision`), then the raw edge.
+/// the raw edge, then the engine's notes (its `afterDecision`).
 final class Rig {
     /// Board lines: stations 0..<stations, then the three buttons.
     let stations: Int
@@ -96,9 +96,7 @@ final class Rig {
     @discardableResult
     func edge(line: UInt32, active: Bool) -> Bool {
         let edge = SensorEdge(timestamp: now, line: line, isActive: active)
-        let clicked = carryOut(handler.handle(edge), edgeAt: now)
-        _ = stationRing.push(.edge(edge, acted: true))
-        return clicked
+        return carryOut(handler.handle(edge), edgeAt: now, record: .edge(edge, acted: true))
     }
 
     /// A raw edge the debouncer took as chatter: logged, never shown to the engine.
@@ -107,8 +105,8 @@ final class Rig {
     }
 
     /// What `HotLoop.decide` does with a decision: the click and its record first, then the
-    /// handler's `afterDecision` (which pushes its notes).
-    private func carryOut(_ decision: HotPathDecision, edgeAt edge: UInt64) -> Bool {
+    /// input's own record, then the handler's `afterDecision` (which pushes its notes).
+    private func carryOut(_ decision: HotPathDecision, edgeAt edge: UInt64, record: StationRecord? = nil) -> Bool {
         var clicked = false
         if case .click = decision {
             clicked = true
@@ -120,6 +118,7 @@ final class Rig {
                             delayFrames: 128, rate: 48_000, recoveries: 0)))
             }
         }
+        if let record { _ = stationRing.push(record) }
         handler.afterDecision()
         return clicked
     }

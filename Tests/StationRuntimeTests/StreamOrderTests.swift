@@ -57,6 +57,24 @@ import TrainingEngine
         }
     }
 
+    @Test func anEdgeIsLoggedBeforeWhatItCaused() throws {
+        // The ready press starts trial 1: the press is the assistant's, before the search;
+        // its release comes during the search, and is the trial's.
+        let rig = try Rig(phase: "phase-1", step: "1", trials: 3)
+        rig.edge(line: rig.readyLine, active: true)
+        #expect(rig.handler.snapshot.read().phase == .searching)
+        rig.advance(by: Self.second / 10)
+        rig.edge(line: rig.readyLine, active: false)
+        // The trial ends on the search's time-out; the next press waits for the interval.
+        rig.advance(by: rig.configuration.searchTimeout)
+        try rig.drain()
+        let trial = try #require(try rig.log.reader.trials().first)
+        let presses = try rig.events(.button)
+        #expect(presses.map(\.value) == [1, 0])
+        #expect(presses.first?.trialId == nil, "the press that started the trial")
+        #expect(presses.last?.trialId == trial.id, "the release during its search")
+    }
+
     @Test func aClickWithoutARecordDoesNotHoldItsTrialBack() throws {
         // No audio device: a click asked leaves no record, and the trial is committed at once.
         let rig = try Rig(phase: "phase-1", step: "1", trials: 3)
