@@ -23,8 +23,11 @@ public protocol HotPathHandler: AnyObject {
     /// Called on the hot thread after `HotLoop.wake()`: the moment to take commands another
     /// thread queued for the handler (start, ready, abort).
     func wokenUp(now: UInt64) -> HotPathDecision
-    /// Called after each decision was carried out (the click first): the moment for work
-    /// that must not delay a click, such as setting output lines.
+    /// Called after each decision was carried out (the click first, its record pushed): the
+    /// moment for work that must not delay a click, such as setting output lines, and for
+    /// pushing the handler's own records (`StationRecord.handler`) into the loop's ring. The
+    /// ring has one producer, the hot thread: a handler pushes only here, or while the loop
+    /// is not running.
     func afterDecision()
 }
 
@@ -34,7 +37,30 @@ extension HotPathHandler {
     public func wokenUp(now: UInt64) -> HotPathDecision { .none }
 }
 
-/// What the hot path hands to the log, through the ring, after it has acted.
+/// A record the handler makes on the hot thread (the engine's notes, in the daemon), carried in
+/// the loop's ring so it keeps its place among the edges and clicks. StationIO never reads it:
+/// the handler encodes `kind` and the words, the log's consumer decodes them. Four words keep
+/// `StationRecord` at the size a `ClickRecord` already gave it (40 bytes a slot).
+public struct HandlerRecord: Sendable, BitwiseCopyable, Equatable {
+    public var a: UInt64
+    public var b: UInt64
+    public var c: UInt64
+    public var d: UInt64
+    public var kind: UInt8
+
+    public init(kind: UInt8, _ a: UInt64 = 0, _ b: UInt64 = 0, _ c: UInt64 = 0, _ d: UInt64 = 0) {
+        self.kind = kind
+        self.a = a
+        self.b = b
+        self.c = c
+        self.d = d
+    }
+}
+
+/// What the hot path hands to the log, through the one ring, in the order the hot thread made
+/// it. For each input: the click's record first (if it clicked), then the input's own record
+/// (its raw edge, or its settled level), then the handler's records (pushed in
+/// `afterDecision`); so the log's consumer attributes everything by order alone.
 public enum StationRecord: Sendable, BitwiseCopyable {
     /// A raw edge as the kernel stamped it; `acted` when the debouncer passed it on.
     case edge(SensorEdge, acted: Bool)
@@ -44,6 +70,8 @@ public enum StationRecord: Sendable, BitwiseCopyable {
     case clickFailed(edgeTimestamp: UInt64, ClickFailure)
     /// The buzzer was switched on for the edge at `edgeTimestamp`, at `switchedAt`.
     case buzzer(edgeTimestamp: UInt64, switchedAt: UInt64)
+    /// The handler's own record, pushed by the handler on the hot thread.
+    case handler(HandlerRecord)
 }
 
 /// The station's one real-time loop: poll the edge descriptors, debounce, let the handler
@@ -291,10 +319,9 @@ public final class HotLoop: @unchecked Sendable {
         edgesRead.add(UInt64(n), ordering: .relaxed)
         for k in 0..<min(n, batch.count) {
             let edge = batch[k]
-            while let settled = debouncer.settle(now: edge.timestamp) { act(on: settled, settled: true) }
+            while let settled = debouncer.settle(now: edge.timestamp) { act(on: settled, record: .settled(settled)) }
             if let acted = debouncer.accept(edge) {
-                act(on: acted, settled: false)
-                push(.edge(edge, acted: true))
+                act(on: acted, record: .edge(edge, acted: true))
             } else {
                 push(.edge(edge, acted: false))
             }
@@ -351,18 +378,21 @@ public final class HotLoop: @unchecked Sendable {
     }
 
     @inline(__always)
-    private func act(on edge: SensorEdge, settled: Bool) {
-        decide(handler.handle(edge), edgeTimestamp: edge.timestamp)
-        if settled { push(.settled(edge)) }
+    private func act(on edge: SensorEdge, record: StationRecord) {
+        decide(handler.handle(edge), edgeTimestamp: edge.timestamp, record: record)
     }
 
     @inline(__always)
-    private func decide(_ decision: HotPathDecision, edgeTimestamp: UInt64) {
+    /// `record`: the input's own record (its raw edge, or the level it settled at), pushed
+    /// after the click's and before the handler's, so the log reads the input, then what it
+    /// caused.
+    private func decide(_ decision: HotPathDecision, edgeTimestamp: UInt64, record: StationRecord? = nil) {
         switch decision {
         case .none: break
         case .click: reward(edgeTimestamp: edgeTimestamp)
         case .cue(let cue): player?.cue(cue)
         }
+        if let record { push(record) }
         handler.afterDecision()
     }
 
@@ -389,7 +419,7 @@ public final class HotLoop: @unchecked Sendable {
 
     private func runDeadlines(now: UInt64) {
         if nextRetry <= now { retrySources(now: now) }
-        while let settled = debouncer.settle(now: now) { act(on: settled, settled: true) }
+        while let settled = debouncer.settle(now: now) { act(on: settled, record: .settled(settled)) }
         if handler.nextDeadline <= now {
             // The handler may have queued records of its own: wake the log's consumer too.
             pushedThisRound = true

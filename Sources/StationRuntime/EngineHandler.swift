@@ -29,7 +29,7 @@ enum OutcomeCode: UInt8 {
 
 /// The end of one trial, copied out of the engine's `TrialSummary` (which holds no references,
 /// so copying it allocates nothing).
-struct TrialEnd {
+struct TrialEnd: Equatable {
     var trial: Int
     var outcome: OutcomeCode
     var target: Int  // -1: no target
@@ -44,8 +44,11 @@ struct TrialEnd {
 }
 
 /// What the engine asks to be recorded, as plain values: the engine's own `Record` is public
-/// and not declared `BitwiseCopyable`, so it cannot go through an `EventRing` as it is.
-enum EngineNote {
+/// and not declared `BitwiseCopyable`, so it cannot go through an `EventRing` as it is. Each
+/// note travels in the station's ring as one `HandlerRecord` (a trial's end as two), encoded
+/// by `records` and decoded by `EngineNote.Decoder`, so it keeps its place among the edges
+/// and clicks.
+enum EngineNote: Equatable {
     case searchStarted(trial: Int, at: UInt64)
     case visit(station: Int, from: UInt64, to: UInt64, indicated: Bool)
     case indication(station: Int, heldFrom: UInt64, at: UInt64, atTarget: Bool)
@@ -152,8 +155,9 @@ final class EngineSnapshot: Sendable {
 
 /// The engine on the hot path: debounced station edges and the ready button step the
 /// `LineupMachine`; its deadlines come back through `deadline(now:)`. Everything it needs is
-/// made before the loop runs (the block's layouts, the note ring), so handling an edge never
-/// allocates; what the log needs leaves through `notes`, read by the log feeder's thread.
+/// made before the loop runs (the block's layouts, the held notes), so handling an edge never
+/// allocates; what the log needs leaves through the loop's ring (`records`), in order with the
+/// edges and clicks, read by the log feeder's thread.
 final class EngineHandler: HotPathHandler, @unchecked Sendable {
     private var machine: LineupMachine
     private let layouts: [TrialLayout]
@@ -163,7 +167,16 @@ final class EngineHandler: HotPathHandler, @unchecked Sendable {
     private let clickerLine: UInt32
     private let errorLine: UInt32
     private let trainerLed: Bool
-    let notes: EventRing<EngineNote>
+    /// The loop's ring, which the handler's notes share with the edges and clicks; pushed only
+    /// on the hot thread (`flushNotes`), or while the loop is stopped (`prime`, `abort`).
+    let records: EventRing<StationRecord>
+    /// The notes of the decision in progress: held until `afterDecision`, after the hot loop
+    /// has pushed the click's record and the input's raw edge, so a click's record comes just
+    /// before its ask (the raw edge between them), a trial's end after its click, and an
+    /// edge before what it caused. Made before the loop; never grows.
+    private let heldNotes: UnsafeMutablePointer<HandlerRecord>
+    private static let heldCapacity = 64
+    private var heldCount = 0
     let commands = EventRing<EngineCommand>(capacity: 64)
     private(set) var nextDeadline: UInt64 = .max
     private var readyPending = false
@@ -184,9 +197,10 @@ final class EngineHandler: HotPathHandler, @unchecked Sendable {
     /// Each board station line's engine station (-1: unused by the step), made before the loop.
     private let stationOfLine: [Int]
 
-    /// Lines the board lacks are `UInt32.max`.
+    /// Lines the board lacks are `UInt32.max`. `records` is the ring the hot loop pushes into.
     init(
-        configuration: LineupMachine.Configuration, layouts: [TrialLayout], readyLine: UInt32,
+        configuration: LineupMachine.Configuration, layouts: [TrialLayout], records: EventRing<StationRecord>,
+        readyLine: UInt32,
         clickerLine: UInt32 = .max, errorLine: UInt32 = .max, soundStartCue: Bool = false,
         outputs: (any OutputDriver)? = nil, stationOutputs: [Int] = [], outputMode: StationOutputs = .none,
         boardStations: Int? = nil, usedStations: [Int]? = nil
@@ -209,9 +223,33 @@ final class EngineHandler: HotPathHandler, @unchecked Sendable {
         self.errorLine = errorLine
         trainerLed = configuration.mode == .trainerLed
         autoStart = configuration.autoStart && !trainerLed
-        notes = EventRing<EngineNote>(capacity: 1 << 12)
+        self.records = records
+        heldNotes = .allocate(capacity: Self.heldCapacity)
         // Auto start: the first trial goes at the first pass of the loop.
         if autoStart && !layouts.isEmpty { nextDeadline = 0 }
+    }
+
+    deinit { heldNotes.deallocate() }
+
+    /// Holds a note for `flushNotes`; a decision that made more than the hold's capacity pushes
+    /// the older ones at once (their order kept).
+    @inline(__always)
+    private func push(_ note: EngineNote) {
+        if let leading = note.leadingRecord { hold(leading) }
+        hold(note.record)
+    }
+
+    @inline(__always)
+    private func hold(_ record: HandlerRecord) {
+        if heldCount == Self.heldCapacity { flushNotes() }
+        (heldNotes + heldCount).initialize(to: record)
+        heldCount += 1
+    }
+
+    /// The decision's notes into the ring, in the order the engine made them.
+    private func flushNotes() {
+        for k in 0..<heldCount { records.push(.handler(heldNotes[k])) }
+        heldCount = 0
     }
 
     func handle(_ edge: SensorEdge) -> HotPathDecision {
@@ -318,6 +356,7 @@ final class EngineHandler: HotPathHandler, @unchecked Sendable {
     /// Sets the stations' outputs for the machine's phase, after the click: lit while the
     /// containers are to be loaded, or on while the dog searches (`StationOutputs`).
     func afterDecision() {
+        flushNotes()
         publish()
         guard let outputs, outputMode != .none else { return }
         let phase = machine.phase
@@ -365,6 +404,7 @@ final class EngineHandler: HotPathHandler, @unchecked Sendable {
         for line in activeLines where Int(line) < stationOfLine.count && stationOfLine[Int(line)] >= 0 {
             _ = take(machine.stationEdge(station: stationOfLine[Int(line)], present: true, at: t))
         }
+        flushNotes()
         publish()
     }
 
@@ -372,6 +412,7 @@ final class EngineHandler: HotPathHandler, @unchecked Sendable {
     /// belongs to the hot thread while it runs.
     func abort(at t: UInt64) {
         _ = take(machine.abort(at: t))
+        flushNotes()
         publish()
     }
 
@@ -381,15 +422,16 @@ final class EngineHandler: HotPathHandler, @unchecked Sendable {
         for action in actions {
             switch action {
             case .click(let station, let at, let automatic):
-                // One click sounds per decision, and its record is matched to this ask in order.
+                // One click sounds per decision; its record (pushed by the hot loop before this
+                // note is) is the one just before this ask in the ring.
                 if case .click = decision { break }
                 decision = .click
-                notes.push(.clickAsked(station: station ?? -1, at: at, trainer: !automatic))
+                push(.clickAsked(station: station ?? -1, at: at, trainer: !automatic))
             case .armTimer(let at): nextDeadline = at
             case .cancelTimer: nextDeadline = .max
             case .cue(let cue, let at):
                 switch cue {
-                case .trialStart, .trialEnd: notes.push(.cue(trialStart: cue == .trialStart, at: at))
+                case .trialStart, .trialEnd: push(.cue(trialStart: cue == .trialStart, at: at))
                 // The trainer's timer is heard: the end always, the start if the board asks.
                 case .exerciseEnd: if case .none = decision { decision = .cue(.exerciseEnd) }
                 case .exerciseStart: if soundStartCue, case .none = decision { decision = .cue(.exerciseStart) }
@@ -404,11 +446,11 @@ final class EngineHandler: HotPathHandler, @unchecked Sendable {
     private func note(_ record: Record) {
         switch record {
         case .searchStarted(let trial, let at):
-            notes.push(.searchStarted(trial: trial, at: at))
+            push(.searchStarted(trial: trial, at: at))
         case .visit(let station, let from, let to, let indicated):
-            notes.push(.visit(station: station, from: from, to: to, indicated: indicated))
+            push(.visit(station: station, from: from, to: to, indicated: indicated))
         case .indication(let station, let heldFrom, let at, let atTarget):
-            notes.push(.indication(station: station, heldFrom: heldFrom, at: at, atTarget: atTarget))
+            push(.indication(station: station, heldFrom: heldFrom, at: at, atTarget: atTarget))
         case .trialEnded(let trial, let outcome, let at):
             var end = TrialEnd(
                 trial: trial, outcome: OutcomeCode(outcome), target: -1, visitedMask: 0, indicatedMask: 0,
@@ -423,17 +465,17 @@ final class EngineHandler: HotPathHandler, @unchecked Sendable {
                 end.endedAt = s.endedAt
                 end.sensorFaultMask = s.sensorFaultMask
             }
-            notes.push(.trialEnded(end))
+            push(.trialEnded(end))
         case .interTrialOver(let at):
-            notes.push(.interTrialOver(at: at))
+            push(.interTrialOver(at: at))
         case .manualClick(let station, let at):
-            notes.push(.manualClick(station: station ?? -1, at: at))
+            push(.manualClick(station: station ?? -1, at: at))
         case .errorMark(let station, let at):
-            notes.push(.errorMark(station: station ?? -1, at: at))
+            push(.errorMark(station: station ?? -1, at: at))
         case .exerciseStarted(let repetition, let at):
-            notes.push(.exerciseStarted(repetition: repetition, at: at))
+            push(.exerciseStarted(repetition: repetition, at: at))
         case .exerciseEnded(let repetition, let clicks, let errors, let aborted, let at):
-            notes.push(.exerciseEnded(repetition: repetition, clicks: clicks, errors: errors, aborted: aborted, at: at))
+            push(.exerciseEnded(repetition: repetition, clicks: clicks, errors: errors, aborted: aborted, at: at))
         case .sensorFault(let fault, let station, let at):
             let kind: UInt8
             switch fault {
@@ -442,9 +484,9 @@ final class EngineHandler: HotPathHandler, @unchecked Sendable {
             case .silent: kind = 2
             case .chatter: kind = 3
             }
-            notes.push(.sensorFault(kind: kind, station: station, at: at))
+            push(.sensorFault(kind: kind, station: station, at: at))
         case .sensorRecovered(let station, let at):
-            notes.push(.sensorRecovered(station: station, at: at))
+            push(.sensorRecovered(station: station, at: at))
         default:
             break
         }

@@ -24,9 +24,15 @@ extension LogFeeder {
                     kernelNs: Int64(bitPattern: edge.timestamp), value: edge.isActive ? 1 : 0,
                     detail: jsonObject(["settled": "true", "button": button ?? ""])))
         case .click, .clickFailed:
-            clickRecord(record)
+            // Its ask follows (after the input's raw edge). A record already held had no ask
+            // after it (never, while each click the loop sounds was asked): logged at no
+            // station rather than lost.
+            if let orphan = heldClick { clickRecord(orphan, station: -1, trialId: trialId) }
+            heldClick = record
         case .buzzer:
             break
+        case .handler(let handlerRecord):
+            if let note = noteDecoder.note(handlerRecord) { take(note) }
         }
     }
 
@@ -125,10 +131,17 @@ extension LogFeeder {
                     kind: .cue, sessionId: settings.sessionId, trialId: trialId, time: time(at),
                     detail: trialStart ? #"{"cue":"trial-start"}"# : #"{"cue":"trial-end"}"#))
         case .clickAsked(let station, _, let trainer):
+            // Its record, if the loop made one (a played or failed click; neither when the
+            // station has no audio device), came in the same input, before this ask.
             asks += 1
-            if trialId != nil { roundClicks.append((asks, station, trainer, nil, false)) }
-            pendingClicks.append((asks, station, trialId))
-            if !earlyClicks.isEmpty { clickRecord(earlyClicks.removeFirst()) }
+            var latency: UInt64?
+            var failed = false
+            if let record = heldClick {
+                heldClick = nil
+                if case .click(let c) = record { latency = c.handedLatency } else { failed = true }
+                clickRecord(record, station: station, trialId: trialId)
+            }
+            if trialId != nil { roundClicks.append((asks, station, trainer, latency, failed)) }
         case .trialEnded(let end):
             endTrial(end)
         case .interTrialOver:

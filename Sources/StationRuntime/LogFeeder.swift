@@ -5,9 +5,10 @@ import StationIO
 import Synchronization
 import TrainingEngine
 
-/// The hot loop's one consumer: drains the station's ring (raw edges, clicks) and the engine's
-/// note ring, turns them into log events, commits each trial with `commitTrial` and prints its
-/// line. Runs on its own thread, so SQLite and stdout never touch the hot path.
+/// The hot loop's one consumer: drains the station's one ring (raw edges, clicks and the
+/// engine's notes, in the order the hot thread made them), turns them into log events, commits
+/// each trial with `commitTrial` and prints its line. Runs on its own thread, so SQLite and
+/// stdout never touch the hot path. Order alone attributes each record: nothing waits.
 public final class LogFeeder: @unchecked Sendable {
     struct Settings {
         /// nil between sessions: edges and the clicker are still logged, to no session.
@@ -40,7 +41,8 @@ public final class LogFeeder: @unchecked Sendable {
 
     let settings: Settings
     private let stationRing: EventRing<StationRecord>
-    private let notes: EventRing<EngineNote>
+    /// The engine's notes as they come out of the ring (a trial's end spans two records).
+    var noteDecoder = EngineNote.Decoder()
     private let recordsReady: Int32
     let writer: LogWriter
     let trialIds: [UUID]
@@ -91,29 +93,21 @@ public final class LogFeeder: @unchecked Sendable {
     var visits: [(station: Int, indicated: Bool)] = []
     /// What each station saw in the trial in progress.
     var observer: TrialObserver
-    /// The clicks the engine asked for and whose record has not come yet, in order: the hot
-    /// thread makes exactly one record (played or failed) per click it was asked for, in the
-    /// order asked, so the n-th record is the n-th ask's. A click is logged against the trial
-    /// and the station of its ask, so the click and its trial come from one reading of the
-    /// edges, whichever ring delivers first.
-    var pendingClicks: [(ask: Int, station: Int, trialId: UUID?)] = []
+    /// A click's record (played or failed) waiting for its ask, the engine's note that follows
+    /// it in the same input (the hot loop pushes the record, the input's raw edge, then the
+    /// engine handler's notes). The record carries no station; the ask says where, whose, and
+    /// which trial.
+    var heldClick: StationRecord?
     var asks = 0
-    /// Click records (or failures) that arrived before their ask: the two rings are drained
-    /// apart.
-    var earlyClicks: [StationRecord] = []
     /// The trial in progress's clicks, for its line: where, whose, and edge to ALSA (nil:
-    /// failed or not yet in).
+    /// failed, or no record: no audio device).
     var roundClicks: [(ask: Int, station: Int, trainer: Bool, latency: UInt64?, failed: Bool)] = []
-    private var queue: [EngineNote] = []
-    private var waitingSince: UInt64 = 0
 
     init(
-        settings: Settings, stationRing: EventRing<StationRecord>, notes: EventRing<EngineNote>,
-        recordsReady: Int32, writer: LogWriter
+        settings: Settings, stationRing: EventRing<StationRecord>, recordsReady: Int32, writer: LogWriter
     ) {
         self.settings = settings
         self.stationRing = stationRing
-        self.notes = notes
         self.recordsReady = recordsReady
         self.writer = writer
         trialIds = settings.layouts.map { _ in UUID() }
@@ -141,41 +135,23 @@ public final class LogFeeder: @unchecked Sendable {
         var value: UInt64 = 0
         while true {
             let last = finishing.load(ordering: .acquiring)
-            drainOnce(final: last)
+            drainOnce()
             if last {
-                drainOnce(final: true)
+                drainOnce()
                 break
             }
-            // The hot loop signals after every round that queued anything, engine notes
-            // included; the timeout only bounds the wait for a click record (below).
-            _ = poll(&pfd, 1, queue.isEmpty ? 1000 : 20)
+            // The hot loop signals after every round that pushed anything, engine notes
+            // included; the timeout is only a backstop.
+            _ = poll(&pfd, 1, 1000)
             _ = read(recordsReady, &value, 8)
         }
         finished.store(true, ordering: .releasing)
     }
 
     /// One pass over the rings; internal so tests drive the feeder without its thread.
-    func drainOnce(final: Bool) {
-        // Notes first: a click record pushed after its trial's notes is then seen in this round
-        // or the next, and the trial waits for it below.
-        notes.drain { queue.append($0) }
+    func drainOnce() {
         stationRing.drain { take($0) }
         sourceFaults?.drain { sourceFault($0) }
-        var k = 0
-        while k < queue.count {
-            if case .trialEnded = queue[k], let id = trialId, pendingClicks.contains(where: { $0.trialId == id }),
-                !final
-            {
-                // The click record is on its way from the hot thread; give it a moment.
-                let now = MonotonicClock.now()
-                if waitingSince == 0 { waitingSince = now }
-                if now &- waitingSince < 500_000_000 { break }
-            }
-            waitingSince = 0
-            take(queue[k])
-            k += 1
-        }
-        queue.removeFirst(k)
     }
 
     func time(_ mono: UInt64) -> LogTime {
@@ -185,26 +161,14 @@ public final class LogFeeder: @unchecked Sendable {
     var trialId: UUID? { current >= 0 && current < trialIds.count ? trialIds[current] : nil }
 
     /// A click's record (or its failure), logged against the trial and station of the
-    /// engine's ask for it; held until the ask is taken if it came first.
-    func clickRecord(_ record: StationRecord) {
-        guard !pendingClicks.isEmpty else {
-            earlyClicks.append(record)
-            return
-        }
-        let ask = pendingClicks.removeFirst()
-        if let r = roundClicks.firstIndex(where: { $0.ask == ask.ask }) {
-            if case .click(let c) = record {
-                roundClicks[r].latency = c.handedLatency
-            } else {
-                roundClicks[r].failed = true
-            }
-        }
+    /// engine's ask for it (`station` -1: none).
+    func clickRecord(_ record: StationRecord, station: Int, trialId: UUID?) {
         switch record {
-        case .click(let c): logClick(c, station: ask.station, trialId: ask.trialId)
+        case .click(let c): logClick(c, station: station, trialId: trialId)
         case .clickFailed(let ts, let why):
             submit(
                 LoggedEvent(
-                    kind: .fault, sessionId: settings.sessionId, trialId: ask.trialId,
+                    kind: .fault, sessionId: settings.sessionId, trialId: trialId,
                     time: time(MonotonicClock.now()), kernelNs: Int64(bitPattern: ts),
                     detail: jsonObject(["click_failed": "\(why)"])))
         default: break

@@ -84,7 +84,7 @@ extension StationService {
         current = nil
         return BlockSummary(
             feeder: segment.feeder, chatter: segment.loop.chatterCount,
-            ringOverflows: ring.overflowCount + segment.handler.notes.overflowCount)
+            ringOverflows: ring.overflowCount)
     }
 
     /// The session log's writer now (after `shutdown`, what was still spooled counts as lost).

@@ -103,8 +103,9 @@ public final class StationService: StationControlling, @unchecked Sendable {
     let player: ClickPlayer
     let log: SessionLog
     let writer: LogWriter
-    // 8192 records: 0.4 s of a 20,000-edge/s storm with the log feeder stalled. Every slot
-    // is touched as the ring wraps, so a larger ring is resident memory the board pays for.
+    // 8192 records of 40 bytes (edges, clicks and the engine's notes, in one order): 0.4 s of
+    // a 20,000-edge/s storm with the log feeder stalled. Every slot is touched as the ring
+    // wraps, so a larger ring, or a larger record, is resident memory the board pays for.
     let ring = EventRing<StationRecord>(capacity: 1 << 13)
     let recordsReady: Int32
     let started = MonotonicClock.now()
@@ -235,7 +236,8 @@ public final class StationService: StationControlling, @unchecked Sendable {
         // after the configuration is made, and a stuck sensor took 10 × the unscaled hold.
         configuration.stuckAfter = configuration.hold &* 10
         let handler = EngineHandler(
-            configuration: configuration, layouts: layouts, readyLine: lines.ready, clickerLine: lines.clicker,
+            configuration: configuration, layouts: layouts, records: ring, readyLine: lines.ready,
+            clickerLine: lines.clicker,
             errorLine: lines.error, soundStartCue: options.board.audio.startCue, outputs: outputs?.driver,
             stationOutputs: used.map { b in
                 outputs.map { b < $0.map.stationIndex.count ? $0.map.stationIndex[b] : -1 } ?? -1
@@ -254,7 +256,7 @@ public final class StationService: StationControlling, @unchecked Sendable {
                     ? configuration.exerciseDuration : configuration.searchTimeout,
                 watch: { [weak self] line in self?.broadcast(line) },
                 blind: blind),
-            stationRing: ring, notes: handler.notes, recordsReady: recordsReady, writer: writer)
+            stationRing: ring, recordsReady: recordsReady, writer: writer)
         // A new segment starts from the lines as they are: a sensor already active (a lid left
         // on a station before the session started) is active to the debouncer and the engine,
         // so the first start is refused and its release is seen.

@@ -67,3 +67,63 @@ final class FirstStationRule: HotPathHandler {
         #expect(settled == [SensorEdge(timestamp: t + 1_000_000, line: 0, isActive: false)])
     }
 }
+
+@Suite struct StationRecordSizeTests {
+    /// The engine's notes share the ring's slots: they must not make every slot of the 8192
+    /// larger than a click's record already made it (resident memory on the board).
+    @Test func aHandlersRecordFitsTheSlotAClickRecordNeeds() {
+        #expect(MemoryLayout<HandlerRecord>.size <= MemoryLayout<ClickRecord>.size)
+        #expect(MemoryLayout<StationRecord>.stride == MemoryLayout<ClickRecord>.stride)
+        #expect(MemoryLayout<StationRecord>.stride == 40)
+    }
+}
+
+/// Clicks on station 1's nose-in edges and records each click it asked in the loop's ring, as
+/// the engine handler does: in `afterDecision`, on the hot thread.
+final class RecordingRule: HotPathHandler {
+    let ring: EventRing<StationRecord>
+    private var asked: UInt64 = 0
+    init(ring: EventRing<StationRecord>) { self.ring = ring }
+    var nextDeadline: UInt64 { .max }
+    func handle(_ edge: SensorEdge) -> HotPathDecision {
+        guard edge.line == 0 && edge.isActive else { return .none }
+        asked = edge.timestamp
+        return .click
+    }
+    func deadline(now: UInt64) -> HotPathDecision { .none }
+    func afterDecision() {
+        guard asked != 0 else { return }
+        ring.push(.handler(HandlerRecord(kind: 7, asked)))
+        asked = 0
+    }
+}
+
+@Suite struct StationRecordOrderTests {
+    /// The log's consumer attributes by order: for one input, the click's record, then the raw
+    /// edge, then the handler's records it caused.
+    @Test func theClicksRecordThenTheEdgeThenTheHandlersInOneRing() throws {
+        let lineup = try SimulatedLineup(lineCount: 2)
+        let ring = EventRing<StationRecord>(capacity: 64)
+        let loop = try HotLoop(
+            source: lineup, debouncer: Debouncer(lineCount: 2, windowNanoseconds: 5_000_000),
+            handler: RecordingRule(ring: ring), player: nil, buzzer: RecordingBuzzer(),
+            buzzerPulseNanoseconds: 1_000_000, records: ring)
+        let thread = Thread { loop.run() }
+        thread.start()
+        let t = MonotonicClock.now()
+        lineup.inject(line: 0, active: true, at: t)
+        #expect(eventually { ring.count == 3 })
+        loop.stop()
+        #expect(eventually { thread.isFinished })
+        var order: [String] = []
+        ring.drain { record in
+            switch record {
+            case .buzzer(let edge, _): order.append(edge == t ? "click" : "click?")
+            case .handler(let r): order.append(r.kind == 7 && r.a == t ? "handler" : "handler?")
+            case .edge(let e, let acted): order.append(e.timestamp == t && acted ? "edge" : "edge?")
+            default: order.append("other")
+            }
+        }
+        #expect(order == ["click", "edge", "handler"])
+    }
+}

@@ -9,8 +9,9 @@ import TrainingEngine
 
 /// The live session without a process: an `EngineHandler` and a `LogFeeder` on a real SQLite
 /// log in a temporary directory, driven as the hot loop drives them (edges, ready commands,
-/// deadlines) at virtual timestamps. The hot loop's own records (raw edges, clicks) are pushed
-/// into the station ring by hand, so a test chooses the order in which the feeder sees them.
+/// deadlines) at virtual timestamps. The hot loop's own records go into the one ring as
+/// `HotLoop` orders them: for each input, the click's record (when the engine asked one), then
+/// the raw edge, then the engine's notes (its `afterDecision`).
 final class Rig {
     /// Board lines: stations 0..<stations, then the three buttons.
     let stations: Int
@@ -23,6 +24,9 @@ final class Rig {
     let handler: EngineHandler
     let feeder: LogFeeder
     let stationRing = EventRing<StationRecord>(capacity: 1 << 12)
+    /// Each played click's edge-to-ALSA time; nil: the station has no audio device, so a
+    /// click asked leaves no record (the buzzer's is not the log's).
+    var clickLatency: UInt64? = 40_000
     let log: SessionLog
     let writer: LogWriter
     let sessionId: UUID
@@ -68,7 +72,7 @@ final class Rig {
         writer = log.makeWriter()
 
         handler = EngineHandler(
-            configuration: configuration, layouts: layouts, readyLine: UInt32(stations),
+            configuration: configuration, layouts: layouts, records: stationRing, readyLine: UInt32(stations),
             clickerLine: UInt32(stations + 1), errorLine: UInt32(stations + 2), boardStations: stations)
         let watched = self.watched
         feeder = LogFeeder(
@@ -79,7 +83,7 @@ final class Rig {
                 roundLength: configuration.mode == .trainerLed
                     ? configuration.exerciseDuration : configuration.searchTimeout,
                 watch: { line in watched.lines.withLock { $0.append(line) } }, blind: blind),
-            stationRing: stationRing, notes: handler.notes, recordsReady: -1, writer: writer)
+            stationRing: stationRing, recordsReady: -1, writer: writer)
         handler.prime(activeLines: [], at: now)
     }
 
@@ -92,11 +96,31 @@ final class Rig {
     @discardableResult
     func edge(line: UInt32, active: Bool) -> Bool {
         let edge = SensorEdge(timestamp: now, line: line, isActive: active)
-        let decision = handler.handle(edge)
+        return carryOut(handler.handle(edge), edgeAt: now, record: .edge(edge, acted: true))
+    }
+
+    /// A raw edge the debouncer took as chatter: logged, never shown to the engine.
+    func chatter(line: UInt32, active: Bool) {
+        _ = stationRing.push(.edge(SensorEdge(timestamp: now, line: line, isActive: active), acted: false))
+    }
+
+    /// What `HotLoop.decide` does with a decision: the click and its record first, then the
+    /// input's own record, then the handler's `afterDecision` (which pushes its notes).
+    private func carryOut(_ decision: HotPathDecision, edgeAt edge: UInt64, record: StationRecord? = nil) -> Bool {
+        var clicked = false
+        if case .click = decision {
+            clicked = true
+            if let latency = clickLatency {
+                _ = stationRing.push(
+                    .click(
+                        ClickRecord(
+                            edgeTimestamp: edge, handedTimestamp: edge + latency, triggerTimestamp: 0,
+                            delayFrames: 128, rate: 48_000, recoveries: 0)))
+            }
+        }
+        if let record { _ = stationRing.push(record) }
         handler.afterDecision()
-        _ = stationRing.push(.edge(edge, acted: true))
-        if case .click = decision { return true }
-        return false
+        return clicked
     }
 
     func nose(at station: Int, _ present: Bool) { edge(line: UInt32(station), active: present) }
@@ -108,9 +132,7 @@ final class Rig {
         var clicks: [UInt64] = []
         while handler.nextDeadline <= t {
             now = max(now, handler.nextDeadline)
-            let decision = handler.deadline(now: now)
-            handler.afterDecision()
-            if case .click = decision { clicks.append(now) }
+            if carryOut(handler.deadline(now: now), edgeAt: now) { clicks.append(now) }
         }
         now = t
         return clicks
@@ -118,22 +140,12 @@ final class Rig {
 
     func advance(by ns: UInt64) -> [UInt64] { advance(to: now + ns) }
 
-    /// The played click's record, as the hot loop pushes it after the sound was handed over.
-    func clickPlayed(edgeAt edge: UInt64, latency: UInt64 = 40_000) {
-        _ = stationRing.push(
-            .click(
-                ClickRecord(
-                    edgeTimestamp: edge, handedTimestamp: edge + latency, triggerTimestamp: 0, delayFrames: 128,
-                    rate: 48_000, recoveries: 0)))
-    }
-
     /// A ready press over the socket: queued, taken when the hot loop is woken. Returns the
     /// answer published for its ticket.
     func ready() -> (answer: ReadyAnswer?, station: Int, number: Int) {
         tickets += 1
         _ = handler.commands.push(.ready(ticket: tickets))
-        _ = handler.wokenUp(now: now)
-        handler.afterDecision()
+        _ = carryOut(handler.wokenUp(now: now), edgeAt: now)
         let a = handler.snapshot.answer.load(ordering: .acquiring)
         #expect(UInt32(a >> 32) == tickets, "the answer is for this press")
         return (
@@ -144,8 +156,8 @@ final class Rig {
     // MARK: The feeder's side
 
     /// One pass of the feeder's thread, then the writer flushed so the log can be read.
-    func drain(final: Bool = false) throws {
-        feeder.drainOnce(final: final)
+    func drain() throws {
+        feeder.drainOnce()
         try writer.flush()
     }
 

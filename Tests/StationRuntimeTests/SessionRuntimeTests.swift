@@ -27,7 +27,6 @@ import TrainingEngine
         let target = try #require(rig.layouts[0].targetStation)
         #expect(rig.ready().answer == .started)
         let clickAt = try hit(rig)
-        rig.clickPlayed(edgeAt: clickAt, latency: 40_000)
         rig.nose(at: target, false)
         try rig.drain()
 
@@ -57,52 +56,16 @@ import TrainingEngine
         #expect(rig.feeder.tally.figures.results.hits == 1)
     }
 
-    @Test func aTrialWaitsForItsClickRecordBeforeItIsCommitted() throws {
-        let rig = try Rig(phase: "phase-1", step: "1", trials: 3)
-        _ = rig.ready()
-        let clickAt = try hit(rig)
-        // The trial's notes are in, its click's record is not: the trial waits for it.
-        try rig.drain()
-        #expect(try rig.log.reader.trials().isEmpty)
-        rig.clickPlayed(edgeAt: clickAt)
-        try rig.drain()
-        #expect(try rig.log.reader.trials().count == 1)
-        #expect(try rig.events(.click).first?.trialId == rig.log.reader.trials().first?.id)
-    }
-
-    @Test func aClickRecordDrainedBeforeItsAskIsLoggedAgainstTheAsksTrialAndStation() throws {
-        let rig = try Rig(phase: "phase-1", step: "1", trials: 3)
-        let target = try #require(rig.layouts[0].targetStation)
-        _ = rig.ready()
-        rig.advance(by: Self.second)
-        rig.nose(at: target, true)
-        // The hot thread asks the click at the hold's end, then pushes its record; the feeder
-        // drains the station ring before the engine's notes reach it.
-        let holdEnds = rig.handler.nextDeadline
-        rig.clickPlayed(edgeAt: holdEnds)
-        try rig.drain()
-        #expect(try rig.events(.click).isEmpty, "held until its ask is taken")
-        #expect(rig.advance(to: holdEnds) == [holdEnds])
-        try rig.drain()
-
-        let trial = try #require(try rig.log.reader.trials().first)
-        let click = try #require(try rig.events(.click).first)
-        #expect(click.trialId == trial.id)
-        #expect(click.station == target + 1)
-        #expect(trial.outcome == .hit)
-    }
-
     @Test func aTrainersClickBetweenTrialsIsNotAttributedToTheNextTrial() throws {
         let rig = try Rig(phase: "phase-1", step: "1", trials: 3)
         let target = try #require(rig.layouts[0].targetStation)
         _ = rig.ready()
-        let hitClick = try hit(rig)
-        rig.clickPlayed(edgeAt: hitClick)
+        _ = try hit(rig)
         rig.nose(at: target, false)
         try rig.drain()
         #expect(rig.handler.snapshot.read().phase == .interTrial)
 
-        // The trainer clicks during the interval, at no station; its record is late.
+        // The trainer clicks during the interval, at no station.
         #expect(rig.ready().answer == .startsAfterInterval)
         let trainerClickAt = rig.now
         #expect(rig.edge(line: rig.clickerLine, active: true), "the trainer's clicker clicks")
@@ -113,7 +76,6 @@ import TrainingEngine
         #expect(rig.handler.snapshot.read().phase == .searching)
         try rig.drain()
         #expect(rig.feeder.searching.load(ordering: .acquiring) == 1)
-        rig.clickPlayed(edgeAt: trainerClickAt)
         try rig.drain()
 
         let clicks = try rig.events(.click)
@@ -137,8 +99,7 @@ import TrainingEngine
         rig.advance(by: Self.second / 2)
         rig.nose(at: other, false)
         rig.nose(at: target, true)
-        let clicks = rig.advance(by: 3 * Self.second)
-        rig.clickPlayed(edgeAt: try #require(clicks.first))
+        rig.advance(by: 3 * Self.second)
         rig.nose(at: target, false)
         try rig.drain()
 
