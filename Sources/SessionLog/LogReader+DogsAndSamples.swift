@@ -1,0 +1,87 @@
+import Foundation
+import GRDB
+import TrainingEngine
+
+extension LogReader {
+    // MARK: Dogs and samples
+
+    public func dogs() throws -> [DogSummary] {
+        try read { db in
+            var iso = ISOTimeFormatter()
+            return try Row.fetchAll(
+                db,
+                sql: """
+                    SELECT d.id, d.name, d.born, d.notes, d.wall_ns,
+                        (SELECT count(*) FROM session s WHERE s.dog_id = d.id) AS sessions,
+                        (SELECT count(*) FROM trial_current t JOIN session s ON s.id = t.session_id
+                         WHERE s.dog_id = d.id) AS trials,
+                        (SELECT max(s.wall_ns) FROM session s WHERE s.dog_id = d.id) AS last
+                    FROM dog d ORDER BY d.name COLLATE NOCASE, d.wall_ns
+                    """
+            ).map { row in
+                DogSummary(
+                    id: row["id"], name: row["name"], born: row["born"], notes: row["notes"],
+                    added: iso.string(wallNs: row["wall_ns"]), sessions: row["sessions"],
+                    trials: row["trials"],
+                    lastSession: (row["last"] as Int64?).map { iso.string(wallNs: $0) })
+            }
+        }
+    }
+
+    public func samples(kind: SampleKind? = nil) throws -> [SampleSummary] {
+        try read { db in
+            var iso = ISOTimeFormatter()
+            return try Row.fetchAll(
+                db,
+                sql: """
+                    SELECT s.*, u.uses,
+                        (SELECT count(*) FROM sample_note n WHERE n.sample_id = s.id) AS notes
+                    FROM sample s JOIN sample_usage u ON u.sample_id = s.id
+                    WHERE ?1 IS NULL OR s.kind = ?1
+                    ORDER BY s.label
+                    """, arguments: [kind?.rawValue]
+            ).map { try Self.sampleSummary($0, &iso) }
+        }
+    }
+
+    static func sampleSummary(_ row: Row, _ iso: inout ISOTimeFormatter) throws -> SampleSummary {
+        SampleSummary(
+            id: row["id"], label: row["label"], kind: try row.word("kind", of: "sample", row: row["id"]),
+            diagnosis: row["diagnosis"],
+            source: row["source"], collection: row["collection"], processing: row["processing"],
+            collectedOn: row["collected_on"], added: iso.string(wallNs: row["wall_ns"]),
+            uses: row["uses"],
+            notes: row["notes"])
+    }
+
+    public func sample(id: String) throws -> SampleDetails {
+        try read { db in
+            var iso = ISOTimeFormatter()
+            guard
+                let row = try Row.fetchOne(
+                    db,
+                    sql: """
+                        SELECT s.*, u.uses, (SELECT count(*) FROM sample_note n WHERE n.sample_id = s.id) AS notes
+                        FROM sample s JOIN sample_usage u ON u.sample_id = s.id WHERE s.id = ?
+                        """, arguments: [id])
+            else { throw SessionLogError.unknownSample(id) }
+            let notes = try Row.fetchAll(
+                db,
+                sql: "SELECT text, wall_ns FROM sample_note WHERE sample_id = ? ORDER BY wall_ns, mono_ns",
+                arguments: [id]
+            ).map { NoteLine(time: iso.string(wallNs: $0["wall_ns"]), text: $0["text"]) }
+            let dogs = try Row.fetchAll(
+                db,
+                sql: """
+                    SELECT d.name, count(*) AS uses, max(t.wall_ns) AS last FROM trial_station ts
+                    JOIN trial t ON t.id = ts.trial_id AND t.corrects IS NULL
+                    JOIN session s ON s.id = t.session_id JOIN dog d ON d.id = s.dog_id
+                    WHERE ts.sample_id = ? GROUP BY d.id ORDER BY d.name
+                    """, arguments: [id]
+            ).map {
+                SampleUse(dog: $0["name"], uses: $0["uses"], lastUsed: iso.string(wallNs: $0["last"]))
+            }
+            return SampleDetails(sample: try Self.sampleSummary(row, &iso), notes: notes, usedBy: dogs)
+        }
+    }
+}
