@@ -1,3 +1,6 @@
+// Over 500 lines on purpose: the machine's state is private and every input's transition reads
+// and changes it, so the transitions stay in one file (its configuration and TrialSummary do not).
+//
 // The trial state machine, in the manner of swift-nio's pure state machines: a struct with a
 // private state; each input is a mutating function answering with actions; the caller does all
 // I/O (sound, timers, the log). Time comes in with every input, so tests use virtual time.
@@ -12,112 +15,8 @@
 // (its round aborted, ended). With `autoStart`, a loaded trial starts by itself as soon as no
 // station is active (rigs whose containers need no reloading).
 
-/// How one trial went, kept as plain values (bit masks, not arrays) so ending a trial on the
-/// click path allocates nothing.
-public struct TrialSummary: Sendable, Hashable {
-    public var trialIndex: Int
-    public var stationCount: Int
-    /// The target's station, if the trial had one.
-    public var targetStation: Int?
-    /// Bit i set: station i's sensor was stuck during the trial (its figures are doubtful).
-    public var sensorFaultMask: UInt64 = 0
-    public var outcome: TrialOutcome
-    /// Bit i set: station i was indicated at least once.
-    public var indicatedMask: UInt64
-    /// Bit i set: the dog's nose visited station i.
-    public var visitedMask: UInt64
-    public var searchStartedAt: Nanoseconds
-    /// When the first indication completed, and where.
-    public var firstIndicationAt: Nanoseconds?
-    public var firstIndicationStation: Int?
-    public var endedAt: Nanoseconds
-
-    public func indicated(_ station: Int) -> Bool {
-        station < 64 && indicatedMask & (1 << UInt64(station)) != 0
-    }
-    public func visited(_ station: Int) -> Bool {
-        station < 64 && visitedMask & (1 << UInt64(station)) != 0
-    }
-    /// From the start cue to the first indication.
-    public var latency: Nanoseconds? { firstIndicationAt.map { $0 &- searchStartedAt } }
-    /// From the start cue to the end of the trial.
-    public var searchTime: Nanoseconds { endedAt &- searchStartedAt }
-}
-
 /// The lineup's brain for one session: trials of an automated block, or a trainer-led exercise.
 public struct LineupMachine: Sendable {
-    public struct Configuration: Sendable, Hashable {
-        public var mode: TrainingMode
-        public var stationCount: Int
-        /// Indication hold time T.
-        public var hold: Nanoseconds
-        /// Beam breaks shorter than this do not end a visit.
-        public var holdTolerance: Nanoseconds
-        /// Automated trials: how long the dog may search.
-        public var searchTimeout: Nanoseconds
-        public var interTrialInterval: Nanoseconds
-        /// End the trial at the first false alert (otherwise the dog may go on and find the target).
-        public var endOnFalseAlert: Bool
-        /// Trainer-led: the exercise's length and how many times it may be performed.
-        public var exerciseDuration: Nanoseconds
-        public var exerciseRepeats: Int
-        /// A station active this long is a stuck sensor (0: never). The project's default is
-        /// 10 × the hold: far longer than any indication.
-        public var stuckAfter: Nanoseconds
-        /// A station never active over this many trials in which the dog searched (visited
-        /// some station) is reported silent (0: never).
-        public var silentAfterTrials: Int
-        /// A loaded trial starts without the ready button, once no station is active (the
-        /// step's `ready = "auto"`, for rigs that need no reloading).
-        public var autoStart = false
-        /// A storm: this many debounced edges of one station in a row, each within `chatterGap`
-        /// of the last (0: never). A debouncer passes at most one edge per window, so a storm
-        /// comes through at about one edge per window; 20 in a row under 10 ms (twice the default
-        /// 5 ms window) is ~100 ms of 100 Hz flicker, which no nose makes. Argued, not measured.
-        public var chatterEdges = 20
-        public var chatterGap: Nanoseconds = 10_000_000
-        /// A stormy station is trusted again at its first edge after this long without one.
-        public var chatterQuiet: Nanoseconds = 250_000_000
-
-        public init(
-            mode: TrainingMode, stationCount: Int, hold: Nanoseconds = 2_000_000_000,
-            holdTolerance: Nanoseconds = 150_000_000, searchTimeout: Nanoseconds = 60_000_000_000,
-            interTrialInterval: Nanoseconds = 10_000_000_000, endOnFalseAlert: Bool = false,
-            exerciseDuration: Nanoseconds = 10_000_000_000, exerciseRepeats: Int = 4, stuckAfter: Nanoseconds? = nil,
-            silentAfterTrials: Int = 20
-        ) {
-            self.stuckAfter = stuckAfter ?? hold &* 10
-            self.silentAfterTrials = silentAfterTrials
-            self.mode = mode
-            self.stationCount = stationCount
-            self.hold = hold
-            self.holdTolerance = holdTolerance
-            self.searchTimeout = searchTimeout
-            self.interTrialInterval = interTrialInterval
-            self.endOnFalseAlert = endOnFalseAlert
-            self.exerciseDuration = exerciseDuration
-            self.exerciseRepeats = exerciseRepeats
-        }
-
-        /// A configuration for a program's step and exercise; `hold`/`tolerance` from the board
-        /// unless the step sets its own hold.
-        public init(
-            step: Step, exercise: Exercise, stationCount: Int, hold: Nanoseconds,
-            holdTolerance: Nanoseconds
-        ) {
-            self.init(
-                mode: step.mode, stationCount: stationCount,
-                hold: step.holdSeconds.map { nanoseconds(seconds: $0) } ?? hold,
-                holdTolerance: holdTolerance,
-                searchTimeout: nanoseconds(seconds: exercise.durationSeconds),
-                interTrialInterval: nanoseconds(seconds: step.interTrialSeconds),
-                exerciseDuration: nanoseconds(seconds: exercise.durationSeconds),
-                exerciseRepeats: exercise.repeats)
-            autoStart = step.ready == .auto
-            endOnFalseAlert = step.afterFalseAlert == .end
-        }
-    }
-
     /// What the lineup is doing now, for displays and tests. Not the program's `Phase` (a
     /// stage of training made of steps): that is the trainer's word, this is the machine's.
     public enum Activity: String, Sendable, Hashable {
