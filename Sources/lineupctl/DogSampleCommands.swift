@@ -1,0 +1,173 @@
+import ArgumentParser
+import Foundation
+import SessionLog
+import StationControl
+import TrainingEngine
+
+// The researcher's dogs and samples: listed from the log, added and noted through lineupd.
+
+struct Dogs: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "List the dogs, or add one.",
+        discussion: "Examples:\n  lineupctl dogs\n  lineupctl dogs add Aino --born 2021-04-02",
+        subcommands: [List.self, Add.self], defaultSubcommand: List.self)
+
+    struct List: ParsableCommand {
+        static let configuration = CommandConfiguration(abstract: "List the dogs with their sessions and trials.")
+        @OptionGroup var log: LogOptions
+
+        func run() throws {
+            try researcherCommand {
+                let dogs = try log.reader().dogs()
+                if log.json { return try printJSON(dogs) }
+                printTable(
+                    ["DOG", "ID", "BORN", "SESSIONS", "TRIALS", "LAST SESSION"],
+                    dogs.map {
+                        [
+                            $0.name, short($0.id), $0.born.orDash, "\($0.sessions)", "\($0.trials)",
+                            $0.lastSession.orDash,
+                        ]
+                    })
+            }
+        }
+    }
+
+    struct Add: ParsableCommand {
+        static let configuration = CommandConfiguration(abstract: "Add a dog.", discussion: additionNote)
+        @OptionGroup var target: AdditionOptions
+        @Argument(help: "The dog's name.") var name: String
+        @Option(help: ArgumentHelp("Date of birth, YYYY-MM-DD.", valueName: "date")) var born: String?
+        @Option(help: "Free notes (no personal data of people).") var notes: String?
+
+        func run() throws {
+            try researcherCommand {
+                // Checked here too, so a typo is caught before anything is sent.
+                _ = try born.map { try ResearcherDate.validateDay($0) }
+                let id = try target.add(
+                    direct: { try $0.addDog(name: name, born: born, notes: notes).id },
+                    daemon: { client throws(ControlClientError) in
+                        try client.addDog(DogEntry(name: name, born: born, notes: notes))
+                    })
+                if target.log.json { return try printJSON(["id": id]) }
+                say("added \(name): \(id)")
+            }
+        }
+    }
+}
+
+struct Samples: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Scent samples: list, show, add, note.",
+        discussion: """
+            Examples:
+              lineupctl samples
+              lineupctl samples add T-0043 --kind target --diagnosis "lung cancer" --source "clinic A"
+              lineupctl samples show T-0043
+              lineupctl samples note T-0043 "tube cracked, replaced lid"
+            """,
+        subcommands: [List.self, Show.self, Add.self, Note.self], defaultSubcommand: List.self)
+
+    struct List: ParsableCommand {
+        static let configuration = CommandConfiguration(abstract: "List the samples with how often each was used.")
+        @OptionGroup var log: LogOptions
+        @Option(help: "Only this kind: target, control, blank, distractor.") var kind: SampleKind?
+
+        func run() throws {
+            try researcherCommand {
+                let samples = try log.reader().samples(kind: kind)
+                if log.json { return try printJSON(samples) }
+                printTable(
+                    ["SAMPLE", "KIND", "DIAGNOSIS", "SOURCE", "COLLECTED", "USES", "NOTES"],
+                    samples.map {
+                        [
+                            $0.label, $0.kind.rawValue, $0.diagnosis.orDash, $0.source.orDash, $0.collectedOn.orDash,
+                            "\($0.uses)", "\($0.notes)",
+                        ]
+                    })
+            }
+        }
+    }
+
+    struct Show: ParsableCommand {
+        static let configuration = CommandConfiguration(abstract: "Show a sample, its notes and the dogs it met.")
+        @OptionGroup var log: LogOptions
+        @Argument(help: "The sample's label (or id).") var sample: String
+
+        func run() throws {
+            try researcherCommand {
+                let reader = try log.reader()
+                let details = try reader.sample(id: reader.resolveSample(sample))
+                if log.json { return try printJSON(details) }
+                let s = details.sample
+                var text = """
+                    Sample      \(s.label) (\(s.kind.rawValue))
+                    Id          \(s.id)
+                    Diagnosis   \(s.diagnosis.orDash)
+                    Source      \(s.source.orDash)
+                    Collection  \(s.collection.orDash)
+                    Processing  \(s.processing.orDash)
+                    Collected   \(s.collectedOn.orDash)
+                    Added       \(s.added)
+                    Used        \(s.uses) trial(s)
+
+                    """
+                for use in details.usedBy { text += "  with \(use.dog): \(use.uses), last \(use.lastUsed)\n" }
+                if !details.notes.isEmpty { text += "Notes\n" }
+                for note in details.notes { text += "  \(note.time)  \(note.text)\n" }
+                FileHandle.standardOutput.write(Data(text.utf8))
+            }
+        }
+    }
+
+    struct Add: ParsableCommand {
+        static let configuration = CommandConfiguration(abstract: "Add a sample.", discussion: additionNote)
+        @OptionGroup var target: AdditionOptions
+        @Argument(help: "The sample's unique id as written on it.") var label: String
+        @Option(help: "target, control, blank or distractor.") var kind: SampleKind
+        @Option var diagnosis: String?
+        @Option(help: "Where it came from (clinic, donor group).") var source: String?
+        @Option(help: "How it was collected.") var collection: String?
+        @Option(help: "How it was processed and stored.") var processing: String?
+        @Option(help: ArgumentHelp("Collection date, YYYY-MM-DD.", valueName: "date")) var collectedOn: String?
+
+        func run() throws {
+            try researcherCommand {
+                _ = try collectedOn.map { try ResearcherDate.validateDay($0) }
+                let entry = SampleEntry(
+                    label: label, kind: kind, diagnosis: diagnosis, source: source, collection: collection,
+                    processing: processing, collectedOn: collectedOn)
+                let id = try target.add(
+                    direct: {
+                        try $0.addSample(
+                            SampleRecord(
+                                label: label, kind: kind, diagnosis: diagnosis, source: source,
+                                collection: collection, processing: processing, collectedOn: collectedOn)
+                        ).id
+                    },
+                    daemon: { client throws(ControlClientError) in try client.addSample(entry) })
+                if target.log.json { return try printJSON(["id": id]) }
+                say("added sample \(label): \(id)")
+            }
+        }
+    }
+
+    struct Note: ParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Add a note to a sample (notes are kept, never edited).", discussion: additionNote)
+        @OptionGroup var target: AdditionOptions
+        @Argument(help: "The sample's label (or id).") var sample: String
+        @Argument(help: "The note.") var text: String
+
+        func run() throws {
+            try researcherCommand {
+                let id = try target.add(
+                    direct: { try $0.noteSample(sample, text: text).id },
+                    daemon: { client throws(ControlClientError) in
+                        try client.noteSample(SampleNoteEntry(sample: sample, text: text))
+                    })
+                if target.log.json { return try printJSON(["id": id]) }
+                say("noted on \(sample)")
+            }
+        }
+    }
+}

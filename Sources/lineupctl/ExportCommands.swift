@@ -1,0 +1,72 @@
+import ArgumentParser
+import Foundation
+import SessionLog
+import StationControl
+import TrainingEngine
+
+// Taking the log away: exports for pandas and R, and a consistent backup.
+
+struct Export: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Stream sessions, trials, events, samples, milestones or dogs as CSV or JSON Lines to stdout.",
+        discussion: """
+            CSV follows RFC 4180 with a header row; times are ISO 8601 with the station's \
+            offset, beside monotonic nanoseconds. Trials carry the sample and kind of every \
+            station as columns. Milestones are the steps passed and phases graduated, with the \
+            session and station that earned them; dogs carry their counts and the stations they \
+            trained on. Samples and dogs are selected by --since and --until by when they were \
+            added. pandas.read_csv and R's read.csv load it without options.
+
+            Examples:
+              lineupctl export --what trials > trials.csv
+              lineupctl export --what milestones --dog Aino > milestones.csv
+              lineupctl export --what events --session 3f2a9c1e --format jsonl > events.jsonl
+            """)
+    @OptionGroup var log: LogOptions
+    @OptionGroup var rows: RowFilterOptions
+    @OptionGroup var selection: SelectionOptions
+    @Option(help: "sessions, trials, events, samples, milestones or dogs.") var what: ExportTable
+    @Option(help: "csv or jsonl.") var format: ExportFormat = .csv
+
+    func run() throws {
+        try researcherCommand {
+            let reader = try log.reader()
+            try reader.export(what, format: format, filter: selection.filter(rows, reader), to: ByteSink())
+        }
+    }
+}
+
+struct Backup: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Write a consistent copy of the log (SQLite online backup; safe while lineupd runs).",
+        discussion: """
+            With - as the destination the copy goes to standard output (made in $TMPDIR, else \
+            /tmp, and removed there): lineupctl pull runs it over ssh.
+
+            Examples:
+              lineupctl backup /media/usb/lineup-2025-05-01.db
+              lineupctl backup - > copy.db
+            """)
+    @OptionGroup var log: LogOptions
+    @Argument(help: "The new file to write, or - for standard output.") var destination: String
+
+    func run() throws {
+        try researcherCommand {
+            if destination == "-" {
+                // Standard output carries the database: nothing else may go there.
+                if log.json {
+                    throw SessionLogError.invalidInput("--json does not go with -: standard output carries the copy")
+                }
+                if isatty(STDOUT_FILENO) != 0 {
+                    throw SessionLogError.invalidInput(
+                        "standard output is a terminal: redirect it (lineupctl backup - > copy.db) or name a file")
+                }
+                try log.reader().backup(toDescriptor: STDOUT_FILENO)
+                return
+            }
+            try log.reader().backup(to: destination)
+            if log.json { return try printJSON(["backup": destination]) }
+            say("backed up to \(destination)")
+        }
+    }
+}

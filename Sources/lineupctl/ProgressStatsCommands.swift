@@ -1,0 +1,189 @@
+import ArgumentParser
+import Foundation
+import SessionLog
+import StationControl
+import TrainingEngine
+
+// A dog's progress through its program, and the statistics over the log.
+
+struct Progress: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "A dog's progress through its programs: every phase and step, with %.",
+        discussion: """
+            Each program is shown on its own, with its own phases only: the one --program names, \
+            else every program the dog has sessions in, the program of its latest session first \
+            (then its sessions logged without a program, such as simulated blocks). Every phase \
+            of a program is shown, those not started at 0 %. A step with a criterion is as far \
+            along as its criterion (100 % once met, from its scored trials and trainer-led rounds \
+            in order); a step without one is the share of its exercises' rounds done \
+            (trainer-led: each exercise's repeats, the study's "up to four times"; automated: one \
+            block of its trials). Only sessions run in the step's own mode (trainer-led, \
+            automated or double-blind, as the program fixes it) count toward a step: the steps \
+            table says how many trials in another mode were left out. A phase is the mean of its \
+            steps. Correct and last-20 figures come straight from the phase's trials, whatever \
+            their mode.
+
+            Examples:
+              lineupctl progress --dog Aino
+              lineupctl progress --dog Aino --program study --json
+            """)
+    @OptionGroup var log: LogOptions
+    @Option(help: "The dog (name, id or id prefix).") var dog: String
+    @Option(help: "A built-in program or a program file (default: every program the dog has sessions in).")
+    var program: String?
+
+    func run() throws {
+        try researcherCommand {
+            let reader = try log.reader()
+            var chosen: Program? = nil
+            if let program {
+                do {
+                    chosen = try Program.builtin(named: program)
+                } catch {
+                    guard let text = try? String(contentsOfFile: program, encoding: .utf8) else {
+                        throw SessionLogError.invalidInput(
+                            "--program \(program): not a built-in program (\(Program.builtinNames.joined(separator: ", "))) nor a readable file"
+                        )
+                    }
+                    chosen = try Program.parse(toml: text, source: program)
+                }
+            }
+            let phases = try reader.progress(dogId: reader.resolveDog(dog), program: chosen)
+            if log.json { return try printJSON(phases) }
+            // One block per program, in the order the reader gives them.
+            var blocks: [(program: String?, phases: [PhaseProgress])] = []
+            for phase in phases {
+                if let last = blocks.last, last.program == phase.program {
+                    blocks[blocks.count - 1].phases.append(phase)
+                } else {
+                    blocks.append((phase.program, [phase]))
+                }
+            }
+            for (k, block) in blocks.enumerated() {
+                if k > 0 { say("") }
+                if let name = block.program {
+                    say(
+                        "Program \(name)"
+                            + (chosen == nil && blocks.count > 1 && k == 0 ? " (the latest session's)" : ""))
+                } else {
+                    say("Sessions logged without a program")
+                }
+                printProgress(block.phases)
+            }
+        }
+    }
+
+    func printProgress(_ phases: [PhaseProgress]) {
+        printTable(
+            ["PHASE", "PROGRESS", "STEPS", "SESSIONS", "TRIALS", "CORRECT", "LAST 20", "GRADUATED"],
+            phases.map { p in
+                [
+                    p.phase, p.progressPercent.map { String(format: "%.0f %%", $0) } ?? "-",
+                    "\(p.stepsPassed)/\(p.phaseSteps.map { "\($0)" } ?? "?")", "\(p.sessions)", "\(p.trials)",
+                    describe(p.correct), p.recentCorrectPercent.map { String(format: "%.0f %%", $0) } ?? "-",
+                    p.graduated.map { "yes, \($0)\(p.criterion.map { " (\($0))" } ?? "")" } ?? "not yet",
+                ]
+            })
+        let steps = phases.flatMap { p in p.steps.map { (p.phase, $0) } }
+        guard !steps.isEmpty else { return }
+        say("")
+        printTable(
+            ["STEP", "TITLE", "MODE", "PROGRESS", "DONE", "PASSED"],
+            steps.map { phase, step in
+                var done =
+                    step.exercises.allSatisfy({ $0.required != nil })
+                    ? step.exercises.map { "ex. \($0.exercise) \($0.done)/\($0.required ?? 0)" }.joined(
+                        separator: ", ")
+                    : "\(step.trials) scored; \(step.rule)"
+                if step.otherModeTrials > 0 {
+                    done += " (\(count(step.otherModeTrials, "trial")) in another mode not counted)"
+                }
+                return [
+                    "\(phase)/\(step.step)", step.title, step.mode.rawValue, "\(step.percent) %", done,
+                    step.passed ?? "not yet",
+                ]
+            })
+    }
+}
+
+struct Stats: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Sensitivity, specificity (95 % Wilson intervals), PPV, false alerts per trial, d′, c, latency.",
+        discussion: """
+            Every figure is counted per station of each scored trial from what that station saw \
+            (visited, indicated): sensitivity = targets indicated / targets presented; \
+            specificity = controls and distractors the dog examined and did not indicate / those \
+            examined; blanks are counted apart. PPV = indications at the target / all \
+            indications. d′ and c use the log-linear correction (Hautus 1995). Latency is the \
+            median (IQR) from the start cue to the first indication. docs/figures.md ("What the \
+            figures mean") defines each. Sessions are listed oldest first, with their start.
+
+            By dog and by session the HIT, MISS, FA and CR columns count trials by their outcome. \
+            By sample and by station they count presentations by the kind of sample in the \
+            station: a target hit or missed; a control (or distractor) falsely alerted, examined \
+            and passed, or never examined; a blank indicated or passed.
+
+            Every trial of the log is counted unless the options narrow it: --mode, --program, \
+            --step and --handler choose sessions, --since and --until their trials' times. The \
+            first line says which trials the table covers.
+
+            Examples:
+              lineupctl stats --by dog
+              lineupctl stats --by sample --dog Aino --since 2025-05-01
+              lineupctl stats --by session --mode double-blind --step phase-3/1
+            """)
+    @OptionGroup var log: LogOptions
+    @OptionGroup var rows: RowFilterOptions
+    @OptionGroup var selection: SelectionOptions
+    @Option(help: "Group by dog, session, sample or station.") var by: StatsGrouping = .dog
+
+    func run() throws {
+        try researcherCommand {
+            let reader = try log.reader()
+            let stats = try reader.stats(by: by, selection.filter(rows, reader))
+            if log.json { return try printJSON(stats) }
+            say("Trials of \(describeSelection(rows, selection))")
+            let byPresentation = by == .sample || by == .station
+            var header = [by.rawValue.uppercased()]
+            if by == .session { header.append("STARTED") }
+            if by == .sample { header.append("KIND") }
+            header += ["TRIALS"]
+            header += byPresentation ? ["ABORTED"] + verdictHeads : ["HIT", "MISS", "FA", "CR", "ABORTED"]
+            header += ["SENSITIVITY", "SPECIFICITY", "PPV", "FA/TRIAL", "D'", "C", "LATENCY (IQR)"]
+            printTable(
+                header,
+                stats.map { s in
+                    let f = s.figures
+                    var row = [by == .session ? String(s.group.prefix(max(0, s.group.count - 28))) : s.group]
+                    if by == .session { row.append(String((s.started ?? "-").prefix(16))) }
+                    if by == .sample { row.append(s.kind?.rawValue ?? "-") }
+                    row.append("\(f.results.trials)")
+                    if byPresentation {
+                        row += ["\(f.results.aborted)"] + verdictCells(f.presentations, kind: s.kind)
+                    } else {
+                        row += [
+                            "\(f.results.hits)", "\(f.results.misses)", "\(f.results.falseAlerts)",
+                            "\(f.results.correctRejections)", "\(f.results.aborted)",
+                        ]
+                    }
+                    return row + [
+                        describe(f.sensitivity), describe(f.specificity), describe(f.positivePredictiveValue),
+                        describeNumber(f.falseAlertsPerTrial, "%.3f"), describeNumber(f.dPrime),
+                        describeNumber(f.criterion), describeSpread(f.latency),
+                    ]
+                })
+            if byPresentation {
+                say(
+                    "\nTRIALS: scored and aborted trials in which the \(by.rawValue) stood; the verdicts count it once "
+                        + "per scored trial (docs/figures.md, \"What is counted\")")
+            }
+            let lacking = Set(stats.flatMap(\.sessionsWithoutStationData)).sorted()
+            if !lacking.isEmpty {
+                say(
+                    "\nnote: \(count(lacking.count, "session")) (\(lacking.map { String($0.prefix(8)) }.joined(separator: ", "))) "
+                        + "logged before lineup recorded what each station saw: their trials are counted under "
+                        + "TRIALS and not in the station figures")
+            }
+        }
+    }
+}
