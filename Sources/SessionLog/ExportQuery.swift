@@ -1,0 +1,261 @@
+import Foundation
+import GRDB
+import GRDBSQLite
+
+/// How a column's SQLite value is written.
+enum ExportStyle {
+    case integer
+    case text
+    /// Integer nanoseconds since 1970 (UTC), written as ISO 8601 with offset.
+    case isoTime
+    /// A UInt64 stored in SQLite's signed integer (seeds).
+    case unsigned
+}
+
+struct ExportColumn {
+    var name: String
+    var expression: String
+    var style: ExportStyle
+}
+
+/// The queries behind `export`, public so a benchmark can hand the same rows to
+/// `sqlite3 -csv`.
+public struct ExportQuery {
+    let columns: [ExportColumn]
+    let from: String
+    let order: String
+    let values: [DatabaseValue]
+    var arguments: StatementArguments { StatementArguments(values) }
+
+    /// The SQL that selects the exported rows.
+    public var sql: String {
+        "SELECT " + columns.map(\.expression).joined(separator: ", ") + "\n" + from + "\n" + order
+    }
+
+    public var header: [String] { columns.map(\.name) }
+
+    /// The same query with its arguments written in, for `sqlite3`.
+    public var inlineSQL: String {
+        var text = sql
+        for (index, value) in values.enumerated().reversed() {
+            let literal: String
+            switch value.storage {
+            case .int64(let v): literal = String(v)
+            case .string(let s): literal = "'" + s.replacingOccurrences(of: "'", with: "''") + "'"
+            default: literal = "NULL"
+            }
+            text = text.replacingOccurrences(of: "?\(index + 1)", with: literal)
+        }
+        return text
+    }
+
+    static func make(_ table: ExportTable, _ filter: LogFilter, stations: Int) -> ExportQuery {
+        // ?1 to ?4: dog, session and time; ?5 to ?9: the session-level choices (`sessionCondition`).
+        let arguments: [DatabaseValue] =
+            [
+                filter.dogId.databaseValue, filter.sessionId.databaseValue, filter.since.databaseValue,
+                filter.until.databaseValue,
+            ] + filter.sessionArguments
+        let chosenSessions = filter.sessionCondition(from: 5)
+        // Samples and dogs are no session's: with a session-level choice, those of the chosen sessions.
+        let noSessionChoice = "(?5 IS NULL AND ?6 IS NULL AND ?7 IS NULL AND ?8 IS NULL AND ?9 IS NULL)"
+        func col(_ name: String, _ expression: String, _ style: ExportStyle = .text) -> ExportColumn {
+            ExportColumn(name: name, expression: expression, style: style)
+        }
+        switch table {
+        case .events:
+            return ExportQuery(
+                columns: [
+                    col("event_id", "e.id"), col("dog", "d.name"), col("session_id", "e.session_id"),
+                    col("trial_id", "e.trial_id"), col("kind", "e.kind"), col("station", "e.station", .integer),
+                    col("sample", "sm.label"), col("sample_kind", "ts.kind"), col("time", "e.wall_ns", .isoTime),
+                    col("mono_ns", "e.mono_ns", .integer), col("kernel_ns", "e.kernel_ns", .integer),
+                    col("value", "e.value", .integer), col("duration_ns", "e.duration_ns", .integer),
+                    col("click_edge_ns", "e.click_edge_ns", .integer),
+                    col("click_handed_ns", "e.click_handed_ns", .integer),
+                    col("click_trigger_ns", "e.click_trigger_ns", .integer),
+                    col("click_delay_frames", "e.click_delay_frames", .integer),
+                    col("click_onset_latency_ns", "e.click_onset_latency_ns", .integer), col("detail", "e.detail"),
+                    // Which station logged it (a lab log merges several).
+                    col("station_name", "s.station"),
+                    col("station_id", "coalesce(e.station_id, s.station_id, (SELECT id FROM log_identity))"),
+                ],
+                from: """
+                    FROM event e LEFT JOIN session s ON s.id = e.session_id LEFT JOIN dog d ON d.id = s.dog_id
+                    LEFT JOIN trial_station ts ON ts.trial_id = e.trial_id AND ts.station = e.station
+                    LEFT JOIN sample sm ON sm.id = ts.sample_id
+                    WHERE (?1 IS NULL OR s.dog_id = ?1) AND (?2 IS NULL OR e.session_id = ?2)
+                        AND (?3 IS NULL OR e.wall_ns >= ?3) AND (?4 IS NULL OR e.wall_ns < ?4)
+                        AND \(chosenSessions)
+                    """, order: "ORDER BY e.seq", values: arguments)
+        case .trials:
+            var columns = [
+                col("trial_id", "t.id"), col("dog", "d.name"), col("session_id", "t.session_id"),
+                col("phase", "s.phase"), col("step", "s.step"), col("exercise", "s.exercise"),
+                col("mode", "s.mode"), col("number", "t.number", .integer), col("outcome", "t.outcome"),
+                col("indicated_station", "t.indicated_station", .integer),
+                col("latency_ns", "t.latency_ns", .integer), col("search_ns", "t.search_ns", .integer),
+                col("seed", "t.seed", .unsigned), col("started", "t.started_wall_ns", .isoTime),
+                col("started_mono_ns", "t.started_mono_ns", .integer), col("ended", "t.wall_ns", .isoTime),
+                col("ended_mono_ns", "t.mono_ns", .integer), col("corrects", "t.corrects"),
+                col("reason", "t.reason"), col("station_name", "s.station"),
+                col("station_id", "coalesce(s.station_id, (SELECT id FROM log_identity))"),
+            ]
+            for station in stride(from: 1, through: stations, by: 1) {
+                columns.append(
+                    col(
+                        "station_\(station)_sample",
+                        """
+                        (SELECT sm.label FROM trial_station ts JOIN sample sm ON sm.id = ts.sample_id
+                         WHERE ts.trial_id = t.id AND ts.station = \(station))
+                        """))
+                columns.append(
+                    col(
+                        "station_\(station)_kind",
+                        "(SELECT ts.kind FROM trial_station ts WHERE ts.trial_id = t.id AND ts.station = \(station))"))
+                // What the station saw (empty for trials logged before schema v3): every
+                // station-level figure can be recomputed from these.
+                for field in ["visited", "indicated", "first_indication_ns", "sniffs", "dwell_ns"] {
+                    columns.append(
+                        col(
+                            "station_\(station)_\(field)",
+                            "(SELECT ts.\(field) FROM trial_station ts WHERE ts.trial_id = t.id AND ts.station = \(station))",
+                            .integer))
+                }
+            }
+            return ExportQuery(
+                columns: columns,
+                from: """
+                    FROM trial_current t JOIN session s ON s.id = t.session_id JOIN dog d ON d.id = s.dog_id
+                    WHERE (?1 IS NULL OR s.dog_id = ?1) AND (?2 IS NULL OR t.session_id = ?2)
+                        AND (?3 IS NULL OR t.wall_ns >= ?3) AND (?4 IS NULL OR t.wall_ns < ?4)
+                        AND \(chosenSessions)
+                    """, order: "ORDER BY t.wall_ns, t.number", values: arguments)
+        case .sessions:
+            return ExportQuery(
+                columns: [
+                    col("session_id", "s.id"), col("dog_id", "s.dog_id"), col("dog", "d.name"),
+                    col("handler", "h.code"), col("program", "p.name"), col("program_sha256", "p.sha256"),
+                    col("phase", "s.phase"), col("phase_steps", "s.phase_steps", .integer), col("step", "s.step"),
+                    col("exercise", "s.exercise"), col("mode", "s.mode"), col("station", "s.station"),
+                    col("started", "s.wall_ns", .isoTime), col("started_mono_ns", "s.mono_ns", .integer),
+                    col("trials", "coalesce(c.trials, 0)", .integer), col("hits", "coalesce(c.hits, 0)", .integer),
+                    col("misses", "coalesce(c.misses, 0)", .integer),
+                    col("false_alerts", "coalesce(c.false_alerts, 0)", .integer),
+                    col("correct_rejections", "coalesce(c.correct_rejections, 0)", .integer),
+                    col("aborted", "coalesce(c.aborted, 0)", .integer),
+                    // How it ended (ended, stopped, interrupted, unknown); empty while it runs.
+                    col(
+                        "ended_how",
+                        "(SELECT e.how FROM session_end e WHERE e.session_id = s.id ORDER BY e.wall_ns LIMIT 1)"),
+                    col(
+                        "improvement_suggestions",
+                        """
+                        (SELECT group_concat(n.text, ' | ') FROM session_note n
+                         WHERE n.session_id = s.id AND n.kind = 'improvement')
+                        """),
+                    col("settings", "s.settings"),
+                ],
+                from: """
+                    FROM session s JOIN dog d ON d.id = s.dog_id LEFT JOIN handler h ON h.id = s.handler_id
+                    LEFT JOIN program p ON p.id = s.program_id
+                    LEFT JOIN (SELECT session_id, count(*) AS trials, sum(outcome = 'hit') AS hits,
+                            sum(outcome = 'miss') AS misses, sum(outcome = 'false-alert') AS false_alerts,
+                            sum(outcome = 'correct-rejection') AS correct_rejections,
+                            sum(outcome = 'aborted') AS aborted
+                        FROM trial_current GROUP BY session_id) c ON c.session_id = s.id
+                    WHERE (?1 IS NULL OR s.dog_id = ?1) AND (?2 IS NULL OR s.id = ?2)
+                        AND (?3 IS NULL OR s.wall_ns >= ?3) AND (?4 IS NULL OR s.wall_ns < ?4)
+                        AND \(chosenSessions)
+                    """, order: "ORDER BY s.wall_ns, s.id", values: arguments)
+        case .samples:
+            return ExportQuery(
+                columns: [
+                    col("sample_id", "sm.id"), col("label", "sm.label"), col("kind", "sm.kind"),
+                    col("diagnosis", "sm.diagnosis"), col("source", "sm.source"),
+                    col("collection", "sm.collection"), col("processing", "sm.processing"),
+                    col("collected_on", "sm.collected_on"), col("added", "sm.wall_ns", .isoTime),
+                    col("added_mono_ns", "sm.mono_ns", .integer), col("uses", "u.uses", .integer),
+                    col(
+                        "notes",
+                        "(SELECT group_concat(n.text, ' | ') FROM sample_note n WHERE n.sample_id = sm.id)"),
+                ],
+                from: """
+                    FROM sample sm JOIN sample_usage u ON u.sample_id = sm.id
+                    WHERE (?1 IS NULL OR sm.id IN (SELECT ts.sample_id FROM trial_station ts
+                            JOIN trial t ON t.id = ts.trial_id JOIN session s ON s.id = t.session_id
+                            WHERE s.dog_id = ?1))
+                        AND (?2 IS NULL OR sm.id IN (SELECT ts.sample_id FROM trial_station ts
+                            JOIN trial t ON t.id = ts.trial_id WHERE t.session_id = ?2))
+                        AND (?3 IS NULL OR sm.wall_ns >= ?3) AND (?4 IS NULL OR sm.wall_ns < ?4)
+                        AND (\(noSessionChoice) OR sm.id IN (SELECT ts.sample_id FROM trial_station ts
+                            JOIN trial t ON t.id = ts.trial_id JOIN session s ON s.id = t.session_id
+                            WHERE \(chosenSessions)))
+                    """, order: "ORDER BY sm.label", values: arguments)
+        case .milestones:
+            // A step passed (`step` set) or a phase graduated (`step` empty), with the session
+            // whose end earned it; the station is that session's.
+            return ExportQuery(
+                columns: [
+                    col("milestone_id", "m.id"), col("dog_id", "m.dog_id"), col("dog", "d.name"),
+                    col("milestone", "CASE WHEN m.step IS NULL THEN 'phase graduated' ELSE 'step passed' END"),
+                    col("program", "p.name"), col("phase", "m.phase"), col("step", "m.step"),
+                    col("criterion", "m.criterion"), col("session_id", "m.session_id"),
+                    col("time", "m.wall_ns", .isoTime), col("mono_ns", "m.mono_ns", .integer),
+                    col("station_name", "s.station"),
+                    col(
+                        "station_id",
+                        "CASE WHEN s.id IS NULL THEN NULL ELSE coalesce(s.station_id, (SELECT id FROM log_identity)) END"
+                    ),
+                ],
+                from: """
+                    FROM milestone m JOIN dog d ON d.id = m.dog_id LEFT JOIN session s ON s.id = m.session_id
+                    LEFT JOIN program p ON p.id = s.program_id
+                    WHERE (?1 IS NULL OR m.dog_id = ?1) AND (?2 IS NULL OR m.session_id = ?2)
+                        AND (?3 IS NULL OR m.wall_ns >= ?3) AND (?4 IS NULL OR m.wall_ns < ?4)
+                        AND \(chosenSessions)
+                    """, order: "ORDER BY m.wall_ns, m.id", values: arguments)
+        case .dogs:
+            // A dog belongs to no one station (a lab log matches it by name across stations): its
+            // row names the stations it has sessions on instead.
+            return ExportQuery(
+                columns: [
+                    col("dog_id", "d.id"), col("dog", "d.name"), col("born", "d.born"), col("notes", "d.notes"),
+                    col("added", "d.wall_ns", .isoTime), col("added_mono_ns", "d.mono_ns", .integer),
+                    col("sessions", "(SELECT count(*) FROM session s WHERE s.dog_id = d.id)", .integer),
+                    col(
+                        "trials",
+                        "(SELECT count(*) FROM trial_current t JOIN session s ON s.id = t.session_id WHERE s.dog_id = d.id)",
+                        .integer),
+                    col("first_session", "(SELECT min(s.wall_ns) FROM session s WHERE s.dog_id = d.id)", .isoTime),
+                    col("last_session", "(SELECT max(s.wall_ns) FROM session s WHERE s.dog_id = d.id)", .isoTime),
+                    col(
+                        "steps_passed",
+                        "(SELECT count(*) FROM milestone m WHERE m.dog_id = d.id AND m.step IS NOT NULL)", .integer),
+                    col(
+                        "phases_graduated",
+                        "(SELECT count(*) FROM milestone m WHERE m.dog_id = d.id AND m.step IS NULL)", .integer),
+                    col(
+                        "station_ids",
+                        """
+                        (SELECT group_concat(id, ' | ') FROM (SELECT DISTINCT
+                            coalesce(s.station_id, (SELECT id FROM log_identity)) AS id
+                         FROM session s WHERE s.dog_id = d.id ORDER BY id))
+                        """),
+                    col(
+                        "station_names",
+                        """
+                        (SELECT group_concat(station, ' | ') FROM (SELECT DISTINCT s.station FROM session s
+                         WHERE s.dog_id = d.id AND s.station IS NOT NULL ORDER BY s.station))
+                        """),
+                ],
+                from: """
+                    FROM dog d
+                    WHERE (?1 IS NULL OR d.id = ?1)
+                        AND (?2 IS NULL OR d.id = (SELECT s.dog_id FROM session s WHERE s.id = ?2))
+                        AND (?3 IS NULL OR d.wall_ns >= ?3) AND (?4 IS NULL OR d.wall_ns < ?4)
+                        AND (\(noSessionChoice) OR d.id IN (SELECT s.dog_id FROM session s WHERE \(chosenSessions)))
+                    """, order: "ORDER BY d.name COLLATE NOCASE, d.wall_ns", values: arguments)
+        }
+    }
+}

@@ -1,0 +1,202 @@
+import Foundation
+import GRDB
+import GRDBSQLite
+
+#if canImport(Glibc)
+    import Glibc
+#endif
+
+/// A buffered writer to a file descriptor: exports write a million rows, so bytes are
+/// gathered in 64 KiB and written with one `write(2)` each.
+public final class ByteSink {
+    private let fd: Int32
+    fileprivate var buffer: [UInt8]
+    private let limit: Int
+    /// Set once the reader went away (`| head`): the export stops quietly.
+    public private(set) var closedByReader = false
+
+    public init(fd: Int32 = STDOUT_FILENO, capacity: Int = 1 << 16) {
+        self.fd = fd
+        limit = capacity
+        buffer = []
+        buffer.reserveCapacity(capacity + 4_096)
+    }
+
+    func append(_ text: String) {
+        var text = text
+        text.withUTF8 { buffer.append(contentsOf: $0) }
+    }
+
+    func append(int value: Int64) {
+        if value < 0 { buffer.append(UInt8(ascii: "-")) }
+        append(unsigned: value.magnitude)
+    }
+
+    func append(unsigned value: UInt64) {
+        var digits: (UInt64, UInt64, UInt64) = (0, 0, 0)  // 24 bytes: room for 20 digits
+        var count = 0
+        var rest = value
+        withUnsafeMutableBytes(of: &digits) { raw in
+            repeat {
+                raw[23 - count] = UInt8(truncatingIfNeeded: 48 + rest % 10)
+                rest /= 10
+                count += 1
+            } while rest > 0
+            buffer.append(contentsOf: raw[(24 - count)...])
+        }
+    }
+
+    /// Writes what is buffered once the buffer is full.
+    @inline(__always) func flushIfFull() throws {
+        if buffer.count >= limit { try flush() }
+    }
+
+    /// Writes what is buffered.
+    public func flush() throws {
+        var offset = 0
+        while offset < buffer.count && !closedByReader {
+            let written = buffer.withUnsafeBytes { raw in
+                write(fd, raw.baseAddress.map { $0 + offset }, raw.count - offset)
+            }
+            if written < 0 {
+                if errno == EINTR { continue }
+                if errno == EPIPE {
+                    closedByReader = true
+                    break
+                }
+                throw SessionLogError.invalidInput("cannot write the export: \(String(cString: strerror(errno)))")
+            }
+            offset += written
+        }
+        buffer.removeAll(keepingCapacity: true)
+    }
+}
+
+/// Formats rows straight from SQLite's column accessors into the sink's buffer.
+struct RowWriter {
+    let columns: [ExportColumn]
+    let format: ExportFormat
+    let sink: ByteSink
+    var iso: ISOTimeFormatter
+    // Pre-encoded `"name":` keys for JSON Lines.
+    let keys: [[UInt8]]
+
+    init(columns: [ExportColumn], format: ExportFormat, sink: ByteSink, timeZone: TimeZone) {
+        self.columns = columns
+        self.format = format
+        self.sink = sink
+        iso = ISOTimeFormatter(timeZone: timeZone)
+        keys = columns.map { Array("\"\($0.name)\":".utf8) }
+    }
+
+    mutating func write(_ statement: OpaquePointer) throws -> Int {
+        if format == .csv {
+            for (index, column) in columns.enumerated() {
+                if index > 0 { sink.buffer.append(UInt8(ascii: ",")) }
+                sink.append(column.name)
+            }
+            sink.buffer.append(13)
+            sink.buffer.append(10)
+        }
+        var count = 0
+        while true {
+            let rc = sqlite3_step(statement)
+            if rc == SQLITE_DONE { break }
+            guard rc == SQLITE_ROW else {
+                throw DatabaseError(
+                    resultCode: ResultCode(rawValue: rc),
+                    message: String(cString: sqlite3_errmsg(sqlite3_db_handle(statement))))
+            }
+            if format == .csv { writeCSVRow(statement) } else { writeJSONRow(statement) }
+            count += 1
+            try sink.flushIfFull()
+            if sink.closedByReader { break }
+        }
+        return count
+    }
+
+    private mutating func writeCSVRow(_ statement: OpaquePointer) {
+        for index in columns.indices {
+            if index > 0 { sink.buffer.append(UInt8(ascii: ",")) }
+            let i = Int32(index)
+            if sqlite3_column_type(statement, i) == SQLITE_NULL { continue }
+            switch columns[index].style {
+            case .integer: sink.append(int: sqlite3_column_int64(statement, i))
+            case .unsigned: sink.append(unsigned: UInt64(bitPattern: sqlite3_column_int64(statement, i)))
+            case .isoTime: iso.append(wallNs: sqlite3_column_int64(statement, i), to: &sink.buffer)
+            case .text: appendCSVText(statement, i)
+            }
+        }
+        sink.buffer.append(13)
+        sink.buffer.append(10)
+    }
+
+    private func appendCSVText(_ statement: OpaquePointer, _ i: Int32) {
+        guard let text = sqlite3_column_text(statement, i) else { return }
+        let bytes = UnsafeBufferPointer(start: text, count: Int(sqlite3_column_bytes(statement, i)))
+        // RFC 4180: quote a field holding a comma, a quote or a line break; double quotes.
+        let needsQuotes = bytes.contains { (byte: UInt8) -> Bool in
+            byte == 44 || byte == 34 || byte == 10 || byte == 13
+        }
+        if !needsQuotes {
+            sink.buffer.append(contentsOf: bytes)
+            return
+        }
+        sink.buffer.append(34)
+        for byte in bytes {
+            if byte == 34 { sink.buffer.append(34) }
+            sink.buffer.append(byte)
+        }
+        sink.buffer.append(34)
+    }
+
+    private mutating func writeJSONRow(_ statement: OpaquePointer) {
+        sink.buffer.append(UInt8(ascii: "{"))
+        for index in columns.indices {
+            if index > 0 { sink.buffer.append(UInt8(ascii: ",")) }
+            sink.buffer.append(contentsOf: keys[index])
+            let i = Int32(index)
+            if sqlite3_column_type(statement, i) == SQLITE_NULL {
+                sink.append("null")
+                continue
+            }
+            switch columns[index].style {
+            case .integer: sink.append(int: sqlite3_column_int64(statement, i))
+            case .unsigned: sink.append(unsigned: UInt64(bitPattern: sqlite3_column_int64(statement, i)))
+            case .isoTime:
+                sink.buffer.append(34)
+                iso.append(wallNs: sqlite3_column_int64(statement, i), to: &sink.buffer)
+                sink.buffer.append(34)
+            case .text:
+                guard let text = sqlite3_column_text(statement, i) else {
+                    sink.append("null")
+                    continue
+                }
+                let bytes = UnsafeBufferPointer(start: text, count: Int(sqlite3_column_bytes(statement, i)))
+                appendJSONString(bytes)
+            }
+        }
+        sink.buffer.append(UInt8(ascii: "}"))
+        sink.buffer.append(10)
+    }
+
+    private func appendJSONString(_ bytes: UnsafeBufferPointer<UInt8>) {
+        let hex = Array("0123456789abcdef".utf8)
+        sink.buffer.append(34)
+        for byte in bytes {
+            switch byte {
+            case 34: sink.append("\\\"")
+            case 92: sink.append("\\\\")
+            case 10: sink.append("\\n")
+            case 13: sink.append("\\r")
+            case 9: sink.append("\\t")
+            case 0..<32:
+                sink.append("\\u00")
+                sink.buffer.append(hex[Int(byte >> 4)])
+                sink.buffer.append(hex[Int(byte & 15)])
+            default: sink.buffer.append(byte)
+            }
+        }
+        sink.buffer.append(34)
+    }
+}
