@@ -7,7 +7,7 @@ import PackageDescription
 //   StationConfig        the board's configuration file: parse and validate
 //   StationIO            edges in (GPIO / simulated), the click out (ALSA / buzzer), the hot loop
 //   TrainingEngine       pure: programs, layouts, the trial state machine, scoring, every figure
-//                        (TOMLKit only to parse a program's text; it reads no file)
+//   ProgramFiles         a program's TOML text read and checked into the engine's Program; the built-ins
 //   StationControl       the control socket: its protocol, server and client, what a station answers
 //   VirtualDog           pure: a simulated dog that produces raw sensor edges
 //   SessionLog           SQLite through GRDB: the append-only record and its exports
@@ -54,9 +54,10 @@ let package = Package(
             name: "StationIO",
             dependencies: ["CStationShim", "CALSA", "StationConfig"]
         ),
+        .target(name: "TrainingEngine"),
         .target(
-            name: "TrainingEngine",
-            dependencies: [.product(name: "TOMLKit", package: "TOMLKit")],
+            name: "ProgramFiles",
+            dependencies: ["TrainingEngine", .product(name: "TOMLKit", package: "TOMLKit")],
             resources: [.embedInCode("Programs/study.toml"), .embedInCode("Programs/research-5-station.toml")]
         ),
         .target(
@@ -69,7 +70,7 @@ let package = Package(
         ),
         .target(
             name: "SessionLog",
-            dependencies: ["TrainingEngine", .product(name: "GRDB", package: "GRDB.swift")]
+            dependencies: ["TrainingEngine", "ProgramFiles", .product(name: "GRDB", package: "GRDB.swift")]
         ),
         .target(
             name: "LineupBench",
@@ -86,8 +87,8 @@ let package = Package(
         .target(
             name: "StationRuntime",
             dependencies: [
-                "StationConfig", "StationIO", "TrainingEngine", "VirtualDog", "SessionLog", "StationControl",
-                "StationLogging", .product(name: "Logging", package: "swift-log"),
+                "StationConfig", "StationIO", "TrainingEngine", "ProgramFiles", "VirtualDog", "SessionLog",
+                "StationControl", "StationLogging", .product(name: "Logging", package: "swift-log"),
             ]
         ),
         .executableTarget(
@@ -101,8 +102,8 @@ let package = Package(
         .executableTarget(
             name: "lineupctl",
             dependencies: [
-                "StationConfig", "StationIO", "TrainingEngine", "VirtualDog", "SessionLog", "StationControl", "Report",
-                "LineupBench", "StationLogging", .product(name: "Logging", package: "swift-log"),
+                "StationConfig", "StationIO", "TrainingEngine", "ProgramFiles", "VirtualDog", "SessionLog",
+                "StationControl", "Report", "LineupBench", "StationLogging", .product(name: "Logging", package: "swift-log"),
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]
         ),
@@ -124,7 +125,7 @@ let package = Package(
         .testTarget(
             name: "TrainingEngineTests",
             dependencies: [
-                "TrainingEngine",
+                "TrainingEngine", "ProgramFiles",
                 .product(name: "PropertyBased", package: "swift-property-based"),
             ]
         ),
@@ -138,14 +139,16 @@ let package = Package(
         .testTarget(name: "StationLoggingTests", dependencies: ["StationLogging"]),
         .testTarget(name: "StationControlTests", dependencies: ["StationControl", "TrainingEngine"]),
         .testTarget(
-            name: "SessionLogTests", dependencies: ["SessionLog", "TrainingEngine", "LineupBench", "Report"],
+            name: "SessionLogTests",
+            dependencies: ["SessionLog", "TrainingEngine", "ProgramFiles", "LineupBench", "Report"],
             exclude: ["Fixtures"]),
         .testTarget(name: "ReportTests", dependencies: ["Report", "TrainingEngine"]),
         .testTarget(
             name: "StationRuntimeTests",
-            dependencies: ["StationRuntime", "StationIO", "SessionLog", "TrainingEngine", "StationControl"]
+            dependencies: ["StationRuntime", "StationIO", "SessionLog", "TrainingEngine", "ProgramFiles", "StationControl"]
         ),
-        .testTarget(name: "LineupdTests", dependencies: ["SessionLog", "TrainingEngine", "StationControl"]),
+        .testTarget(
+            name: "LineupdTests", dependencies: ["SessionLog", "TrainingEngine", "ProgramFiles", "StationControl"]),
     ],
     swiftLanguageModes: [.v6]
 )

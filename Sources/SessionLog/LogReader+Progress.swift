@@ -1,5 +1,6 @@
 import Foundation
 import GRDB
+import ProgramFiles
 import TrainingEngine
 
 extension LogReader {

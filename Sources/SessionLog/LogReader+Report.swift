@@ -1,6 +1,7 @@
 import Foundation
 import GRDB
 import GRDBSQLite
+import ProgramFiles
 import TrainingEngine
 
 // Gathering what `lineupctl report` shows (the types in ReportData.swift).

@@ -1,5 +1,6 @@
 import CALSA
 import Foundation
+import ProgramFiles
 import StationControl
 import StationIO
 import TrainingEngine

@@ -1,6 +1,7 @@
 import Foundation
 import Glibc
 import Logging
+import ProgramFiles
 import SessionLog
 import StationConfig
 import StationControl

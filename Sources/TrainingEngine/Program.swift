@@ -1,5 +1,6 @@
 // A training program as the study describes it: learning objectives (phases) made of steps
-// made of exercises. Programs are data: a TOML file, validated on load (see ProgramLoader).
+// made of exercises. Programs are data: a TOML file, read and checked by the ProgramFiles
+// module's loader; `validate(stationCount:)` here checks one against a board.
 
 /// A whole training program: the phases a dog goes through, in order.
 public struct Program: Sendable, Hashable {

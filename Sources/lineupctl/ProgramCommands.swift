@@ -1,5 +1,6 @@
 import ArgumentParser
 import Foundation
+import ProgramFiles
 import StationControl
 import TrainingEngine
 

@@ -1,5 +1,6 @@
 import ArgumentParser
 import Foundation
+import ProgramFiles
 import SessionLog
 import StationControl
 import TrainingEngine

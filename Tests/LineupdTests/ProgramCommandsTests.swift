@@ -1,4 +1,5 @@
 import Foundation
+import ProgramFiles
 import StationControl
 import Testing
 import TrainingEngine
@@ -17,7 +18,7 @@ import TrainingEngine
         let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
             .deletingLastPathComponent()
         study = try String(
-            contentsOf: root.appendingPathComponent("Sources/TrainingEngine/Programs/study.toml"), encoding: .utf8)
+            contentsOf: root.appendingPathComponent("Sources/ProgramFiles/Programs/study.toml"), encoding: .utf8)
         // A copy under its own name, one whose two-station lineup lists four containers, and
         // one that a built-in hides.
         try study.replacingOccurrences(of: "name = \"study\"", with: "name = \"club\"")

@@ -1,4 +1,5 @@
 import Foundation
+import ProgramFiles
 import SessionLog
 import Testing
 import TrainingEngine

@@ -1,5 +1,6 @@
 import Foundation
 import LineupBench
+import ProgramFiles
 import Report
 import Testing
 import TrainingEngine

@@ -1,5 +1,6 @@
 import Foundation
 import LineupBench
+import ProgramFiles
 import Testing
 import TrainingEngine
 

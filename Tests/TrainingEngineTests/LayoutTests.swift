@@ -1,3 +1,4 @@
+import ProgramFiles
 import PropertyBased
 import Testing
 

@@ -1,3 +1,4 @@
+import ProgramFiles
 import Testing
 
 @testable import TrainingEngine

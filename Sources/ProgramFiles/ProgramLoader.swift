@@ -1,28 +1,11 @@
 import TOMLKit
+import TrainingEngine
 
 // Reads a program from TOML and checks it thoroughly: a trainer's typo must give a clear
-// message naming the file and the key, never a silently different program. The engine's one
-// outside dependency (TOMLKit) is for this parse of text the caller hands in: the engine still
-// reads no file and keeps no clock (the built-in programs are compiled in).
-
-/// What is wrong with a program file, and where.
-public struct ProgramError: Error, Sendable, Hashable, CustomStringConvertible {
-    /// The file (or `built-in:study.toml`).
-    public var file: String
-    /// Where in the file, e.g. `phases[2].steps[1].exercises[0].duration_s`; empty for the whole file.
-    public var keyPath: String
-    public var problem: String
-
-    public init(file: String, keyPath: String, problem: String) {
-        self.file = file
-        self.keyPath = keyPath
-        self.problem = problem
-    }
-
-    public var description: String {
-        keyPath.isEmpty ? "\(file): \(problem)" : "\(file): \(keyPath): \(problem)"
-    }
-}
+// message naming the file and the key, never a silently different program. Here, outside the
+// engine, so the pure TrainingEngine links no parser; the checks are made key by key as the
+// file is read, so each message names the key it is about. Reads no file itself: the caller
+// hands in the text (the built-in programs are compiled into this module).
 
 extension Program {
     /// Parses and validates a program file's text. `source` names it in messages.
