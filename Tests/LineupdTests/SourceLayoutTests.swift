@@ -1,0 +1,60 @@
+import Foundation
+import Testing
+
+/// How the sources are laid out, as docs/architecture.md says: the training engine imports
+/// no module but the C library's maths (no Foundation, no parser), and a source file over 500
+/// lines says why at its top.
+@Suite struct SourceLayoutTests {
+    let sources = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+        .deletingLastPathComponent().appendingPathComponent("Sources")
+
+    /// Every Swift file under `Sources/<folder>`, as (path from Sources, text).
+    func swiftFiles(under folder: String = "") throws -> [(path: String, text: String)] {
+        let base = folder.isEmpty ? sources : sources.appendingPathComponent(folder)
+        let walker = try #require(FileManager.default.enumerator(atPath: base.path))
+        var files: [(String, String)] = []
+        for case let relative as String in walker where relative.hasSuffix(".swift") {
+            let text = try String(contentsOf: base.appendingPathComponent(relative), encoding: .utf8)
+            files.append((folder.isEmpty ? relative : folder + "/" + relative, text))
+        }
+        return files.sorted { $0.0 < $1.0 }
+    }
+
+    @Test func theTrainingEngineImportsOnlyTheCLibrary() throws {
+        let files = try swiftFiles(under: "TrainingEngine")
+        #expect(files.count > 5)
+        var imports: [String] = []
+        for (path, text) in files {
+            for line in text.split(separator: "\n", omittingEmptySubsequences: false)
+            where line.trimmingCharacters(in: .whitespaces).hasPrefix("import ")
+                || line.contains("@preconcurrency import") || line.contains("@testable import")
+            {
+                let module = line.split(separator: " ").last.map(String.init) ?? ""
+                // Glibc or Darwin: the C library's log and exp (Figures.swift), which do no I/O.
+                if !["Glibc", "Darwin"].contains(module) {
+                    imports.append("\(path): \(line.trimmingCharacters(in: .whitespaces))")
+                }
+            }
+        }
+        #expect(
+            imports.isEmpty,
+            "TrainingEngine is pure and imports no module but the C library; found:\n\(imports.joined(separator: "\n"))"
+        )
+    }
+
+    @Test func aFileOver500LinesSaysWhyAtItsTop() throws {
+        var unexplained: [String] = []
+        for (path, text) in try swiftFiles() {
+            let lines = text.split(separator: "\n", omittingEmptySubsequences: false)
+            let count = lines.last == "" ? lines.count - 1 : lines.count
+            guard count > 500 else { continue }
+            // The reason is a comment among the first lines that names the size.
+            let top = lines.prefix(5).filter { $0.hasPrefix("//") }.joined(separator: " ")
+            if !top.contains("500 lines") { unexplained.append("Sources/\(path): \(count) lines") }
+        }
+        #expect(
+            unexplained.isEmpty,
+            "split these by concern, or say at the top why not (a comment naming \"500 lines\"):\n\(unexplained.joined(separator: "\n"))"
+        )
+    }
+}
