@@ -103,7 +103,8 @@ let package = Package(
             name: "lineupctl",
             dependencies: [
                 "StationConfig", "StationIO", "TrainingEngine", "ProgramFiles", "VirtualDog", "SessionLog",
-                "StationControl", "Report", "LineupBench", "StationLogging", .product(name: "Logging", package: "swift-log"),
+                "StationControl", "Report", "LineupBench", "StationLogging",
+                .product(name: "Logging", package: "swift-log"),
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]
         ),
@@ -145,7 +146,9 @@ let package = Package(
         .testTarget(name: "ReportTests", dependencies: ["Report", "TrainingEngine"]),
         .testTarget(
             name: "StationRuntimeTests",
-            dependencies: ["StationRuntime", "StationIO", "SessionLog", "TrainingEngine", "ProgramFiles", "StationControl"]
+            dependencies: [
+                "StationRuntime", "StationIO", "SessionLog", "TrainingEngine", "ProgramFiles", "StationControl",
+            ]
         ),
         .testTarget(
             name: "LineupdTests", dependencies: ["SessionLog", "TrainingEngine", "ProgramFiles", "StationControl"]),
