@@ -139,6 +139,7 @@ final class Rig {
         return clicks
     }
 
+    @discardableResult
     func advance(by ns: UInt64) -> [UInt64] { advance(to: now + ns) }
 
     /// A ready press over the socket: queued, taken when the hot loop is woken. Returns the
