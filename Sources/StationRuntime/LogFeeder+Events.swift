@@ -86,12 +86,13 @@ extension LogFeeder {
         return EventDetail.encode(PressDetail(press: press, sample: sample))
     }
 
-    /// A raw edge: a station's (marked when the debouncer took it for chatter) or a button's.
+    /// A raw edge: a button's (named, as before typed details), or a station's, marked when the
+    /// debouncer took it for chatter.
     func logEdge(_ edge: SensorEdge, chatter: Bool) {
         let button = settings.buttons[edge.line]
         let station = button == nil ? Int(edge.line) + 1 : nil
         let ts = Int64(bitPattern: edge.timestamp)
-        let detail = button != nil || chatter ? EdgeDetail(chatter: chatter ? true : nil, button: button) : nil
+        let detail = button.map { EdgeDetail(button: $0) } ?? (chatter ? EdgeDetail(chatter: true) : nil)
         submit(
             LoggedEvent(
                 kind: station == nil ? .button : .edge, sessionId: settings.sessionId, trialId: trialId,
