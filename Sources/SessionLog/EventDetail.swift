@@ -1,7 +1,8 @@
 import Foundation
 
-// The `detail` column of an event, read back as a type per event kind. Older logs (and the
-// feeder's string maps) wrote flags as `"true"` and numbers as strings; one decoder reads both
+// The `detail` column of an event, as a type per event kind: the log feeder writes these types
+// (`EventDetail.encode`) and every reader decodes them. Older logs (the feeder's string maps,
+// before the types) wrote flags as `"true"` and numbers as strings; one decoder reads both
 // spellings, so no reader parses a detail by hand. A click's detail is empty: its timing is in
 // the click columns (`ClickTiming`).
 
@@ -31,6 +32,16 @@ public enum EventDetail {
         } catch {
             throw EventDetailError(detail: detail, reason: "\(error)")
         }
+    }
+
+    /// A detail as the log keeps it: compact JSON, keys sorted, flags as booleans and numbers
+    /// as numbers. The writer encodes the same types the readers decode.
+    public static func encode(_ detail: some Encodable) -> String {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
+        // These types hold only strings, integers, flags and finite seconds, which always encode.
+        guard let data = try? encoder.encode(detail) else { return "{}" }
+        return String(decoding: data, as: UTF8.self)
     }
 
     static func reason(_ context: DecodingError.Context) -> String {

@@ -306,6 +306,7 @@ extension LogReader {
             return "sensor \(sensor)" + (station.map { " at station \($0)" } ?? "")
         }
         if fault.clickFailed != nil { return "click-failed" }
+        if fault.read != nil { return "unreadable" }  // an input that could not be read, not its errno
         return fault.fields.first ?? "fault"
     }
 

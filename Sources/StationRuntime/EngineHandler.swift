@@ -64,8 +64,8 @@ enum EngineNote: Equatable {
     case errorMark(station: Int, at: UInt64)
     case exerciseStarted(repetition: Int, at: UInt64)
     case exerciseEnded(repetition: Int, clicks: Int, errors: Int, aborted: Bool, at: UInt64)
-    /// A station's sensor looks wrong: 0 active at start, 1 stuck, 2 silent, 3 chatter (see `SensorFault`).
-    case sensorFault(kind: UInt8, station: Int, at: UInt64)
+    /// A station's sensor looks wrong.
+    case sensorFault(SensorFault, station: Int, at: UInt64)
     case sensorRecovered(station: Int, at: UInt64)
 }
 
@@ -95,62 +95,6 @@ enum ReadyAnswer: UInt8 {
     case repetitionsDone
     /// The session was stopped.
     case stopped
-}
-
-/// The engine's state as the hot thread last published it: what `status` shows and the
-/// `ready` reply reads. Plain atomics under a sequence count (a seqlock): the hot thread
-/// never waits, and a reader retries if it read while the hot thread wrote.
-final class EngineSnapshot: Sendable {
-    struct Values {
-        var phase: LineupMachine.Phase
-        /// Trials (or trainer-led rounds) begun, loaded ones included.
-        var begun: Int
-        /// When the phase in progress ends by itself (monotonic ns), or 0.
-        var endsAt: UInt64
-        /// Loaded during the interval: the next trial starts when it is over.
-        var readyPending: Bool
-        var noseAtStation: Bool
-        /// The engine's station that refused the last start (-1: none).
-        var blockedStation: Int
-    }
-
-    private let sequence = Atomic<UInt64>(0)
-    private let phase = Atomic<UInt8>(0)
-    private let begun = Atomic<Int>(0)
-    private let endsAt = Atomic<UInt64>(0)
-    private let flags = Atomic<UInt8>(0)
-    private let blocked = Atomic<Int>(-1)
-    /// The last ready answer: ticket << 32 | answer << 24 | (station + 1) << 16 | number.
-    let answer = Atomic<UInt64>(0)
-
-    private static let phases: [LineupMachine.Phase] = [
-        .idle, .loading, .searching, .interTrial, .exercise, .exerciseOver, .ended,
-    ]
-
-    /// Hot thread only.
-    func publish(_ v: Values) {
-        sequence.add(1, ordering: .acquiringAndReleasing)
-        phase.store(UInt8(Self.phases.firstIndex(of: v.phase) ?? 0), ordering: .releasing)
-        begun.store(v.begun, ordering: .releasing)
-        endsAt.store(v.endsAt, ordering: .releasing)
-        flags.store((v.readyPending ? 1 : 0) | (v.noseAtStation ? 2 : 0), ordering: .releasing)
-        blocked.store(v.blockedStation, ordering: .releasing)
-        sequence.add(1, ordering: .acquiringAndReleasing)
-    }
-
-    func read() -> Values {
-        while true {
-            let before = sequence.load(ordering: .acquiring)
-            if before & 1 == 1 { continue }
-            let p = Int(phase.load(ordering: .acquiring))
-            let f = flags.load(ordering: .acquiring)
-            let v = Values(
-                phase: p < Self.phases.count ? Self.phases[p] : .idle, begun: begun.load(ordering: .acquiring),
-                endsAt: endsAt.load(ordering: .acquiring), readyPending: f & 1 != 0, noseAtStation: f & 2 != 0,
-                blockedStation: blocked.load(ordering: .acquiring))
-            if sequence.load(ordering: .acquiring) == before { return v }
-        }
-    }
 }
 
 /// The engine on the hot path: debounced station edges and the ready button step the
@@ -275,18 +219,18 @@ final class EngineHandler: HotPathHandler, @unchecked Sendable {
         if trainerLed {
             // Each repetition is a round with its own set-up (the layouts, one per repetition).
             // A press during a round means nothing: only a round that begins takes a set-up.
-            let wasRunning = machine.phase == .exercise
+            let wasRunning = machine.activity == .exercise
             let round = nextLayout < layouts.count ? layouts[nextLayout] : nil
             let decision = take(machine.start(round: round, at: t))
-            if !wasRunning && machine.phase == .exercise { nextLayout += 1 }
-            switch machine.phase {
+            if !wasRunning && machine.activity == .exercise { nextLayout += 1 }
+            switch machine.activity {
             case .exercise: lastReady = (wasRunning ? .running : .started, -1, nextLayout)
             case .ended: lastReady = (nextLayout >= layouts.count ? .repetitionsDone : .stopped, -1, nextLayout)
             default: lastReady = (.repetitionsDone, -1, nextLayout)
             }
             return decision
         }
-        switch machine.phase {
+        switch machine.activity {
         case .interTrial where nextLayout < layouts.count:
             // Loaded during the inter-trial interval: the trial starts when the interval is over.
             readyPending = true
@@ -311,9 +255,8 @@ final class EngineHandler: HotPathHandler, @unchecked Sendable {
 
     /// A start went ahead, or a station refused it.
     private func started(_ decision: HotPathDecision) -> HotPathDecision {
-        if machine.phase == .searching {
+        if machine.activity == .searching {
             lastReady = (.started, -1, nextLayout)
-            blockedStation = -1
         } else {
             blockedStation = machine.firstActiveStation ?? -1
             lastReady = (.refusedActive, blockedStation, nextLayout)
@@ -340,7 +283,7 @@ final class EngineHandler: HotPathHandler, @unchecked Sendable {
 
     func deadline(now: UInt64) -> HotPathDecision {
         let decision = take(machine.timerFired(at: now))
-        if readyPending || autoStart, machine.phase == .idle, nextLayout < layouts.count {
+        if readyPending || autoStart, machine.activity == .idle, nextLayout < layouts.count {
             readyPending = false
             if case .click = ready(at: now) {
                 nextDeadline = machine.timerDeadline ?? .max
@@ -353,22 +296,22 @@ final class EngineHandler: HotPathHandler, @unchecked Sendable {
         return decision
     }
 
-    /// Sets the stations' outputs for the machine's phase, after the click: lit while the
+    /// Sets the stations' outputs for the machine's activity, after the click: lit while the
     /// containers are to be loaded, or on while the dog searches (`StationOutputs`).
     func afterDecision() {
         flushNotes()
         publish()
         guard let outputs, outputMode != .none else { return }
-        let phase = machine.phase
+        let activity = machine.activity
         var wanted = false
         switch outputMode {
         case .none: wanted = false
         case .load:
             wanted =
                 trainerLed
-                ? (phase == .idle || phase == .exerciseOver) && nextLayout < layouts.count
-                : phase == .loading || (phase == .idle && nextLayout < layouts.count)
-        case .search: wanted = phase == .searching || phase == .exercise
+                ? (activity == .idle || activity == .exerciseOver) && nextLayout < layouts.count
+                : activity == .loading || (activity == .idle && nextLayout < layouts.count)
+        case .search: wanted = activity == .searching || activity == .exercise
         }
         let mask: UInt64 = wanted ? (stationCount >= 64 ? .max : (1 << UInt64(stationCount)) &- 1) : 0
         guard mask != outputsOn else { return }
@@ -384,11 +327,16 @@ final class EngineHandler: HotPathHandler, @unchecked Sendable {
 
     /// The engine's state for `status`: after every input, on the hot thread (no allocation).
     func publish() {
-        if machine.phase == .searching { blockedStation = -1 }
+        // The one place a refusal is forgotten: a search that started by any path (a ready
+        // press, or with auto start the blocking station's release) clears it.
+        if machine.activity == .searching { blockedStation = -1 }
+        let blocked: UInt64 = blockedStation >= 0 && blockedStation < 64 ? 1 << UInt64(blockedStation) : 0
         snapshot.publish(
             EngineSnapshot.Values(
-                phase: machine.phase, begun: nextLayout, endsAt: machine.phaseEndsAt ?? 0, readyPending: readyPending,
-                noseAtStation: machine.noseAtStation, blockedStation: blockedStation))
+                activity: machine.activity, begun: nextLayout, endsAt: machine.activityEndsAt ?? 0,
+                readyPending: readyPending, noseAtStation: machine.noseAtStation, blockedStation: blockedStation,
+                stuck: machine.stuckMask, silent: machine.silentMask, chatter: machine.chatterMask,
+                activeAtStart: blocked & machine.activeMask))
     }
 
     /// Turns every station output off (the segment is ending).
@@ -477,14 +425,7 @@ final class EngineHandler: HotPathHandler, @unchecked Sendable {
         case .exerciseEnded(let repetition, let clicks, let errors, let aborted, let at):
             push(.exerciseEnded(repetition: repetition, clicks: clicks, errors: errors, aborted: aborted, at: at))
         case .sensorFault(let fault, let station, let at):
-            let kind: UInt8
-            switch fault {
-            case .activeAtStart: kind = 0
-            case .stuck: kind = 1
-            case .silent: kind = 2
-            case .chatter: kind = 3
-            }
-            push(.sensorFault(kind: kind, station: station, at: at))
+            push(.sensorFault(fault, station: station, at: at))
         case .sensorRecovered(let station, let at):
             push(.sensorRecovered(station: station, at: at))
         default:

@@ -1,4 +1,5 @@
 import StationIO
+import TrainingEngine
 
 /// An engine note as the station's ring carries it: one `HandlerRecord` (a trial's end as two,
 /// its times first), so the notes keep their place among the edges and clicks. Stations and
@@ -44,7 +45,7 @@ extension EngineNote {
                 .exerciseEnded, w(repetition),
                 UInt64(UInt32(truncatingIfNeeded: clicks)) << 32 | UInt64(UInt32(truncatingIfNeeded: errors)),
                 aborted ? 1 : 0, at)
-        case .sensorFault(let kind, let station, let at): return Self.make(.sensorFault, UInt64(kind), w(station), at)
+        case .sensorFault(let fault, let station, let at): return Self.make(.sensorFault, fault.word, w(station), at)
         case .sensorRecovered(let station, let at): return Self.make(.sensorRecovered, w(station), at)
         }
     }
@@ -95,7 +96,8 @@ extension EngineNote {
                     repetition: i(record.a), clicks: Int(UInt32(truncatingIfNeeded: record.b >> 32)),
                     errors: Int(UInt32(truncatingIfNeeded: record.b)), aborted: record.c != 0, at: record.d)
             case .sensorFault:
-                return .sensorFault(kind: UInt8(truncatingIfNeeded: record.a), station: i(record.b), at: record.c)
+                guard let fault = SensorFault(word: record.a) else { return nil }
+                return .sensorFault(fault, station: i(record.b), at: record.c)
             case .sensorRecovered: return .sensorRecovered(station: i(record.a), at: record.b)
             }
         }
@@ -104,3 +106,25 @@ extension EngineNote {
 
 @inline(__always) private func w(_ value: Int) -> UInt64 { UInt64(bitPattern: Int64(value)) }
 @inline(__always) private func i(_ word: UInt64) -> Int { Int(Int64(bitPattern: word)) }
+
+/// A sensor fault as one word of a ring record (the engine's enum is spelled by strings).
+extension SensorFault {
+    @inline(__always) var word: UInt64 {
+        switch self {
+        case .activeAtStart: 0
+        case .stuck: 1
+        case .silent: 2
+        case .chatter: 3
+        }
+    }
+
+    init?(word: UInt64) {
+        switch word {
+        case 0: self = .activeAtStart
+        case 1: self = .stuck
+        case 2: self = .silent
+        case 3: self = .chatter
+        default: return nil
+        }
+    }
+}

@@ -1,6 +1,7 @@
 import Foundation
 import Glibc
 import SessionLog
+import StationControl
 import StationIO
 import TrainingEngine
 
@@ -11,8 +12,7 @@ extension LogFeeder {
         switch record {
         case .edge(let edge, let acted):
             rawEdges += 1
-            if acted { clearFlag(Int(edge.line), active: edge.isActive) }
-            logEdge(edge, detail: acted ? nil : #"{"chatter":true}"#)
+            logEdge(edge, chatter: !acted)
         case .settled(let edge):
             // Not a new edge (its raw edge is already logged, as chatter): the level the
             // debouncer settled at, stamped with that edge's kernel time.
@@ -22,7 +22,7 @@ extension LogFeeder {
                     kind: .note, sessionId: settings.sessionId, trialId: trialId,
                     station: button == nil ? Int(edge.line) + 1 : nil, time: time(edge.timestamp),
                     kernelNs: Int64(bitPattern: edge.timestamp), value: edge.isActive ? 1 : 0,
-                    detail: jsonObject(["settled": "true", "button": button ?? ""])))
+                    detail: EventDetail.encode(SettledDetail(button: button))))
         case .click, .clickFailed:
             // Its ask follows (after the input's raw edge). A record already held had no ask
             // after it (never, while each click the loop sounds was asked): logged at no
@@ -36,8 +36,9 @@ extension LogFeeder {
         }
     }
 
-    /// A descriptor the hot loop cannot read: said once in the journal, each of its stations
-    /// flagged (`unreadable`) and logged as a fault, until it reads again.
+    /// A descriptor the hot loop cannot read: said once in the journal and each of its stations
+    /// logged as a fault, until it reads again. `status` flags them from the hot loop's own
+    /// mask of lines out of service (`HotLoop.linesOutOfService`), not from here.
     func sourceFault(_ fault: EdgeSourceFault) {
         let lines = (0..<64).filter { fault.lines & (1 << UInt64($0)) != 0 }.map(UInt32.init)
         let names = lines.map { settings.buttons[$0].map { "the \($0) button" } ?? "station \(boardName(Int($0)))" }
@@ -49,24 +50,22 @@ extension LogFeeder {
         case .failed:
             word = "failed"
             Log.sensors.error("\(what) cannot be read (\(why)): its edges are not seen; retrying")
-            flag(unreadable: stations)
         case .recovered:
             word = "recovered"
             Log.sensors.notice("\(what) can be read again")
-            unflag(readable: stations)
         case .abandoned:
             word = "abandoned"
             Log.sensors.error(
                 "\(what) still cannot be read (\(why)): no longer tried; check the wiring, then restart lineupd")
         }
-        if fault.kind != .recovered { count("unreadable") }
+        if fault.kind != .recovered { count(.unreadable) }
         for station in stations {
             submit(
                 LoggedEvent(
                     kind: fault.kind == .recovered ? .note : .fault, sessionId: settings.sessionId, trialId: trialId,
                     station: station + 1, time: time(fault.timestamp),
-                    detail: jsonObject(["read": word, "errno": "\(fault.errno)", "why": why])),
-                watchers: fault.kind == .recovered ? [:] : ["fault": "unreadable"])
+                    detail: EventDetail.encode(FaultDetail(read: word, errno: fault.errno, why: why))),
+                watchers: fault.kind == .recovered ? [:] : ["fault": StationFault.unreadable.rawValue])
         }
     }
 
@@ -77,28 +76,28 @@ extension LogFeeder {
     }
 
     /// A trainer's press: which button, and the sample at the nose's station in this round.
-    func pressDetail(_ button: String, station: Int) -> String {
-        var fields = [button: "true"]
+    func pressDetail(_ press: PressDetail.Press, station: Int) -> String {
+        var sample: String?
         if current >= 0, current < settings.layouts.count, station >= 0,
-            station < settings.layouts[current].stations.count,
-            let sample = settings.layouts[current].stations[station].sampleID
+            station < settings.layouts[current].stations.count
         {
-            fields["sample"] = sample
+            sample = settings.layouts[current].stations[station].sampleID
         }
-        return jsonObject(fields)
+        return EventDetail.encode(PressDetail(press: press, sample: sample))
     }
 
-    func logEdge(_ edge: SensorEdge, detail: String?) {
+    /// A raw edge: a button's (named, as before typed details), or a station's, marked when the
+    /// debouncer took it for chatter.
+    func logEdge(_ edge: SensorEdge, chatter: Bool) {
         let button = settings.buttons[edge.line]
         let station = button == nil ? Int(edge.line) + 1 : nil
         let ts = Int64(bitPattern: edge.timestamp)
-        var extra = detail
-        if let button { extra = jsonObject(["button": button]) }
+        let detail = button.map { EdgeDetail(button: $0) } ?? (chatter ? EdgeDetail(chatter: true) : nil)
         submit(
             LoggedEvent(
                 kind: station == nil ? .button : .edge, sessionId: settings.sessionId, trialId: trialId,
                 station: station, time: time(edge.timestamp), kernelNs: ts, value: edge.isActive ? 1 : 0,
-                detail: extra))
+                detail: detail.map(EventDetail.encode)))
     }
 
     func take(_ note: EngineNote) {
@@ -106,7 +105,6 @@ extension LogFeeder {
         case .searchStarted(let trial, let at):
             trialFaults.removeAll()
             refusedBy = nil
-            unflagActiveAtStart()
             searching.store(trial, ordering: .releasing)
             beginRound(trial, at: at)
         case .visit(let station, let from, let to, let indicated):
@@ -124,12 +122,12 @@ extension LogFeeder {
                 LoggedEvent(
                     kind: .indication, sessionId: settings.sessionId, trialId: trialId, station: number(station),
                     time: time(at), durationNs: Int64(bitPattern: at &- heldFrom),
-                    detail: atTarget ? #"{"at_target":true}"# : #"{"at_target":false}"#))
+                    detail: EventDetail.encode(IndicationDetail(atTarget: atTarget))))
         case .cue(let trialStart, let at):
             submit(
                 LoggedEvent(
                     kind: .cue, sessionId: settings.sessionId, trialId: trialId, time: time(at),
-                    detail: trialStart ? #"{"cue":"trial-start"}"# : #"{"cue":"trial-end"}"#))
+                    detail: EventDetail.encode(CueDetail(cue: trialStart ? "trial-start" : "trial-end"))))
         case .clickAsked(let station, _, let trainer):
             // Its record, if the loop made one (a played or failed click; neither when the
             // station has no audio device), came in the same input, before this ask.
@@ -153,7 +151,7 @@ extension LogFeeder {
                 LoggedEvent(
                     kind: .note, sessionId: settings.sessionId, trialId: trialId,
                     station: station >= 0 ? number(station) : nil, time: time(at),
-                    detail: pressDetail("manual_click", station: station)))
+                    detail: pressDetail(.manualClick, station: station)))
         case .errorMark(let station, let at):
             // An error press away from the target: the dog indicated there (a false alert).
             if trialId != nil, station >= 0, station != currentTarget { observer.indication(station: station, at: at) }
@@ -161,7 +159,7 @@ extension LogFeeder {
                 LoggedEvent(
                     kind: .note, sessionId: settings.sessionId, trialId: trialId,
                     station: station >= 0 ? number(station) : nil, time: time(at),
-                    detail: pressDetail("error_mark", station: station)))
+                    detail: pressDetail(.errorMark, station: station)))
         case .exerciseStarted(let repetition, let at):
             exercising.store(repetition, ordering: .releasing)
             // Each repetition is a round: a trial of its own, with this round's set-up.
@@ -169,25 +167,24 @@ extension LogFeeder {
             submit(
                 LoggedEvent(
                     kind: .cue, sessionId: settings.sessionId, time: time(at),
-                    detail: jsonObject([
-                        "cue": "exercise-start", "repetition": "\(repetition)",
-                        "seconds": "\(Double(settings.roundLength) / 1e9)",
-                    ])))
+                    detail: EventDetail.encode(
+                        CueDetail(
+                            cue: "exercise-start", repetition: repetition,
+                            seconds: Double(settings.roundLength) / 1e9))))
         case .exerciseEnded(let repetition, let clicks, let errors, let aborted, let at):
             submit(
                 LoggedEvent(
                     kind: .cue, sessionId: settings.sessionId, time: time(at),
-                    detail: jsonObject([
-                        "cue": "exercise-end", "repetition": "\(repetition)", "clicks": "\(clicks)",
-                        "errors": "\(errors)", "aborted": "\(aborted)",
-                    ])))
+                    detail: EventDetail.encode(
+                        CueDetail(
+                            cue: "exercise-end", repetition: repetition, clicks: clicks, errors: errors,
+                            aborted: aborted))))
             exercising.store(-1, ordering: .releasing)
             roundEndsAt.store(0, ordering: .releasing)
-        case .sensorFault(let kind, let station, let at):
-            let fault = ["active-at-start", "stuck", "silent", "chatter"][Int(min(kind, 3))]
+        case .sensorFault(let sensorFault, let station, let at):
+            let fault = StationFault(sensorFault)
             count(fault)
-            flag(board(station), fault, refusedStart: kind == 0)
-            if kind == 0 {
+            if sensorFault == .activeAtStart {
                 refusedBy = station
                 refusedStarts.add(1, ordering: .releasing)
             } else {
@@ -197,26 +194,25 @@ extension LogFeeder {
                 LoggedEvent(
                     kind: .fault, sessionId: settings.sessionId, trialId: trialId, station: number(station),
                     time: time(at),
-                    detail: jsonObject(["sensor": fault])),
-                watchers: ["fault": fault])
+                    detail: EventDetail.encode(FaultDetail(sensor: fault.rawValue))),
+                watchers: ["fault": fault.rawValue])
             // One line for the journal and the assistant, in their words.
             let what: String
-            switch kind {
-            case 0: what = "is active: the trial cannot start until it is clear (a lid, a paw, a cable?)"
-            case 1: what = "has been active far longer than any indication: stuck? Its holds no longer count"
-            case 3:
+            switch sensorFault {
+            case .activeAtStart: what = "is active: the trial cannot start until it is clear (a lid, a paw, a cable?)"
+            case .stuck: what = "has been active far longer than any indication: stuck? Its holds no longer count"
+            case .chatter:
                 what =
                     "is chattering (edges faster than any nose): ignored until it is quiet; a loose wire or connector?"
-            default: what = "has not seen the dog in many searched trials: is its sensor plugged in?"
+            case .silent: what = "has not seen the dog in many searched trials: is its sensor plugged in?"
             }
             Log.sensors.warning("station \(name(station)) \(what)")
         case .sensorRecovered(let station, let at):
-            unflag(board(station))
             submit(
                 LoggedEvent(
                     kind: .note, sessionId: settings.sessionId, trialId: trialId, station: number(station),
                     time: time(at),
-                    detail: jsonObject(["sensor": "recovered"])))
+                    detail: EventDetail.encode(FaultDetail(sensor: "recovered"))))
         }
     }
 

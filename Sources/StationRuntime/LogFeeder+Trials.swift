@@ -61,7 +61,7 @@ extension LogFeeder {
         }
         guard end.sensorFaultMask != 0 else { return nil }
         let stations = (0..<64).filter { end.sensorFaultMask & (1 << UInt64($0)) != 0 }.map {
-            "\(name($0)) \(trialFaults[$0] == "chatter" ? "chattering" : "stuck")"
+            "\(name($0)) \(trialFaults[$0] == .chatter ? "chattering" : "stuck")"
         }
         return "sensor fault: station \(stations.joined(separator: ", ")) during the trial"
     }

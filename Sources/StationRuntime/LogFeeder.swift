@@ -1,6 +1,7 @@
 import Foundation
 import Glibc
 import SessionLog
+import StationControl
 import StationIO
 import Synchronization
 import TrainingEngine
@@ -77,14 +78,14 @@ public final class LogFeeder: @unchecked Sendable {
     /// Trials whose commit failed and waited in the writer's spool (written later or lost:
     /// the writer's status says which).
     public internal(set) var trialsSpooled = 0
-    /// Sensor faults by kind, and the stations flagged now (0-based) with their fault; read
-    /// by `status` from the control thread while the feeder runs.
-    public let sensorFaults = Mutex<[String: Int]>([:])
-    let flaggedStations = Mutex<[Int: String]>([:])
+    /// Sensor faults logged so far, by kind; read by `status` from the control thread while the
+    /// feeder runs. Which stations are flagged now is the engine's (`EngineSnapshot`) and the
+    /// hot loop's (`HotLoop.linesOutOfService`), never counted here.
+    public let sensorFaults = Mutex<[StationFault: Int]>([:])
     /// Starts refused because a station was active: the virtual assistant's cue to try again.
     let refusedStarts = Atomic<Int>(0)
     /// The fault each station last had in the trial in progress, for the trial's reason.
-    var trialFaults: [Int: String] = [:]
+    var trialFaults: [Int: StationFault] = [:]
     /// The station whose activity refused the last start, until a search starts.
     var refusedBy: Int?
 
@@ -170,7 +171,7 @@ public final class LogFeeder: @unchecked Sendable {
                 LoggedEvent(
                     kind: .fault, sessionId: settings.sessionId, trialId: trialId,
                     time: time(MonotonicClock.now()), kernelNs: Int64(bitPattern: ts),
-                    detail: jsonObject(["click_failed": "\(why)"])))
+                    detail: EventDetail.encode(FaultDetail(clickFailed: "\(why)"))))
         default: break
         }
     }

@@ -119,7 +119,7 @@ public final class StationService: StationControlling, @unchecked Sendable {
     var dogThread: Thread?
     let realtimeProblem = Mutex<String?>(nil)
     /// Sensor faults of the segments already ended, by kind (under `switching`).
-    var earlierFaults: [String: Int] = [:]
+    var earlierFaults: [StationFault: Int] = [:]
     var faultInjector: FaultInjector?
     /// Each ready press over the socket, numbered so its answer is read back (under `switching`).
     var readyTickets: UInt32 = 0
@@ -345,16 +345,14 @@ public final class StationService: StationControlling, @unchecked Sendable {
         status.logFreeMegabytes = freeMegabytes(forFileAt: options.databasePath)
         status.logWarnFreeMegabytes = options.board.log.warnFreeMegabytes
         status.logMinFreeMegabytes = options.board.log.minFreeMegabytes
-        let names = options.board.stations.map(\.name)
-        let flagged = segment?.feeder.flaggedStations.withLock { $0 } ?? [:]
-        // The feeder keeps the fault's word; every word it writes is a StationFault's.
-        status.flaggedStations = flagged.sorted { $0.key < $1.key }.compactMap { entry in
-            StationFault(rawValue: entry.value).map {
-                FlaggedStation(station: entry.key < names.count ? names[entry.key] : "\(entry.key + 1)", fault: $0)
-            }
-        }
-        status.sensorFaults = earlierFaults.merging(
-            segment?.feeder.sensorFaults.withLock { $0 } ?? [:], uniquingKeysWith: +)
+        status.flaggedStations =
+            segment.map {
+                $0.handler.snapshot.read().flaggedStations(
+                    unreadableLines: $0.loop.linesOutOfService, usedStations: $0.usedStations,
+                    stationNames: stationNames)
+            } ?? []
+        let counts = earlierFaults.merging(segment?.feeder.sensorFaults.withLock { $0 } ?? [:], uniquingKeysWith: +)
+        status.sensorFaults = Dictionary(uniqueKeysWithValues: counts.map { ($0.key.rawValue, $0.value) })
         if let current, let segment {
             status.session = current.sessionId.uuidString.lowercased()
             status.dog = current.dog
@@ -408,7 +406,7 @@ public final class StationService: StationControlling, @unchecked Sendable {
         let state: StationState
         var activity: String
         var trial = min(engine.begun + 1, total)
-        switch engine.phase {
+        switch engine.activity {
         case .searching:
             trial = engine.begun
             state = engine.noseAtStation ? .holding : .searching
@@ -470,7 +468,7 @@ public final class StationService: StationControlling, @unchecked Sendable {
         status.trial = trial
         status.secondsLeft = left
         if trainerLed {
-            status.exercise = engine.phase == .exercise ? engine.begun : nil
+            status.exercise = engine.activity == .exercise ? engine.begun : nil
             status.exercisesDone = done
             status.exerciseRepeats = total
         }

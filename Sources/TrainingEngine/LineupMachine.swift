@@ -91,12 +91,6 @@ public struct LineupMachine: Sendable {
         self.detector = HoldDetector(hold: configuration.hold, tolerance: configuration.holdTolerance)
     }
 
-    // The old names, kept until lineupd moves to the new ones: its engine handler and station
-    // service move into the station runtime library in issue 19, and the lead renames them there.
-    public typealias Phase = Activity
-    public var phase: Activity { activity }
-    public var phaseEndsAt: Nanoseconds? { activityEndsAt }
-
     public var activity: Activity {
         switch state {
         case .idle: return .idle

@@ -124,7 +124,7 @@ public struct BlockSimulation: Sendable {
                 }
             }
             // Let the trial time out if it must, then the inter-trial interval pass.
-            while machine.phase != .idle, let deadline = machine.timerDeadline {
+            while machine.activity != .idle, let deadline = machine.timerDeadline {
                 take(machine.timerFired(at: deadline), &result)
                 t = deadline
             }

@@ -190,7 +190,8 @@ final class SimulatedBlock: @unchecked Sendable {
         if !faults.isEmpty {
             print(
                 "  sensor faults: "
-                    + faults.sorted { $0.key < $1.key }.map { "\($0.key) \($0.value)" }.joined(separator: ", "))
+                    + faults.sorted { $0.key.rawValue < $1.key.rawValue }.map { "\($0.key.rawValue) \($0.value)" }
+                    .joined(separator: ", "))
         }
         if writerStatus.failedWrites > 0 || writerStatus.lostRecords > 0 {
             print(

@@ -1,6 +1,7 @@
 import Foundation
 import ProgramFiles
 import SessionLog
+import StationControl
 import Synchronization
 import Testing
 import TrainingEngine
@@ -139,6 +140,7 @@ final class Rig {
         return clicks
     }
 
+    @discardableResult
     func advance(by ns: UInt64) -> [UInt64] { advance(to: now + ns) }
 
     /// A ready press over the socket: queued, taken when the hot loop is woken. Returns the
@@ -152,6 +154,13 @@ final class Rig {
         return (
             ReadyAnswer(rawValue: UInt8((a >> 24) & 0xFF)), Int((a >> 16) & 0xFF) - 1, Int(a & 0xFFFF)
         )
+    }
+
+    /// `status`'s flagged stations from the engine's snapshot, with `unreadable` board lines
+    /// out of service in the hot loop.
+    func flagged(unreadable: UInt64 = 0) -> [FlaggedStation] {
+        handler.snapshot.read().flaggedStations(
+            unreadableLines: unreadable, usedStations: Array(0..<stations), stationNames: ["A", "B", "C", "D", "E"])
     }
 
     // MARK: The feeder's side

@@ -1,5 +1,6 @@
 import Foundation
 import SessionLog
+import StationControl
 import Testing
 import TrainingEngine
 
@@ -63,7 +64,7 @@ import TrainingEngine
         _ = try hit(rig)
         rig.nose(at: target, false)
         try rig.drain()
-        #expect(rig.handler.snapshot.read().phase == .interTrial)
+        #expect(rig.handler.snapshot.read().activity == .interTrial)
 
         // The trainer clicks during the interval, at no station.
         #expect(rig.ready().answer == .startsAfterInterval)
@@ -73,7 +74,7 @@ import TrainingEngine
         try rig.drain()
         // The interval ends and trial 2 starts (it was loaded); the feeder has seen its start.
         rig.advance(by: 20 * Self.second)
-        #expect(rig.handler.snapshot.read().phase == .searching)
+        #expect(rig.handler.snapshot.read().activity == .searching)
         try rig.drain()
         #expect(rig.feeder.searching.load(ordering: .acquiring) == 1)
         try rig.drain()
@@ -134,12 +135,12 @@ import TrainingEngine
     @Test func snapshotAndReadyAnswersFollowAnAutomatedBlock() throws {
         let rig = try Rig(phase: "phase-1", step: "1", trials: 2)
         let snapshot = rig.handler.snapshot
-        #expect(snapshot.read().phase == .idle && snapshot.read().begun == 0)
+        #expect(snapshot.read().activity == .idle && snapshot.read().begun == 0)
 
         let started = rig.ready()
         #expect(started.answer == .started && started.number == 1 && started.station == -1)
         var values = snapshot.read()
-        #expect(values.phase == .searching && values.begun == 1)
+        #expect(values.activity == .searching && values.begun == 1)
         #expect(values.endsAt == rig.now + rig.configuration.searchTimeout)
         #expect(!values.noseAtStation && !values.readyPending && values.blockedStation == -1)
 
@@ -153,7 +154,7 @@ import TrainingEngine
         let clickAt = try #require(clicks.first)
         rig.nose(at: target, false)
         values = snapshot.read()
-        #expect(values.phase == .interTrial)
+        #expect(values.activity == .interTrial)
         #expect(values.endsAt == clickAt + rig.configuration.interTrialInterval)
 
         let queued = rig.ready()
@@ -161,11 +162,11 @@ import TrainingEngine
         #expect(snapshot.read().readyPending)
         rig.advance(by: rig.configuration.interTrialInterval)
         values = snapshot.read()
-        #expect(values.phase == .searching && values.begun == 2 && !values.readyPending)
+        #expect(values.activity == .searching && values.begun == 2 && !values.readyPending)
 
         // Trial 2 times out (a miss); after its interval the block is complete.
         rig.advance(by: rig.configuration.searchTimeout + rig.configuration.interTrialInterval + Self.second)
-        #expect(snapshot.read().phase == .idle)
+        #expect(snapshot.read().activity == .idle)
         let complete = rig.ready()
         #expect(complete.answer == .blockComplete)
     }
@@ -177,22 +178,22 @@ import TrainingEngine
         let refused = rig.ready()
         #expect(refused.answer == .refusedActive && refused.station == 2 && refused.number == 1)
         var values = rig.handler.snapshot.read()
-        #expect(values.phase == .loading && values.blockedStation == 2)
+        #expect(values.activity == .loading && values.blockedStation == 2)
         try rig.drain()
-        #expect(rig.feeder.flaggedStations.withLock { $0 } == [2: "active-at-start"], "status flags station C")
-        #expect(rig.feeder.sensorFaults.withLock { $0 } == ["active-at-start": 1])
+        #expect(rig.flagged() == [FlaggedStation(station: "C", fault: .activeAtStart)], "status flags station C")
+        #expect(rig.feeder.sensorFaults.withLock { $0 } == [.activeAtStart: 1])
         rig.nose(at: 2, false)
         rig.advance(by: Self.second)
         let started = rig.ready()
         #expect(started.answer == .started && started.number == 1)
         values = rig.handler.snapshot.read()
-        #expect(values.phase == .searching && values.blockedStation == -1)
+        #expect(values.activity == .searching && values.blockedStation == -1)
         // The feeder saw the refusal: a fault at station C, flagged until the search started.
         try rig.drain()
         let fault = try #require(try rig.events(.fault).first)
         #expect(fault.station == 3 && fault.detail?.contains("active-at-start") == true)
         #expect(rig.feeder.refusedStarts.load(ordering: .acquiring) == 1)
-        #expect(rig.feeder.flaggedStations.withLock { $0.isEmpty })
+        #expect(rig.flagged().isEmpty)
     }
 
     @Test func trainerLedRepetitionsAnswerStartedRunningThenDone() throws {
@@ -201,7 +202,7 @@ import TrainingEngine
         for repetition in 1...4 {
             let started = rig.ready()
             #expect(started.answer == .started && started.number == repetition)
-            #expect(rig.handler.snapshot.read().phase == .exercise)
+            #expect(rig.handler.snapshot.read().activity == .exercise)
             #expect(rig.ready().answer == .running)
             rig.advance(by: rig.configuration.exerciseDuration + Self.second)
         }

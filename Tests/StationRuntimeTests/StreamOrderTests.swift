@@ -62,7 +62,7 @@ import TrainingEngine
         // its release comes during the search, and is the trial's.
         let rig = try Rig(phase: "phase-1", step: "1", trials: 3)
         rig.edge(line: rig.readyLine, active: true)
-        #expect(rig.handler.snapshot.read().phase == .searching)
+        #expect(rig.handler.snapshot.read().activity == .searching)
         rig.advance(by: Self.second / 10)
         rig.edge(line: rig.readyLine, active: false)
         // The trial ends on the search's time-out; the next press waits for the interval.
@@ -120,7 +120,8 @@ import TrainingEngine
             .errorMark(station: 4, at: 12), .exerciseStarted(repetition: 2, at: 13),
             .exerciseEnded(repetition: 2, clicks: 7, errors: 3, aborted: true, at: 14),
             .exerciseEnded(repetition: 1, clicks: 0, errors: 0, aborted: false, at: 15),
-            .sensorFault(kind: 3, station: 1, at: 16), .sensorRecovered(station: 1, at: 17),
+            .sensorFault(.chatter, station: 1, at: 16), .sensorFault(.activeAtStart, station: 0, at: 18),
+            .sensorRecovered(station: 1, at: 17),
         ]
         var decoder = EngineNote.Decoder()
         var decoded: [EngineNote] = []
