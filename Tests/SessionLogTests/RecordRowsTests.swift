@@ -60,6 +60,19 @@ import TrainingEngine
         }
     }
 
+    /// The event insert stays hand-written for speed; its GRDB record must write the same row.
+    @Test func anEventWrittenByHandOrAsItsRecordIsTheSameRow() throws {
+        let byHand = try SessionLog(path: temporaryLogPath())
+        let asRecord = try SessionLog(path: temporaryLogPath())
+        let events =
+            Self.events(session: Self.id(9), trial: Self.id(11)) + [LoggedEvent(kind: .edge, time: Self.time(14))]
+        try byHand.write { db in for event in events { try event.append(to: db) } }
+        try asRecord.write { db in for event in events { try event.row.insert(db) } }
+        let written = try byHand.reader.read { db in try Self.rows(db, "event") }
+        #expect(written.rows.count == events.count)
+        #expect(try asRecord.reader.read { db in try Self.rows(db, "event") } == written)
+    }
+
     // MARK: The session
 
     static func id(_ n: Int) -> UUID {
@@ -106,33 +119,8 @@ import TrainingEngine
             ],
             outcome: .hit, indicatedStation: 2, latencyNs: 2_500_000_000, searchNs: 4_300_000_300,
             started: time(11), ended: time(12))
-        let events = [
-            LoggedEvent(
-                id: id(20), kind: .cue, sessionId: session.id, trialId: hit.id, time: time(11),
-                detail: #"{"cue":"start"}"#),
-            LoggedEvent(
-                id: id(21), kind: .edge, sessionId: session.id, trialId: hit.id, station: 2, time: time(11),
-                kernelNs: 11_000_000_005, value: 1),
-            LoggedEvent(
-                id: id(22), kind: .sniff, sessionId: session.id, trialId: hit.id, station: 1, time: time(11),
-                durationNs: 300),
-            LoggedEvent(
-                id: id(23), kind: .indication, sessionId: session.id, trialId: hit.id, station: 2, time: time(12)),
-            LoggedEvent(
-                id: id(24), kind: .click, sessionId: session.id, trialId: hit.id, station: 2, time: time(12),
-                click: ClickTiming(
-                    edgeNs: 12_000_000_000, handedNs: 12_000_020_000, triggerNs: 12_000_030_000, delayFrames: 128,
-                    onsetLatencyNs: 2_700_000)),
-            LoggedEvent(
-                id: id(25), kind: .click, sessionId: session.id, trialId: hit.id, station: 2, time: time(12),
-                click: ClickTiming(edgeNs: 12_000_000_000, handedNs: 12_000_020_000)),
-            LoggedEvent(id: id(26), kind: .button, sessionId: session.id, time: time(12), value: 3),
-            LoggedEvent(
-                id: id(27), kind: .fault, sessionId: session.id, station: 4, time: time(12),
-                detail: #"{"fault":"stuck","since_ns":"12"}"#),
-            LoggedEvent(id: id(28), kind: .note, time: time(13), detail: "«free» text"),
-            LoggedEvent(kind: .edge, time: time(14), value: -1),
-        ]
+        let events =
+            Self.events(session: session.id, trial: hit.id) + [LoggedEvent(kind: .edge, time: time(14), value: -1)]
         for event in events { #expect(writer.submit(event)) }
         try writer.commitTrial(hit)
 
@@ -165,6 +153,36 @@ import TrainingEngine
         ])
     }
 
+    /// Events of every kind, each optional column set and left empty at least once.
+    static func events(session: UUID, trial: UUID) -> [LoggedEvent] {
+        [
+            LoggedEvent(
+                id: id(20), kind: .cue, sessionId: session, trialId: trial, time: time(11),
+                detail: #"{"cue":"start"}"#),
+            LoggedEvent(
+                id: id(21), kind: .edge, sessionId: session, trialId: trial, station: 2, time: time(11),
+                kernelNs: 11_000_000_005, value: 1),
+            LoggedEvent(
+                id: id(22), kind: .sniff, sessionId: session, trialId: trial, station: 1, time: time(11),
+                durationNs: 300),
+            LoggedEvent(
+                id: id(23), kind: .indication, sessionId: session, trialId: trial, station: 2, time: time(12)),
+            LoggedEvent(
+                id: id(24), kind: .click, sessionId: session, trialId: trial, station: 2, time: time(12),
+                click: ClickTiming(
+                    edgeNs: 12_000_000_000, handedNs: 12_000_020_000, triggerNs: 12_000_030_000, delayFrames: 128,
+                    onsetLatencyNs: 2_700_000)),
+            LoggedEvent(
+                id: id(25), kind: .click, sessionId: session, trialId: trial, station: 2, time: time(12),
+                click: ClickTiming(edgeNs: 12_000_000_000, handedNs: 12_000_020_000)),
+            LoggedEvent(id: id(26), kind: .button, sessionId: session, time: time(12), value: 3),
+            LoggedEvent(
+                id: id(27), kind: .fault, sessionId: session, station: 4, time: time(12),
+                detail: #"{"fault":"stuck","since_ns":"12"}"#),
+            LoggedEvent(id: id(28), kind: .note, time: time(13), detail: "«free» text"),
+        ]
+    }
+
     // MARK: Reading every row back
 
     struct TableRows: Codable, Equatable {
@@ -174,26 +192,26 @@ import TrainingEngine
         var rows: [[String]]
     }
 
-    /// Every table's rows in a stable order, the event's `id` of the one event whose id is
-    /// made at random blanked (its other columns still compared).
+    /// Every table's rows, in the order of `tables`.
     static func dump(_ log: SessionLog) throws -> [TableRows] {
-        try log.reader.read { db in
-            try tables.map { table in
-                let columns = try Row.fetchAll(
-                    db, sql: "SELECT name FROM pragma_table_info(?) ORDER BY cid", arguments: [table]
-                )
-                .map { $0["name"] as String }
-                let quoted = columns.map { "quote(\($0))" }.joined(separator: ", ")
-                let order = (1...columns.count).map(String.init).joined(separator: ", ")
-                var rows = try Row.fetchAll(db, sql: "SELECT \(quoted) FROM \(table) ORDER BY \(order)").map { row in
-                    (0..<row.count).map { row[$0] as String }
-                }
-                if table == "event", let idColumn = columns.firstIndex(of: "id") {
-                    let made = rows.firstIndex { !$0[idColumn].hasPrefix("'00000000-0000-7000-8000-") }
-                    if let made { rows[made][idColumn] = "(time-ordered)" }
-                }
-                return TableRows(table: table, columns: columns, rows: rows)
-            }
+        try log.reader.read { db in try tables.map { try rows(db, $0) } }
+    }
+
+    /// One table's rows, ordered by every column in turn; the `id` of the one event whose id
+    /// is made at random is blanked (its other columns still compared).
+    static func rows(_ db: Database, _ table: String) throws -> TableRows {
+        let columns = try Row.fetchAll(
+            db, sql: "SELECT name FROM pragma_table_info(?) ORDER BY cid", arguments: [table]
+        ).map { $0["name"] as String }
+        let quoted = columns.map { "quote(\($0))" }.joined(separator: ", ")
+        let order = (1...columns.count).map(String.init).joined(separator: ", ")
+        var rows = try Row.fetchAll(db, sql: "SELECT \(quoted) FROM \(table) ORDER BY \(order)").map { row in
+            (0..<row.count).map { row[$0] as String }
         }
+        if table == "event", let idColumn = columns.firstIndex(of: "id") {
+            let made = rows.firstIndex { !$0[idColumn].hasPrefix("'00000000-0000-7000-8000-") }
+            if let made { rows[made][idColumn] = "(time-ordered)" }
+        }
+        return TableRows(table: table, columns: columns, rows: rows)
     }
 }
