@@ -143,9 +143,10 @@ extension LoggedEvent: AppendableRecord {
 
     /// Hand-written, unlike every other table's insert: events are written at the writer's
     /// batch rate, and `row.insert(db)` measured slower. `lineupctl bench log --rate 20000
-    /// --seconds 20` (release, 3 runs each, this 2-core build machine shared with other
-    /// builds): batch p50 11.4, 9.1, 11.1 ms (median 11.1) hand-written against 12.5, 19.3,
-    /// 21.8 ms (median 19.3) through `EventRow.insert`.
+    /// --seconds 20` (release, this 2-core build machine shared with other builds), batch p50
+    /// hand-written against through `EventRow.insert`: 3 runs each, one after the other,
+    /// 11.4, 9.1, 11.1 ms (median 11.1) against 12.5, 19.3, 21.8 ms (median 19.3); 3 more each,
+    /// taking turns, 7.2, 6.1, 8.2 ms (median 7.2) against 12.1, 14.1, 11.5 ms (median 12.1).
     public func append(to db: Database) throws {
         try db.cachedStatement(
             sql: """
