@@ -11,14 +11,14 @@ import TrainingEngine
 @Suite("lineupd with broken sensors", .serialized)
 struct SensorFaultTests {
     /// A simulated block in a fresh directory: the run and its log's path.
-    func block(_ arguments: [String], speed: Int = 30) throws -> (
+    func block(_ arguments: [String], speed: Int = 30) async throws -> (
         run: (status: Int32, stdout: String, stderr: String), db: String
     ) {
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("faults-\(UUID().uuidString)")
             .path
         try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
         let db = directory + "/lineup.db"
-        let run = try lineupd(
+        let run = try await lineupdAwaited(
             ["--simulate", "--speed", "\(speed)", "--device", "null", "--no-realtime", "--db", db] + arguments,
             in: directory)
         return (run, db)
@@ -35,9 +35,9 @@ struct SensorFaultTests {
         text.split(separator: "\n").filter { $0.contains(words) }
     }
 
-    @Test func aStuckSensorIsLoggedItsTrialMarkedAndNothingClicks() throws {
+    @Test func aStuckSensorIsLoggedItsTrialMarkedAndNothingClicks() async throws {
         // The dog never holds (sensitivity 0): every hold is the stuck sensor's.
-        let (run, db) = try block([
+        let (run, db) = try await block([
             "--trials", "3", "--seed", "7", "--sensitivity", "0", "--false-alert-rate", "0", "--fault", "stuck:B@2-2",
         ])
         #expect(run.status == 0, "\(run.stderr)")
@@ -66,8 +66,8 @@ struct SensorFaultTests {
         #expect(run.stdout.contains("sensor faults: stuck 1"), "\(run.stdout)")
     }
 
-    @Test func aDeadSensorIsReportedSilentAfterTwentySearchedTrials() throws {
-        let (run, db) = try block(["--trials", "24", "--seed", "7", "--fault", "dead:C"])
+    @Test func aDeadSensorIsReportedSilentAfterTwentySearchedTrials() async throws {
+        let (run, db) = try await block(["--trials", "24", "--seed", "7", "--fault", "dead:C"])
         #expect(run.status == 0, "\(run.stderr)")
         let all = try events(db)
         // The dead line never reached the station.
@@ -88,8 +88,8 @@ struct SensorFaultTests {
         #expect(stderrLines(run.stderr, containing: "station C has not seen the dog").count == 1, "\(run.stderr)")
     }
 
-    @Test func aChatterStormElsewhereLeavesTheClicksAndIsCounted() throws {
-        let (run, db) = try block(
+    @Test func aChatterStormElsewhereLeavesTheClicksAndIsCounted() async throws {
+        let (run, db) = try await block(
             [
                 "--trials", "6", "--seed", "7", "--sensitivity", "1", "--false-alert-rate", "0", "--fault",
                 "chatter:A@2-5",
@@ -133,7 +133,7 @@ struct SensorFaultTests {
         #expect(droppedByLineup == 0, "the lineup's pipe filled: \(summary)")
     }
 
-    @Test func badFaultsAreRefusedInOneLine() throws {
+    @Test func badFaultsAreRefusedInOneLine() async throws {
         let cases = [
             ("stick:B", "\"stick\" is not a fault (stuck, chatter, dead)"),
             ("stuck:Q", "no station \"Q\" (the stations are A, B, C, D, E, or 1 to 5)"),
@@ -144,15 +144,15 @@ struct SensorFaultTests {
             ("stuck:B@30", "trial 30 is after the block's last (20)"),
         ]
         for (fault, words) in cases {
-            let (run, db) = try block(["--fault", fault])
+            let (run, db) = try await block(["--fault", fault])
             #expect(run.status == 1, "\(fault)")
             #expect(run.stderr.hasPrefix("lineupd: --fault \(fault): \(words)"), "\(run.stderr)")
             #expect(run.stderr.split(separator: "\n").count == 1, "\(run.stderr)")
             #expect(!FileManager.default.fileExists(atPath: db), "\(fault): a log was written")
         }
-        let clash = try block(["--fault", "dead:B", "--fault", "stuck:2@3"])
+        let clash = try await block(["--fault", "dead:B", "--fault", "stuck:2@3"])
         #expect(clash.run.stderr == "lineupd: --fault: two faults on station B in the same trials (dead, stuck)\n")
-        let fast = try block(["--fast", "--fault", "dead:B"])
+        let fast = try await block(["--fast", "--fault", "dead:B"])
         #expect(fast.run.status == 1 && fast.run.stderr.contains("not --fast"), "\(fast.run.stderr)")
     }
 }
