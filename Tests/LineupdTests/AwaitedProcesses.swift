@@ -25,3 +25,8 @@ func runBuiltAwaited(
 ) async throws -> (status: Int32, stdout: String, stderr: String) {
     try await onOwnThread { try runBuilt(tool, arguments, environment: environment, directory: directory) }
 }
+
+/// `eventually(_:_:)`, awaited: the condition is polled on a thread of its own.
+func eventuallyAwaited(_ seconds: Double, _ condition: @escaping @Sendable () -> Bool) async -> Bool {
+    (try? await onOwnThread { eventually(seconds, condition) }) ?? false
+}

@@ -160,7 +160,7 @@ import TrainingEngine
         return words
     }
 
-    @Test func everyCommandExampleRuns() async throws {
+    @Test func everyCommandExampleRuns() throws {
         let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
             .deletingLastPathComponent()
         var text = try String(contentsOf: root.appendingPathComponent("README.md"), encoding: .utf8)
@@ -205,7 +205,7 @@ import TrainingEngine
         var blocks = 0
         let running = DispatchGroup()
         let finished = BlockResults()
-        func run(_ command: String) async throws {
+        func run(_ command: String) throws {
             if Self.exemptions.contains(where: { command.hasPrefix($0.prefix) }) {
                 exempt += 1
                 return
@@ -240,10 +240,7 @@ import TrainingEngine
             }
             if arguments.first == "watch" {
                 // A stream until Ctrl-C: it must connect and stay up.
-                let watchArguments = arguments
-                let result = try await onOwnThread { [self] in
-                    try self.runFor(seconds: 1, tool: tool, watchArguments, environment: env)
-                }
+                let result = try runFor(seconds: 1, tool: tool, arguments, environment: env)
                 #expect(result.exitedEarly == false && result.stderr.isEmpty, "\(command): \(result.stderr)")
                 ran += 1
                 return
@@ -268,8 +265,7 @@ import TrainingEngine
                 }.start()
                 return
             }
-            let result = try await runBuiltAwaited(
-                "lineupctl", arguments, environment: env, directory: daemon.directory)
+            let result = try runBuilt("lineupctl", arguments, environment: env, directory: daemon.directory)
             check(command, line, arguments, result)
         }
         func check(
@@ -293,7 +289,7 @@ import TrainingEngine
             c.hasPrefix("lineupctl dogs add") || c.hasPrefix("lineupctl samples add")
                 || c.hasPrefix("lineupctl samples note")
         }
-        for command in commands.filter(adds) { try await run(command) }
+        for command in commands.filter(adds) { try run(command) }
         // Rex is the docs' dog (docs/trainer.md adds him); the trials below need him whatever the docs say.
         _ = try? client.addDog(DogEntry(name: "Rex"))
         for (label, kind) in [
@@ -339,7 +335,7 @@ import TrainingEngine
         substitutions["3f2a9c1e"] = session
         substitutions["9b1c0d2e"] = trial
         substitutions["4d7e1a90"] = otherTrial
-        for command in commands.filter({ !adds($0) }) { try await run(command) }
+        for command in commands.filter({ !adds($0) }) { try run(command) }
         // Each block ends by itself; the wait is only a bound on a hung one.
         #expect(running.wait(timeout: .now() + 180) == .success, "a documented lineupd block did not end")
         for (command, line, arguments, result) in finished.all.withLock({ $0 }) {
