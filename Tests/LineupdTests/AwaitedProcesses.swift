@@ -1,6 +1,6 @@
 import Foundation
 
-// The test runner has one thread per core (two on the board-class machines this is built on)
+// The test runner has one thread per core (two on the shared build machine)
 // for every test at once, so a test that blocks one on a child process for seconds holds the
 // other tests back. These run the same blocking helpers on a thread of their own and await
 // them: the runner's threads stay free while a simulated block runs. Checks stay in the test.
