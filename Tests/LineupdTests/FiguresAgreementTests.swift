@@ -114,26 +114,26 @@ import Testing
     }
 
     @Test(arguments: [3, 11, 2012] as [UInt64])
-    func fastBlocksAgreeEverywhere(seed: UInt64) throws {
+    func fastBlocksAgreeEverywhere(seed: UInt64) async throws {
         let dir = FileManager.default.temporaryDirectory.appendingPathComponent("figures-\(UUID().uuidString)").path
         try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(atPath: dir) }
         let db = "\(dir)/fast.db"
-        let run = try lineupd(
+        let run = try await lineupdAwaited(
             ["--simulate", "--fast", "--trials", "150", "--seed", "\(seed)", "--false-alert-rate", "0.08", "--db", db])
         #expect(run.status == 0, "\(run.stderr)")
         try checkAgreement(summary: run.stdout, db: db)
     }
 
     /// The real-time station (hot thread, ALSA, log feeder) and the log it writes.
-    @Test func aRealTimeBlockAgreesEverywhere() throws {
+    @Test func aRealTimeBlockAgreesEverywhere() async throws {
         let dir = FileManager.default.temporaryDirectory.appendingPathComponent("figures-\(UUID().uuidString)").path
         try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(atPath: dir) }
         let db = "\(dir)/rt.db"
-        let run = try lineupd(
+        let run = try await lineupdAwaited(
             [
-                "--simulate", "--trials", "12", "--seed", "5", "--speed", "10", "--device", "null", "--no-realtime",
+                "--simulate", "--trials", "12", "--seed", "5", "--speed", "30", "--device", "null", "--no-realtime",
                 "--db", db,
             ]
         )

@@ -36,8 +36,8 @@ import Testing
     }
 
     /// A station's log: a simulated block of `trials` trials, with its samples and events.
-    func station(_ path: String, trials: Int, seed: Int) throws {
-        let result = try lineupd([
+    func station(_ path: String, trials: Int, seed: Int) async throws {
+        let result = try await lineupdAwaited([
             "--simulate", "--db", path, "--trials", "\(trials)", "--seed", "\(seed)", "--speed", "30",
             "--no-realtime", "--device", "null",
         ])
@@ -66,9 +66,11 @@ import Testing
         try lineupctl(["pull"] + arguments, environment: ["TMPDIR": scratch])
     }
 
-    @Test func twoStationsPulledTwiceHoldEachRowOnce() throws {
-        try station(directory + "/pi-1.db", trials: 3, seed: 1)
-        try station(directory + "/pi-2.db", trials: 2, seed: 2)
+    @Test func twoStationsPulledTwiceHoldEachRowOnce() async throws {
+        // The two stations' blocks are independent: they run side by side.
+        async let pi1: Void = station(directory + "/pi-1.db", trials: 3, seed: 1)
+        async let pi2: Void = station(directory + "/pi-2.db", trials: 2, seed: 2)
+        _ = try await (pi1, pi2)
         let one = try counts(directory + "/pi-1.db")
         let two = try counts(directory + "/pi-2.db")
         #expect(one.events > 0 && two.events > 0 && one.samples > 0)
@@ -105,7 +107,7 @@ import Testing
 
         // A log elsewhere on the station, at a path the remote shell must be given quoted.
         let odd = directory + "/station three's log.db"
-        try station(odd, trials: 1, seed: 3)
+        try await station(odd, trials: 1, seed: 3)
         let three = try counts(odd)
         let elsewhere = try pull([
             "pi-1", "--into", lab, "--ssh", ssh, "--remote-lineupctl", built, "--remote-db", odd,
@@ -119,8 +121,8 @@ import Testing
         #expect(try FileManager.default.contentsOfDirectory(atPath: scratch).isEmpty)
     }
 
-    @Test func aStationWithoutLineupctlOrLogSaysWhich() throws {
-        try station(directory + "/pi-1.db", trials: 1, seed: 4)
+    @Test func aStationWithoutLineupctlOrLogSaysWhich() async throws {
+        try await station(directory + "/pi-1.db", trials: 1, seed: 4)
         let lab = directory + "/lab.db"
         let missing = try pull(["pi-1", "--into", lab, "--ssh", ssh, "--remote-lineupctl", directory + "/nothing"])
         #expect(missing.status == 1 && missing.stdout.isEmpty)
@@ -146,8 +148,8 @@ import Testing
         #expect(try FileManager.default.contentsOfDirectory(atPath: scratch).isEmpty)
     }
 
-    @Test func backupToStandardOutputIsTheLog() throws {
-        try station(directory + "/pi-1.db", trials: 1, seed: 5)
+    @Test func backupToStandardOutputIsTheLog() async throws {
+        try await station(directory + "/pi-1.db", trials: 1, seed: 5)
         let copy = directory + "/copy.db"
         FileManager.default.createFile(atPath: copy, contents: nil)
         let out = try #require(FileHandle(forWritingAtPath: copy))

@@ -2,6 +2,7 @@ import Foundation
 import Glibc
 import SessionLog
 import StationControl
+import Synchronization
 import Testing
 import TrainingEngine
 
@@ -200,6 +201,10 @@ import TrainingEngine
         var newDogs = 0
         var ran = 0
         var exempt = 0
+        // The `lineupd` examples (simulated blocks) running beside the others, and their ends.
+        var blocks = 0
+        let running = DispatchGroup()
+        let finished = BlockResults()
         func run(_ command: String) throws {
             if Self.exemptions.contains(where: { command.hasPrefix($0.prefix) }) {
                 exempt += 1
@@ -240,10 +245,33 @@ import TrainingEngine
                 ran += 1
                 return
             }
-            let result =
-                tool == "lineupd"
-                ? try lineupd(arguments + ["--no-realtime", "--device", "null"], in: daemon.directory)
-                : try runBuilt("lineupctl", arguments, environment: env, directory: daemon.directory)
+            if tool == "lineupd" {
+                // A simulated block runs for seconds of its own and touches nothing the other
+                // examples read, so it runs beside them, in a directory of its own (its
+                // `--db faults.db` or ./lineup.db its own too), holding the docs' files.
+                blocks += 1
+                let directory = daemon.directory + "/block-\(blocks)"
+                try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+                for file in Self.files(in: text) {
+                    try file.content.write(toFile: directory + "/" + file.name, atomically: true, encoding: .utf8)
+                }
+                let blockArguments = arguments + ["--no-realtime", "--device", "null"]
+                let shown = line
+                running.enter()
+                Thread {
+                    let result = Result { try lineupd(blockArguments, in: directory) }
+                    finished.all.withLock { $0.append((command, shown, blockArguments, result)) }
+                    running.leave()
+                }.start()
+                return
+            }
+            let result = try runBuilt("lineupctl", arguments, environment: env, directory: daemon.directory)
+            check(command, line, arguments, result)
+        }
+        func check(
+            _ command: String, _ line: String, _ arguments: [String],
+            _ result: (status: Int32, stdout: String, stderr: String)
+        ) {
             #expect(result.status == 0, "README: \(command)\n→ \(line)\n\(result.stderr)")
             if arguments.contains("--fault") {
                 // A broken sensor's example: its station's lines are the point, and nothing else.
@@ -308,6 +336,12 @@ import TrainingEngine
         substitutions["9b1c0d2e"] = trial
         substitutions["4d7e1a90"] = otherTrial
         for command in commands.filter({ !adds($0) }) { try run(command) }
+        // Each block ends by itself; the wait is only a bound on a hung one.
+        #expect(running.wait(timeout: .now() + 180) == .success, "a documented lineupd block did not end")
+        for (command, line, arguments, result) in finished.all.withLock({ $0 }) {
+            check(command, line, arguments, try result.get())
+        }
+        #expect(blocks > 0, "the docs' lineupd examples were not found")
         #expect(ran + exempt == commands.count)
     }
 
@@ -382,4 +416,11 @@ import TrainingEngine
         process.waitUntilExit()
         return (early, String(decoding: err.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self))
     }
+}
+
+/// The documented `lineupd` blocks' ends, as their threads finish: the command, the line run,
+/// its arguments and what it gave.
+final class BlockResults: Sendable {
+    let all = Mutex<[(String, String, [String], Result<(status: Int32, stdout: String, stderr: String), any Error>)]>(
+        [])
 }

@@ -235,25 +235,35 @@ struct TrainerLedSessionTests {
     /// dog holds at the target and the error button when it holds at another station. A dog
     /// that holds only at the target earns four hits, each a click at the target; one that
     /// holds only elsewhere earns four false alerts, each an error press there.
-    @Test func theSimulatedTrainerPressesAsThePageSays() throws {
+    @Test func theSimulatedTrainerPressesAsThePageSays() async throws {
+        // The two dogs' stations share nothing: they run side by side, each on its own log.
+        var stations: [(daemon: ServingStationTests.Daemon, dog: [String], outcome: TrialOutcome, press: String)] = []
+        var sessions: [String] = []
+        defer { for station in stations where station.daemon.process.isRunning { _ = station.daemon.terminate() } }
         for (dog, outcome, press) in [
             (["--sensitivity", "1", "--false-alert-rate", "0"], TrialOutcome.hit, "manual_click"),
             (["--sensitivity", "0", "--false-alert-rate", "1"], TrialOutcome.falseAlert, "error_mark"),
         ] {
             guard let daemon = try ServingStationTests.Daemon(speed: 5, extra: dog) else { return }
-            defer { if daemon.process.isRunning { _ = daemon.terminate() } }
+            stations.append((daemon, dog, outcome, press))
             #expect(daemon.waitReady(dogs: ["Aino"]))
-            let client = daemon.client
             // 10 s rounds, 2 s at speed 5: the dog's slowest search of two stations takes 1.3 s.
             var request = SessionRequest(dog: "Aino", program: "study", step: "target-scent/1", mode: .trainerLed)
             request.durationSeconds = 10
             request.seed = 3
-            let session = try client.startSession(request)
-            for round in 1...4 {
-                try client.ready()
-                #expect(eventually(15) { (try? client.status().exercisesDone) == round }, "round \(round)")
+            sessions.append(try daemon.client.startSession(request))
+        }
+        for round in 1...4 {
+            for station in stations { try station.daemon.client.ready() }
+            for station in stations {
+                let client = station.daemon.client
+                let done = await eventuallyAwaited(15) { (try? client.status().exercisesDone) == round }
+                #expect(done, "round \(round), \(station.dog)")
             }
-            try client.endSession(suggestions: nil)
+        }
+        for (station, session) in zip(stations, sessions) {
+            let (daemon, dog, outcome, press) = station
+            try daemon.client.endSession(suggestions: nil)
             #expect(daemon.terminate().status == 0)
             let reader = try SessionLog.openReader(path: daemon.db)
             let rounds = try reader.trials(LogFilter(sessionId: session))
