@@ -65,7 +65,10 @@ enum Assets {
         </section>
         <section id="controls" hidden>
           <button id="ready" class="big go">Ready</button>
-          <div class="row" id="clicker-row" hidden></div>
+          <div class="row" id="clicker-row" hidden>
+            <button id="clicker" class="big go">Click</button>
+            <button id="error" class="big stop">Error</button>
+          </div>
           <details id="start-box"><summary>Start a session</summary>
             <form id="start">
               <label>Dog <input id="dog" required></label>
@@ -155,6 +158,7 @@ enum Assets {
           $('activity').textContent = s.activity || '';
           $('trial').textContent = s.trial ? (s.trial + ' of ' + (s.trials || '?')) : '–';
           $('session').textContent = s.session ? ('Session ' + s.session + ': ' + (s.dog || '') + ', ' + (s.program || '') + ' ' + (s.step || '') + ' (' + (s.mode || '') + ')') : '';
+          $('clicker-row').hidden = s.mode !== 'trainer-led';
           secondsLeft = (typeof s.secondsLeft === 'number') ? s.secondsLeft : null; secondsAt = Date.now();
           tick();
         }
@@ -212,6 +216,9 @@ enum Assets {
           $('assistant').hidden = me.role !== 'assistant';
           $('ready').onclick = async () => { const j = await post('/api/ready'); if (j) say(j.message); };
           $('loaded').onclick = async () => { const j = await post('/api/ready'); if (j) say(j.message); };
+          // pointerdown, not click: the press is sent the moment the thumb lands, as a button's edge.
+          $('clicker').addEventListener('pointerdown', () => post('/api/press', {button: 'clicker'}));
+          $('error').addEventListener('pointerdown', () => post('/api/press', {button: 'error'}));
           $('abort').onclick = async () => { if (await post('/api/abort')) say('Trial aborted'); };
           $('logout').onclick = async () => { await post('/api/logout'); location.href = '/login'; };
           $('start').addEventListener('submit', async (e) => {

@@ -151,6 +151,14 @@ public enum WebApp {
             let call = try await decodeBody(SessionEndRequest.self, request, context, emptyIs: "{}")
             return try await forward(call, state)
         }
+        router.post("/api/press") { request, context in
+            try context.require(\.runsSessions, "press the clicker or error")
+            let call = try await decodeBody(ButtonPress.self, request, context)
+            guard ["clicker", "error"].contains(call.button) else {
+                throw WebError(.badRequest, "bad-request", "field 'button' should be \"clicker\" or \"error\"")
+            }
+            return try await forward(call, state)
+        }
         router.get("/api/events") { _, context in
             let login = try context.requireLogin()
             let stream = await state.hub.subscribe(role: login.role)

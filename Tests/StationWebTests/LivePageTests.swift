@@ -92,4 +92,84 @@ import WebAccounts
             #expect(again2.waitReady())
         }
     }
+
+    /// The page's clicker and error take the physical buttons' path: with no virtual dog and no
+    /// simulated trainer, a nose put at a station by hand and the page's press make the round's
+    /// click and its outcome, as the trainer's thumb on the button would.
+    @Test func theClickerAndErrorOnThePageAreTheButtonsPresses() async throws {
+        guard let station = try SimulatedStation(extra: ["--no-virtual-dog"]) else { return }
+        defer { station.terminate() }
+        #expect(station.waitReady())
+        let control = station.client
+        _ = try control.addDog(DogEntry(name: "Rex"))
+        try await app(station).test(.live) { client in
+            let port = try #require(client.port)
+            let page = try #require(try await client.login("trainer1").1)
+            let live = try RawStream(port: port, path: "/api/events", cookie: page.cookie)
+            defer { live.close() }
+            // Between sessions the clicker still clicks, from the page too.
+            let idleClicks = try control.status().clicks
+            let idlePress = try await client.post(
+                "/api/press", json: #"{"button":"clicker"}"#, headers: page.postHeaders)
+            #expect(idlePress.status == .ok, "\(text(idlePress.body))")
+            #expect(
+                await eventuallyAsync(5) { (try? control.status().clicks) == idleClicks + 1 },
+                "the idle press did not click")
+
+            let start = try await client.post(
+                "/api/session/start",
+                json:
+                    #"{"dog":"Rex","program":"study","step":"target-scent/1","mode":"trainer-led","durationSeconds":45}"#,
+                headers: page.postHeaders)
+            #expect(start.status == .ok, "\(text(start.body))")
+            for (round, button) in [(1, "clicker"), (2, "error")] {
+                let ready = try await client.post("/api/ready", json: "{}", headers: page.postHeaders)
+                #expect(ready.status == .ok, "round \(round): \(text(ready.body))")
+                #expect(await eventuallyAsync(5) { (try? control.status().state) == .roundRunning }, "round \(round)")
+                let layout = try control.layout(view: .handler)
+                let target = try #require(layout.first { $0.kind == .target }).station
+                let other = try #require(layout.first { $0.kind != .target }).station
+                // The clicker at the target: a hit; the error elsewhere: a false alert there.
+                let nose = button == "clicker" ? target : other
+                try control.simulate(SimulatedInput(input: nose, active: true))
+                try await Task.sleep(for: .milliseconds(100))
+                let press = try await client.post(
+                    "/api/press", json: #"{"button":"\#(button)"}"#, headers: page.postHeaders)
+                #expect(press.status == .ok, "\(text(press.body))")
+                try await Task.sleep(for: .milliseconds(100))
+                try control.simulate(SimulatedInput(input: nose, active: false))
+                // The round's line, as lineupd's watch gives it (`{"kind":"trial","line":...}`).
+                func roundLine(_ stream: RawStream) -> String? {
+                    stream.frames("watch").lazy.compactMap { frame -> String? in
+                        let object = try? JSONSerialization.jsonObject(with: Data(frame.utf8)) as? [String: String]
+                        guard object?["kind"] == "trial", let line = object?["line"], line.hasPrefix("trial \(round)/")
+                        else { return nil }
+                        return line
+                    }.first
+                }
+                let said = await live.waitFor(15) { roundLine($0) != nil }
+                #expect(said, "round \(round) never ended: \(live.frames("watch").suffix(5))")
+                let line = roundLine(live) ?? ""
+                if button == "clicker" {
+                    #expect(line.contains("trainer's click at \(target)") && line.contains("hit"), "\(line)")
+                } else {
+                    #expect(line.contains("false-alert"), "\(line)")
+                }
+            }
+            // A button the board does not have is refused before lineupd.
+            let bad = try await client.post("/api/press", json: #"{"button":"ready"}"#, headers: page.postHeaders)
+            #expect(bad.status == .badRequest)
+            _ = try await client.post("/api/session/end", json: "{}", headers: page.postHeaders)
+        }
+    }
+}
+
+/// Polls `condition` every 50 ms for at most `seconds`, without blocking a thread of Swift's pool.
+func eventuallyAsync(_ seconds: Double, _ condition: () -> Bool) async -> Bool {
+    let deadline = Date().addingTimeInterval(seconds)
+    while Date() < deadline {
+        if condition() { return true }
+        try? await Task.sleep(for: .milliseconds(50))
+    }
+    return condition()
 }

@@ -14,7 +14,7 @@ final class SimulatedStation: @unchecked Sendable {
     let db: String
 
     /// `directory`: an earlier station's, to start again on its socket and log.
-    init?(speed: Double = 30, directory reused: String? = nil) throws {
+    init?(speed: Double = 30, extra: [String] = [], directory reused: String? = nil) throws {
         let binary = packageRoot.appendingPathComponent(".build/debug/lineupd").path
         guard FileManager.default.isExecutableFile(atPath: binary) else {
             Issue.record("lineupd is not built: run `swift build` before `swift test`")
@@ -26,10 +26,11 @@ final class SimulatedStation: @unchecked Sendable {
         socket = directory + "/control.sock"
         db = directory + "/lineup.db"
         process.executableURL = URL(fileURLWithPath: binary)
-        process.arguments = [
-            "--simulate", "--serve", "--socket", socket, "--db", db, "--speed", String(speed), "--no-realtime",
-            "--device", "null",
-        ]
+        process.arguments =
+            [
+                "--simulate", "--serve", "--socket", socket, "--db", db, "--speed", String(speed), "--no-realtime",
+                "--device", "null",
+            ] + extra
         var environment = ProcessInfo.processInfo.environment
         for key in ["NOTIFY_SOCKET", "LINEUP_SOCKET", "LINEUP_DB"] { environment[key] = nil }
         process.environment = environment
