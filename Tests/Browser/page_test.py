@@ -9,6 +9,7 @@ has no horizontal scroll at 390 px, and saves screenshots at 390 px and 1280 px 
 .build/artifacts/. Exits non-zero on any failure. Usage: python3 Tests/Browser/page_test.py
 (after `swift build`; needs chromium, chromium-driver and `pip install selenium`).
 """
+import json
 import os
 import signal
 import socket
@@ -67,7 +68,9 @@ def main():
         with open(os.path.join(ROOT, "docs", "web.md")) as doc:
             line = next(l for l in doc if l.startswith(".build/debug/lineupd --simulate --serve"))
         line = line.strip().replace("/tmp/", work + "/").replace("lineup-web-users.db", "users.db")
-        line = line.replace(f"--db {db} &", f"--db {db} --speed 10 --no-realtime --device null &")
+        # No virtual dog and no simulated trainer: the nose is put at a station by hand, and
+        # the page's buttons are the only trainer.
+        line = line.replace(f"--db {db} &", f"--db {db} --speed 10 --no-realtime --device null --no-virtual-dog &")
         line += f" --port {port}"
         if f"--users {users}" not in line or "--role admin" not in line:
             raise SystemExit(f"docs/web.md's line is not the one this test knows: {line}")
@@ -118,6 +121,22 @@ def main():
         wait_for("the timer counting down", lambda: int(page("timer").text.split()[0]) < first, 10)
         wait_for("trial n of N", lambda: " of " in page("trial").text)
 
+        # The page's clicker, with the nose at the target: the round's click, on the buttons' path.
+        wait_for("the clicker and error buttons", lambda: page("clicker").is_displayed() and page("error").is_displayed())
+        stations = json.loads(run(f"{BUILD}/lineupctl", "layout", "--json", env=env))
+        target = next(s["station"] for s in stations if s["kind"] == "target")
+        run(f"{BUILD}/lineupctl", "simulate", target, "on", env=env)
+        time.sleep(0.2)
+        page("clicker").click()
+        wait_for("the page's click in the events", lambda: any(
+            "click at " + target in li.text for li in driver.find_elements(By.CSS_SELECTOR, "#events li")))
+        # Then the error, the nose still at the target: the project's rule makes the round not
+        # correct (docs/trainer.md), so its line reads the click and ends "miss".
+        page("error").click()
+        wait_for("the page's error press in the events", lambda: sum(
+            "button" in li.text for li in driver.find_elements(By.CSS_SELECTOR, "#events li")) >= 2)
+        run(f"{BUILD}/lineupctl", "simulate", target, "off", env=env)
+
         # No horizontal scroll at 390 px, mid-session.
         scroll = driver.execute_script("return [document.documentElement.scrollWidth, window.innerWidth]")
         if scroll[0] > scroll[1]:
@@ -127,6 +146,8 @@ def main():
 
         wait_for("the round's result", lambda: page("result").text.strip() != "", 30)
         result = page("result").text
+        if f"trainer's click at {target}" not in result:
+            raise SystemExit(f"the round's line does not have the page's click at {target}: {result}")
         driver.set_window_size(1280, 900)
         driver.execute_script("window.scrollTo(0, 0)")
         driver.save_screenshot(os.path.join(ARTIFACTS, "page-1280.png"))
