@@ -40,10 +40,12 @@ import WebAccounts
             let start = try await client.post(
                 "/api/session/start",
                 json:
-                    #"{"dog":"Rex","program":"study","step":"target-scent/1","mode":"trainer-led","durationSeconds":60}"#,
+                    #"{"dog":"Rex","program":"study","step":"target-scent/1","mode":"trainer-led","durationSeconds":3600}"#,
                 headers: page.postHeaders)
             #expect(start.status == .ok, "\(text(start.body))")
             #expect(json(start)["session"] is String)
+            // A round of an hour (two minutes at 30 ×): it runs until the session ends, however
+            // slow the machine, so what follows never races its end.
             let ready = try await client.post("/api/ready", json: "{}", headers: page.postHeaders)
             #expect(ready.status == .ok, "\(text(ready.body))")
             #expect((json(ready)["message"] as? String)?.contains("started") == true, "\(text(ready.body))")
@@ -119,7 +121,7 @@ import WebAccounts
             let start = try await client.post(
                 "/api/session/start",
                 json:
-                    #"{"dog":"Rex","program":"study","step":"target-scent/1","mode":"trainer-led","durationSeconds":45}"#,
+                    #"{"dog":"Rex","program":"study","step":"target-scent/1","mode":"trainer-led","durationSeconds":240}"#,
                 headers: page.postHeaders)
             #expect(start.status == .ok, "\(text(start.body))")
             for (round, button) in [(1, "clicker"), (2, "error")] {
@@ -147,7 +149,8 @@ import WebAccounts
                         return line
                     }.first
                 }
-                let said = await live.waitFor(15) { roundLine($0) != nil }
+                // Each round lasts 8 s at 30 ×: the presses above fit in it on a loaded machine.
+                let said = await live.waitFor(30) { roundLine($0) != nil }
                 #expect(said, "round \(round) never ended: \(live.frames("watch").suffix(5))")
                 let line = roundLine(live) ?? ""
                 if button == "clicker" {
