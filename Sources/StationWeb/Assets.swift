@@ -124,6 +124,7 @@ enum Assets {
         .notlive { background: #b3261e; color: #fff; padding: 8px 12px; margin: 0; }
         .live { background: #1b7f3a; color: #fff; padding: 8px 12px; margin: 0; }
         .result { font-weight: bold; }
+        main.stale { opacity: 0.45; }
         .error { color: #b3261e; }
         .layout { font-size: 2em; padding-left: 1.2em; }
         .events { font-size: 0.85em; max-height: 16em; overflow-y: auto; padding-left: 1.2em; }
@@ -151,6 +152,9 @@ enum Assets {
         }
         function setLive(live, why) {
           $('live').className = live ? 'live' : 'notlive';
+          // What is shown while not live is the station as it was: dimmed, its timer stopped.
+          document.querySelector('main').classList.toggle('stale', !live);
+          if (!live) { secondsLeft = null; tick(); }
           $('live').textContent = live ? 'Live' : ('Not live: ' + (why || 'reconnecting to the station…'));
         }
         function showStatus(s) {

@@ -55,6 +55,23 @@ def wait_for(what, condition, seconds=20):
     raise SystemExit(f"timed out after {seconds} s: {what}")
 
 
+def child_named(parent, name):
+    """The pid of `parent`'s child process called `name` (read from /proc)."""
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            with open(f"/proc/{entry}/stat") as f:
+                fields = f.read().rsplit(")", 1)
+            comm = fields[0].split("(", 1)[1]
+            ppid = int(fields[1].split()[1])
+        except (OSError, IndexError, ValueError):
+            continue
+        if ppid == parent and comm == name:
+            return int(entry)
+    raise SystemExit(f"no {name} under process {parent}")
+
+
 def main():
     os.makedirs(ARTIFACTS, exist_ok=True)
     work = tempfile.mkdtemp(prefix="lineup-browser-")
@@ -162,8 +179,28 @@ def main():
         rows = [line for line in export.splitlines()[1:] if line.strip()]
         if not rows:
             raise SystemExit(f"no round in the log:\n{trials}")
+        # A second session, and lineupd stops during its round: the page says it is not live, and
+        # why; started again, the page is live again by itself (the cut session is logged
+        # interrupted, and the station is idle).
+        page("start-box").find_element(By.TAG_NAME, "summary").click()
+        page("start-button").click()
+        wait_for("the second session", lambda: page("state").text == "Waiting for ready")
+        page("ready").click()
+        wait_for("the second round running", lambda: page("state").text == "Round running")
+        lineupd = child_named(processes[0].pid, "lineupd")
+        os.kill(lineupd, signal.SIGTERM)
+        wait_for("the page saying it is not live",
+                 lambda: page("live").text.startswith("Not live") and "lineupd is not running" in page("live").text)
+        driver.execute_script("window.scrollTo(0, 0)")
+        driver.save_screenshot(os.path.join(ARTIFACTS, "page-1280-not-live.png"))
+        processes.append(subprocess.Popen(
+            [f"{BUILD}/lineupd", "--simulate", "--serve", "--socket", sock, "--db", db, "--speed", "10",
+             "--no-realtime", "--device", "null", "--no-virtual-dog"], start_new_session=True,
+            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL))
+        wait_for("the page live again", lambda: page("live").text == "Live", 30)
+        wait_for("idle after the restart", lambda: page("state").text == "No session")
         print(f"browser test: passed; the page showed \"{result}\"; {len(rows)} round(s) in the log;"
-              f" screenshots in {ARTIFACTS}")
+              f" not live while lineupd was stopped mid-round, live again after; screenshots in {ARTIFACTS}")
     finally:
         if driver:
             driver.quit()
