@@ -98,3 +98,14 @@ public func originMatches(origin: String?, host: String?) -> Bool {
     guard let origin, let host, !host.isEmpty else { return false }
     return origin == "http://" + host || origin == "https://" + host
 }
+
+/// Compares a token sent with the session's in time that does not depend on where they differ.
+func sameToken(_ sent: String?, _ expected: String) -> Bool {
+    guard let sent else { return false }
+    let a = Array(sent.utf8)
+    let b = Array(expected.utf8)
+    guard a.count == b.count else { return false }
+    var difference: UInt8 = 0
+    for i in a.indices { difference |= a[i] ^ b[i] }
+    return difference == 0
+}

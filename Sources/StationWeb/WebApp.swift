@@ -312,7 +312,9 @@ struct GuardMiddleware: RouterMiddleware {
             guard type.hasPrefix("application/json") else {
                 throw WebError(.unsupportedMediaType, "bad-request", "send JSON (Content-Type: application/json)")
             }
-            if let login = context.login, path != "/api/login", request.headers[.init("X-CSRF-Token")!] != login.csrf {
+            if let login = context.login, path != "/api/login",
+                !sameToken(request.headers[.init("X-CSRF-Token")!], login.csrf)
+            {
                 throw WebError(.forbidden, "csrf", "refused: the page's token is missing or stale; reload the page")
             }
         }
