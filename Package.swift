@@ -15,13 +15,17 @@ import PackageDescription
 //   StationLogging       one logger per component (swift-log), one line each, journald-friendly
 //   StationRuntime       the live session: engine on the hot path, log feeder, station service
 //   LineupBench          not product code: the benchmarks' helpers and the log filler (test data)
+//   WebAccounts          the station page's accounts: a small SQLite file, bcrypt hashes (lineupctl and lineup-web)
+//   StationWeb           the station's page: accounts, sessions, CSRF, the routes over the control socket
 //   lineupd, lineupctl   the daemon (flags, assembly, signals) and the tool
+//   lineup-web           the station page's service: the only process with a network listener
 let package = Package(
     name: "lineup",
     platforms: [.macOS(.v14)],
     products: [
         .executable(name: "lineupd", targets: ["lineupd"]),
         .executable(name: "lineupctl", targets: ["lineupctl"]),
+        .executable(name: "lineup-web", targets: ["lineup-web"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
@@ -30,6 +34,10 @@ let package = Package(
         .package(url: "https://github.com/x-sheep/swift-property-based", from: "2.0.1"),
         .package(url: "https://github.com/ordo-one/malloc-interposer", from: "1.6.1"),
         .package(url: "https://github.com/apple/swift-log", from: "1.16.2"),
+        .package(url: "https://github.com/hummingbird-project/hummingbird", from: "2.28.1"),
+        .package(url: "https://github.com/hummingbird-project/hummingbird-auth", from: "2.5.0"),
+        // Hummingbird's own: named so StationWeb may import HTTPTypes (its header names).
+        .package(url: "https://github.com/apple/swift-http-types", from: "1.0.0"),
     ],
     targets: [
         .systemLibrary(
@@ -103,8 +111,30 @@ let package = Package(
             name: "lineupctl",
             dependencies: [
                 "StationConfig", "StationIO", "TrainingEngine", "ProgramFiles", "VirtualDog", "SessionLog",
-                "StationControl", "Report", "LineupBench", "StationLogging",
+                "StationControl", "Report", "LineupBench", "StationLogging", "WebAccounts",
                 .product(name: "Logging", package: "swift-log"),
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+            ]
+        ),
+        .target(
+            name: "WebAccounts",
+            dependencies: [
+                .product(name: "HummingbirdBcrypt", package: "hummingbird-auth"),
+                .product(name: "GRDB", package: "GRDB.swift"),
+            ]
+        ),
+        .target(
+            name: "StationWeb",
+            dependencies: [
+                "WebAccounts", "StationControl", "TrainingEngine",
+                .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "HTTPTypes", package: "swift-http-types"),
+            ]
+        ),
+        .executableTarget(
+            name: "lineup-web",
+            dependencies: [
+                "StationWeb", .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]
         ),
@@ -148,6 +178,15 @@ let package = Package(
             name: "StationRuntimeTests",
             dependencies: [
                 "StationRuntime", "StationIO", "SessionLog", "TrainingEngine", "ProgramFiles", "StationControl",
+            ]
+        ),
+        .testTarget(
+            name: "StationWebTests",
+            dependencies: [
+                "StationWeb", "WebAccounts", "StationControl", "TrainingEngine",
+                .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "HummingbirdTesting", package: "hummingbird"),
+                .product(name: "HTTPTypes", package: "swift-http-types"),
             ]
         ),
         .testTarget(

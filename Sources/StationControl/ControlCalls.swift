@@ -29,7 +29,7 @@ public enum ControlCalls {
         StatusRequest.self, SessionRequest.self, LayoutRequest.self, ReadyRequest.self, AbortRequest.self,
         SessionEndRequest.self, WatchRequest.self, DogEntry.self, SampleEntry.self, SampleNoteEntry.self,
         TrialCorrectionEntry.self, SessionNoteEntry.self, SimulatedInput.self, AboutRequest.self,
-        VersionRequest.self,
+        VersionRequest.self, ButtonPress.self,
     ]
 
     static let byName: [String: any ControlCall.Type] = Dictionary(
@@ -71,6 +71,16 @@ public protocol StationControlling: AnyObject, Sendable {
     func about() -> StationAbout
     /// The libraries the running lineupd was built with.
     func version() -> StationVersion
+    /// A press of the clicker or error button from the station's page, handed to the hot
+    /// thread as that button's edges.
+    func press(_ press: ButtonPress) throws(ControlRefusal)
+}
+
+extension StationControlling {
+    /// A station that has no page buttons (the tests' stand-ins) refuses the press.
+    public func press(_ press: ButtonPress) throws(ControlRefusal) {
+        throw ControlRefusal(.failed, "this station takes no button presses over its socket")
+    }
 }
 
 // MARK: - The requests
@@ -229,6 +239,23 @@ public struct StationVersion: Sendable, Codable, Hashable {
         self.protocolVersion = protocolVersion
         self.libgpiod = libgpiod
         self.alsaLib = alsaLib
+    }
+}
+
+/// `press`: the clicker or error button pressed on the station's page (lineup-web). It takes
+/// the physical button's path: the station writes the button line's edges where the hot loop
+/// reads its inputs, so the click and its record are made as for a thumb on the button.
+public struct ButtonPress: StationCall {
+    public static let name = "press"
+    public typealias Reply = Done
+    /// `clicker` or `error`.
+    public var button: String
+
+    public init(button: String) { self.button = button }
+
+    public func perform(on station: any StationControlling) throws(ControlRefusal) -> Done {
+        try station.press(self)
+        return Done()
     }
 }
 

@@ -138,7 +138,7 @@ extension ControlProtocol {
     }
 
     /// Names the field a decoding error is about, so the person typing the request can fix it.
-    static func badRequest(_ error: any Error) -> ControlRefusal {
+    public static func badRequest(_ error: any Error) -> ControlRefusal {
         func field(_ path: [any CodingKey], _ key: (any CodingKey)? = nil) -> String {
             let parts = (path + (key.map { [$0] } ?? [])).map { $0.intValue.map(String.init) ?? $0.stringValue }
             return parts.joined(separator: ".")

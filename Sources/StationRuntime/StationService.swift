@@ -98,7 +98,9 @@ public final class StationService: StationControlling, @unchecked Sendable {
 
     let options: Options
     let inputs: InputMap
+    /// The board's edge source with the page's buttons polled beside it (StationService+PageButtons).
     let source: any EdgeSource
+    let pageButtons: PageButtons
     let simulated: SimulatedLineup?
     let player: ClickPlayer
     let log: SessionLog
@@ -141,7 +143,8 @@ public final class StationService: StationControlling, @unchecked Sendable {
         self.options = options
         self.outputs = outputs.map { (driver: $0.0, map: $0.1) }
         inputs = InputMap(configuration: options.board)
-        self.source = source
+        pageButtons = try PageButtons(lines: Self.pageButtonLines(inputs))
+        self.source = CombinedEdgeSource(source, pageButtons)
         self.simulated = simulated
         self.player = player
         log = try SessionLog(path: options.databasePath)
@@ -329,7 +332,7 @@ public final class StationService: StationControlling, @unchecked Sendable {
             for (i, name) in outputs.map.names.enumerated() {
                 let level =
                     simulated?.output(i)?.active
-                    ?? (source as? GPIOLineup)?.level(of: UInt32(inputs.count + i)) ?? false
+                    ?? ((source as? CombinedEdgeSource)?.first as? GPIOLineup)?.level(of: UInt32(inputs.count + i)) ?? false
                 if level { on.append(name) }
             }
             status.outputsOn = on

@@ -40,6 +40,7 @@ struct Lineupctl: ParsableCommand {
             TrialCommand.self, Progress.self, Stats.self, ReportCommand.self, Export.self, Backup.self,
             MergeCommand.self, PullCommand.self, ProgramsCommand.self, ProgramCommand.self,
             StatusCommand.self, LayoutCommand.self, ReadyCommand.self, WatchCommand.self, SimulateCommand.self,
+            WebCommand.self,
         ]
     )
 }

@@ -110,7 +110,8 @@ struct ControlCallsTests {
 
     /// Requests added since, each pinned as it was designed.
     static let added: [(any ControlCall, String)] = [
-        (VersionRequest(), #"{"id":1,"request":"version","v":1}"#)
+        (VersionRequest(), #"{"id":1,"request":"version","v":1}"#),
+        (ButtonPress(button: "clicker"), #"{"button":"clicker","id":1,"request":"press","v":1}"#),
     ]
 
     @Test("a request added to the table has its line, and decodes back to itself")

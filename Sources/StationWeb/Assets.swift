@@ -1,0 +1,247 @@
+import Hummingbird
+import NIOCore
+
+// The page's every asset, compiled into lineup-web: the station has no internet, so nothing
+// is fetched from elsewhere. Plain HTML, CSS and JavaScript, no framework.
+
+enum Assets {
+    static func response(_ text: String, type: String) -> Response {
+        Response(
+            status: .ok, headers: [.contentType: type, .cacheControl: "no-cache"],
+            body: .init(byteBuffer: ByteBuffer(string: text)))
+    }
+
+    static let loginHTML = """
+        <!doctype html>
+        <html lang="en"><head><meta charset="utf-8">
+        <meta name="viewport" content="width=device-width, initial-scale=1">
+        <title>Lineup station: log in</title><link rel="stylesheet" href="/static/app.css"></head>
+        <body><main class="narrow">
+        <h1>Lineup station</h1>
+        <form id="login">
+        <label>Name <input id="name" name="name" autocomplete="username" required></label>
+        <label>Password <input id="password" name="password" type="password" autocomplete="current-password" required></label>
+        <button type="submit" id="login-button">Log in</button>
+        <p id="login-error" class="error" role="alert"></p>
+        </form>
+        <p class="hint">No account yet? The first one is made on the station: <code>lineupctl web user add NAME --role admin</code>.</p>
+        </main><script src="/static/login.js"></script></body></html>
+        """
+
+    static let loginJS = """
+        'use strict';
+        document.getElementById('login').addEventListener('submit', async (e) => {
+          e.preventDefault();
+          const error = document.getElementById('login-error');
+          error.textContent = '';
+          const body = JSON.stringify({name: document.getElementById('name').value,
+                                       password: document.getElementById('password').value});
+          try {
+            const r = await fetch('/api/login', {method: 'POST', headers: {'Content-Type': 'application/json'}, body});
+            if (r.ok) { location.href = '/'; return; }
+            const j = await r.json().catch(() => null);
+            error.textContent = j && j.error ? j.error.message : ('login failed (' + r.status + ')');
+          } catch (x) { error.textContent = 'the station does not answer: ' + x; }
+        });
+        """
+
+    static let appHTML = """
+        <!doctype html>
+        <html lang="en"><head><meta charset="utf-8">
+        <meta name="viewport" content="width=device-width, initial-scale=1">
+        <title>Lineup station</title><link rel="stylesheet" href="/static/app.css"></head>
+        <body>
+        <header><span id="who"></span><button id="logout" class="small">Log out</button></header>
+        <p id="live" class="notlive" role="status">Connecting to the station…</p>
+        <main>
+        <section id="now">
+          <h1 id="state">…</h1>
+          <p id="activity"></p>
+          <div class="row"><div class="figure"><span id="timer">–</span><small>time left</small></div>
+          <div class="figure"><span id="trial">–</span><small>trial</small></div></div>
+          <p id="session"></p>
+          <p id="result" class="result"></p>
+          <p id="message" role="alert"></p>
+        </section>
+        <section id="controls" hidden>
+          <button id="ready" class="big go">Ready</button>
+          <div class="row" id="clicker-row" hidden>
+            <button id="clicker" class="big go">Click</button>
+            <button id="error" class="big stop">Error</button>
+          </div>
+          <details id="start-box"><summary>Start a session</summary>
+            <form id="start">
+              <label>Dog <input id="dog" required></label>
+              <label><input type="checkbox" id="new-dog"> a dog the log does not know yet</label>
+              <label>Program <input id="program" value="study" required></label>
+              <label>Step <input id="step" value="indicate/1" required></label>
+              <label>Trials <input id="trials" type="number" min="1" inputmode="numeric"></label>
+              <label>Duration of each repetition, s <input id="duration" type="number" min="1" max="3600" inputmode="numeric"></label>
+              <label><input type="checkbox" id="unlabelled"> without samples (stations by kind only)</label>
+              <button type="submit" id="start-button">Start</button>
+            </form>
+          </details>
+          <details id="end-box"><summary>End the session</summary>
+            <form id="end">
+              <label>Improvement suggestions <textarea id="suggestions" rows="3"></textarea></label>
+              <button type="submit" id="end-button">End session</button>
+              <button type="button" id="abort" class="stop">Abort the trial</button>
+            </form>
+          </details>
+        </section>
+        <section id="assistant" hidden>
+          <h2>Load the next trial</h2>
+          <ol id="layout" class="layout"></ol>
+          <button id="loaded" class="big go">Loaded</button>
+        </section>
+        <section id="hidden-layout" hidden><p id="hidden-why"></p></section>
+        <section><h2>Events</h2><ol id="events" class="events"></ol></section>
+        </main>
+        <script src="/static/app.js"></script></body></html>
+        """
+
+    static let appCSS = """
+        * { box-sizing: border-box; }
+        html { -webkit-text-size-adjust: 100%; }
+        body { margin: 0; font: 18px/1.4 system-ui, sans-serif; color: #111; background: #fafafa; overflow-wrap: anywhere; }
+        main { padding: 0 12px 24px; max-width: 960px; margin: 0 auto; }
+        main.narrow { max-width: 420px; padding-top: 24px; }
+        header { display: flex; justify-content: space-between; align-items: center; padding: 8px 12px; background: #234; color: #fff; }
+        h1 { font-size: 1.6em; margin: 12px 0 4px; }
+        h2 { font-size: 1.2em; }
+        label { display: block; margin: 8px 0; }
+        input, textarea { font: inherit; width: 100%; max-width: 100%; padding: 8px; }
+        input[type=checkbox] { width: auto; }
+        button { font: inherit; padding: 10px 16px; border-radius: 8px; border: 1px solid #345; background: #fff; }
+        button.small { padding: 4px 10px; font-size: 0.9em; }
+        button.big { display: block; width: 100%; font-size: 1.6em; padding: 20px; margin: 12px 0; }
+        .go { background: #1b7f3a; color: #fff; border-color: #1b7f3a; }
+        .stop, .error-button { background: #b3261e; color: #fff; border-color: #b3261e; }
+        .row { display: flex; gap: 12px; flex-wrap: wrap; }
+        .row > * { flex: 1 1 140px; }
+        .figure { background: #fff; border: 1px solid #ccd; border-radius: 8px; padding: 8px; text-align: center; }
+        .figure span { display: block; font-size: 2.2em; font-variant-numeric: tabular-nums; }
+        .notlive { background: #b3261e; color: #fff; padding: 8px 12px; margin: 0; }
+        .live { background: #1b7f3a; color: #fff; padding: 8px 12px; margin: 0; }
+        .result { font-weight: bold; }
+        main.stale { opacity: 0.45; }
+        .error { color: #b3261e; }
+        .layout { font-size: 2em; padding-left: 1.2em; }
+        .events { font-size: 0.85em; max-height: 16em; overflow-y: auto; padding-left: 1.2em; }
+        code { overflow-wrap: anywhere; }
+        """
+
+    static let appJS = """
+        'use strict';
+        const $ = (id) => document.getElementById(id);
+        let me = null, lastFrame = 0, secondsLeft = null, secondsAt = 0, source = null;
+        const words = {
+          'idle': 'No session', 'waiting-for-ready': 'Waiting for ready', 'blocked': 'A station is active: clear it',
+          'searching': 'The dog is searching', 'holding': 'The dog is searching (nose at a station)',
+          'interval': 'Between trials', 'round-running': 'Round running', 'block-complete': 'Block complete: end the session',
+          'repetitions-done': 'Every repetition done: end the session', 'aborted': 'Aborted'
+        };
+        function say(text, bad) { $('message').textContent = text || ''; $('message').className = bad ? 'error' : ''; }
+        async function post(path, body) {
+          const r = await fetch(path, {method: 'POST', headers: {'Content-Type': 'application/json', 'X-CSRF-Token': me.csrf},
+                                       body: JSON.stringify(body || {})});
+          const j = await r.json().catch(() => null);
+          if (r.status === 401) { location.href = '/login'; return null; }
+          if (!r.ok) { say(j && j.error ? j.error.message : ('refused (' + r.status + ')'), true); return null; }
+          return j;
+        }
+        function setLive(live, why) {
+          $('live').className = live ? 'live' : 'notlive';
+          // What is shown while not live is the station as it was: dimmed, its timer stopped.
+          document.querySelector('main').classList.toggle('stale', !live);
+          if (!live) { secondsLeft = null; tick(); }
+          $('live').textContent = live ? 'Live' : ('Not live: ' + (why || 'reconnecting to the station…'));
+        }
+        function showStatus(s) {
+          $('state').textContent = words[s.state] || s.state;
+          $('activity').textContent = s.activity || '';
+          $('trial').textContent = s.trial ? (s.trial + ' of ' + (s.trials || '?')) : '–';
+          $('session').textContent = s.session ? ('Session ' + s.session + ': ' + (s.dog || '') + ', ' + (s.program || '') + ' ' + (s.step || '') + ' (' + (s.mode || '') + ')') : '';
+          $('clicker-row').hidden = s.mode !== 'trainer-led';
+          secondsLeft = (typeof s.secondsLeft === 'number') ? s.secondsLeft : null; secondsAt = Date.now();
+          tick();
+        }
+        function tick() {
+          if (secondsLeft === null) { $('timer').textContent = '–'; return; }
+          const left = Math.max(0, secondsLeft - (Date.now() - secondsAt) / 1000);
+          $('timer').textContent = left.toFixed(0) + ' s';
+        }
+        function showEvent(e) {
+          const li = document.createElement('li');
+          if (e.kind === 'trial' || e.kind === 'revealed') { $('result').textContent = e.line; li.textContent = e.line; }
+          else { li.textContent = e.kind + (e.station ? ' at ' + e.station : '') + (e.trial ? ' (trial ' + e.trial + ')' : ''); }
+          $('events').prepend(li);
+          while ($('events').children.length > 50) $('events').lastChild.remove();
+        }
+        function showLayout(l) {
+          if (me.role === 'assistant') {
+            const ol = $('layout'); ol.textContent = '';
+            for (const s of (l.stations || [])) {
+              const li = document.createElement('li');
+              li.textContent = 'Station ' + s.station + ': ' + s.kind + (s.sample ? ' ' + s.sample : '');
+              ol.append(li);
+            }
+            if (l.hidden) { const li = document.createElement('li'); li.textContent = l.hidden; ol.append(li); }
+          } else {
+            $('hidden-layout').hidden = !l.hidden;
+            $('hidden-why').textContent = l.hidden || '';
+          }
+        }
+        function connect() {
+          if (source) source.close();
+          source = new EventSource('/api/events');
+          source.addEventListener('status', (m) => { lastFrame = Date.now(); setLive(true); showStatus(JSON.parse(m.data)); });
+          source.addEventListener('link', (m) => { lastFrame = Date.now(); const j = JSON.parse(m.data); setLive(false, j.why); });
+          source.addEventListener('watch', (m) => { lastFrame = Date.now(); showEvent(JSON.parse(m.data)); });
+          source.addEventListener('layout', (m) => { showLayout(JSON.parse(m.data)); });
+          source.onerror = async () => {
+            setLive(false, 'lineup-web does not answer; retrying');
+            const r = await fetch('/api/me').catch(() => null);
+            if (r && r.status === 401) location.href = '/login';
+          };
+        }
+        setInterval(() => {
+          tick();
+          if (lastFrame && Date.now() - lastFrame > 3000) setLive(false, 'no news from the station for ' + Math.round((Date.now() - lastFrame) / 1000) + ' s');
+          if (source && source.readyState === EventSource.CLOSED) connect();
+        }, 500);
+        async function main() {
+          const r = await fetch('/api/me');
+          if (r.status === 401) { location.href = '/login'; return; }
+          me = await r.json();
+          $('who').textContent = me.name + ' (' + me.role + ')';
+          const runs = me.role === 'trainer' || me.role === 'admin';
+          $('controls').hidden = !runs;
+          $('assistant').hidden = me.role !== 'assistant';
+          $('ready').onclick = async () => { const j = await post('/api/ready'); if (j) say(j.message); };
+          $('loaded').onclick = async () => { const j = await post('/api/ready'); if (j) say(j.message); };
+          // pointerdown, not click: the press is sent the moment the thumb lands, as a button's edge.
+          $('clicker').addEventListener('pointerdown', () => post('/api/press', {button: 'clicker'}));
+          $('error').addEventListener('pointerdown', () => post('/api/press', {button: 'error'}));
+          $('abort').onclick = async () => { if (await post('/api/abort')) say('Trial aborted'); };
+          $('logout').onclick = async () => { await post('/api/logout'); location.href = '/login'; };
+          $('start').addEventListener('submit', async (e) => {
+            e.preventDefault();
+            const body = {dog: $('dog').value, program: $('program').value, step: $('step').value};
+            if ($('new-dog').checked) body.newDog = true;
+            if ($('unlabelled').checked) body.unlabelled = true;
+            if ($('trials').value) body.trials = parseInt($('trials').value, 10);
+            if ($('duration').value) body.durationSeconds = parseFloat($('duration').value);
+            const j = await post('/api/session/start', body);
+            if (j) { say(j.message || ('Session ' + j.session + ' started')); $('start-box').open = false; }
+          });
+          $('end').addEventListener('submit', async (e) => {
+            e.preventDefault();
+            const s = $('suggestions').value;
+            if (await post('/api/session/end', s ? {suggestions: s} : {})) say('Session ended');
+          });
+          connect();
+        }
+        main();
+        """
+}

@@ -1,0 +1,42 @@
+import Dispatch
+import Foundation
+import StationControl
+
+/// What the page needs of lineupd: one request and its reply, and the watch stream. The real
+/// one is the control socket (`SocketLink`); a test may hand in its own.
+public protocol StationLink: Sendable {
+    /// Sends one request of the control protocol's table and waits for its reply.
+    func send<C: ControlCall>(_ call: C) async throws(ControlClientError) -> C.Reply
+    /// Streams lineupd's watch lines until `onLine` returns false or the connection ends.
+    /// Blocks its thread: the hub runs it on a thread of its own.
+    func watchBlocking(_ onLine: (String) -> Bool) throws(ControlClientError)
+}
+
+/// lineupd over its control socket. `ControlClient` blocks, so each request runs on a
+/// Dispatch queue rather than on Hummingbird's event loops.
+public struct SocketLink: StationLink {
+    public let client: ControlClient
+    private static let queue = DispatchQueue(label: "lineup-web.control", attributes: .concurrent)
+
+    public init(path: String, timeout: Double = 5) {
+        client = ControlClient(path: path, timeout: timeout)
+    }
+
+    public func send<C: ControlCall>(_ call: C) async throws(ControlClientError) -> C.Reply {
+        let client = self.client
+        let result: Result<C.Reply, ControlClientError> = await withCheckedContinuation { continuation in
+            Self.queue.async {
+                do throws(ControlClientError) {
+                    continuation.resume(returning: .success(try client.send(call)))
+                } catch {
+                    continuation.resume(returning: .failure(error))
+                }
+            }
+        }
+        return try result.get()
+    }
+
+    public func watchBlocking(_ onLine: (String) -> Bool) throws(ControlClientError) {
+        try client.watch(onLine)
+    }
+}

@@ -1,0 +1,342 @@
+import Foundation
+import HTTPTypes
+import Hummingbird
+import NIOCore
+import StationControl
+import WebAccounts
+
+/// What a request to the page carries besides itself: the client's address (for the login
+/// limit) and, once the session cookie is checked, who is logged in.
+public struct WebContext: RequestContext {
+    public var coreContext: CoreRequestContextStorage
+    public var address: String
+    public var login: WebLogin?
+    public var token: String?
+
+    public init(source: ApplicationRequestContextSource) {
+        coreContext = .init(source: source)
+        address = source.channel.remoteAddress?.ipAddress ?? "unknown"
+    }
+
+    /// A request body over this is refused before it is read to the end.
+    public var maxUploadSize: Int { WebApp.maxBody }
+}
+
+/// Everything the routes share.
+public final class WebState: Sendable {
+    public let users: UserStore
+    public let link: any StationLink
+    public let sessions: WebSessions
+    public let hub: LiveHub
+    let limiter = LimiterBox()
+    /// Seconds on a monotonic scale; a test hands in its own.
+    public let now: @Sendable () -> Double
+
+    public init(
+        users: UserStore, link: any StationLink, hub: LiveHub? = nil,
+        now: @escaping @Sendable () -> Double = { Double(DispatchTime.now().uptimeNanoseconds) / 1e9 }
+    ) {
+        self.users = users
+        self.link = link
+        self.sessions = WebSessions()
+        self.hub = hub ?? LiveHub(link: link)
+        self.now = now
+    }
+}
+
+actor LimiterBox {
+    var limiter = LoginLimiter()
+    func take(address: String, user: String, now: Double) -> Double? {
+        limiter.take(address: address, user: user, now: now)
+    }
+}
+
+/// A refusal of the page's own, in one JSON shape: `{"error":{"code":..,"message":..}}`.
+public struct WebError: Error, Sendable {
+    public var status: HTTPResponse.Status
+    public var code: String
+    public var message: String
+    public var headers: HTTPFields = [:]
+
+    public init(_ status: HTTPResponse.Status, _ code: String, _ message: String) {
+        self.status = status
+        self.code = code
+        self.message = message
+    }
+
+    var response: Response {
+        var fields = headers
+        fields[.contentType] = "application/json; charset=utf-8"
+        fields[.cacheControl] = "no-store"
+        let body = #"{"error":{"code":"# + jsonString(code) + #","message":"# + jsonString(message) + "}}"
+        return Response(status: status, headers: fields, body: .init(byteBuffer: ByteBuffer(string: body)))
+    }
+
+    /// lineupd's answer, as the page shows it: its refusals keep their code and words.
+    static func from(_ error: ControlClientError) -> WebError {
+        switch error {
+        case .refused(let refusal):
+            let status: HTTPResponse.Status =
+                switch refusal.code {
+                case .blind: .forbidden
+                case .badRequest: .badRequest
+                case .unknown: .notFound
+                default: .conflict
+                }
+            return WebError(status, refusal.code.rawValue, refusal.message)
+        default:
+            return WebError(.serviceUnavailable, "not-live", error.description)
+        }
+    }
+}
+
+public enum WebApp {
+    /// The largest request body: a session start with its samples is under 2 KiB.
+    public static let maxBody = 16 * 1024
+    public static let cookieName = "lineup_session"
+    /// Answered without a session: the login page, its call, and the static assets.
+    static func isPublic(_ method: HTTPRequest.Method, _ path: String) -> Bool {
+        (method == .get && (path == "/login" || path.hasPrefix("/static/")))
+            || (method == .post && path == "/api/login")
+    }
+
+    public static func router(state: WebState) -> Router<WebContext> {
+        let router = Router(context: WebContext.self)
+        router.add(middleware: GuardMiddleware(state: state))
+
+        // Pages and assets, all from the binary.
+        router.get("/login") { _, _ in Assets.response(Assets.loginHTML, type: "text/html; charset=utf-8") }
+        router.get("/") { _, _ in Assets.response(Assets.appHTML, type: "text/html; charset=utf-8") }
+        router.get("/static/app.js") { _, _ in Assets.response(Assets.appJS, type: "text/javascript; charset=utf-8") }
+        router.get("/static/login.js") { _, _ in
+            Assets.response(Assets.loginJS, type: "text/javascript; charset=utf-8")
+        }
+        router.get("/static/app.css") { _, _ in Assets.response(Assets.appCSS, type: "text/css; charset=utf-8") }
+
+        router.post("/api/login") { request, context in try await login(request, context, state) }
+        router.post("/api/logout") { _, context in
+            if let token = context.token { await state.sessions.close(token) }
+            var response = json(#"{"ok":true}"#)
+            response.headers[.setCookie] = "\(cookieName)=; Path=/; HttpOnly; SameSite=Strict; Max-Age=0"
+            return response
+        }
+        router.get("/api/me") { _, context in
+            let login = try context.requireLogin()
+            return json(
+                #"{"name":"# + jsonString(login.name) + #","role":"# + jsonString(login.role.rawValue)
+                    + #","csrf":"# + jsonString(login.csrf) + "}")
+        }
+        router.get("/api/status") { _, _ in try await forward(StatusRequest(), state) }
+        router.get("/api/layout") { _, context in
+            let login = try context.requireLogin()
+            return try await forward(LayoutRequest(view: login.role.seesLayout ? .assistant : .handler), state)
+        }
+        router.post("/api/session/start") { request, context in
+            try context.require(\.runsSessions, "start a session")
+            let call = try await decodeBody(SessionRequest.self, request, context)
+            return try await forward(call, state)
+        }
+        router.post("/api/ready") { request, context in
+            try context.require(\.pressesReady, "press ready")
+            _ = try await readBody(request, context)
+            return try await forward(ReadyRequest(), state)
+        }
+        router.post("/api/abort") { request, context in
+            try context.require(\.runsSessions, "abort a trial")
+            _ = try await readBody(request, context)
+            return try await forward(AbortRequest(), state)
+        }
+        router.post("/api/session/end") { request, context in
+            try context.require(\.runsSessions, "end a session")
+            let call = try await decodeBody(SessionEndRequest.self, request, context, emptyIs: "{}")
+            return try await forward(call, state)
+        }
+        router.post("/api/press") { request, context in
+            try context.require(\.runsSessions, "press the clicker or error")
+            let call = try await decodeBody(ButtonPress.self, request, context)
+            guard ["clicker", "error"].contains(call.button) else {
+                throw WebError(.badRequest, "bad-request", "field 'button' should be \"clicker\" or \"error\"")
+            }
+            return try await forward(call, state)
+        }
+        router.get("/api/events") { _, context in
+            let login = try context.requireLogin()
+            let stream = await state.hub.subscribe(role: login.role)
+            let headers: HTTPFields = [
+                .contentType: "text/event-stream", .cacheControl: "no-store",
+            ]
+            return Response(
+                status: .ok, headers: headers,
+                body: ResponseBody { writer in
+                    // The browser reconnects by itself after a second when the stream ends.
+                    try await writer.write(ByteBuffer(string: "retry: 1000\n\n"))
+                    for await frame in stream { try await writer.write(ByteBuffer(string: frame.text)) }
+                    try await writer.finish(nil)
+                })
+        }
+        return router
+    }
+
+    static func login(_ request: Request, _ context: WebContext, _ state: WebState) async throws -> Response {
+        struct Credentials: Decodable {
+            var name: String
+            var password: String
+        }
+        let credentials = try await decodeBody(Credentials.self, request, context)
+        if let wait = await state.limiter.take(address: context.address, user: credentials.name, now: state.now()) {
+            let seconds = Int(wait.rounded(.up))
+            var error = WebError(
+                .tooManyRequests, "rate-limited",
+                "too many login attempts from this address or for this name: try again in \(seconds) s")
+            error.headers[.retryAfter] = "\(seconds)"
+            throw error
+        }
+        let user: WebUser?
+        do { user = try state.users.check(name: credentials.name, password: credentials.password) } catch {
+            throw WebError(.internalServerError, "accounts", error.description)
+        }
+        guard let user else { throw WebError(.unauthorized, "login", "wrong name or password") }
+        let (token, login) = await state.sessions.open(name: user.name, role: user.role, now: state.now())
+        var response = json(
+            #"{"name":"# + jsonString(login.name) + #","role":"# + jsonString(login.role.rawValue) + #","csrf":"#
+                + jsonString(login.csrf) + "}")
+        response.headers[.setCookie] = "\(cookieName)=\(token); Path=/; HttpOnly; SameSite=Strict"
+        return response
+    }
+
+    static func forward<C: ControlCall>(_ call: C, _ state: WebState) async throws -> Response {
+        let reply: C.Reply
+        do throws(ControlClientError) {
+            reply = try await state.link.send(call)
+        } catch {
+            throw WebError.from(error)
+        }
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
+        return json(String(decoding: try encoder.encode(reply), as: UTF8.self))
+    }
+
+    static func json(_ text: String, status: HTTPResponse.Status = .ok) -> Response {
+        Response(
+            status: status, headers: [.contentType: "application/json; charset=utf-8", .cacheControl: "no-store"],
+            body: .init(byteBuffer: ByteBuffer(string: text)))
+    }
+
+    /// The body, at most `maxBody` bytes; more is refused before any of it reaches lineupd.
+    static func readBody(_ request: Request, _ context: WebContext) async throws -> ByteBuffer {
+        var request = request
+        do {
+            return try await request.collectBody(upTo: maxBody)
+        } catch {
+            throw WebError(.contentTooLarge, "too-large", "the request is over \(maxBody / 1024) KiB")
+        }
+    }
+
+    /// A JSON body read into `type`, or one error naming the field that is wrong.
+    static func decodeBody<T: Decodable>(
+        _ type: T.Type, _ request: Request, _ context: WebContext, emptyIs: String? = nil
+    ) async throws -> T {
+        let buffer = try await readBody(request, context)
+        var data = Data(buffer.readableBytesView)
+        if data.isEmpty, let emptyIs { data = Data(emptyIs.utf8) }
+        do {
+            return try JSONDecoder().decode(type, from: data)
+        } catch {
+            let refusal = ControlProtocol.badRequest(error)
+            let message = refusal.message.replacingOccurrences(of: "per line", with: "per request")
+            throw WebError(.badRequest, "bad-request", message)
+        }
+    }
+}
+
+extension WebContext {
+    func requireLogin() throws -> WebLogin {
+        guard let login else { throw WebError(.unauthorized, "login", "log in first") }
+        return login
+    }
+
+    /// Refuses a role that may not do this, naming the role and the action.
+    func require(_ allowed: KeyPath<WebRole, Bool>, _ action: String) throws {
+        let login = try requireLogin()
+        guard login.role[keyPath: allowed] else {
+            throw WebError(.forbidden, "role", "a \(login.role.rawValue) may not \(action)")
+        }
+    }
+}
+
+/// Every request passes here first: the session cookie, CSRF on anything that changes state,
+/// and the page's errors in one shape. Security headers on every answer.
+struct GuardMiddleware: RouterMiddleware {
+    typealias Context = WebContext
+    let state: WebState
+
+    func handle(_ request: Request, context: WebContext, next: (Request, WebContext) async throws -> Response)
+        async throws -> Response
+    {
+        var response: Response
+        do {
+            response = try await check(request, context: context, next: next)
+        } catch let error as WebError {
+            response = error.response
+        } catch let error as HTTPError {
+            response = WebError(error.status, "http", error.body ?? error.status.reasonPhrase).response
+        }
+        // The page loads nothing from elsewhere and runs no inline script; no framing.
+        response.headers[.contentSecurityPolicy] =
+            "default-src 'self'; img-src 'self' data:; frame-ancestors 'none'; form-action 'self'"
+        response.headers[.xContentTypeOptions] = "nosniff"
+        response.headers[HTTPField.Name("Referrer-Policy")!] = "same-origin"
+        return response
+    }
+
+    private func check(_ request: Request, context: WebContext, next: (Request, WebContext) async throws -> Response)
+        async throws -> Response
+    {
+        var context = context
+        let path = request.uri.path
+        if let token = request.cookies[WebApp.cookieName]?.value, !token.isEmpty,
+            let login = await state.sessions.find(token, now: state.now())
+        {
+            context.login = login
+            context.token = token
+        }
+        let changes = request.method != .get && request.method != .head
+        if changes {
+            // CSRF: the Origin must be this host, the body JSON (a cross-site form cannot send
+            // it without asking), and the session's token must come back in a header.
+            guard originMatches(origin: request.headers[.origin], host: request.head.authority) else {
+                throw WebError(
+                    .forbidden, "csrf", "refused: the request did not come from this station's page (Origin)")
+            }
+            let type = request.headers[.contentType] ?? ""
+            guard type.hasPrefix("application/json") else {
+                throw WebError(.unsupportedMediaType, "bad-request", "send JSON (Content-Type: application/json)")
+            }
+            if let login = context.login, path != "/api/login",
+                !sameToken(request.headers[.init("X-CSRF-Token")!], login.csrf)
+            {
+                throw WebError(.forbidden, "csrf", "refused: the page's token is missing or stale; reload the page")
+            }
+        }
+        guard context.login != nil || WebApp.isPublic(request.method, path) else {
+            if path.hasPrefix("/api/") { throw WebError(.unauthorized, "login", "log in first") }
+            return Response(status: .seeOther, headers: [.location: "/login"])
+        }
+        return try await next(request, context)
+    }
+}
+
+public enum WebServer {
+    /// The address and port lineup-web listens on unless told: every interface (a phone on the
+    /// station's Wi-Fi must reach it) on 8080, a port that needs no root.
+    public static let defaultHost = "0.0.0.0"
+    public static let defaultPort = 8080
+
+    public static func application(state: WebState, host: String, port: Int)
+        -> some ApplicationProtocol
+    {
+        Application(
+            router: WebApp.router(state: state),
+            configuration: .init(address: .hostname(host, port: port), serverName: nil))
+    }
+}

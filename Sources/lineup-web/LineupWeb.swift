@@ -1,0 +1,62 @@
+import ArgumentParser
+import Foundation
+import Hummingbird
+import StationControl
+import StationWeb
+import WebAccounts
+
+/// `lineup-web`: the station's page. The only part of the station with a network listener;
+/// it controls lineupd over its control socket, like lineupctl, as a member of its group.
+@main
+struct LineupWeb: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "lineup-web",
+        abstract: "Serve the station's page: the live session for the trainer and the loading assistant.",
+        discussion: """
+            Listens on \(WebServer.defaultHost):\(WebServer.defaultPort) unless told (every interface, so a phone on the
+            station's network reaches it; 8080 needs no root). Accounts are made on the station with
+            lineupctl web user add NAME --role admin; there is no default password. docs/web.md.
+            """)
+
+    @Option(help: "The address to listen on.")
+    var host = WebServer.defaultHost
+
+    @Option(help: "The port to listen on.")
+    var port = WebServer.defaultPort
+
+    @Option(
+        help: ArgumentHelp(
+            "lineupd's control socket (default: $\(ControlProtocol.socketEnvironmentVariable), else \(ControlProtocol.defaultSocketPath)).",
+            valueName: "path"))
+    var socket: String?
+
+    @Option(
+        help: ArgumentHelp(
+            "The accounts file (default: $\(UserStore.environmentVariable), else \(UserStore.defaultPath)).",
+            valueName: "path"))
+    var users: String?
+
+    func validate() throws {
+        guard (1...65535).contains(port) else { throw ValidationError("--port must be 1 to 65535") }
+    }
+
+    func run() async throws {
+        let store: UserStore
+        do {
+            store = try UserStore(path: UserStore.path(option: users), create: false)
+        } catch {
+            FileHandle.standardError.write(Data("lineup-web: \(error.description)\n".utf8))
+            throw ExitCode(1)
+        }
+        let link = SocketLink(path: ControlClient.path(option: socket))
+        let state = WebState(users: store, link: link)
+        let app = WebServer.application(state: state, host: host, port: port)
+        FileHandle.standardError.write(Data("lineup-web: serving http://\(host):\(port)/\n".utf8))
+        do {
+            try await app.runService()
+        } catch {
+            FileHandle.standardError.write(Data("lineup-web: \(error)\n".utf8))
+            throw ExitCode(1)
+        }
+    }
+}

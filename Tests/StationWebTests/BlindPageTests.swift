@@ -1,0 +1,85 @@
+import Foundation
+import HTTPTypes
+import Hummingbird
+import HummingbirdTesting
+import NIOCore
+import StationControl
+import StationWeb
+import Testing
+import TrainingEngine
+import WebAccounts
+
+/// Blinding enforced by the server: in a double-blind block, every byte the handler's page
+/// received (its live stream, its API replies) is checked for the layout; the assistant's page,
+/// beside it, must have been given it (so the check can fail).
+@Suite(.serialized) struct BlindPageTests {
+    static let samples = ["T-7", "C-1", "C-2", "C-3", "C-4", "C-5"]
+
+    @Test func theHandlersPageNeverReceivesTheLayout() async throws {
+        guard let station = try SimulatedStation() else { return }
+        defer { station.terminate() }
+        #expect(station.waitReady())
+        let control = station.client
+        _ = try control.addDog(DogEntry(name: "Rex"))
+        for label in Self.samples {
+            _ = try control.addSample(SampleEntry(label: label, kind: label.hasPrefix("T") ? .target : .control))
+        }
+        let link = SocketLink(path: station.socket)
+        let state = WebState(users: try makeUsers(), link: link, hub: LiveHub(link: link, pollSeconds: 0.2))
+        let app = Application(
+            router: WebApp.router(state: state), configuration: .init(address: .hostname("127.0.0.1", port: 0)))
+        try await app.test(.live) { client in
+            let port = try #require(client.port)
+            let handler = try #require(try await client.login("trainer1").1)
+            let assistant = try #require(try await client.login("assistant1").1)
+            let handlerStream = try RawStream(port: port, path: "/api/events", cookie: handler.cookie)
+            let assistantStream = try RawStream(port: port, path: "/api/events", cookie: assistant.cookie)
+            defer {
+                handlerStream.close()
+                assistantStream.close()
+            }
+            var handlerReplies = ""
+            let samples = Self.samples.map { #""\#($0)""# }.joined(separator: ",")
+            let start = try await client.post(
+                "/api/session/start",
+                json:
+                    #"{"dog":"Rex","program":"research-5-station","step":"phase-3/1","trials":3,"seed":5,"samples":[\#(samples)]}"#,
+                headers: handler.postHeaders)
+            handlerReplies += text(start.body)
+            #expect(start.status == .ok, "\(text(start.body))")
+            for trial in 1...3 {
+                // The assistant's page shows what to load, then presses "loaded".
+                #expect(
+                    await assistantStream.waitFor(10) { $0.frames("layout").last?.contains("T-7") == true },
+                    "trial \(trial): the assistant was not shown the layout")
+                var ended = false
+                for _ in 0..<200 where !ended {
+                    _ = try await client.post("/api/ready", json: "{}", headers: assistant.postHeaders)
+                    ended = ((try? control.status().trialsDone) ?? 0) >= trial
+                    if !ended { try await Task.sleep(for: .milliseconds(100)) }
+                }
+                #expect(ended, "trial \(trial) never ended")
+                // The handler asks for the layout by every way the page has: refused by lineupd.
+                let layout = try await client.execute(uri: "/api/layout", method: .get, headers: handler.getHeaders)
+                #expect(layout.status == .forbidden, "\(text(layout.body))")
+                handlerReplies += text(layout.body)
+                let status = try await client.execute(uri: "/api/status", method: .get, headers: handler.getHeaders)
+                handlerReplies += text(status.body)
+            }
+            // Until the session ends: everything the handler's page was sent.
+            let handlerBytes = handlerStream.text + handlerReplies
+            let assistantBytes = assistantStream.text
+            #expect(handlerBytes.contains(#""state":"#), "the handler's page got no status at all")
+            #expect(!handlerStream.frames("watch").isEmpty, "the handler's page got no events")
+            for label in Self.samples {
+                #expect(!handlerBytes.contains(label), "the handler's page received the sample \(label)")
+                #expect(assistantBytes.contains(label), "the assistant's page lacks \(label): the check cannot fail")
+            }
+            for leak in [#""station":"#, #""kind":"target""#, #""stations":["#] {
+                #expect(!handlerBytes.contains(leak), "the handler's page received \(leak)")
+                #expect(assistantBytes.contains(leak), "the assistant's page lacks \(leak): the check cannot fail")
+            }
+            _ = try await client.post("/api/session/end", json: "{}", headers: handler.postHeaders)
+        }
+    }
+}
