@@ -37,8 +37,14 @@ public struct ClickBenchmark {
         public var realtimeProblem: String?
         public var hotThreadAllocations: Int?
         public var seconds: Double
+        /// Clicks the hot loop played, the warm-up's included, where the figures come from the
+        /// log (which misses a click whose record the full ring refused); nil otherwise.
+        public var clicksPlayed: UInt64? = nil
 
-        public var dropped: UInt64 { droppedAtSource + ringOverflows + (edgesRead - min(edgesRead, edgesLogged)) }
+        /// Edges lost: dropped before the hot loop read them, or read and never logged (an edge
+        /// the full ring refused is one of these: `ringOverflows` also counts it, so it is not
+        /// added again).
+        public var dropped: UInt64 { droppedAtSource + (edgesRead - min(edgesRead, edgesLogged)) }
     }
 
     /// Pulses before measuring: first use of each code path, page faults, caches.

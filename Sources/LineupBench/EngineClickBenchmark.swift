@@ -80,6 +80,7 @@ extension ClickBenchmark {
         let driven = drive(s, lineup: lineup, pulseLine: clicker, stormLines: stations, allocations: allocations)
         let hotAllocations = allocations?.end()
         let edgesRead = service.hotLoopEdgesRead
+        let clicksPlayed = service.hotLoopClicksPlayed
         let realtimeProblem = service.hotThreadRealtimeProblem
         do {
             try service.endSession(suggestions: nil)
@@ -118,6 +119,7 @@ extension ClickBenchmark {
             handedLatencies: handed, onsetLatencies: onset, stormEdgesInjected: driven.stormEdges,
             edgesRead: edgesRead, edgesLogged: UInt64(edgesLogged), droppedAtSource: lineup.droppedEdges,
             ringOverflows: service.ringOverflows, failedClicks: player.failedClicks, negotiated: player.negotiated,
-            realtimeProblem: realtimeProblem, hotThreadAllocations: hotAllocations, seconds: driven.seconds)
+            realtimeProblem: realtimeProblem, hotThreadAllocations: hotAllocations, seconds: driven.seconds,
+            clicksPlayed: clicksPlayed)
     }
 }

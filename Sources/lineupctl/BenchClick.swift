@@ -105,11 +105,17 @@ struct BenchClick: ParsableCommand {
         json["n"] = result.handedLatencies.count
         // Pulses made and clicks kept: any difference is a click the station did not give.
         json["pulses"] = clicks
+        // The engine path's figures are the log's: a click it lost is still counted here.
+        if let played = result.clicksPlayed {
+            json["clicks_played"] = Int(played) - ClickBenchmark.warmUpClicks
+        }
         json["p50_us"] = us(percentile(result.handedLatencies, 50))
         json["p99_us"] = us(percentile(result.handedLatencies, 99))
         json["max_us"] = us(result.handedLatencies.max() ?? 0)
         json["storm_eps"] = Int((Double(result.stormEdgesInjected) / result.seconds).rounded())
         json["dropped"] = Int(result.dropped)
+        // Records of any kind (edges, clicks, the engine's notes) the full ring refused.
+        json["ring_overflows"] = Int(result.ringOverflows)
         json["rss_mb"] = (peakResidentMegabytes() * 10).rounded() / 10
         json["onset_p50_us"] = us(percentile(result.onsetLatencies, 50))
         json["onset_p99_us"] = us(percentile(result.onsetLatencies, 99))
