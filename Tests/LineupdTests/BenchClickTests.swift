@@ -38,6 +38,7 @@ import Testing
         // Clicks counted from the log the feeder wrote: one for each measured pulse.
         #expect(json["n"] as? Int == 5)
         #expect(json["pulses"] as? Int == 5)
+        #expect(json["clicks_played"] as? Int == 5, "the hot loop's own count agrees")
         #expect(json["failed_clicks"] as? Int == 0)
         let read = try #require(json["edges_read"] as? Int)
         #expect(read > 2 * 25, "the storm and the clicker's pulses (warm-up included) were read")
