@@ -34,8 +34,7 @@ public final class StationService: StationControlling, @unchecked Sendable {
         var dogSeed: UInt64 = 0xD06
         /// The name written in each session row (default: the board's, else `lineup`).
         var stationName: String? = nil
-        /// Run on each hot thread before its loop (`lineupctl bench click` counts that
-        /// thread's allocations); nil in lineupd.
+        /// Run on each hot thread before its loop (`bench click` counts its allocations).
         public var onHotThread: (@Sendable () -> Void)? = nil
 
         public init(
