@@ -82,7 +82,9 @@ let package = Package(
         ),
         .target(
             name: "LineupBench",
-            dependencies: ["StationIO", "SessionLog", "TrainingEngine"]
+            dependencies: [
+                "StationIO", "SessionLog", "TrainingEngine", "StationRuntime", "StationConfig", "StationControl",
+            ]
         ),
         .target(
             name: "StationLogging",

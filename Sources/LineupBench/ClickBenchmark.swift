@@ -37,8 +37,14 @@ public struct ClickBenchmark {
         public var realtimeProblem: String?
         public var hotThreadAllocations: Int?
         public var seconds: Double
+        /// Clicks the hot loop played, the warm-up's included, where the figures come from the
+        /// log (which misses a click whose record the full ring refused); nil otherwise.
+        public var clicksPlayed: UInt64? = nil
 
-        public var dropped: UInt64 { droppedAtSource + ringOverflows + (edgesRead - min(edgesRead, edgesLogged)) }
+        /// Edges lost: dropped before the hot loop read them, or read and never logged (an edge
+        /// the full ring refused is one of these: `ringOverflows` also counts it, so it is not
+        /// added again).
+        public var dropped: UInt64 { droppedAtSource + (edgesRead - min(edgesRead, edgesLogged)) }
     }
 
     /// Pulses before measuring: first use of each code path, page faults, caches.
@@ -57,21 +63,42 @@ public struct ClickBenchmark {
             player: player, skipClicks: warmUpClicks, allocations: allocations)
         rig.start(realtime: s.realtime, lockMemory: s.lockMemory)
 
-        // The storm: edges on the other stations at the asked rate, each stamped as injected.
+        let driven = drive(
+            s, lineup: lineup, pulseLine: 0, stormLines: (1..<max(1, s.stations)).map(UInt32.init),
+            allocations: allocations)
+        let f = rig.finish()
+        return Result(
+            handedLatencies: f.handedLatencies, onsetLatencies: f.onsetLatencies,
+            stormEdgesInjected: driven.stormEdges, edgesRead: f.edgesRead, edgesLogged: f.edgesLogged,
+            droppedAtSource: lineup.droppedEdges, ringOverflows: f.ringOverflows, failedClicks: f.failedClicks,
+            negotiated: player.negotiated, realtimeProblem: f.realtimeProblem,
+            hotThreadAllocations: f.hotThreadAllocations,
+            seconds: driven.seconds)
+    }
+
+    /// Drives the simulated lineup: a storm of edges on `stormLines` at the asked rate, and
+    /// `warmUpClicks + clicks` pulses on `pulseLine`, each longer than the debounce window.
+    /// Counting starts (`allocations.begin()`) after the warm-up. Returns the storm's edges and
+    /// the seconds from the first pulse's slot to the end.
+    static func drive(
+        _ s: Settings, lineup: SimulatedLineup, pulseLine: UInt32, stormLines: [UInt32],
+        allocations: AllocationCounter?
+    ) -> (stormEdges: UInt64, seconds: Double) {
+        // The storm: edges on `stormLines` in turn at the asked rate, each stamped as injected.
         let stormStop = Atomic<Bool>(false)
         let stormCount = Atomic<UInt64>(0)
         let storm = Thread {
-            guard s.stormEdgesPerSecond > 0, s.stations > 1 else { return }
+            guard s.stormEdgesPerSecond > 0, !stormLines.isEmpty else { return }
             let gap = 1_000_000_000 / UInt64(s.stormEdgesPerSecond)
             var next = MonotonicClock.now()
             var k: UInt64 = 0
-            var levels = [Bool](repeating: false, count: s.stations)
+            var levels = [Bool](repeating: false, count: stormLines.count)
             while !stormStop.load(ordering: .relaxed) {
                 let now = MonotonicClock.now()
                 while next <= now {
-                    let line = Int(1 + k % UInt64(s.stations - 1))
-                    levels[line].toggle()
-                    lineup.inject(line: UInt32(line), active: levels[line])
+                    let index = Int(k % UInt64(stormLines.count))
+                    levels[index].toggle()
+                    lineup.inject(line: stormLines[index], active: levels[index])
                     k += 1
                     next += gap
                 }
@@ -81,7 +108,8 @@ public struct ClickBenchmark {
         }
         storm.start()
 
-        // The dog at the target: nose in, then out after the debounce window. The kernel stamps
+        // The pulses (the dog at the target, or the trainer's thumb on the clicker): in, then
+        // out after the debounce window. The kernel stamps
         // an edge in its interrupt handler and queues it at once; this thread stands in for it,
         // so it runs SCHED_FIFO too (below the hot thread) and ordinary load cannot slip in
         // between the stamp and the write and be counted as the station's latency.
@@ -112,9 +140,9 @@ public struct ClickBenchmark {
             seed = seed &* 6_364_136_223_846_793_005 &+ 1_442_695_040_888_963_407
             let at = max(start + UInt64(i) * period + (seed >> 33) % (period / 4), released + settle)
             MonotonicClock.sleep(until: at)
-            lineup.inject(line: 0, active: true)
+            lineup.inject(line: pulseLine, active: true)
             MonotonicClock.sleep(until: at + UInt64(s.debounceMilliseconds * 1e6) + 1_000_000)
-            lineup.inject(line: 0, active: false)
+            lineup.inject(line: pulseLine, active: false)
             released = MonotonicClock.now()
         }
         // Let the last click and the storm's tail through.
@@ -123,14 +151,7 @@ public struct ClickBenchmark {
         while !storm.isFinished { usleep(1000) }
         MonotonicClock.sleep(until: MonotonicClock.now() + 50_000_000)
         let seconds = Double(MonotonicClock.now() - start) / 1e9
-        let f = rig.finish()
-        return Result(
-            handedLatencies: f.handedLatencies, onsetLatencies: f.onsetLatencies,
-            stormEdgesInjected: stormCount.load(ordering: .relaxed), edgesRead: f.edgesRead, edgesLogged: f.edgesLogged,
-            droppedAtSource: lineup.droppedEdges, ringOverflows: f.ringOverflows, failedClicks: f.failedClicks,
-            negotiated: player.negotiated, realtimeProblem: f.realtimeProblem,
-            hotThreadAllocations: f.hotThreadAllocations,
-            seconds: seconds)
+        return (stormCount.load(ordering: .relaxed), seconds)
     }
 }
 

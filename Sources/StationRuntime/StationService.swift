@@ -34,6 +34,8 @@ public final class StationService: StationControlling, @unchecked Sendable {
         var dogSeed: UInt64 = 0xD06
         /// The name written in each session row (default: the board's, else `lineup`).
         var stationName: String? = nil
+        /// Run on each hot thread before its loop (`bench click` counts its allocations).
+        public var onHotThread: (@Sendable () -> Void)? = nil
 
         public init(
             board: StationConfiguration, databasePath: String, realtime: Bool, printTrials: Bool,
@@ -282,11 +284,13 @@ public final class StationService: StationControlling, @unchecked Sendable {
         feeder.start()
         let started = Atomic<Bool>(false)
         let realtime = options.realtime
+        let onHotThread = options.onHotThread
         let hot = Thread { [self] in
             if realtime {
                 let problem = HotLoop.makeCurrentThreadRealtime()
                 realtimeProblem.withLock { $0 = problem }
             }
+            onHotThread?()
             started.store(true, ordering: .releasing)
             loop.run()
             segment.loopDone.store(true, ordering: .releasing)

@@ -18,14 +18,24 @@ struct BenchClick: ParsableCommand {
         commandName: "click",
         abstract: "Edge-to-click latency on the simulated lineup through the real ALSA library.",
         discussion: """
-            Pulses one station of the simulated lineup and measures each click from the edge's \
-            timestamp to the moment ALSA accepted the samples, while a storm of edges on the \
-            other stations is read, debounced and queued for the log. Prints one JSON object.
+            Runs the station lineupd runs on the simulated board (the engine on the hot thread, \
+            the one ring to the log feeder, a real log in a temporary directory): a trainer-led \
+            round is started and each pulse is the trainer's clicker button. Measures each click \
+            from the edge's timestamp to the moment ALSA accepted the samples, while a storm of \
+            edges on the five stations is read, debounced, judged by the engine and logged. \
+            `--handler fixed` runs the older measurement for comparison: a fixed rule clicks on \
+            one station's edges, with no engine and no log. Prints one JSON object; `path` says \
+            which was measured.
 
             Examples:
               lineupctl bench click
               lineupctl bench click --clicks 2000 --storm 20000 --device null
+              lineupctl bench click --handler fixed --clicks 200
             """)
+
+    enum Handler: String, ExpressibleByArgument, CaseIterable {
+        case engine, fixed
+    }
 
     @Option(help: "Clicks to measure.") var clicks = 1000
     @Option(help: "Edges per second on the other stations.") var storm = 10_000
@@ -33,14 +43,24 @@ struct BenchClick: ParsableCommand {
     @Option(help: "ALSA device (null discards the samples; a real card measures it too).") var device = "null"
     @Option(help: "Frames per ALSA period.") var periodFrames = 64
     @Option(help: "ALSA periods in the buffer.") var periods = 2
+    @Option(help: "What decides on the hot thread: engine (lineupd's) or fixed (a rule, for comparison).")
+    var handler: Handler = .engine
     @Flag(help: "Do not ask for SCHED_FIFO on the hot thread.") var noRealtime = false
-    @Flag(help: "Do not lock memory (mlockall) for the hot thread.") var noMemoryLock = false
+    @Flag(
+        help:
+            "Do not lock memory (mlockall) for the hot thread (--handler fixed: the engine's locks it, as lineupd's does)."
+    )
+    var noMemoryLock = false
 
     func validate() throws {
         guard clicks > 0 else { throw ValidationError("--clicks must be at least 1") }
         guard storm >= 0 else { throw ValidationError("--storm cannot be negative") }
         // A pulse lasts the debounce window plus 1 ms; the next must clear the window of its end.
         guard intervalMs >= 16 else { throw ValidationError("--interval-ms must be at least 16") }
+        if noMemoryLock && handler == .engine {
+            throw ValidationError(
+                "--no-memory-lock needs --handler fixed: the engine's hot thread is set up as lineupd's")
+        }
     }
 
     func run() throws {
@@ -71,21 +91,31 @@ struct BenchClick: ParsableCommand {
         }
         let result: ClickBenchmark.Result
         do {
-            result = try ClickBenchmark.run(settings, allocations: counter)
+            switch handler {
+            case .engine: result = try ClickBenchmark.runEngineHandler(settings, allocations: counter)
+            case .fixed: result = try ClickBenchmark.run(settings, allocations: counter)
+            }
         } catch {
             printError("bench click: \(error)")
             throw ExitCode(1)
         }
         let us = { (ns: UInt64) in Double(ns / 100) / 10 }
         var json = JSONObject()
+        json["path"] = handler == .engine ? ClickBenchmark.enginePath : ClickBenchmark.fixedPath
         json["n"] = result.handedLatencies.count
         // Pulses made and clicks kept: any difference is a click the station did not give.
         json["pulses"] = clicks
+        // The engine path's figures are the log's: a click it lost is still counted here.
+        if let played = result.clicksPlayed {
+            json["clicks_played"] = Int(played) - ClickBenchmark.warmUpClicks
+        }
         json["p50_us"] = us(percentile(result.handedLatencies, 50))
         json["p99_us"] = us(percentile(result.handedLatencies, 99))
         json["max_us"] = us(result.handedLatencies.max() ?? 0)
         json["storm_eps"] = Int((Double(result.stormEdgesInjected) / result.seconds).rounded())
         json["dropped"] = Int(result.dropped)
+        // Records of any kind (edges, clicks, the engine's notes) the full ring refused.
+        json["ring_overflows"] = Int(result.ringOverflows)
         json["rss_mb"] = (peakResidentMegabytes() * 10).rounded() / 10
         json["onset_p50_us"] = us(percentile(result.onsetLatencies, 50))
         json["onset_p99_us"] = us(percentile(result.onsetLatencies, 99))
