@@ -1,0 +1,123 @@
+import Foundation
+import Glibc
+import Logging
+import SessionLog
+import StationConfig
+import StationControl
+import StationIO
+import Synchronization
+import TrainingEngine
+import VirtualDog
+
+// status's words: the engine's snapshot described in the trainer's words.
+extension StationService {
+    /// The session's state as the engine last published it (never the log feeder's view),
+    /// in the trainer's words: what is happening, which trial, what to do next, time left.
+    func describe(_ current: Current, _ segment: Segment, into status: inout StationStatus) {
+        Self.describe(
+            StatusInputs(
+                engine: segment.handler.snapshot.read(), total: segment.layouts.count,
+                done: segment.feeder.committed.load(ordering: .acquiring), trainerLed: current.mode == .trainerLed,
+                aborted: current.aborted, autoStart: current.autoStart, usedStations: segment.usedStations,
+                stationNames: stationNames, speed: options.speed, now: MonotonicClock.now()),
+            into: &status)
+    }
+
+    /// What the status words are made of: the engine's snapshot, the feeder's count and the
+    /// session's settings, with the time they are read at (so tests can give any).
+    struct StatusInputs {
+        var engine: EngineSnapshot.Values
+        /// Trials (or repetitions) of the session, and those committed to the log.
+        var total: Int
+        var done: Int
+        var trainerLed: Bool
+        var aborted: Bool
+        var autoStart: Bool
+        var usedStations: [Int]
+        var stationNames: [String]
+        /// Divides the protocol's times: seconds left are said in the protocol's seconds.
+        var speed: Double
+        /// Monotonic ns.
+        var now: UInt64
+    }
+
+    static func describe(_ inputs: StatusInputs, into status: inout StationStatus) {
+        let engine = inputs.engine
+        let total = inputs.total
+        let done = inputs.done
+        let trainerLed = inputs.trainerLed
+        let now = inputs.now
+        let left = engine.endsAt > now ? Double(engine.endsAt - now) / 1e9 * inputs.speed : nil
+        status.trials = total
+        status.trialsDone = done
+        let state: StationState
+        var activity: String
+        var trial = min(engine.begun + 1, total)
+        switch engine.activity {
+        case .searching:
+            trial = engine.begun
+            state = engine.noseAtStation ? .holding : .searching
+            activity =
+                "trial \(trial) of \(total): the dog is searching"
+                + (engine.noseAtStation ? ", its nose at a station now" : "")
+        case .interTrial:
+            trial = engine.begun
+            state = .interval
+            activity =
+                engine.readyPending
+                ? "interval after trial \(trial); trial \(trial + 1) is loaded and starts when it is over"
+                : engine.begun < total
+                    ? "interval after trial \(trial); load trial \(trial + 1), then press ready"
+                    : "interval after the last trial (\(trial))"
+        case .loading:
+            trial = engine.begun
+            state = .blocked
+            let station = engine.blockedStation
+            let name =
+                station >= 0 && station < inputs.usedStations.count
+                    && inputs.usedStations[station] < inputs.stationNames.count
+                ? inputs.stationNames[inputs.usedStations[station]] : "a station"
+            activity = "trial \(trial) of \(total) cannot start: station \(name) is active; clear it, then press ready"
+        case .exercise:
+            trial = engine.begun
+            state = .roundRunning
+            activity = "repetition \(trial) of \(total) is running"
+        case .ended:
+            trial = engine.begun
+            state = inputs.aborted || engine.begun < total ? .aborted : .repetitionsDone
+            activity =
+                state == .aborted
+                ? "the session was aborted: end it (lineupctl session end)"
+                : "every repetition (\(total)) is done: end the session (lineupctl session end)"
+        case .idle, .exerciseOver:
+            if engine.begun >= total {
+                trial = total
+                state = trainerLed ? .repetitionsDone : .blockComplete
+                activity =
+                    trainerLed
+                    ? "every repetition (\(total)) is done: end the session (lineupctl session end)"
+                    : "the block is complete (\(total) trials): end the session (lineupctl session end)"
+            } else if inputs.aborted {
+                state = .aborted
+                activity = "the session was aborted: end it (lineupctl session end)"
+            } else {
+                state = .waitingForReady
+                activity =
+                    trainerLed
+                    ? "press ready to start repetition \(trial) of \(total)"
+                    : inputs.autoStart
+                        ? "trial \(trial) of \(total) starts by itself once no station is active"
+                        : "load trial \(trial) of \(total), then press ready"
+            }
+        }
+        status.state = state
+        status.activity = activity
+        status.trial = trial
+        status.secondsLeft = left
+        if trainerLed {
+            status.exercise = engine.activity == .exercise ? engine.begun : nil
+            status.exercisesDone = done
+            status.exerciseRepeats = total
+        }
+    }
+}
