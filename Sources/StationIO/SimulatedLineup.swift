@@ -19,7 +19,7 @@ public final class SimulatedLineup: EdgeSource, OutputDriver, @unchecked Sendabl
         case stuck
         /// Never active, whatever the dog does.
         case dead
-        /// Only `toggle(line:)` moves it: a storm generator's.
+        /// Only a storm moves it (`startStorm`).
         case chatter
     }
 
@@ -127,8 +127,8 @@ public final class SimulatedLineup: EdgeSource, OutputDriver, @unchecked Sendabl
     }
 
     /// Gives `line` a fault (nil lifts it). A stuck line goes active now, a dead one inactive;
-    /// lifted, the line goes to the world's level. Each change is one edge, stamped now.
-    public func setFault(_ fault: LineFault?, line: UInt32) {
+    /// lifted, the line goes to the world's level. Each change is one edge, stamped `now`.
+    public func setFault(_ fault: LineFault?, line: UInt32, at now: UInt64 = MonotonicClock.now()) {
         guard Int(line) < lineCount else { return }
         let target: Bool? = faults.withLock { state in
             state.fault[Int(line)] = fault
@@ -139,21 +139,78 @@ public final class SimulatedLineup: EdgeSource, OutputDriver, @unchecked Sendabl
             case nil: return state.wanted[Int(line)]
             }
         }
-        if let target, (levels[Int(line)] != 0) != target { put(line: line, active: target, at: MonotonicClock.now()) }
+        if let target, (levels[Int(line)] != 0) != target { put(line: line, active: target, at: now) }
     }
 
-    /// One edge of a storm: the line flips, whatever the world does.
+    // MARK: A storm
+
+    /// Lines in a storm (bit i: line i) and the time of their next toggle; every write to the
+    /// pipe is made under this lock, after the storm's toggles due before its stamp.
+    private let writing = Mutex<(lines: UInt64, next: UInt64)>((0, 0))
+    /// A storm toggles its lines this often.
+    public static let stormPeriod: UInt64 = 1_000_000
+
+    /// `line` storms from `now`: it flips every `stormPeriod`, whatever the world does, each
+    /// toggle stamped at its own time, as the kernel stamps a real line's edges. Give the line
+    /// the `.chatter` fault first, so the world's edges do not reach it meanwhile.
+    public func startStorm(line: UInt32, at now: UInt64 = MonotonicClock.now()) {
+        guard Int(line) < lineCount, line < 64 else { return }
+        writing.withLock { storm in
+            putStorm(&storm, upTo: now)
+            if storm.lines == 0 { storm.next = now &+ Self.stormPeriod }
+            storm.lines |= 1 << UInt64(line)
+        }
+    }
+
+    /// The storm on `line` ends at `now` (its toggles due by then are put first).
+    public func stopStorm(line: UInt32, at now: UInt64 = MonotonicClock.now()) {
+        guard line < 64 else { return }
+        writing.withLock { storm in
+            putStorm(&storm, upTo: now)
+            storm.lines &= ~(1 << UInt64(line))
+        }
+    }
+
+    /// Puts the storm's toggles due by `now`; returns when the next is due, or nil when no
+    /// line storms. The storm's own thread calls this; a thread that runs late (a loaded
+    /// machine) puts what it missed, stamped when each was due, so a storm has no gaps.
     @discardableResult
-    public func toggle(line: UInt32) -> Bool {
-        guard Int(line) < lineCount else { return false }
-        return put(line: line, active: levels[Int(line)] == 0, at: MonotonicClock.now())
+    public func runStorm(upTo now: UInt64 = MonotonicClock.now()) -> UInt64? {
+        writing.withLock { storm in
+            putStorm(&storm, upTo: now)
+            return storm.lines == 0 ? nil : storm.next
+        }
+    }
+
+    /// Call with `writing` held.
+    private func putStorm(_ storm: inout (lines: UInt64, next: UInt64), upTo now: UInt64) {
+        while storm.lines != 0 && storm.next <= now {
+            var lines = storm.lines
+            while lines != 0 {
+                let line = lines.trailingZeroBitCount
+                lines &= ~(1 << UInt64(line))
+                write(line: UInt32(line), active: levels[line] == 0, at: storm.next)
+            }
+            storm.next &+= Self.stormPeriod
+        }
     }
 
     @discardableResult
     private func put(line: UInt32, active: Bool, at timestamp: UInt64) -> Bool {
+        writing.withLock { storm in
+            // A storm's toggles stamped before this edge go first: the pipe stays in the order
+            // of its stamps (an edge stamped before one already read is time running backwards).
+            putStorm(&storm, upTo: timestamp)
+            return write(line: line, active: active, at: timestamp)
+        }
+    }
+
+    /// Call with `writing` held.
+    @discardableResult
+    private func write(line: UInt32, active: Bool, at timestamp: UInt64) -> Bool {
         var edge = SensorEdge(timestamp: timestamp, line: line, isActive: active)
         if Int(line) < lineCount { levels[Int(line)] = active ? 1 : 0 }
-        let written = write(writeEnd, &edge, MemoryLayout<SensorEdge>.stride)
+        let written = Glibc.write(writeEnd, &edge, MemoryLayout<SensorEdge>.stride)
         guard written == MemoryLayout<SensorEdge>.stride else {
             dropped.add(1, ordering: .relaxed)
             return false

@@ -93,12 +93,11 @@ public struct FaultSyntaxError: Error {
 }
 
 /// Plays the faults on the simulated lineup as the virtual dog's trials go by. Called from the
-/// dog's thread; the storm has a thread of its own, toggling its lines every millisecond.
+/// dog's thread; the storm has a thread of its own, putting its lines' toggles on the lineup
+/// every millisecond (the lineup stamps each at its own millisecond: see `startStorm`).
 final class FaultInjector: @unchecked Sendable {
     let faults: [InjectedFault]
     private let lineup: SimulatedLineup
-    /// Bit i: station i storms now.
-    private let storming = Atomic<UInt64>(0)
     private let stopped = Atomic<Bool>(false)
     private var storm: Thread?
 
@@ -107,17 +106,8 @@ final class FaultInjector: @unchecked Sendable {
         self.lineup = lineup
         guard faults.contains(where: { $0.kind == .chatter }) else { return }
         let thread = Thread { [self] in
-            var next = MonotonicClock.now()
             while !stopped.load(ordering: .acquiring) {
-                let lines = storming.load(ordering: .acquiring)
-                if lines == 0 {
-                    usleep(2000)
-                    next = MonotonicClock.now()
-                    continue
-                }
-                for line in 0..<64 where lines & (1 << UInt64(line)) != 0 { lineup.toggle(line: UInt32(line)) }
-                next &+= 1_000_000
-                MonotonicClock.sleep(until: next)
+                if let next = lineup.runStorm() { MonotonicClock.sleep(until: next) } else { usleep(2000) }
             }
         }
         thread.name = "lineup-storm"
@@ -134,7 +124,7 @@ final class FaultInjector: @unchecked Sendable {
             case .dead: lineup.setFault(.dead, line: line)
             case .chatter:
                 lineup.setFault(.chatter, line: line)
-                storming.bitwiseOr(1 << UInt64(fault.station), ordering: .releasing)
+                lineup.startStorm(line: line)
             }
         }
     }
@@ -142,9 +132,8 @@ final class FaultInjector: @unchecked Sendable {
     /// The dog has finished searching `trial`: storms end, the line back at the dog's level.
     func searchOver(trial: Int) {
         for fault in faults where fault.kind == .chatter && fault.covers(trial: trial) {
-            storming.bitwiseAnd(~(1 << UInt64(fault.station)), ordering: .acquiringAndReleasing)
-            // The storm thread may be mid-toggle: let it finish before the line is handed back.
-            usleep(3000)
+            // The storm's last toggles, then the line handed back: one after the other in the pipe.
+            lineup.stopStorm(line: UInt32(fault.station))
             lineup.setFault(nil, line: UInt32(fault.station))
         }
     }
@@ -157,7 +146,7 @@ final class FaultInjector: @unchecked Sendable {
     }
 
     func stop() {
-        storming.store(0, ordering: .releasing)
+        for fault in faults where fault.kind == .chatter { lineup.stopStorm(line: UInt32(fault.station)) }
         stopped.store(true, ordering: .releasing)
         while let storm, !storm.isFinished { usleep(1000) }
     }

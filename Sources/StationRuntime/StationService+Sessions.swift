@@ -352,10 +352,19 @@ extension StationService {
             }
             usleep(200)
         }
+        return try Self.readyReply(
+            answer, trainerLed: current.mode == .trainerLed, total: segment.layouts.count,
+            usedStations: segment.usedStations, stationNames: stationNames)
+    }
+
+    /// The engine's answer to a ready press (its snapshot's answer word) in the trainer's
+    /// words: the reply, or the refusal saying why nothing started. Apart, so tests can ask it
+    /// in virtual time.
+    static func readyReply(
+        _ answer: UInt64, trainerLed: Bool, total: Int, usedStations: [Int], stationNames: [String]
+    ) throws(ControlRefusal) -> ReadyReply {
         let number = Int(answer & 0xFFFF)
         let station = Int((answer >> 16) & 0xFF) - 1
-        let trainerLed = current.mode == .trainerLed
-        let total = segment.layouts.count
         let what = trainerLed ? "repetition" : "trial"
         switch ReadyAnswer(rawValue: UInt8((answer >> 24) & 0xFF)) {
         case .started:
@@ -366,8 +375,8 @@ extension StationService {
                 message: "trial \(number) of \(total) is loaded: it starts when the inter-trial interval is over")
         case .refusedActive:
             let name =
-                station >= 0 && station < segment.usedStations.count
-                ? stationNames[segment.usedStations[station]] : "a station"
+                station >= 0 && station < usedStations.count && usedStations[station] < stationNames.count
+                ? stationNames[usedStations[station]] : "a station"
             throw ControlRefusal(
                 .notReady,
                 "trial \(number) of \(total) did not start: station \(name) is active (a lid, a paw, a cable?); "
