@@ -49,7 +49,7 @@ public struct HoldDetector: Sendable, Hashable {
     public mutating func arrive(station s: Int, at t: Nanoseconds) -> Event {
         if s == station && !present && t &- leftAt < tolerance && t >= leftAt {
             present = true
-            if !indicated && t &- visitStart >= hold {
+            if !indicated && elapsed(from: visitStart, to: t) >= hold {
                 indicated = true
                 return .indication(station: s, heldFrom: visitStart, at: t)
             }
@@ -73,7 +73,7 @@ public struct HoldDetector: Sendable, Hashable {
         guard s == station && present else { return .none }
         // The hold may have completed before this edge if the caller had not fired the timer yet.
         var event = Event.none
-        if !indicated && t &- visitStart >= hold {
+        if !indicated && elapsed(from: visitStart, to: t) >= hold {
             indicated = true
             event = .indication(station: s, heldFrom: visitStart, at: visitStart &+ hold)
         }
@@ -86,13 +86,13 @@ public struct HoldDetector: Sendable, Hashable {
     public mutating func expire(at now: Nanoseconds) -> Event {
         guard station >= 0 else { return .none }
         if present {
-            if !indicated && now &- visitStart >= hold {
+            if !indicated && elapsed(from: visitStart, to: now) >= hold {
                 indicated = true
                 return .indication(station: station, heldFrom: visitStart, at: visitStart &+ hold)
             }
             return .none
         }
-        if now &- leftAt >= tolerance {
+        if elapsed(from: leftAt, to: now) >= tolerance {
             let event = Event.visitEnded(
                 station: station, from: visitStart, to: leftAt, indicated: indicated)
             station = -1

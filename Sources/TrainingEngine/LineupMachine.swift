@@ -462,7 +462,7 @@ public struct LineupMachine: Sendable {
             let bit: UInt64 = 1 << UInt64(station)
             candidates &= ~bit
             let since = activeSince[station]
-            guard t &- since >= configuration.stuckAfter else { continue }
+            guard elapsed(from: since, to: t) >= configuration.stuckAfter else { continue }
             stuckMask |= bit
             out.append(.record(.sensorFault(.stuck, station: station, at: since &+ configuration.stuckAfter)))
             if detector.station == station { visitClosed(detector.close(at: t), &out) }

@@ -17,3 +17,12 @@ public func nanoseconds(seconds: Double) -> Nanoseconds {
 public func nanoseconds(milliseconds: Double) -> Nanoseconds {
     nanoseconds(seconds: milliseconds / 1000)
 }
+
+/// Time from `start` to `end`, or zero when `end` is earlier. Edges of different lines can
+/// reach the engine out of their timestamps' order (libgpiod v1 gives each line its own
+/// descriptor, read one after another): an unsigned wrap would read as a whole hold reached or
+/// a beam stuck for centuries.
+@inlinable
+public func elapsed(from start: Nanoseconds, to end: Nanoseconds) -> Nanoseconds {
+    end > start ? end - start : 0
+}
