@@ -11,6 +11,8 @@ public struct WebLogin: Sendable, Hashable {
     /// Sent back in `X-CSRF-Token` by the page's script; a cross-site form cannot read it.
     public var csrf: String
     public var lastSeen: Double
+    /// The account's password hash at login: a new password (or a removed account) ends the session.
+    public var credential: String = ""
 }
 
 /// Random tokens from the system's generator (getrandom on Linux), 32 bytes as hex.
@@ -27,8 +29,10 @@ public actor WebSessions {
 
     public init(idleLimit: Double = 12 * 3600) { self.idleLimit = idleLimit }
 
-    public func open(name: String, role: WebRole, now: Double) -> (token: String, login: WebLogin) {
-        let login = WebLogin(name: name, role: role, csrf: randomToken(), lastSeen: now)
+    public func open(name: String, role: WebRole, credential: String = "", now: Double) -> (
+        token: String, login: WebLogin
+    ) {
+        let login = WebLogin(name: name, role: role, csrf: randomToken(), lastSeen: now, credential: credential)
         let token = randomToken()
         byToken[token] = login
         return (token, login)

@@ -42,6 +42,15 @@ public final class WebState: Sendable {
         self.hub = hub ?? LiveHub(link: link)
         self.now = now
     }
+
+    /// Whether the account behind a login is still there as it logged in (same password hash,
+    /// same role). `lineupctl web user remove` and `passwd` change the file, not this process:
+    /// checking it on each request and live frame ends such a session without a restart.
+    /// An unreadable accounts file ends it too: better logged out than let through.
+    public func accountHolds(_ login: WebLogin) -> Bool {
+        guard let user = try? users.user(named: login.name) else { return false }
+        return user.passwordHash == login.credential && user.role == login.role
+    }
 }
 
 actor LimiterBox {
@@ -170,7 +179,16 @@ public enum WebApp {
                 body: ResponseBody { writer in
                     // The browser reconnects by itself after a second when the stream ends.
                     try await writer.write(ByteBuffer(string: "retry: 1000\n\n"))
-                    for await frame in stream { try await writer.write(ByteBuffer(string: frame.text)) }
+                    // A removed account or a new password ends the stream at its next frame
+                    // (status comes every 0.5 s), checked at most once a second.
+                    var checked = state.now()
+                    for await frame in stream {
+                        if state.now() - checked >= 1 {
+                            checked = state.now()
+                            guard state.accountHolds(login) else { break }
+                        }
+                        try await writer.write(ByteBuffer(string: frame.text))
+                    }
                     try await writer.finish(nil)
                 })
         }
@@ -196,7 +214,8 @@ public enum WebApp {
             throw WebError(.internalServerError, "accounts", error.description)
         }
         guard let user else { throw WebError(.unauthorized, "login", "wrong name or password") }
-        let (token, login) = await state.sessions.open(name: user.name, role: user.role, now: state.now())
+        let (token, login) = await state.sessions.open(
+            name: user.name, role: user.role, credential: user.passwordHash, now: state.now())
         var response = json(
             #"{"name":"# + jsonString(login.name) + #","role":"# + jsonString(login.role.rawValue) + #","csrf":"#
                 + jsonString(login.csrf) + "}")
@@ -297,8 +316,12 @@ struct GuardMiddleware: RouterMiddleware {
         if let token = request.cookies[WebApp.cookieName]?.value, !token.isEmpty,
             let login = await state.sessions.find(token, now: state.now())
         {
-            context.login = login
-            context.token = token
+            if state.accountHolds(login) {
+                context.login = login
+                context.token = token
+            } else {
+                await state.sessions.close(token)
+            }
         }
         let changes = request.method != .get && request.method != .head
         if changes {

@@ -39,6 +39,7 @@ public enum UserStoreError: Error, Sendable, Hashable, CustomStringConvertible {
     case shortPassword(minimum: Int)
     case longPassword(maximum: Int)
     case duplicate(String)
+    case noSuchUser(String)
     case unreadable(path: String, reason: String)
 
     public var description: String {
@@ -50,6 +51,7 @@ public enum UserStoreError: Error, Sendable, Hashable, CustomStringConvertible {
         case .longPassword(let maximum):
             return "the password is too long: bcrypt reads at most \(maximum) bytes of it"
         case .duplicate(let name): return "a user named \"\(name)\" already exists"
+        case .noSuchUser(let name): return "no user named \"\(name)\" (lineupctl web user list shows them)"
         case .unreadable(let path, let reason): return "cannot use the accounts file \(path): \(reason)"
         }
     }
@@ -161,6 +163,46 @@ public final class UserStore: Sendable {
                         path: path, reason: "user \"\(name)\" has a role this lineup does not know: \(roleWord)")
                 }
                 return WebUser(name: row["name"], role: role, passwordHash: row["password_hash"])
+            }
+        } catch let error as UserStoreError {
+            throw error
+        } catch {
+            throw .unreadable(path: path, reason: String(describing: error))
+        }
+    }
+
+    /// Every account, by name, without its hash.
+    public func list() throws(UserStoreError) -> [(name: String, role: String, created: String)] {
+        do {
+            return try queue.read { db in
+                try Row.fetchAll(db, sql: "SELECT name, role, created_at FROM users ORDER BY name").map {
+                    (name: $0["name"], role: $0["role"], created: $0["created_at"])
+                }
+            }
+        } catch {
+            throw .unreadable(path: path, reason: String(describing: error))
+        }
+    }
+
+    /// Removes an account. lineup-web checks the account on each request, so its sessions end
+    /// at their next request (or live-stream frame).
+    public func remove(name: String) throws(UserStoreError) {
+        try changeOne(name, sql: "DELETE FROM users WHERE name = ?", arguments: [name])
+    }
+
+    /// Sets a new password under the same rules as `add`. The hash changes, which ends the
+    /// account's open sessions in lineup-web at their next request.
+    public func setPassword(name: String, password: String) throws(UserStoreError) {
+        try Self.checkPassword(password)
+        let hash = Bcrypt.hash(password, cost: cost)
+        try changeOne(name, sql: "UPDATE users SET password_hash = ? WHERE name = ?", arguments: [hash, name])
+    }
+
+    private func changeOne(_ name: String, sql: String, arguments: StatementArguments) throws(UserStoreError) {
+        do {
+            try queue.write { db in
+                try db.execute(sql: sql, arguments: arguments)
+                if db.changesCount == 0 { throw UserStoreError.noSuchUser(name) }
             }
         } catch let error as UserStoreError {
             throw error

@@ -18,7 +18,7 @@ struct WebUserCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "user",
         abstract: "Accounts of the station's page.",
-        subcommands: [WebUserAdd.self])
+        subcommands: [WebUserAdd.self, WebUserList.self, WebUserRemove.self, WebUserPasswd.self])
 }
 
 struct WebUserAdd: ParsableCommand {
@@ -73,38 +73,42 @@ struct WebUserAdd: ParsableCommand {
         }
     }
 
-    private func readStdinPassword() throws(PasswordInputError) -> String {
-        guard let line = readLine(strippingNewline: true) else { throw .noInput }
-        return line
-    }
+    private func readStdinPassword() throws(PasswordInputError) -> String { try readPasswordLine() }
 
-    private func askTwice() throws(PasswordInputError) -> String {
-        let first = try askWithoutEcho("Password for \(name): ")
-        let second = try askWithoutEcho("Again: ")
-        guard first == second else { throw .mismatch }
-        return first
-    }
+    private func askTwice() throws(PasswordInputError) -> String { try askPasswordTwice(for: name) }
+}
 
-    /// Reads a line from the terminal with echo off, restoring the terminal whatever happens.
-    private func askWithoutEcho(_ prompt: String) throws(PasswordInputError) -> String {
-        let fd = open("/dev/tty", O_RDWR | O_CLOEXEC)
-        guard fd >= 0 else { throw .noTerminal }
-        defer { close(fd) }
-        var saved = termios()
-        guard tcgetattr(fd, &saved) == 0 else { throw .noTerminal }
-        var quiet = saved
-        quiet.c_lflag &= ~tcflag_t(ECHO)
-        _ = prompt.withCString { write(fd, $0, strlen($0)) }
-        tcsetattr(fd, TCSAFLUSH, &quiet)
-        defer {
-            tcsetattr(fd, TCSAFLUSH, &saved)
-            _ = write(fd, "\n", 1)
-        }
-        var bytes: [UInt8] = []
-        var byte: UInt8 = 0
-        while read(fd, &byte, 1) == 1, byte != UInt8(ascii: "\n") { bytes.append(byte) }
-        return String(decoding: bytes, as: UTF8.self)
+func readPasswordLine() throws(PasswordInputError) -> String {
+    guard let line = readLine(strippingNewline: true) else { throw .noInput }
+    return line
+}
+
+func askPasswordTwice(for name: String) throws(PasswordInputError) -> String {
+    let first = try askWithoutEcho("Password for \(name): ")
+    let second = try askWithoutEcho("Again: ")
+    guard first == second else { throw .mismatch }
+    return first
+}
+
+/// Reads a line from the terminal with echo off, restoring the terminal whatever happens.
+private func askWithoutEcho(_ prompt: String) throws(PasswordInputError) -> String {
+    let fd = open("/dev/tty", O_RDWR | O_CLOEXEC)
+    guard fd >= 0 else { throw .noTerminal }
+    defer { close(fd) }
+    var saved = termios()
+    guard tcgetattr(fd, &saved) == 0 else { throw .noTerminal }
+    var quiet = saved
+    quiet.c_lflag &= ~tcflag_t(ECHO)
+    _ = prompt.withCString { write(fd, $0, strlen($0)) }
+    tcsetattr(fd, TCSAFLUSH, &quiet)
+    defer {
+        tcsetattr(fd, TCSAFLUSH, &saved)
+        _ = write(fd, "\n", 1)
     }
+    var bytes: [UInt8] = []
+    var byte: UInt8 = 0
+    while read(fd, &byte, 1) == 1, byte != UInt8(ascii: "\n") { bytes.append(byte) }
+    return String(decoding: bytes, as: UTF8.self)
 }
 
 enum PasswordInputError: Error, CustomStringConvertible {
@@ -113,7 +117,7 @@ enum PasswordInputError: Error, CustomStringConvertible {
         switch self {
         case .noTerminal: return "no terminal to ask the password on: give it on standard input with --password-stdin"
         case .noInput: return "--password-stdin: standard input ended before a password line"
-        case .mismatch: return "the two passwords differ: nothing was added"
+        case .mismatch: return "the two passwords differ: nothing was changed"
         }
     }
 }
