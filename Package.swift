@@ -126,7 +126,7 @@ let package = Package(
         .target(
             name: "StationWeb",
             dependencies: [
-                "WebAccounts", "StationControl", "TrainingEngine",
+                "WebAccounts", "StationControl", "TrainingEngine", "SessionLog", "ProgramFiles", "Report",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "HTTPTypes", package: "swift-http-types"),
             ]
@@ -134,7 +134,7 @@ let package = Package(
         .executableTarget(
             name: "lineup-web",
             dependencies: [
-                "StationWeb", .product(name: "Hummingbird", package: "hummingbird"),
+                "StationWeb", "SessionLog", .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]
         ),
@@ -183,7 +183,7 @@ let package = Package(
         .testTarget(
             name: "StationWebTests",
             dependencies: [
-                "StationWeb", "WebAccounts", "StationControl", "TrainingEngine",
+                "StationWeb", "WebAccounts", "StationControl", "TrainingEngine", "SessionLog", "LineupBench",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "HummingbirdTesting", package: "hummingbird"),
                 .product(name: "HTTPTypes", package: "swift-http-types"),
