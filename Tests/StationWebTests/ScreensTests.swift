@@ -224,14 +224,18 @@ final class AddingLink: StationLink {
             "/api/export?what=trials", "/api/export?what=events",
         ]
         try await app(log).test(.router) { client in
-            let pages = try await [
-                #require(try await client.login("trainer1").1), #require(try await client.login("admin1").1),
-                #require(try await client.login("researcher1").1),
-            ]
-            // Before: the routes do carry samples, so the check below can fail.
+            let trainer = try #require(try await client.login("trainer1").1)
+            let admin = try #require(try await client.login("admin1").1)
+            let researcher = try #require(try await client.login("researcher1").1)
+            let pages = [trainer, admin, researcher]
+            // Before: the routes answer, and those with trials' layouts do name samples, so
+            // the check below can fail.
             for path in blindRoutes {
-                let response = try await client.execute(uri: path, method: .get, headers: pages[0].getHeaders)
+                let response = try await client.execute(uri: path, method: .get, headers: trainer.getHeaders)
                 #expect(response.status == .ok, "\(path)")
+            }
+            for path in ["/api/sessions/\(ended)", "/api/trials", "/api/report", "/api/export?what=trials"] {
+                let response = try await client.execute(uri: path, method: .get, headers: trainer.getHeaders)
                 #expect(labels.contains { text(response.body).contains($0) }, "\(path) named no sample")
             }
             let running = SessionRecord(dogId: UUID(uuidString: dog)!, mode: .doubleBlind)
@@ -245,7 +249,7 @@ final class AddingLink: StationLink {
                 }
             }
             try log.append([SessionEnd(sessionId: running.id, how: .ended, detail: "ended by the trainer")])
-            let after = try await client.execute(uri: "/api/trials", method: .get, headers: pages[0].getHeaders)
+            let after = try await client.execute(uri: "/api/trials", method: .get, headers: trainer.getHeaders)
             #expect(after.status == .ok)
         }
     }
