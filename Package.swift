@@ -128,7 +128,7 @@ let package = Package(
         .target(
             name: "StationWeb",
             dependencies: [
-                "WebAccounts", "StationControl", "TrainingEngine",
+                "WebAccounts", "StationControl", "TrainingEngine", "SessionLog", "ProgramFiles", "Report",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "HTTPTypes", package: "swift-http-types"),
             ]
@@ -136,7 +136,7 @@ let package = Package(
         .executableTarget(
             name: "lineup-web",
             dependencies: [
-                "StationWeb", .product(name: "Hummingbird", package: "hummingbird"),
+                "StationWeb", "SessionLog", .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]
         ),
@@ -185,7 +185,7 @@ let package = Package(
         .testTarget(
             name: "StationWebTests",
             dependencies: [
-                "StationWeb", "WebAccounts", "StationControl", "TrainingEngine",
+                "StationWeb", "WebAccounts", "StationControl", "TrainingEngine", "SessionLog", "LineupBench",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "HummingbirdTesting", package: "hummingbird"),
                 .product(name: "HTTPTypes", package: "swift-http-types"),

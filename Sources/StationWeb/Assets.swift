@@ -49,9 +49,10 @@ enum Assets {
         <!doctype html>
         <html lang="en"><head><meta charset="utf-8">
         <meta name="viewport" content="width=device-width, initial-scale=1">
-        <title>Lineup station</title><link rel="stylesheet" href="/static/app.css"></head>
+        <title>Lineup station</title><link rel="stylesheet" href="/static/app.css"><link rel="stylesheet" href="/static/screens.css"></head>
         <body>
         <header><span id="who"></span><button id="logout" class="small">Log out</button></header>
+        <nav id="nav"><button data-go="live" class="on">Live</button><button data-go="dogs">Dogs</button><button data-go="setup">Set-up</button><button data-go="samples">Samples</button><button data-go="health">Health</button><button data-go="research">Research</button></nav>
         <p id="live" class="notlive" role="status">Connecting to the station…</p>
         <main>
         <section id="now">
@@ -96,8 +97,9 @@ enum Assets {
         </section>
         <section id="hidden-layout" hidden><p id="hidden-why"></p></section>
         <section><h2>Events</h2><ol id="events" class="events"></ol></section>
+        <section id="screen"></section>
         </main>
-        <script src="/static/app.js"></script></body></html>
+        <script src="/static/app.js"></script><script src="/static/screens.js"></script></body></html>
         """
 
     static let appCSS = """

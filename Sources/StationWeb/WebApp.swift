@@ -28,18 +28,21 @@ public final class WebState: Sendable {
     public let link: any StationLink
     public let sessions: WebSessions
     public let hub: LiveHub
+    /// The session log, opened read-only for each request that reads it; nil: no log screens.
+    public let logPath: String?
     let limiter = LimiterBox()
     /// Seconds on a monotonic scale; a test hands in its own.
     public let now: @Sendable () -> Double
 
     public init(
-        users: UserStore, link: any StationLink, hub: LiveHub? = nil,
+        users: UserStore, link: any StationLink, hub: LiveHub? = nil, logPath: String? = nil,
         now: @escaping @Sendable () -> Double = { Double(DispatchTime.now().uptimeNanoseconds) / 1e9 }
     ) {
         self.users = users
         self.link = link
         self.sessions = WebSessions()
         self.hub = hub ?? LiveHub(link: link)
+        self.logPath = logPath
         self.now = now
     }
 
@@ -121,6 +124,12 @@ public enum WebApp {
             Assets.response(Assets.loginJS, type: "text/javascript; charset=utf-8")
         }
         router.get("/static/app.css") { _, _ in Assets.response(Assets.appCSS, type: "text/css; charset=utf-8") }
+        router.get("/static/screens.js") { _, _ in
+            Assets.response(Assets.screensJS, type: "text/javascript; charset=utf-8")
+        }
+        router.get("/static/screens.css") { _, _ in
+            Assets.response(Assets.screensCSS, type: "text/css; charset=utf-8")
+        }
 
         router.post("/api/login") { request, context in try await login(request, context, state) }
         router.post("/api/logout") { _, context in
@@ -168,6 +177,7 @@ public enum WebApp {
             }
             return try await forward(call, state)
         }
+        addLogRoutes(router, state: state)
         router.get("/api/events") { _, context in
             let login = try context.requireLogin()
             let stream = await state.hub.subscribe(role: login.role)

@@ -1,6 +1,7 @@
 import ArgumentParser
 import Foundation
 import Hummingbird
+import SessionLog
 import StationControl
 import StationWeb
 import WebAccounts
@@ -36,6 +37,12 @@ struct LineupWeb: AsyncParsableCommand {
             valueName: "path"))
     var users: String?
 
+    @Option(
+        help: ArgumentHelp(
+            "The session log, read-only, for the dogs, samples and researcher's screens (default: $LINEUP_DB, else \(SessionLog.defaultPath)).",
+            valueName: "path"))
+    var db: String?
+
     func validate() throws {
         guard (1...65535).contains(port) else { throw ValidationError("--port must be 1 to 65535") }
     }
@@ -49,7 +56,7 @@ struct LineupWeb: AsyncParsableCommand {
             throw ExitCode(1)
         }
         let link = SocketLink(path: ControlClient.path(option: socket))
-        let state = WebState(users: store, link: link)
+        let state = WebState(users: store, link: link, logPath: db ?? SessionLog.pathFromEnvironment)
         let app = WebServer.application(state: state, host: host, port: port)
         FileHandle.standardError.write(Data("lineup-web: serving http://\(host):\(port)/\n".utf8))
         do {

@@ -1,0 +1,309 @@
+import Foundation
+import HTTPTypes
+import Hummingbird
+import NIOCore
+import ProgramFiles
+import Report
+import SessionLog
+import StationControl
+import TrainingEngine
+
+// The screens that read the log: dogs and their progress, samples, sessions, trials, stats,
+// the report and exports. lineup-web opens the log read-only and calls the very functions
+// lineupctl calls (one definition per figure, docs/figures.md); it never writes the log:
+// additions (a dog, a session's comment) go to lineupd over the control socket.
+
+extension WebApp {
+    static func addLogRoutes(_ router: Router<WebContext>, state: WebState) {
+        router.get("/api/dogs") { _, context in
+            _ = try context.requireLogin()
+            return try encoded(try state.reader().dogs())
+        }
+        router.post("/api/dogs") { request, context in
+            try context.require(\.runsSessions, "add a dog")
+            let entry = try await decodeBody(DogEntry.self, request, context)
+            return try await forward(entry, state)
+        }
+        // A dog's page: progress per phase of its programs (`lineupctl progress`) and its
+        // sessions with their outcome counts (`lineupctl sessions --dog`), newest first.
+        router.get("/api/dogs/{dog}") { request, context in
+            _ = try context.requireLogin()
+            let name = try context.parameters.require("dog")
+            return try readLog {
+                let reader = try state.reader()
+                let id = try reader.resolveDog(name)
+                guard let dog = try reader.dogs().first(where: { $0.id == id }) else {
+                    throw SessionLogError.unknownDog(name)
+                }
+                var filter = LogFilter(dogId: id)
+                filter.newestFirst = true
+                return try encoded(
+                    DogPage(dog: dog, progress: try reader.progress(dogId: id), sessions: try reader.sessions(filter)))
+            }
+        }
+        router.get("/api/samples") { request, context in
+            _ = try context.requireLogin()
+            let kind = try request.uri.queryParameters["kind"].map { text in
+                guard let kind = SampleKind(rawValue: String(text)) else {
+                    throw WebError(
+                        .badRequest, "bad-request",
+                        "kind '\(text)': give target, control, blank or distractor")
+                }
+                return kind
+            }
+            return try readLog { try encoded(try state.reader().samples(kind: kind)) }
+        }
+        router.get("/api/samples/{sample}") { _, context in
+            _ = try context.requireLogin()
+            let label = try context.parameters.require("sample")
+            return try readLog {
+                let reader = try state.reader()
+                return try encoded(try reader.sample(id: reader.resolveSample(label)))
+            }
+        }
+        router.get("/api/sessions") { _, context in
+            _ = try context.requireLogin()
+            var filter = LogFilter()
+            filter.newestFirst = true
+            return try readLog { try encoded(try state.reader().sessions(filter, limit: 200)) }
+        }
+        router.get("/api/sessions/{session}") { _, context in
+            _ = try context.requireLogin()
+            let id = try context.parameters.require("session")
+            try await refuseWhileBlind(state, "a session's trials and layouts")
+            return try readLog {
+                let reader = try state.reader()
+                return try encoded(try reader.session(id: reader.resolveSession(id)))
+            }
+        }
+        router.post("/api/sessions/{session}/note") { request, context in
+            try context.require(\.runsSessions, "add a comment to a session")
+            struct Comment: Decodable { var text: String }
+            let session = try context.parameters.require("session")
+            let comment = try await decodeBody(Comment.self, request, context)
+            return try await forward(SessionNoteEntry(session: session, text: comment.text), state)
+        }
+        router.get("/api/trials") { _, context in
+            _ = try context.requireLogin()
+            try await refuseWhileBlind(state, "trials and their layouts")
+            var filter = LogFilter()
+            filter.newestFirst = true
+            return try readLog { try encoded(try state.reader().trials(filter, limit: 500)) }
+        }
+        router.get("/api/stats") { request, context in
+            _ = try context.requireLogin()
+            let text = request.uri.queryParameters["by"].map(String.init) ?? "dog"
+            guard let by = StatsGrouping(rawValue: text) else {
+                throw WebError(.badRequest, "bad-request", "by '\(text)': give dog, session, sample or station")
+            }
+            // By station or sample a table says where the targets stood.
+            if by == .station || by == .sample { try await refuseWhileBlind(state, "statistics by \(by.rawValue)") }
+            return try readLog { try encoded(try state.reader().stats(by: by)) }
+        }
+        router.get("/api/report") { _, context in
+            _ = try context.requireLogin()
+            try await refuseWhileBlind(state, "the report")
+            return try readLog {
+                let html = ReportHTML.render(try state.reader().report(), scope: "all dogs")
+                return download(html, type: "text/html; charset=utf-8", name: "lineup-report.html", attach: false)
+            }
+        }
+        router.get("/api/export") { request, context in
+            _ = try context.requireLogin()
+            let whatText = request.uri.queryParameters["what"].map(String.init) ?? ""
+            guard let what = ExportTable(rawValue: whatText) else {
+                throw WebError(
+                    .badRequest, "bad-request",
+                    "what '\(whatText)': give \(ExportTable.allCases.map(\.rawValue).joined(separator: ", "))")
+            }
+            let formatText = request.uri.queryParameters["format"].map(String.init) ?? "csv"
+            guard let format = ExportFormat(rawValue: formatText) else {
+                throw WebError(.badRequest, "bad-request", "format '\(formatText)': give csv or jsonl")
+            }
+            if what == .trials || what == .events { try await refuseWhileBlind(state, "an export of \(what.rawValue)") }
+            return try readLog {
+                let text = try exportText(try state.reader(), what, format)
+                return download(
+                    text, type: format == .csv ? "text/csv; charset=utf-8" : "application/jsonl; charset=utf-8",
+                    name: "lineup-\(what.rawValue).\(format.rawValue)", attach: true)
+            }
+        }
+        // Session set-up in words: every program lineupd would accept, each step with its mode,
+        // lineup (SetupWords), criterion and exercises with their instructions and duration.
+        router.get("/api/programs") { _, context in
+            _ = try context.requireLogin()
+            let about: StationAbout
+            do throws(ControlClientError) {
+                about = try await state.link.send(AboutRequest())
+            } catch {
+                throw WebError.from(error)
+            }
+            let programs = about.programs.compactMap { offered -> ProgramSetup? in
+                guard offered.refused == nil, let text = offered.text,
+                    let program = try? Program.parse(toml: text, source: offered.source)
+                else { return nil }
+                return ProgramSetup(program)
+            }
+            return try encoded(programs)
+        }
+        // Station health: status (sensors, faults, free space, sound), about and version as
+        // lineupd answers them. Sensors' levels come in status only for a researcher-safe view:
+        // the same status every page's live stream already carries.
+        router.get("/api/health") { _, context in
+            _ = try context.requireLogin()
+            let health: Health
+            do throws(ControlClientError) {
+                let status = try await state.link.send(StatusRequest())
+                let version = try await state.link.send(VersionRequest())
+                let about = try await state.link.send(AboutRequest())
+                health = Health(
+                    status: status, version: version, log: about.log,
+                    programs: about.programs.map { HealthProgram(name: $0.name, refused: $0.refused) })
+            } catch {
+                throw WebError.from(error)
+            }
+            return try encoded(health)
+        }
+    }
+
+    /// While a double-blind session runs, nothing that names a station of a trial's layout
+    /// leaves lineup-web, for any role: the handler may be logged in under any account. Asked
+    /// of lineupd and of the log (a session started and not ended); if lineupd does not
+    /// answer, the log alone decides.
+    static func refuseWhileBlind(_ state: WebState, _ what: String) async throws {
+        if let status = try? await state.link.send(StatusRequest()), status.session != nil,
+            status.mode == .doubleBlind
+        {
+            throw WebError(
+                .forbidden, "blind",
+                "a double-blind session is running: \(what) are shown once it ends")
+        }
+        let open = try readLog { () -> Bool in
+            var filter = LogFilter(mode: .doubleBlind)
+            filter.newestFirst = true
+            return try state.reader().sessions(filter, limit: 20).contains { $0.endedHow == nil }
+        }
+        if open {
+            throw WebError(
+                .forbidden, "blind",
+                "a double-blind session is running in the log (not ended): \(what) are shown once it ends")
+        }
+    }
+
+    /// The log's errors as the page shows them: an unknown name is 404, the rest its words.
+    static func readLog<T>(_ body: () throws -> T) throws -> T {
+        do {
+            return try body()
+        } catch let error as WebError {
+            throw error
+        } catch let error as SessionLogError {
+            switch error {
+            case .unknownDog, .unknownSession, .unknownSample, .unknownTrial:
+                throw WebError(.notFound, "unknown", error.description)
+            case .ambiguousId, .invalidInput, .malformedDate:
+                throw WebError(.badRequest, "bad-request", error.description)
+            default:
+                throw WebError(.serviceUnavailable, "log", error.description)
+            }
+        } catch {
+            throw WebError(.internalServerError, "log", String(describing: error))
+        }
+    }
+
+    static func encoded<T: Encodable>(_ value: T) throws -> Response {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
+        return json(String(decoding: try encoder.encode(value), as: UTF8.self))
+    }
+
+    static func download(_ text: String, type: String, name: String, attach: Bool) -> Response {
+        var headers: HTTPFields = [.contentType: type, .cacheControl: "no-store"]
+        headers[.contentDisposition] = (attach ? "attachment" : "inline") + "; filename=\"\(name)\""
+        return Response(status: .ok, headers: headers, body: .init(byteBuffer: ByteBuffer(string: text)))
+    }
+
+    /// `lineupctl export`'s rows, written by the same writer into an unlinked file and read back.
+    static func exportText(_ reader: LogReader, _ what: ExportTable, _ format: ExportFormat) throws -> String {
+        let path = FileManager.default.temporaryDirectory.appendingPathComponent("lineup-web-\(UUID().uuidString)").path
+        let fd = open(path, O_RDWR | O_CREAT | O_EXCL, 0o600)
+        guard fd >= 0 else {
+            throw WebError(.internalServerError, "export", "cannot write a temporary file in \(path)")
+        }
+        unlink(path)
+        defer { close(fd) }
+        try reader.export(what, format: format, to: ByteSink(fd: fd))
+        let handle = FileHandle(fileDescriptor: fd, closeOnDealloc: false)
+        try handle.seek(toOffset: 0)
+        return String(decoding: try handle.readToEnd() ?? Data(), as: UTF8.self)
+    }
+}
+
+extension WebState {
+    func reader() throws -> LogReader {
+        guard let logPath else {
+            throw WebError(.serviceUnavailable, "log", "lineup-web was started without the log (--db)")
+        }
+        return try SessionLog.openReader(path: logPath)
+    }
+}
+
+struct DogPage: Encodable {
+    var dog: DogSummary
+    var progress: [PhaseProgress]
+    var sessions: [SessionSummary]
+}
+
+struct Health: Encodable {
+    var status: StationStatus
+    var version: StationVersion
+    var log: String
+    var programs: [HealthProgram]
+}
+
+struct HealthProgram: Encodable {
+    var name: String
+    var refused: String?
+}
+
+/// A program as the set-up screen shows it.
+struct ProgramSetup: Encodable {
+    struct StepSetup: Encodable {
+        var step: String
+        var title: String
+        var description: String
+        var mode: String
+        var lineup: String
+        var criterion: String
+        var exercises: [ExerciseSetup]
+    }
+    struct ExerciseSetup: Encodable {
+        var id: String
+        var title: String
+        var instruction: String
+        var durationSeconds: Double
+        var repeats: Int?
+        var trials: Int?
+    }
+    var name: String
+    var title: String
+    var steps: [StepSetup]
+
+    init(_ program: Program) {
+        name = program.name
+        title = program.title
+        steps = program.phases.flatMap { phase in
+            phase.steps.map { step in
+                StepSetup(
+                    step: "\(phase.id)/\(step.id)", title: step.title, description: step.description,
+                    mode: step.mode.rawValue, lineup: step.lineup.inWords, criterion: step.completionRule,
+                    exercises: step.exercises.map {
+                        ExerciseSetup(
+                            id: $0.id, title: $0.title, instruction: $0.instruction,
+                            durationSeconds: $0.durationSeconds,
+                            repeats: step.mode == .trainerLed ? $0.repeats : nil,
+                            trials: step.mode == .trainerLed ? nil : $0.trials)
+                    })
+            }
+        }
+    }
+}
