@@ -63,7 +63,7 @@ if [ -n "$systemd_mode" ]; then
     [ -n "$deb" ] && [ -f "$deb" ] || { echo "run.sh: --systemd needs --deb PATH (packaging/deb/build.sh)" >&2; exit 1; }
     [ "$name" != v1 ] || name=systemd
     # apt's install, remove and purge of the package under TCG: more than the other runs.
-    [ "$timeout_s" != 300 ] || timeout_s=540
+    [ "$timeout_s" != 300 ] || timeout_s=900
 fi
 
 # 1. Debian packages (only when something is missing, so a warm run makes no apt call).
@@ -111,7 +111,8 @@ SYSTEMD_MODE='$systemd_mode'
 P
 append="console=ttyS0 panic=-1 loglevel=4 rdinit=/init"
 if [ -n "$systemd_mode" ]; then
-    "$here/systemd-stage.sh" "$out/stage" "$deb" "$cache/chatter"
+    cp "$deb" "$out/"
+    "$here/systemd-stage.sh" "$out/stage" "$out/$(basename "$deb")" "$cache/chatter"
     # systemd boots straight into the test target; its own status lines would only clutter
     # the console, which carries the result line.
     append="$append systemd.unit=lineup-vm-test.target systemd.show_status=error systemd.firstboot=no"

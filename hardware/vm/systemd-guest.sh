@@ -45,7 +45,7 @@ say "boot: systemd started at ${boot_userspace_s}s, this test at ${test_started_
 
 # 1. The station's Debian package, as docs/install.md installs it (packaging/deb/build.sh).
 # Without /etc/lineup/station.toml yet, the package's rule is to start nothing.
-deb=$(ls "$lib"/lineup_*.deb)
+deb=$(ls "$out"/lineup_*.deb)
 # man-db's trigger would update the manual index over 9p under TCG, for the
 # package's three pages: its postinst does nothing without this file (removed from the overlay only).
 rm -f /var/lib/man-db/auto-update

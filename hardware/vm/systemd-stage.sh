@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # Builds the upper layer of the systemd phase's root (run.sh --systemd): what init.sh lays over
-# the host's root before switching to systemd. It holds only the test harness and the
-# station's Debian package (packaging/deb/build.sh), which systemd-guest.sh installs inside
-# the guest with apt, as docs/install.md does.
+# the host's root before switching to systemd. It holds only the test harness; the station's
+# Debian package (packaging/deb/build.sh), on the output share, is installed by
+# systemd-guest.sh inside the guest with dpkg.
 #
 #   systemd-stage.sh STAGEDIR DEB CHATTER
 set -euo pipefail
@@ -18,7 +18,9 @@ mkdir -p "$lib" "$sys/lineup-vm-test.target.wants" "$stage/etc/udev/rules.d"
 
 # Copied, not run from the checkout: a checkout under /home, /root, /tmp or /run would be
 # hidden by the unit's ProtectHome= or by systemd's own tmpfs on /run.
-install -m 0644 "$deb" "$lib/"
+# The package stays on the output share (run.sh puts it there): a copy in this tmpfs layer
+# took the space the daemon's free-space warning counts (171 MB free, a journal finding).
+[ -f "$deb" ] || { echo "systemd-stage.sh: no package $deb" >&2; exit 1; }
 install -m 0755 "$chatter" "$lib/"
 install -m 0644 "$here/vm.toml" "$here/vm-program.toml" "$here/block.dog" "$lib/"
 install -m 0755 "$here/dog.sh" "$here/check-log.py" "$here/systemd-guest.sh" "$lib/"
@@ -49,8 +51,8 @@ StandardError=inherit
 TTYPath=/dev/console
 TTYReset=no
 TTYVHangup=no
-# The package is installed, removed and purged with apt as well: about a minute more.
-TimeoutStartSec=420
+# The package is installed, removed and purged with dpkg as well: about a minute more.
+TimeoutStartSec=780
 U
 ln -s ../lineup-vm-test.service "$sys/lineup-vm-test.target.wants/lineup-vm-test.service"
 
