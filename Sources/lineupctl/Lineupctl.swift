@@ -34,6 +34,8 @@ struct Lineupctl: ParsableCommand {
 
             Shell completion: lineupctl --generate-completion-script bash > /etc/bash_completion.d/lineupctl
             """,
+        // The station's one version: packaging/deb/build.sh names the .deb after it.
+        version: "0.20.0",
         subcommands: [
             Selftest.self, Version.self, Bench.self,
             Dogs.self, Samples.self, Sessions.self, SessionCommand.self, Trials.self, Events.self,

@@ -4,7 +4,8 @@
 # .ci/libgpiod2.sh, second scratch path .build-v2), then runs hardware/vm/run.sh for each.
 # The v1 run's edges are watched by Debian's gpiomon (v1 uAPI), the v2 run's by edgewatch.c
 # built against libgpiod 2.x (v2 uAPI). A third run (run.sh --systemd) boots systemd as PID 1 and
-# runs the v1 lineupd as the real systemd/lineupd.service. A fourth (powercut.sh) cuts the
+# installs the station's Debian package (packaging/deb/build.sh: a release build, static Swift
+# runtime, Debian's libgpiod 1.6.3) and runs lineupd.service and lineup-web.service. A fourth (powercut.sh) cuts the
 # guest's power (SIGKILL of qemu) under a running v1 lineupd, POWERCUT_CUTS times (default 3).
 # Prints one JSON object per run (also in .build-vm/results.jsonl) and its wall time.
 # Exits non-zero on any mismatch; if qemu cannot run the guest it says so loudly and fails.
@@ -26,6 +27,10 @@ PKG_CONFIG_PATH="$pc" swift build --scratch-path .build-v2 --product lineupctl 2
     || die "swift build (v2) failed"
 PKG_CONFIG_PATH="$pc" swift build --scratch-path .build-v2 --product lineupd 2>&1 | tail -1 \
     || die "swift build (v2) failed"
+
+say "the station's Debian package (a release build)"
+deb=$(packaging/deb/build.sh --out .build-vm | tail -1) || die "packaging/deb/build.sh failed"
+echo "$deb"
 
 say "edgewatch (hardware/vm/edgewatch.c) against libgpiod 2.x"
 v2lib=$(dirname "$pc")
@@ -49,8 +54,8 @@ run() {  # run NAME SCRIPT ARGS...: the script prints its JSON object last
 run v1 hardware/vm/run.sh --name v1 --expect-api v1 --lineupd .build/debug/lineupd
 run v2 hardware/vm/run.sh --name v2 --expect-api v2 --no-install --lineupctl .build-v2/debug/lineupctl \
     --ld-library-path "$v2lib" --edgewatch .build-vm/edgewatch-v2 --lineupd .build-v2/debug/lineupd
-# The unit under systemd 252 with the libgpiod 1.6.3 build only (README, "The systemd phase").
-run systemd hardware/vm/run.sh --name systemd --systemd --lineupd .build/debug/lineupd
+# The package under systemd 252, libgpiod 1.6.3 build only (README, "The systemd phase").
+run systemd hardware/vm/run.sh --name systemd --systemd --deb "$deb"
 # Power cuts under the v1 lineupd, the log on ext4 on a virtio disk (README, "Power cut").
 run powercut hardware/vm/powercut.sh --lineupd .build/debug/lineupd
 

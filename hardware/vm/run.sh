@@ -6,11 +6,12 @@
 #
 #   hardware/vm/run.sh [--name v1] [--lineupctl PATH] [--ld-library-path DIR]
 #                      [--expect-api v1|v2] [--edgewatch PATH] [--lineupd PATH]
-#                      [--timeout SECONDS] [--no-install] [--systemd]
+#                      [--timeout SECONDS] [--no-install] [--systemd --deb PATH]
 #
 # --lineupd turns on the daemon phase (guest.sh run_daemon), for when lineupd --config exists.
 # --systemd boots into systemd as PID 1 instead (an overlay of the host root) and runs lineupd
-# as the real systemd/lineupd.service, checked by systemd-guest.sh (README, "The systemd phase").
+# as the real systemd/lineupd.service, checked by systemd-guest.sh (README, "The systemd phase"),
+# installed from the station's Debian package given by --deb (packaging/deb/build.sh).
 #
 # Prints the run's JSON object as its last line; exits non-zero on any mismatch, and fails
 # loudly (exit 2, "EMULATED-HARDWARE TIER DID NOT RUN") when qemu cannot run the guest at all.
@@ -27,6 +28,7 @@ lineupd=""
 timeout_s=300
 install=1
 systemd_mode=""
+deb=""
 while [ $# -gt 0 ]; do
     case "$1" in
         --name) name=$2; shift 2 ;;
@@ -38,6 +40,7 @@ while [ $# -gt 0 ]; do
         --timeout) timeout_s=$2; shift 2 ;;
         --no-install) install=0; shift ;;
         --systemd) systemd_mode=1; shift ;;
+        --deb) deb=$2; shift 2 ;;
         *) echo "run.sh: unknown argument $1" >&2; exit 64 ;;
     esac
 done
@@ -55,16 +58,19 @@ case "$lineupctl" in /*) ;; *) lineupctl=$PWD/$lineupctl ;; esac
 case "$edgewatch" in ""|/*) ;; *) edgewatch=$PWD/$edgewatch ;; esac
 case "$lineupd" in ""|/*) ;; *) lineupd=$PWD/$lineupd ;; esac
 if [ -n "$systemd_mode" ]; then
-    # The unit runs the daemon itself: it is required, and the name says which phase ran.
-    [ -n "$lineupd" ] || lineupd=$root/.build/debug/lineupd
-    [ -x "$lineupd" ] || { echo "run.sh: $lineupd is not built" >&2; exit 1; }
+    # The package installs the daemon the unit runs: it is required, and the name says which
+    # phase ran.
+    [ -n "$deb" ] && [ -f "$deb" ] || { echo "run.sh: --systemd needs --deb PATH (packaging/deb/build.sh)" >&2; exit 1; }
     [ "$name" != v1 ] || name=systemd
+    # apt's install, remove and purge of the package under TCG: more than the other runs.
+    [ "$timeout_s" != 300 ] || timeout_s=900
 fi
 
 # 1. Debian packages (only when something is missing, so a warm run makes no apt call).
 pkgs="qemu-system-x86 linux-image-amd64 linux-headers-amd64 linux-source-6.1 busybox-static gpiod gcc make kmod cpio"
 # The systemd phase boots the host's own systemd, udev and passwd tools; sqlite3 checks the log.
-[ -z "$systemd_mode" ] || pkgs="$pkgs systemd udev passwd util-linux sqlite3"
+# curl asks lineup-web for its login page.
+[ -z "$systemd_mode" ] || pkgs="$pkgs systemd udev passwd util-linux sqlite3 curl"
 # shellcheck disable=SC2086
 [ "$install" != 1 ] || install_missing $pkgs
 command -v qemu-system-x86_64 >/dev/null || loud_fail "qemu-system-x86_64 is not installed"
@@ -105,7 +111,8 @@ SYSTEMD_MODE='$systemd_mode'
 P
 append="console=ttyS0 panic=-1 loglevel=4 rdinit=/init"
 if [ -n "$systemd_mode" ]; then
-    "$here/systemd-stage.sh" "$out/stage" "$lineupd" "$lineupctl" "$cache/chatter"
+    cp "$deb" "$out/"
+    "$here/systemd-stage.sh" "$out/stage" "$out/$(basename "$deb")" "$cache/chatter"
     # systemd boots straight into the test target; its own status lines would only clutter
     # the console, which carries the result line.
     append="$append systemd.unit=lineup-vm-test.target systemd.show_status=error systemd.firstboot=no"

@@ -1,10 +1,12 @@
 #!/bin/bash
 # The systemd phase's checks (run.sh --systemd), run inside the guest by lineup-vm-test.service
-# with systemd as PID 1. Installs the station as the top README says ("Installing on Raspberry
-# Pi OS") from the repository's systemd/ files, starts lineupd.service against the gpio-sim
-# chip and snd-dummy, and checks what the unit promises: READY=1, user lineup with no
-# capabilities, SCHED_FIFO and locked memory, the socket's group, a member's and an outsider's
-# lineupctl, a scripted session logged through the sandbox, reload, a clean stop, the log intact.
+# with systemd as PID 1. Installs the station's Debian package (packaging/deb/build.sh) as
+# docs/install.md says, starts lineupd.service against the gpio-sim chip and snd-dummy, and
+# checks what the unit promises: READY=1, user lineup with no capabilities, SCHED_FIFO and
+# locked memory, the socket's group, a member's and an outsider's lineupctl, a scripted
+# session logged through the sandbox, reload, a clean stop, the log intact. lineup-web.service
+# runs beside it and serves its login page on loopback. Last, the package is removed and
+# purged: units and binaries gone, the log kept.
 # Prints "LINEUP-VM-RESULT {json}" and "LINEUP-VM-DONE rc=N uptime=S" on the console.
 # No `set -e`: every check runs and is reported, a failed one does not stop the others.
 set -uo pipefail
@@ -41,13 +43,27 @@ boot_userspace_s=$(awk -v u="$(systemctl show -P UserspaceTimestampMonotonic)" '
 test_started_s=$(awk -v u="$(systemctl show -P ExecMainStartTimestampMonotonic lineup-vm-test.service)" 'BEGIN { printf "%.2f", u / 1e6 }')
 say "boot: systemd started at ${boot_userspace_s}s, this test at ${test_started_s}s"
 
-# 1. The install steps of the top README, with the repository's unit files.
-install -m 0755 "$lib/lineupd" "$lib/lineupctl" /usr/local/bin/
-install -m 0644 "$lib/systemd/lineupd.service" /etc/systemd/system/
-install -m 0644 "$lib/systemd/sysusers.d/lineup.conf" /etc/sysusers.d/lineup.conf
-install -m 0644 "$lib/systemd/tmpfiles.d/lineup.conf" /etc/tmpfiles.d/lineup.conf
-systemd-sysusers 2>&1 | sed 's/^/guest: sysusers| /'
-systemd-tmpfiles --create /etc/tmpfiles.d/lineup.conf 2>&1 | sed 's/^/guest: tmpfiles| /'
+# 1. The station's Debian package, as docs/install.md installs it (packaging/deb/build.sh).
+# Without /etc/lineup/station.toml yet, the package's rule is to start nothing.
+deb=$(ls "$out"/lineup_*.deb)
+# man-db's trigger would update the manual index over 9p under TCG, for the
+# package's three pages: its postinst does nothing without this file (removed from the overlay only).
+rm -f /var/lib/man-db/auto-update
+say "installing $(basename "$deb")"
+# dpkg itself, as apt would call it once the dependencies are there (they are: this is the
+# build host's own root). apt-get reading the host's package lists took 170 s under TCG.
+dpkg -i "$deb" > "$out/dpkg-install.txt" 2>&1
+install_rc=$?
+sed 's/^/guest: dpkg| /' "$out/dpkg-install.txt"
+deb_install=ok
+[ "$install_rc" = 0 ] || { deb_install="failed ($install_rc)"; fail "dpkg -i $(basename "$deb") exited $install_rc"; }
+for f in /usr/bin/lineupd /usr/bin/lineupctl /usr/bin/lineup-web /usr/lib/systemd/system/lineupd.service \
+    /usr/lib/systemd/system/lineup-web.service; do
+    [ -e "$f" ] || fail "the package did not install $f"
+done
+not_started="$(systemctl is-active lineupd.service)/$(systemctl is-enabled lineupd.service 2>&1)"
+say "after the install, before station.toml: lineupd $not_started"
+[ "$not_started" = inactive/disabled ] || fail "lineupd is $not_started right after the install, with no station.toml"
 install -m 0640 -g lineup "$lib/vm.toml" /etc/lineup/station.toml || fail "cannot install station.toml with group lineup"
 # The VM's program, where the daemon looks by default ($CONFIGURATION_DIRECTORY/programs).
 install -d -m 0750 -g lineup /etc/lineup/programs
@@ -59,8 +75,8 @@ say "users: $(id lineup); $(id trainer); $(id outsider)"
 say "devices: $(stat -c '%n %a %U:%G' /dev/gpiochip0 /dev/snd/pcmC0D0p /dev/snd/controlC0 | tr '\n' ';')"
 [ "$(stat -c %G /dev/gpiochip0)" = gpio ] || fail "/dev/gpiochip0 is not group gpio (udev rule)"
 systemctl daemon-reload
-verify=$(systemd-analyze verify /etc/systemd/system/lineupd.service 2>&1)
-[ -z "$verify" ] || { say "systemd-analyze verify:"; sed 's/^/guest: verify| /' <<< "$verify"; fail "systemd-analyze verify lineupd.service is not clean"; }
+verify=$(systemd-analyze verify /usr/lib/systemd/system/lineupd.service /usr/lib/systemd/system/lineup-web.service 2>&1)
+[ -z "$verify" ] || { say "systemd-analyze verify:"; sed 's/^/guest: verify| /' <<< "$verify"; fail "systemd-analyze verify of the units is not clean"; }
 
 # Idle level of every line the lineup uses: pulled up (sensors and buttons are active-low).
 for o in 17 27 22 5 6 23 24 25; do echo pull-up > "$sim/sim_gpio$o/pull"; done
@@ -122,19 +138,41 @@ if [ "${main:-0}" -gt 0 ] && [ -d "/proc/$main" ]; then
     [ "$fifo_threads" -ge 1 ] || fail "no thread of lineupd runs SCHED_FIFO"
 fi
 
+# 3b. The station's page beside it: its first account made as the package's README.Debian
+# says, then lineup-web.service started; both units active, the login page on loopback.
+web_state=not-run; web_login=false
+echo "vm-tier-admin-password" | as lineup-web /usr/bin/lineupctl web user add vm-admin --role admin \
+    --users /var/lib/lineup-web/users.db --password-stdin > "$out/web-user.txt" 2>&1 \
+    || fail "the first account of the page was refused: $(head -1 "$out/web-user.txt")"
+systemctl start lineup-web.service || fail "systemctl start lineup-web exited $?"
+login_code=""
+for _ in $(seq 300); do
+    login_code=$(curl -s -o "$out/web-login.html" -w '%{http_code}' --max-time 2 http://127.0.0.1:8080/login)
+    [ "$login_code" = 200 ] && break
+    sleep 0.1
+done
+web_state="$(systemctl is-active lineupd.service)/$(systemctl is-active lineup-web.service)"
+say "lineupd/lineup-web: $web_state; GET http://127.0.0.1:8080/login: ${login_code:-no answer}"
+[ "$web_state" = active/active ] || fail "lineupd/lineup-web are $web_state, not active/active"
+if [ "$login_code" = 200 ] && grep -q 'id="login"' "$out/web-login.html"; then web_login=true
+else
+    fail "lineup-web did not serve its login page on loopback (HTTP ${login_code:-none})"
+    journalctl -b -u lineup-web --no-pager -o short-monotonic | sed 's/^/guest: web-journal| /'
+fi
+
 # 4. The control socket and the log, as a trainer (group lineup) and as an outsider.
 sockmode=$(stat -c '%a %U:%G' "$sock" 2>/dev/null)
 rundir=$(stat -c '%a %U:%G' /run/lineup 2>/dev/null)
 statedir=$(stat -c '%a %U:%G' /var/lib/lineup 2>/dev/null)
 say "socket $sock: $sockmode; /run/lineup $rundir; /var/lib/lineup $statedir; /etc/lineup $(stat -c '%a %U:%G' /etc/lineup)"
 [ "$sockmode" = "660 lineup:lineup" ] || fail "control socket is $sockmode, not 660 lineup:lineup"
-as outsider /usr/local/bin/lineupctl status > "$out/outsider-status.txt" 2>&1
+as outsider /usr/bin/lineupctl status > "$out/outsider-status.txt" 2>&1
 outsider_rc=$?
 say "outsider: lineupctl status exit $outsider_rc: $(head -1 "$out/outsider-status.txt")"
 outsider_refused=false
 if [ "$outsider_rc" != 0 ] && grep -q 'not allowed' "$out/outsider-status.txt"; then outsider_refused=true
 else fail "an outsider's lineupctl status was not refused with 'not allowed'"; fi
-as trainer /usr/local/bin/lineupctl status > "$out/trainer-status.txt" 2>&1
+as trainer /usr/bin/lineupctl status > "$out/trainer-status.txt" 2>&1
 trainer_rc=$?
 say "trainer: lineupctl status exit $trainer_rc: $(head -1 "$out/trainer-status.txt")"
 member_status=false
@@ -150,14 +188,14 @@ while read -r word n tgt _; do
     layouts+=(--layout "${kinds%,}")
 done < "$lib/block.dog"
 trials=0; injected=0; logged=null; click_p50=null; click_p99=null; outcomes_checked=false; session=not-run
-if as trainer /usr/local/bin/lineupctl session start --dog vm-dog --new-dog --program vm-program --step block/1 \
+if as trainer /usr/bin/lineupctl session start --dog vm-dog --new-dog --program vm-program --step block/1 \
     --mode automated --unlabelled "${layouts[@]}" > "$out/session.txt" 2>&1; then
     session=ran
     say "trainer: $(head -1 "$out/session.txt")"
     # After each trial: wait until the station has scored it, then its 1 s interval.
     cat > /run/dog-end.sh <<'EOS'
 for i in $(seq 150); do
-    d=$(/usr/local/bin/lineupctl status --json 2>/dev/null | sed -nE 's/.*"trials_done" *: *([0-9]+).*/\1/p')
+    d=$(/usr/bin/lineupctl status --json 2>/dev/null | sed -nE 's/.*"trials_done" *: *([0-9]+).*/\1/p')
     [ "${d:-0}" -ge "$1" ] && break
     sleep 0.2
 done
@@ -169,11 +207,11 @@ EOS
     trials=$(wc -l < "$out/trials.txt")
     injected=$(wc -l < "$out/injected-systemd.txt")
     for _ in $(seq 60); do
-        d=$(/usr/local/bin/lineupctl status --json 2>/dev/null | sed -nE 's/.*"trials_done" *: *([0-9]+).*/\1/p')
+        d=$(/usr/bin/lineupctl status --json 2>/dev/null | sed -nE 's/.*"trials_done" *: *([0-9]+).*/\1/p')
         [ "${d:-0}" -ge "$trials" ] && break
         sleep 0.5
     done
-    as trainer /usr/local/bin/lineupctl session end --suggestions "systemd phase of the emulated-hardware tier" \
+    as trainer /usr/bin/lineupctl session end --suggestions "systemd phase of the emulated-hardware tier" \
         > /dev/null 2>&1 || fail "lineupctl session end failed"
 else
     session="refused: $(head -1 "$out/session.txt")"
@@ -181,7 +219,7 @@ else
 fi
 
 # The log, read by the trainer (group lineup may read, never write).
-as trainer /usr/local/bin/lineupctl sessions --db "$db" > "$out/trainer-sessions.txt" 2>&1
+as trainer /usr/bin/lineupctl sessions --db "$db" > "$out/trainer-sessions.txt" 2>&1
 sessions_rc=$?
 say "trainer: lineupctl sessions exit $sessions_rc: $(tail -1 "$out/trainer-sessions.txt")"
 member_sessions=false
@@ -205,7 +243,7 @@ t1=$(uptime_s)
 early=$(journalctl -b -u lineupd -o cat --no-pager | grep -c 'reloaded /etc/lineup/station.toml')
 for _ in $(seq 100); do
     journalctl -b -u lineupd -o cat --no-pager | grep -q 'reloaded /etc/lineup/station.toml' \
-        && /usr/local/bin/lineupctl status > /dev/null 2>&1 && break
+        && /usr/bin/lineupctl status > /dev/null 2>&1 && break
     sleep 0.1
 done
 t2=$(uptime_s)
@@ -244,7 +282,7 @@ watchdog=pinging
 # pings stop, WatchdogSec= has systemd kill it, Restart=on-failure starts it again, and the new
 # daemon logs the session it never ended as interrupted.
 wd_restart=not-run; interrupted_logged=false; wd_back_s=null
-if as trainer /usr/local/bin/lineupctl session start --dog hung-dog --new-dog --program vm-program --step block/1 \
+if as trainer /usr/bin/lineupctl session start --dog hung-dog --new-dog --program vm-program --step block/1 \
     --mode automated --unlabelled --layout control,target,control,control,control > "$out/hung-session.txt" 2>&1; then
     hung_main=$(prop lineupd MainPID)
     t0=$(uptime_s)
@@ -266,7 +304,7 @@ if as trainer /usr/local/bin/lineupctl session start --dog hung-dog --new-dog --
     fi
     journalctl -b -u lineupd -o cat --no-pager | grep -q 'was not ended: lineupd stopped without ending it' \
         || fail "the restarted lineupd did not say which session it found unfinished"
-    if as trainer /usr/local/bin/lineupctl sessions --db "$db" 2>&1 | grep hung-dog | grep -q INTERRUPTED; then
+    if as trainer /usr/bin/lineupctl sessions --db "$db" 2>&1 | grep hung-dog | grep -q INTERRUPTED; then
         interrupted_logged=true
     else
         fail "the session cut short by the watchdog is not logged as interrupted"
@@ -322,6 +360,34 @@ journal_findings=$(grep -c . <<< "$unexpected")
 unitwarn=$(grep -E 'lineupd\.service:[0-9]+:' "$out/journal.txt" || true)
 [ -z "$unitwarn" ] || fail "systemd warns about lineupd.service: $(head -1 <<< "$unitwarn" | cut -c1-200)"
 
+# 10. Removal: both services stopped and disabled, units and binaries gone, the log kept (the
+# research record); purged, the page's accounts gone and the log still kept.
+# Enabled first, as on a station in use, so the removal has links to take away.
+systemctl enable --quiet lineupd.service lineup-web.service
+dpkg -r lineup > "$out/dpkg-remove.txt" 2>&1 || fail "dpkg -r lineup exited $?"
+sed 's/^/guest: dpkg| /' "$out/dpkg-remove.txt"
+removed=clean; left=""
+for f in /usr/bin/lineupd /usr/bin/lineupctl /usr/bin/lineup-web /usr/lib/systemd/system/lineupd.service \
+    /usr/lib/systemd/system/lineup-web.service /etc/systemd/system/multi-user.target.wants/lineupd.service \
+    /etc/systemd/system/multi-user.target.wants/lineup-web.service; do
+    [ ! -e "$f" ] && [ ! -L "$f" ] || left+="$f "
+done
+for u in lineupd lineup-web; do
+    [ "$(prop $u.service LoadState)" = not-found ] || left+="$u.service:$(prop $u.service LoadState)/$(prop $u.service ActiveState) "
+done
+[ -z "$left" ] || { removed="left: $left"; fail "dpkg -r left $left"; }
+log_kept=false
+[ -s "$db" ] && [ "$(sqlite3 "file:$db?mode=ro" 'PRAGMA integrity_check' 2>&1 | head -1)" = ok ] && log_kept=true \
+    || fail "the log $db is not kept intact after dpkg -r"
+dpkg -P lineup > "$out/dpkg-purge.txt" 2>&1 || fail "dpkg -P lineup exited $?"
+sed 's/^/guest: dpkg| /' "$out/dpkg-purge.txt"
+purged=$(dpkg-query -W -f '${db:Status-Status}' lineup 2>/dev/null)
+log_kept_purged=false
+[ -s "$db" ] && log_kept_purged=true || fail "dpkg -P deleted the log $db"
+[ ! -e /var/lib/lineup-web ] || fail "dpkg -P left the page's accounts in /var/lib/lineup-web"
+case "$purged" in ""|not-installed) ;; *) fail "after dpkg -P dpkg says lineup is $purged" ;; esac
+say "removed: $removed; log kept: $log_kept; purged (dpkg: ${purged:-not known}), log kept: $log_kept_purged"
+
 st=ok
 [ ${#failures[@]} = 0 ] || st=mismatch
 r="{\"run\":$(json_str "$RUN_NAME"),\"systemd\":$(json_str "$(systemctl --version | head -1)"),\"kernel\":$(json_str "$(uname -r)")"
@@ -331,6 +397,8 @@ r+=",\"socket\":$(json_str "$sockmode"),\"outsider_refused\":$outsider_refused,\
 r+=",\"session\":$(json_str "$session"),\"trials\":$trials,\"edges_injected\":$injected,\"edges_logged\":${logged:-null},\"outcomes_checked\":$outcomes_checked"
 r+=",\"click_latency_p50_us\":${click_p50:-null},\"click_latency_p99_us\":${click_p99:-null}"
 r+=",\"reload\":\"$reload\",\"reload_returned_s\":$reload_returned_s,\"reload_ready_s\":$reload_ready_s,\"reload_returned_early\":$reload_returned_early,\"watchdog\":$(json_str "$watchdog"),\"watchdog_restart\":$(json_str "$wd_restart"),\"watchdog_back_s\":$wd_back_s,\"interrupted_logged\":$interrupted_logged,\"stop_s\":$stop_s,\"stop_result\":$(json_str "$result/$status"),\"integrity\":$(json_str "$integrity"),\"journal_findings\":$journal_findings,\"journal_chown_refused\":$known_chown"
+r+=",\"deb_install\":$(json_str "$deb_install"),\"not_started_without_config\":$(json_str "$not_started"),\"web\":$(json_str "$web_state"),\"web_login_page\":$web_login"
+r+=",\"deb_removed\":$(json_str "$removed"),\"log_kept_after_remove\":$log_kept,\"log_kept_after_purge\":$log_kept_purged"
 r+=",\"status\":\"$st\""
 [ ${#failures[@]} = 0 ] || r+=",\"failures\":$(json_str "$(IFS=';'; echo "${failures[*]}")")"
 r+="}"

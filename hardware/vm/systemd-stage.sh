@@ -1,17 +1,15 @@
 #!/usr/bin/env bash
 # Builds the upper layer of the systemd phase's root (run.sh --systemd): what init.sh lays over
-# the host's root before switching to systemd. It holds only the test harness; the station is
-# installed by systemd-guest.sh inside the guest with the top README's install steps, from the
-# repository's own systemd/ files and the binaries copied here.
+# the host's root before switching to systemd. It holds only the test harness; the station's
+# Debian package (packaging/deb/build.sh), on the output share, is installed by
+# systemd-guest.sh inside the guest with dpkg.
 #
-#   systemd-stage.sh STAGEDIR LINEUPD LINEUPCTL CHATTER
+#   systemd-stage.sh STAGEDIR DEB CHATTER
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
-root=$(cd "$here/../.." && pwd)
 stage=$1
-lineupd=$2
-lineupctl=$3
-chatter=$4
+deb=$2
+chatter=$3
 
 rm -rf "$stage"
 lib=$stage/usr/local/lib/lineup-vm
@@ -20,9 +18,10 @@ mkdir -p "$lib" "$sys/lineup-vm-test.target.wants" "$stage/etc/udev/rules.d"
 
 # Copied, not run from the checkout: a checkout under /home, /root, /tmp or /run would be
 # hidden by the unit's ProtectHome= or by systemd's own tmpfs on /run.
-# Only the two binaries, as the README installs them: neither needs a library from the build.
-install -m 0755 "$lineupd" "$lineupctl" "$chatter" "$lib/"
-cp -r "$root/systemd" "$lib/systemd"
+# The package stays on the output share (run.sh puts it there): a copy in this tmpfs layer
+# took the space the daemon's free-space warning counts (171 MB free, a journal finding).
+[ -f "$deb" ] || { echo "systemd-stage.sh: no package $deb" >&2; exit 1; }
+install -m 0755 "$chatter" "$lib/"
 install -m 0644 "$here/vm.toml" "$here/vm-program.toml" "$here/block.dog" "$lib/"
 install -m 0755 "$here/dog.sh" "$here/check-log.py" "$here/systemd-guest.sh" "$lib/"
 
@@ -37,7 +36,7 @@ AllowIsolate=yes
 U
 cat > "$sys/lineup-vm-test.service" <<'U'
 [Unit]
-Description=Emulated-hardware tier: install and check lineupd.service
+Description=Emulated-hardware tier: install the .deb, check lineupd.service and lineup-web.service
 After=basic.target systemd-udev-trigger.service
 SuccessAction=poweroff-force
 FailureAction=poweroff-force
@@ -52,7 +51,8 @@ StandardError=inherit
 TTYPath=/dev/console
 TTYReset=no
 TTYVHangup=no
-TimeoutStartSec=240
+# The package is installed, removed and purged with dpkg as well: about a minute more.
+TimeoutStartSec=780
 U
 ln -s ../lineup-vm-test.service "$sys/lineup-vm-test.target.wants/lineup-vm-test.service"
 

@@ -1,0 +1,153 @@
+import Foundation
+import Testing
+
+/// packaging/deb/build.sh, from the debug build: the package's files, owners, modes and control
+/// file as dpkg-deb reads them, so a broken package fails here before the emulated-hardware tier
+/// installs one (with the manual pages and xz that this fast build leaves out).
+@Suite(.serialized) struct DebPackageTests {
+    let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+        .deletingLastPathComponent()
+
+    /// Runs a program to its end: its standard output, and its standard error kept apart in a
+    /// file (two pipes read one after the other could fill and stall it).
+    func run(_ executable: String, _ arguments: [String]) throws -> (status: Int32, output: String, errors: String) {
+        let errorsFile = FileManager.default.temporaryDirectory.appendingPathComponent("deb-err-\(UUID().uuidString)")
+        FileManager.default.createFile(atPath: errorsFile.path, contents: nil)
+        defer { try? FileManager.default.removeItem(at: errorsFile) }
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: executable)
+        process.arguments = arguments
+        let out = Pipe()
+        process.standardOutput = out
+        process.standardError = try FileHandle(forWritingTo: errorsFile)
+        try process.run()
+        let data = out.fileHandleForReading.readDataToEndOfFile()
+        process.waitUntilExit()
+        let errors = try String(contentsOf: errorsFile, encoding: .utf8)
+        return (process.terminationStatus, String(decoding: data, as: UTF8.self), errors)
+    }
+
+    func tools() -> Bool {
+        for tool in ["/usr/bin/dpkg-deb", "/usr/bin/dpkg-shlibdeps"] where !FileManager.default.fileExists(atPath: tool)
+        {
+            Issue.record("\(tool) is missing: install Debian's dpkg-dev (.ci/run does)")
+            return false
+        }
+        let debug = root.appendingPathComponent(".build/debug/lineup-web").path
+        guard FileManager.default.isExecutableFile(atPath: debug) else {
+            Issue.record("lineup-web is not built: run `swift build` before `swift test`")
+            return false
+        }
+        return true
+    }
+
+    func scratch() throws -> URL {
+        let dir = FileManager.default.temporaryDirectory.appendingPathComponent("deb-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
+        return dir
+    }
+
+    var script: String { root.appendingPathComponent("packaging/deb/build.sh").path }
+    var debug: String { root.appendingPathComponent(".build/debug").path }
+
+    @Test func thePackageHoldsTheStationAndSaysWhatItNeeds() throws {
+        guard tools() else { return }
+        let out = try scratch()
+        defer { try? FileManager.default.removeItem(at: out) }
+        let build = try run(
+            script, ["--bin-dir", debug, "--dynamic-swift-runtime", "--no-manual", "--uncompressed", "--out", out.path])
+        #expect(build.status == 0, "\(build.errors)")
+        let version = try run(debug + "/lineupctl", ["--version"]).output.trimmingCharacters(
+            in: .whitespacesAndNewlines)
+        let arch = try run("/usr/bin/dpkg", ["--print-architecture"]).output.trimmingCharacters(
+            in: .whitespacesAndNewlines)
+        let deb = out.appendingPathComponent("lineup_\(version)_\(arch).deb").path
+        #expect(build.output.trimmingCharacters(in: .whitespacesAndNewlines) == deb)
+        guard FileManager.default.fileExists(atPath: deb) else {
+            Issue.record("no \(deb): \(build.errors)")
+            return
+        }
+
+        // The control file: named and versioned as lineupctl says, Debian 12's library packages.
+        let info = try run("/usr/bin/dpkg-deb", ["-I", deb])
+        #expect(info.status == 0, "\(info.errors)")
+        let control = try run("/usr/bin/dpkg-deb", ["-f", deb])
+        #expect(control.output.contains("Package: lineup\n"))
+        #expect(control.output.contains("Version: \(version)\n"))
+        #expect(control.output.contains("Architecture: \(arch)\n"))
+        let depends = control.output.split(separator: "\n").first { $0.hasPrefix("Depends: ") }.map(String.init) ?? ""
+        for package in ["libgpiod2", "libasound2", "libsqlite3-0", "libc6", "systemd"] {
+            #expect(
+                depends.contains(package + " ") || depends.contains(package + ",") || depends.hasSuffix(package),
+                "Depends lacks \(package): \(depends)")
+        }
+        for script in ["postinst", "prerm", "postrm"] {
+            #expect(info.output.contains(" \(script)"), "no \(script) in \(info.output)")
+        }
+
+        // The files: where Debian puts them, root's, binaries executable and nothing else.
+        let listing = try run("/usr/bin/dpkg-deb", ["-c", deb])
+        #expect(listing.status == 0, "\(listing.errors)")
+        var entries: [String: (mode: String, owner: String)] = [:]
+        for line in listing.output.split(separator: "\n") {
+            let fields = line.split(separator: " ", omittingEmptySubsequences: true)
+            guard fields.count >= 6 else { continue }
+            entries[String(fields[5])] = (String(fields[0]), String(fields[1]))
+        }
+        #expect(entries.values.allSatisfy { $0.owner == "root/root" }, "\(listing.output)")
+        for binary in ["lineupd", "lineupctl", "lineup-web"] {
+            #expect(entries["./usr/bin/\(binary)"]?.mode == "-rwxr-xr-x", "\(binary): \(listing.output)")
+        }
+        let files = [
+            "./usr/lib/systemd/system/lineupd.service", "./usr/lib/systemd/system/lineup-web.service",
+            "./usr/lib/sysusers.d/lineup.conf", "./usr/lib/sysusers.d/lineup-web.conf",
+            "./usr/lib/tmpfiles.d/lineup.conf", "./usr/lib/tmpfiles.d/lineup-web.conf",
+            "./usr/share/doc/lineup/examples/pi4-5-stations.toml",
+            "./usr/share/doc/lineup/examples/pi5-5-stations.toml",
+            "./usr/share/doc/lineup/README.Debian",
+            "./usr/share/bash-completion/completions/lineupctl", "./usr/share/zsh/vendor-completions/_lineupctl",
+            "./usr/share/fish/vendor_completions.d/lineupctl.fish",
+        ]
+        for file in files { #expect(entries[file]?.mode == "-rw-r--r--", "\(file): \(entries[file].debugDescription)") }
+        #expect(!entries.keys.contains { $0.hasPrefix("./usr/local") || $0.hasPrefix("./etc") }, "\(listing.output)")
+
+        // The units run the binaries where the package puts them.
+        let unpacked = out.appendingPathComponent("root")
+        #expect(try run("/usr/bin/dpkg-deb", ["-x", deb, unpacked.path]).status == 0)
+        for (unit, binary) in [("lineupd", "lineupd"), ("lineup-web", "lineup-web")] {
+            let text = try String(
+                contentsOf: unpacked.appendingPathComponent("usr/lib/systemd/system/\(unit).service"), encoding: .utf8)
+            #expect(text.contains("\nExecStart=/usr/bin/\(binary) "), "\(unit).service")
+            #expect(!text.contains("/usr/local"), "\(unit).service")
+        }
+        let completion = try String(
+            contentsOf: unpacked.appendingPathComponent("usr/share/bash-completion/completions/lineupctl"),
+            encoding: .utf8)
+        #expect(completion.contains("lineupctl"))
+    }
+
+    /// A board has no Swift runtime: a build that needs one is refused, by name, and no package is left.
+    @Test func aBuildThatNeedsTheSwiftRuntimeIsRefused() throws {
+        guard tools() else { return }
+        let out = try scratch()
+        defer { try? FileManager.default.removeItem(at: out) }
+        let build = try run(script, ["--bin-dir", debug, "--no-manual", "--uncompressed", "--out", out.path])
+        #expect(build.status != 0)
+        #expect(build.errors.contains("/lineupd needs the Swift runtime ("), "\(build.errors)")
+        #expect(build.errors.contains("libswiftCore.so"), "\(build.errors)")
+        #expect(build.errors.contains("--static-swift-stdlib"), "\(build.errors)")
+        #expect(try FileManager.default.contentsOfDirectory(atPath: out.path).isEmpty)
+    }
+
+    @Test func aMissingBinaryIsNamed() throws {
+        guard tools() else { return }
+        let out = try scratch()
+        defer { try? FileManager.default.removeItem(at: out) }
+        let empty = try scratch()
+        defer { try? FileManager.default.removeItem(at: empty) }
+        let build = try run(script, ["--bin-dir", empty.path, "--dynamic-swift-runtime", "--out", out.path])
+        #expect(build.status != 0)
+        #expect(build.errors == "packaging/deb/build.sh: \(empty.path)/lineupd is not built\n", "\(build.errors)")
+        #expect(try FileManager.default.contentsOfDirectory(atPath: out.path).isEmpty)
+    }
+}

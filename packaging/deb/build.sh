@@ -1,0 +1,168 @@
+#!/usr/bin/env bash
+# Builds the station's Debian package, lineup_VERSION_ARCH.deb: lineupd, lineupctl and
+# lineup-web in /usr/bin, their systemd units, sysusers.d and tmpfiles.d, the example board
+# configurations, manual pages and lineupctl's shell completions (docs/install.md).
+#
+#   packaging/deb/build.sh [--out DIR] [--bin-dir DIR [--dynamic-swift-runtime]] [--no-manual]
+#                          [--uncompressed]
+#
+# Without --bin-dir it builds the three binaries with `swift build -c release
+# --static-swift-stdlib`: a board has no Swift runtime, so none may be needed at run time
+# (checked below). --bin-dir DIR packages the binaries already in DIR instead;
+# --dynamic-swift-runtime lets them need the toolchain's Swift runtime, for the package's own
+# test (Tests/LineupdTests/DebPackageTests.swift) from the debug build: such a package runs
+# only where that toolchain is. --no-manual leaves the manual pages out and --uncompressed
+# skips xz (the same test: the generator is built apart, and xz takes a minute over debug
+# binaries). VERSION is the one lineupctl --version reports; ARCH is dpkg's.
+# Depends is what dpkg-shlibdeps finds the binaries need (Debian 12: libgpiod2, libasound2,
+# libsqlite3-0, libc6, ...). Prints the package's path last.
+set -euo pipefail
+here=$(cd "$(dirname "$0")" && pwd)
+root=$(cd "$here/../.." && pwd)
+out=$root/.build/deb
+bin_dir=""
+dynamic_runtime=""
+manual=1
+compression=""
+die() { echo "packaging/deb/build.sh: $*" >&2; exit 1; }
+while [ $# -gt 0 ]; do
+    case "$1" in
+        --out) out=$2; shift 2 ;;
+        --bin-dir) bin_dir=$2; shift 2 ;;
+        --dynamic-swift-runtime) dynamic_runtime=1; shift ;;
+        --no-manual) manual=""; shift ;;
+        --uncompressed) compression="-Znone"; shift ;;
+        *) die "unknown argument $1 (see the comment at the top of this script)" ;;
+    esac
+done
+for tool in dpkg-deb dpkg-shlibdeps readelf gzip; do
+    command -v "$tool" >/dev/null || die "$tool is missing: sudo apt install dpkg-dev binutils"
+done
+binaries="lineupd lineupctl lineup-web"
+
+cd "$root"
+if [ -z "$bin_dir" ]; then
+    [ -z "$dynamic_runtime" ] || die "--dynamic-swift-runtime goes with --bin-dir only"
+    for b in $binaries; do
+        swift build -c release --static-swift-stdlib --product "$b" >&2 || die "swift build of $b failed"
+    done
+    bin_dir=$(swift build -c release --static-swift-stdlib --show-bin-path)
+fi
+for b in $binaries; do
+    [ -x "$bin_dir/$b" ] || die "$bin_dir/$b is not built"
+done
+
+# What the binaries need at run time: never the build directory, and the Swift runtime only
+# when asked (a board has none; the release build links it statically).
+for b in $binaries; do
+    needed=$(readelf -d "$bin_dir/$b" | sed -n 's/.*(NEEDED).*\[\(.*\)\]/\1/p')
+    swift_libs=$(grep -E '^lib(swift|Foundation|_Foundation|FoundationEssentials|FoundationInternationalization|dispatch|BlocksRuntime)' <<< "$needed" || true)
+    if [ -n "$swift_libs" ] && [ -z "$dynamic_runtime" ]; then
+        die "$bin_dir/$b needs the Swift runtime ($(tr '\n' ' ' <<< "$swift_libs")): build it with --static-swift-stdlib"
+    fi
+    ! readelf -d "$bin_dir/$b" | grep -E '(RPATH|RUNPATH)' | grep -qF "$root/.build" \
+        || die "$bin_dir/$b looks for libraries in the build directory ($root/.build)"
+done
+
+version=$("$bin_dir/lineupctl" --version) || die "$bin_dir/lineupctl --version failed"
+[[ "$version" =~ ^[0-9][0-9A-Za-z.+~-]*$ ]] || die "lineupctl --version says '$version', not a Debian version"
+arch=$(dpkg --print-architecture)
+name=lineup_${version}_${arch}
+
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+pkg=$work/$name
+mkdir -p "$pkg/DEBIAN" "$pkg/usr/bin" "$pkg/usr/lib/systemd/system" "$pkg/usr/lib/sysusers.d" \
+    "$pkg/usr/lib/tmpfiles.d" "$pkg/usr/share/doc/lineup/examples" \
+    "$pkg/usr/share/bash-completion/completions" "$pkg/usr/share/zsh/vendor-completions" \
+    "$pkg/usr/share/fish/vendor_completions.d"
+
+for b in $binaries; do
+    install -m 0755 "$bin_dir/$b" "$pkg/usr/bin/$b"
+    # As Debian ships binaries: without their symbols (a release lineupctl is several times
+    # smaller). The Swift runtime's backtracer is off in both units anyway.
+    [ -n "$dynamic_runtime" ] || strip --strip-unneeded "$pkg/usr/bin/$b"
+done
+
+# The units as systemd/ has them, with the binaries where the package puts them (systemd/
+# keeps /usr/local/bin for a build installed by hand and for SystemdUnitTests).
+for unit in lineupd.service lineup-web.service; do
+    sed 's|/usr/local/bin/|/usr/bin/|g' "systemd/$unit" > "$pkg/usr/lib/systemd/system/$unit"
+    chmod 0644 "$pkg/usr/lib/systemd/system/$unit"
+    ! grep -q /usr/local "$pkg/usr/lib/systemd/system/$unit" || die "$unit still names /usr/local"
+done
+for conf in lineup.conf lineup-web.conf; do
+    install -m 0644 "systemd/sysusers.d/$conf" "$pkg/usr/lib/sysusers.d/$conf"
+    install -m 0644 "systemd/tmpfiles.d/$conf" "$pkg/usr/lib/tmpfiles.d/$conf"
+done
+install -m 0644 hardware/pi4-5-stations.toml hardware/pi5-5-stations.toml "$pkg/usr/share/doc/lineup/examples/"
+install -m 0644 "$here/README.Debian" "$pkg/usr/share/doc/lineup/README.Debian"
+
+"$bin_dir/lineupctl" --generate-completion-script bash > "$pkg/usr/share/bash-completion/completions/lineupctl"
+"$bin_dir/lineupctl" --generate-completion-script zsh > "$pkg/usr/share/zsh/vendor-completions/_lineupctl"
+"$bin_dir/lineupctl" --generate-completion-script fish > "$pkg/usr/share/fish/vendor_completions.d/lineupctl.fish"
+chmod 0644 "$pkg"/usr/share/*/*/lineupctl* "$pkg/usr/share/zsh/vendor-completions/_lineupctl"
+
+if [ -n "$manual" ]; then
+    # swift-argument-parser's generate-manual (the tool its GenerateManual plugin runs; the
+    # plugin itself would build the whole package a second time, in release, to find the
+    # binaries this script already has). One page per command, subcommands in the same page.
+    swift build --product generate-manual >&2 2>/dev/null \
+        || swift build --target generate-manual >&2 || die "cannot build swift-argument-parser's generate-manual"
+    gen=$(swift build --show-bin-path)/generate-manual
+    [ -x "$gen" ] || die "$gen was not built"
+    mkdir -p "$pkg/usr/share/man/man1" "$work/man"
+    date=$(git log -1 --format=%cs 2>/dev/null || date +%F)
+    for b in $binaries; do
+        "$gen" "$bin_dir/$b" --output-directory "$work/man" --date "$date" --section 1 >&2 \
+            || die "generate-manual failed for $b"
+    done
+    for page in "$work"/man/*.1; do
+        gzip -9n < "$page" > "$pkg/usr/share/man/man1/$(basename "$page").gz"
+    done
+    for b in $binaries; do
+        [ -s "$pkg/usr/share/man/man1/$b.1.gz" ] || die "no manual page for $b"
+    done
+fi
+
+for script in postinst prerm postrm; do
+    install -m 0755 "$here/$script" "$pkg/DEBIAN/$script"
+done
+
+# Depends, as Debian computes it: the packages whose shared libraries the binaries load.
+mkdir -p "$work/shlibs/debian"
+printf 'Source: lineup\n\nPackage: lineup\nArchitecture: any\n' > "$work/shlibs/debian/control"
+ignore=""
+[ -z "$dynamic_runtime" ] || ignore=--ignore-missing-info
+shlibs=$(cd "$work/shlibs" && dpkg-shlibdeps -O $ignore $(for b in $binaries; do echo "-e$pkg/usr/bin/$b"; done) 2>"$work/shlibdeps.err") \
+    || { cat "$work/shlibdeps.err" >&2; die "dpkg-shlibdeps could not tell what the binaries need"; }
+depends=$(sed -n 's/^shlibs:Depends=//p' <<< "$shlibs")
+[ -n "$depends" ] || die "dpkg-shlibdeps found no dependency at all"
+for lib in libgpiod libasound2 libsqlite3; do
+    grep -q "$lib" <<< "$depends" || die "Depends lacks $lib: '$depends'"
+done
+
+installed_size=$(du -sk --exclude=DEBIAN "$pkg" | cut -f1)
+cat > "$pkg/DEBIAN/control" <<C
+Package: lineup
+Version: $version
+Architecture: $arch
+Maintainer: lineup station maintainers <maintainers@users.noreply.a-seed-3212565b.example>
+Installed-Size: $installed_size
+Depends: $depends, systemd
+Section: misc
+Priority: optional
+Description: scent lineup station for training detection dogs
+ lineupd runs the lineup: sensors on GPIO through libgpiod, the trainer's click
+ through ALSA, every trial logged in SQLite. lineupctl controls it and reads the
+ log; lineup-web serves the station's page to the trainer's phone.
+ .
+ The log, /var/lib/lineup/lineup.db, is the research record: removing or
+ purging the package keeps it.
+C
+
+mkdir -p "$out"
+# Written beside and renamed: a failed build leaves no half-written package under its name.
+dpkg-deb --build --root-owner-group $compression "$pkg" "$work/$name.deb" >&2
+mv "$work/$name.deb" "$out/$name.deb"
+echo "$out/$name.deb"
