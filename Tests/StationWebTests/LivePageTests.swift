@@ -56,15 +56,19 @@ import WebAccounts
                         $0.contains(#""state":"round-running""#) && $0.contains(#""secondsLeft""#)
                     }
                 }, "\(live.text)")
-            let running = live.frames("status").filter { $0.contains("round-running") }
-            let lefts = running.compactMap { frame -> Double? in
-                (try? JSONSerialization.jsonObject(with: Data(frame.utf8)) as? [String: Any])?["secondsLeft"] as? Double
+            // The timer counts down: a later frame says less time left than the first. Waited for
+            // by what it shows, not by a count of frames in a time (the status frames come as the
+            // service polls lineupd, later on a loaded machine); the bound only ends a failure.
+            func secondsLeft(_ stream: RawStream) -> [Double] {
+                stream.frames("status").filter { $0.contains("round-running") }.compactMap { frame -> Double? in
+                    (try? JSONSerialization.jsonObject(with: Data(frame.utf8)) as? [String: Any])?["secondsLeft"]
+                        as? Double
+                }
             }
-            #expect(await live.waitFor(3) { $0.frames("status").filter { $0.contains("round-running") }.count >= 3 })
-            let later = live.frames("status").filter { $0.contains("round-running") }.compactMap { frame -> Double? in
-                (try? JSONSerialization.jsonObject(with: Data(frame.utf8)) as? [String: Any])?["secondsLeft"] as? Double
-            }
-            #expect((later.last ?? 99) < (lefts.first ?? 0), "the timer did not count down: \(lefts) then \(later)")
+            let first = secondsLeft(live).first ?? 0
+            #expect(
+                await live.waitFor(30) { (secondsLeft($0).last ?? 99) < first },
+                "the timer did not count down from \(first): \(secondsLeft(live))")
             // The round's events reach the page from lineupd's watch.
             #expect(await live.waitFor(10) { !$0.frames("watch").isEmpty }, "\(live.text)")
             // A second press while the round runs is refused with lineupd's reason, as one error.
