@@ -29,6 +29,9 @@ extension WebApp {
         router.get("/api/dogs/{dog}") { request, context in
             _ = try context.requireLogin()
             let name = try context.parameters.require("dog")
+            // Its sessions' outcome counts grow trial by trial: a handler would learn each
+            // double-blind trial's outcome as it happens (the rule of docs/daemon.md, "Security").
+            try await refuseWhileBlind(state, "a dog's sessions and progress")
             return try readLog {
                 let reader = try state.reader()
                 let id = try reader.resolveDog(name)
@@ -56,6 +59,7 @@ extension WebApp {
         router.get("/api/samples/{sample}") { _, context in
             _ = try context.requireLogin()
             let label = try context.parameters.require("sample")
+            try await refuseWhileBlind(state, "a sample's uses")
             return try readLog {
                 let reader = try state.reader()
                 return try encoded(try reader.sample(id: reader.resolveSample(label)))
@@ -63,6 +67,7 @@ extension WebApp {
         }
         router.get("/api/sessions") { _, context in
             _ = try context.requireLogin()
+            try await refuseWhileBlind(state, "the sessions with their outcome counts")
             var filter = LogFilter()
             filter.newestFirst = true
             return try readLog { try encoded(try state.reader().sessions(filter, limit: 200)) }
@@ -96,8 +101,9 @@ extension WebApp {
             guard let by = StatsGrouping(rawValue: text) else {
                 throw WebError(.badRequest, "bad-request", "by '\(text)': give dog, session, sample or station")
             }
-            // By station or sample a table says where the targets stood.
-            if by == .station || by == .sample { try await refuseWhileBlind(state, "statistics by \(by.rawValue)") }
+            // By station or sample a table says where the targets stood; by dog or session its
+            // counts grow with each double-blind trial's outcome.
+            try await refuseWhileBlind(state, "statistics by \(by.rawValue)")
             return try readLog { try encoded(try state.reader().stats(by: by)) }
         }
         router.get("/api/report") { _, context in
