@@ -1,4 +1,5 @@
 import Foundation
+import SessionLog
 import WebAccounts
 
 // The page's guards that need no HTTP to test: login sessions, the login rate limit, the
@@ -21,35 +22,112 @@ func randomToken() -> String {
     return (0..<4).map { _ in String(format: "%016llx", generator.next() as UInt64) }.joined()
 }
 
-/// The logged-in sessions, in memory: restarting lineup-web logs everyone out (the page then
-/// shows its login). A session unused for `idleLimit` seconds ends.
+/// The logged-in sessions. Kept in the accounts file too (only each cookie's digest) when given
+/// one, so restarting lineup-web logs nobody out: the page reconnects by itself. A session
+/// unused for `idleLimit` seconds ends, across restarts too (its last use is kept by the wall
+/// clock, written at most every `persistEvery` seconds of use).
 public actor WebSessions {
     public let idleLimit: Double
-    private var byToken: [String: WebLogin] = [:]
+    public static let persistEvery: Double = 300
+    /// By the token's digest: what the file keeps.
+    private var byKey: [String: WebLogin] = [:]
+    private var persistedAt: [String: Double] = [:]
+    private let store: UserStore?
+    private let wallClock: @Sendable () -> Double
+    private var loaded = false
+    private var storeFailed = false
 
-    public init(idleLimit: Double = 12 * 3600) { self.idleLimit = idleLimit }
+    public init(
+        idleLimit: Double = 12 * 3600, store: UserStore? = nil,
+        wallClock: @escaping @Sendable () -> Double = { Date().timeIntervalSince1970 }
+    ) {
+        self.idleLimit = idleLimit
+        self.store = store
+        self.wallClock = wallClock
+    }
+
+    static func key(_ token: String) -> String {
+        SHA256Digest.digest(Array(token.utf8)).map { String(format: "%02x", $0) }.joined()
+    }
 
     public func open(name: String, role: WebRole, credential: String = "", now: Double) -> (
         token: String, login: WebLogin
     ) {
+        loadIfNeeded(now: now)
         let login = WebLogin(name: name, role: role, csrf: randomToken(), lastSeen: now, credential: credential)
         let token = randomToken()
-        byToken[token] = login
+        let key = Self.key(token)
+        byKey[key] = login
+        persist(key, login)
         return (token, login)
     }
 
     public func find(_ token: String, now: Double) -> WebLogin? {
-        guard var login = byToken[token] else { return nil }
+        loadIfNeeded(now: now)
+        let key = Self.key(token)
+        guard var login = byKey[key] else { return nil }
         guard now - login.lastSeen <= idleLimit else {
-            byToken[token] = nil
+            remove(key)
             return nil
         }
         login.lastSeen = now
-        byToken[token] = login
+        byKey[key] = login
+        if wallClock() - (persistedAt[key] ?? 0) >= Self.persistEvery { persist(key, login) }
         return login
     }
 
-    public func close(_ token: String) { byToken[token] = nil }
+    /// Whether the session is still open, without counting this as its use (a live stream
+    /// asks every second; an open page alone does not keep a session alive forever).
+    public func holds(_ token: String) -> Bool { byKey[Self.key(token)] != nil }
+
+    public func close(_ token: String) { remove(Self.key(token)) }
+
+    private func remove(_ key: String) {
+        byKey[key] = nil
+        persistedAt[key] = nil
+        guard let store else { return }
+        do { try store.removeLogin(key: key) } catch { report(error) }
+    }
+
+    private func persist(_ key: String, _ login: WebLogin) {
+        guard let store else { return }
+        let wall = wallClock()
+        do {
+            try store.saveLogin(
+                StoredLogin(
+                    key: key, name: login.name, role: login.role, csrf: login.csrf, credential: login.credential,
+                    lastSeen: wall))
+            persistedAt[key] = wall
+        } catch { report(error) }
+    }
+
+    /// The sessions kept by the last lineup-web, each with the idle time it had left.
+    private func loadIfNeeded(now: Double) {
+        guard !loaded, let store else { return }
+        loaded = true
+        let wall = wallClock()
+        do {
+            for kept in try store.logins(since: wall - idleLimit) {
+                // A wall clock set back since (a board without a clock) counts as no time idle.
+                let idle = max(0, wall - kept.lastSeen)
+                byKey[kept.key] = WebLogin(
+                    name: kept.name, role: kept.role, csrf: kept.csrf, lastSeen: now - idle, credential: kept.credential
+                )
+                persistedAt[kept.key] = kept.lastSeen
+            }
+        } catch { report(error) }
+    }
+
+    /// The sessions still work in memory when the file cannot be written; said once, in the
+    /// journal, since a restart would then log everyone out.
+    private func report(_ error: UserStoreError) {
+        guard !storeFailed else { return }
+        storeFailed = true
+        FileHandle.standardError.write(
+            Data(
+                "lineup-web: sessions are kept in memory only (a restart logs everyone out): \(error.description)\n"
+                    .utf8))
+    }
 }
 
 /// The login rate limit, the project's rule: each client address and each user name has a

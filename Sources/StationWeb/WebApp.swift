@@ -40,7 +40,7 @@ public final class WebState: Sendable {
     ) {
         self.users = users
         self.link = link
-        self.sessions = WebSessions()
+        self.sessions = WebSessions(store: users)
         self.hub = hub ?? LiveHub(link: link)
         self.logPath = logPath
         self.now = now
@@ -189,13 +189,15 @@ public enum WebApp {
                 body: ResponseBody { writer in
                     // The browser reconnects by itself after a second when the stream ends.
                     try await writer.write(ByteBuffer(string: "retry: 1000\n\n"))
-                    // A removed account or a new password ends the stream at its next frame
+                    // A removed account, a new password or a logout ends the stream at its next frame
                     // (status comes every 0.5 s), checked at most once a second.
                     var checked = state.now()
                     for await frame in stream {
                         if state.now() - checked >= 1 {
                             checked = state.now()
                             guard state.accountHolds(login) else { break }
+                            // Logged out on another page of the same session: its streams end too.
+                            if let token = context.token, await !state.sessions.holds(token) { break }
                         }
                         try await writer.write(ByteBuffer(string: frame.text))
                     }

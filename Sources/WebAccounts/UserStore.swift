@@ -72,7 +72,7 @@ public final class UserStore: Sendable {
     public let cost: UInt8
 
     public let path: String
-    private let queue: DatabaseQueue
+    let queue: DatabaseQueue
 
     /// The path a command or the service uses: the flag, else the environment, else the default.
     public static func path(option: String?) -> String {
@@ -109,6 +109,7 @@ public final class UserStore: Sendable {
                             created_at TEXT NOT NULL
                         )
                         """)
+                try Self.createLoginsTable(db)
             }
         } catch let error as UserStoreError {
             throw error
