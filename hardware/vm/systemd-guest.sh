@@ -160,6 +160,27 @@ else
     journalctl -b -u lineup-web --no-pager -o short-monotonic | sed 's/^/guest: web-journal| /'
 fi
 
+# 3c. Logged in through the sandbox: the page's status comes from lineupd over the control
+# socket (the unit's supplementary group), and the session is kept in the state directory, so
+# it outlives a restart of lineup-web.
+jar="$out/web-cookies.txt"
+web_api=$(curl -s -c "$jar" -o "$out/web-me.json" -w '%{http_code}' --max-time 5 \
+    -H 'Origin: http://127.0.0.1:8080' -H 'Content-Type: application/json' \
+    --data '{"name":"vm-admin","password":"vm-tier-admin-password"}' http://127.0.0.1:8080/api/login)
+status_code=$(curl -s -b "$jar" -o "$out/web-status.json" -w '%{http_code}' --max-time 5 http://127.0.0.1:8080/api/status)
+systemctl restart lineup-web.service || fail "systemctl restart lineup-web exited $?"
+me_code=""
+for _ in $(seq 300); do
+    me_code=$(curl -s -b "$jar" -o /dev/null -w '%{http_code}' --max-time 2 http://127.0.0.1:8080/api/me)
+    [ "$me_code" = 200 ] && break
+    sleep 0.1
+done
+say "page login: HTTP $web_api; /api/status: HTTP $status_code ($(head -c 80 "$out/web-status.json")); /api/me after a restart of lineup-web: HTTP ${me_code:-none}"
+[ "$web_api" = 200 ] || fail "logging in to the page through the unit failed (HTTP $web_api)"
+[ "$status_code" = 200 ] && grep -q '"state"' "$out/web-status.json" \
+    || fail "the page could not read lineupd's status through the unit (HTTP $status_code)"
+[ "$me_code" = 200 ] || fail "the page's session did not outlive a restart of lineup-web (HTTP ${me_code:-none})"
+
 # 4. The control socket and the log, as a trainer (group lineup) and as an outsider.
 sockmode=$(stat -c '%a %U:%G' "$sock" 2>/dev/null)
 rundir=$(stat -c '%a %U:%G' /run/lineup 2>/dev/null)
