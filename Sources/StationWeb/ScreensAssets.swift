@@ -163,10 +163,10 @@ extension Assets {
         async function session(id) {
           const b = clear('Session'); b.append(back());
           const s = await get('/api/sessions/' + encodeURIComponent(id)); if (!s) return;
-          b.querySelector('h1').textContent = 'Session of ' + s.dog + ', ' + s.started;
+          b.querySelector('h1').textContent = 'Session of ' + s.dog;
           const f = s.figures;
           b.append(table(['', ''], [
-            ['Session', s.id], ['Dog', s.dog], ['Handler', s.handler || '–'], ['Program', s.program || '–'], ['Step', stepOf(s) || '–'],
+            ['Session', s.id.slice(0, 8)], ['Dog', s.dog], ['Handler', s.handler || '–'], ['Program', s.program || '–'], ['Step', stepOf(s) || '–'],
             ['Mode', s.mode], ['Started', s.started], ['Ended', s.ended ? s.ended + ' (' + s.endedHow + (s.endDetail ? ': ' + s.endDetail : '') + ')' : 'running'],
             ['Trials', s.results.trials + ': ' + s.results.hits + ' hit, ' + s.results.misses + ' miss, ' + s.results.falseAlerts + ' false alert, ' + s.results.correctRejections + ' correct rejection, ' + s.results.aborted + ' aborted'],
             ['Correct', wilson(s.correct)], ['Sensitivity', wilson(f.sensitivity)], ['Specificity', wilson(f.specificity)],
@@ -232,6 +232,9 @@ extension Assets {
         body[data-screen]:not([data-screen=live]) main > section:not(#screen) { display: none; }
         body:not([data-screen]) #screen, body[data-screen=live] #screen { display: none; }
         .table { max-width: 100%; overflow-x: auto; }
+        /* The body breaks words anywhere; a table would then squeeze to a letter a line rather
+           than scroll inside its box. */
+        .table table { overflow-wrap: normal; }
         table { border-collapse: collapse; font-size: 0.85em; }
         th, td { border-bottom: 1px solid #ccd; padding: 4px 6px; text-align: left; vertical-align: top; }
         .hint { color: #555; font-size: 0.9em; }
