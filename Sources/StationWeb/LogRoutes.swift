@@ -244,8 +244,8 @@ extension WebApp {
         return Response(status: .ok, headers: headers, body: .init(byteBuffer: ByteBuffer(string: text)))
     }
 
-    /// How many chunks an export may run ahead of the connection: what a download holds in
-    /// lineup-web's memory is this many chunks of 64 KiB, however big the log.
+    /// How many chunks an export may run ahead of the connection: a download holds this many
+    /// chunks of 64 KiB in lineup-web's memory, and the one being filled, however big the log.
     public static let exportChunksAhead = 2
 
     /// `lineupctl export`'s bytes, written by the same writer, handed to `write` chunk by chunk
