@@ -7,9 +7,11 @@ import GRDBSQLite
 #endif
 
 /// A buffered writer to a file descriptor: exports write a million rows, so bytes are
-/// gathered in 64 KiB and written with one `write(2)` each.
+/// gathered in 64 KiB and written with one `write(2)` each. Or, given a chunk handler, each
+/// full buffer is handed to it instead (lineup-web streams an export into its response).
 public final class ByteSink {
     private let fd: Int32
+    private let chunk: ((UnsafeRawBufferPointer) throws -> Bool)?
     fileprivate var buffer: [UInt8]
     private let limit: Int
     /// Set once the reader went away (`| head`): the export stops quietly.
@@ -17,6 +19,19 @@ public final class ByteSink {
 
     public init(fd: Int32 = STDOUT_FILENO, capacity: Int = 1 << 16) {
         self.fd = fd
+        chunk = nil
+        limit = capacity
+        buffer = []
+        buffer.reserveCapacity(capacity + 4_096)
+    }
+
+    /// A sink that hands each chunk (about `capacity` bytes, whole rows; the bytes the
+    /// descriptor would get, in the same order) to `chunk`, which must copy what it keeps.
+    /// `chunk` returns false once its reader went away: the export then stops quietly, as on
+    /// EPIPE.
+    public init(capacity: Int = 1 << 16, chunk: @escaping (UnsafeRawBufferPointer) throws -> Bool) {
+        fd = -1
+        self.chunk = chunk
         limit = capacity
         buffer = []
         buffer.reserveCapacity(capacity + 4_096)
@@ -53,6 +68,13 @@ public final class ByteSink {
 
     /// Writes what is buffered.
     public func flush() throws {
+        if let chunk {
+            if !buffer.isEmpty && !closedByReader {
+                closedByReader = !(try buffer.withUnsafeBytes { try chunk($0) })
+            }
+            buffer.removeAll(keepingCapacity: true)
+            return
+        }
         var offset = 0
         while offset < buffer.count && !closedByReader {
             let written = buffer.withUnsafeBytes { raw in

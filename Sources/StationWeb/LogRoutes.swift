@@ -6,6 +6,7 @@ import ProgramFiles
 import Report
 import SessionLog
 import StationControl
+import Synchronization
 import TrainingEngine
 
 // The screens that read the log: dogs and their progress, samples, sessions, trials, stats,
@@ -54,7 +55,13 @@ extension WebApp {
                 }
                 return kind
             }
-            return try readLog { try encoded(try state.reader().samples(kind: kind)) }
+            let samples = try readLog { try state.reader().samples(kind: kind) }
+            // A sample's use count grows with each trial it stands in: while a double-blind
+            // session runs it would say which samples are in the lineup now.
+            if let why = try await blindReason(state, "the samples' use counts") {
+                return try encoded(samples.map { SampleWithoutUses($0, withheld: why) })
+            }
+            return try encoded(samples)
         }
         router.get("/api/samples/{sample}") { _, context in
             _ = try context.requireLogin()
@@ -127,12 +134,22 @@ extension WebApp {
                 throw WebError(.badRequest, "bad-request", "format '\(formatText)': give csv or jsonl")
             }
             if what == .trials || what == .events { try await refuseWhileBlind(state, "an export of \(what.rawValue)") }
-            return try readLog {
-                let text = try exportText(try state.reader(), what, format)
-                return download(
-                    text, type: format == .csv ? "text/csv; charset=utf-8" : "application/jsonl; charset=utf-8",
-                    name: "lineup-\(what.rawValue).\(format.rawValue)", attach: true)
-            }
+            // The log is opened and the query made before the answer starts: a log that cannot
+            // be read is an error status, not a download cut short.
+            let reader = try readLog { try state.reader() }
+            _ = try readLog { try reader.exportQuery(what) }
+            var headers: HTTPFields = [
+                .contentType: format == .csv ? "text/csv; charset=utf-8" : "application/jsonl; charset=utf-8",
+                .cacheControl: "no-store",
+            ]
+            // The file name lineupctl's examples write to (`lineupctl export --what trials > trials.csv`).
+            headers[.contentDisposition] = "attachment; filename=\"\(what.rawValue).\(format.rawValue)\""
+            return Response(
+                status: .ok, headers: headers,
+                body: ResponseBody { writer in
+                    try await streamExport(reader, what, format) { try await writer.write($0) }
+                    try await writer.finish(nil)
+                })
         }
         // Session set-up in words: every program lineupd would accept, each step with its mode,
         // lineup (SetupWords), criterion and exercises with their instructions and duration.
@@ -177,23 +194,22 @@ extension WebApp {
     /// of lineupd and of the log (a session started and not ended); if lineupd does not
     /// answer, the log alone decides.
     static func refuseWhileBlind(_ state: WebState, _ what: String) async throws {
+        if let why = try await blindReason(state, what) { throw WebError(.forbidden, "blind", why) }
+    }
+
+    /// Why `what` is withheld now (a double-blind session runs), or nil.
+    static func blindReason(_ state: WebState, _ what: String) async throws -> String? {
         if let status = try? await state.link.send(StatusRequest()), status.session != nil,
             status.mode == .doubleBlind
         {
-            throw WebError(
-                .forbidden, "blind",
-                "a double-blind session is running: \(what) are shown once it ends")
+            return "a double-blind session is running: \(what) are shown once it ends"
         }
         let open = try readLog { () -> Bool in
             var filter = LogFilter(mode: .doubleBlind)
             filter.newestFirst = true
             return try state.reader().sessions(filter, limit: 20).contains { $0.endedHow == nil }
         }
-        if open {
-            throw WebError(
-                .forbidden, "blind",
-                "a double-blind session is running in the log (not ended): \(what) are shown once it ends")
-        }
+        return open ? "a double-blind session is running in the log (not ended): \(what) are shown once it ends" : nil
     }
 
     /// The log's errors as the page shows them: an unknown name is 404, the rest its words.
@@ -228,20 +244,57 @@ extension WebApp {
         return Response(status: .ok, headers: headers, body: .init(byteBuffer: ByteBuffer(string: text)))
     }
 
-    /// `lineupctl export`'s rows, written by the same writer into an unlinked file and read back.
-    static func exportText(_ reader: LogReader, _ what: ExportTable, _ format: ExportFormat) throws -> String {
-        let path = FileManager.default.temporaryDirectory.appendingPathComponent("lineup-web-\(UUID().uuidString)").path
-        let fd = open(path, O_RDWR | O_CREAT | O_EXCL, 0o600)
-        guard fd >= 0 else {
-            throw WebError(.internalServerError, "export", "cannot write a temporary file in \(path)")
+    /// How many chunks an export may run ahead of the connection: a download holds this many
+    /// chunks of 64 KiB in lineup-web's memory, and the one being filled, however big the log.
+    public static let exportChunksAhead = 2
+
+    /// `lineupctl export`'s bytes, written by the same writer, handed to `write` chunk by chunk
+    /// as rows are read. The export reads one SQLite transaction on a thread of its own (it
+    /// blocks); it waits whenever `exportChunksAhead` chunks are not yet written, and stops
+    /// when `write` throws (the browser went away). `produced` is told each chunk's number as
+    /// it is handed over (for tests).
+    public static func streamExport(
+        _ reader: LogReader, _ what: ExportTable, _ format: ExportFormat, chunkSize: Int = 1 << 16,
+        produced: @escaping @Sendable (Int) -> Void = { _ in }, write: (ByteBuffer) async throws -> Void
+    ) async throws {
+        let (chunks, continuation) = AsyncThrowingStream<ByteBuffer, any Error>.makeStream()
+        let credits = DispatchSemaphore(value: exportChunksAhead)
+        let stop = ExportStop()
+        let producer = Thread {
+            do {
+                var count = 0
+                let sink = ByteSink(capacity: chunkSize) { bytes in
+                    credits.wait()
+                    if stop.stopped { return false }
+                    count += 1
+                    produced(count)
+                    continuation.yield(ByteBuffer(bytes: bytes))
+                    return true
+                }
+                try reader.export(what, format: format, to: sink)
+                continuation.finish()
+            } catch {
+                continuation.finish(throwing: error)
+            }
         }
-        unlink(path)
-        defer { close(fd) }
-        try reader.export(what, format: format, to: ByteSink(fd: fd))
-        let handle = FileHandle(fileDescriptor: fd, closeOnDealloc: false)
-        try handle.seek(toOffset: 0)
-        return String(decoding: try handle.readToEnd() ?? Data(), as: UTF8.self)
+        producer.start()
+        // However this ends, a producer waiting for a credit wakes, sees the stop, and ends.
+        defer {
+            stop.stop()
+            credits.signal()
+        }
+        for try await chunk in chunks {
+            try await write(chunk)
+            credits.signal()
+        }
     }
+}
+
+/// Set once an export's reader is gone.
+final class ExportStop: Sendable {
+    private let flag = Atomic<Bool>(false)
+    var stopped: Bool { flag.load(ordering: .acquiring) }
+    func stop() { flag.store(true, ordering: .releasing) }
 }
 
 extension WebState {
@@ -250,6 +303,35 @@ extension WebState {
             throw WebError(.serviceUnavailable, "log", "lineup-web was started without the log (--db)")
         }
         return try SessionLog.openReader(path: logPath)
+    }
+}
+
+/// A sample of the list without its use count, and why it is withheld.
+struct SampleWithoutUses: Encodable {
+    var id: String
+    var label: String
+    var kind: SampleKind
+    var diagnosis: String?
+    var source: String?
+    var collection: String?
+    var processing: String?
+    var collectedOn: String?
+    var added: String
+    var notes: Int
+    var usesWithheld: String
+
+    init(_ sample: SampleSummary, withheld: String) {
+        id = sample.id
+        label = sample.label
+        kind = sample.kind
+        diagnosis = sample.diagnosis
+        source = sample.source
+        collection = sample.collection
+        processing = sample.processing
+        collectedOn = sample.collectedOn
+        added = sample.added
+        notes = sample.notes
+        usesWithheld = withheld
     }
 }
 

@@ -197,7 +197,7 @@ final class AddingLink: StationLink {
             let export = try await client.execute(
                 uri: "/api/export?what=trials&format=csv", method: .get, headers: page.getHeaders)
             #expect(export.status == .ok)
-            #expect(export.headers[.contentDisposition] == #"attachment; filename="lineup-trials.csv""#)
+            #expect(export.headers[.contentDisposition] == #"attachment; filename="trials.csv""#)
             let rows = text(export.body).split(separator: "\r\n")
             #expect(rows.count == 1 + (try reader.trials().count))
             let jsonl = try await client.execute(

@@ -1,0 +1,115 @@
+import Foundation
+import HTTPTypes
+import Hummingbird
+import HummingbirdTesting
+import LineupBench
+import NIOCore
+import SessionLog
+import StationWeb
+import Synchronization
+import Testing
+import TrainingEngine
+
+/// The researcher's screens' routes: exports streamed as `lineupctl export` writes them, and
+/// the sample list while a double-blind session runs.
+@Suite struct ResearchScreensTests {
+    /// `lineupctl export`'s standard output, as bytes.
+    func lineupctlExport(_ db: String, _ what: ExportTable, _ format: ExportFormat) throws -> Data {
+        let process = Process()
+        process.executableURL = packageRoot.appendingPathComponent(".build/debug/lineupctl")
+        process.arguments = ["export", "--db", db, "--what", what.rawValue, "--format", format.rawValue]
+        let out = Pipe()
+        process.standardOutput = out
+        process.standardError = FileHandle.nullDevice
+        try process.run()
+        let data = out.fileHandleForReading.readDataToEndOfFile()
+        process.waitUntilExit()
+        #expect(process.terminationStatus == 0, "lineupctl export --what \(what.rawValue) failed")
+        return data
+    }
+
+    @Test func thePagesDownloadIsLineupctlExportsOutputByteForByte() async throws {
+        let log = try ScreensTests.filledLog()
+        let state = WebState(users: try makeUsers(), link: AddingLink(), logPath: log.path)
+        try await Application(router: WebApp.router(state: state)).test(.router) { client in
+            let page = try #require(try await client.login("researcher1").1)
+            for what in ExportTable.allCases {
+                for format in ExportFormat.allCases {
+                    let uri = "/api/export?what=\(what.rawValue)&format=\(format.rawValue)"
+                    let response = try await client.execute(uri: uri, method: .get, headers: page.getHeaders)
+                    #expect(response.status == .ok, "\(uri): \(text(response.body))")
+                    #expect(
+                        response.headers[.contentDisposition]
+                            == "attachment; filename=\"\(what.rawValue).\(format.rawValue)\"")
+                    let expected = try lineupctlExport(log.path, what, format)
+                    // CSV has its header row even with no rows (JSON Lines of no milestones is empty).
+                    if format == .csv { #expect(!expected.isEmpty) }
+                    #expect(Data(buffer: response.body) == expected, "\(uri) differs from lineupctl export's bytes")
+                }
+            }
+        }
+    }
+
+    /// A slow connection holds the export back: it never runs more than `exportChunksAhead`
+    /// chunks ahead of what was written, and the chunks together are the export's bytes.
+    @Test func anExportWaitsForTheConnection() async throws {
+        let log = try ScreensTests.filledLog()
+        let reader = log.reader
+        let produced = Mutex(0)
+        var written = 0
+        var ahead = 0
+        var bytes = Data()
+        try await WebApp.streamExport(
+            reader, .events, .csv, chunkSize: 512, produced: { n in produced.withLock { $0 = n } }
+        ) { chunk in
+            // A slow writer: the producer thread gets every chance to run ahead.
+            for _ in 0..<50 { await Task.yield() }
+            ahead = max(ahead, produced.withLock { $0 } - written)
+            bytes.append(contentsOf: chunk.readableBytesView)
+            written += 1
+        }
+        #expect(written > 20, "the export came in \(written) chunk(s): too small a log to show the wait")
+        #expect(ahead <= WebApp.exportChunksAhead, "the export ran \(ahead) chunks ahead of the connection")
+        let path = FileManager.default.temporaryDirectory.appendingPathComponent("export-\(UUID().uuidString)").path
+        let fd = open(path, O_RDWR | O_CREAT | O_EXCL, 0o600)
+        defer {
+            close(fd)
+            unlink(path)
+        }
+        try reader.export(.events, format: .csv, to: ByteSink(fd: fd))
+        #expect(bytes == FileManager.default.contents(atPath: path))
+    }
+
+    /// The list's use counts grow trial by trial: while a double-blind session is open in the
+    /// log they are withheld, with why, and the list answers; once it ends they are back.
+    @Test func theSampleListHasNoUseCountsWhileADoubleBlindSessionRuns() async throws {
+        let log = try ScreensTests.filledLog()
+        let reader = log.reader
+        let state = WebState(users: try makeUsers(), link: AddingLink(), logPath: log.path)
+        try await Application(router: WebApp.router(state: state)).test(.router) { client in
+            let page = try #require(try await client.login("trainer1").1)
+            let before = try await client.execute(uri: "/api/samples", method: .get, headers: page.getHeaders)
+            #expect(text(before.body) == (try ScreensTests.json(try reader.samples())))
+            #expect(text(before.body).contains(#""uses":"#))
+
+            let running = SessionRecord(dogId: UUID(uuidString: try reader.resolveDog("Aino"))!, mode: .doubleBlind)
+            try log.append([running])
+            for uri in ["/api/samples", "/api/samples?kind=target"] {
+                let during = try await client.execute(uri: uri, method: .get, headers: page.getHeaders)
+                #expect(during.status == .ok, "\(uri)")
+                let list = try #require(
+                    try JSONSerialization.jsonObject(with: Data(buffer: during.body)) as? [[String: Any]])
+                #expect(!list.isEmpty)
+                for sample in list {
+                    #expect(sample["uses"] == nil, "\(uri) sent \(sample["label"] ?? "?")'s use count")
+                    #expect(sample["label"] is String)
+                    #expect((sample["usesWithheld"] as? String)?.contains("double-blind session is running") == true)
+                }
+            }
+
+            try log.append([SessionEnd(sessionId: running.id, how: .ended, detail: "ended by the trainer")])
+            let after = try await client.execute(uri: "/api/samples", method: .get, headers: page.getHeaders)
+            #expect(text(after.body) == (try ScreensTests.json(try reader.samples())))
+        }
+    }
+}
