@@ -138,7 +138,7 @@ extension Assets {
           }
           function showStep(keep) {
             const s = currentStep();
-            stepWords.textContent = s.description + ' ' + s.mode + '; lineup: ' + s.lineup + '; ' + s.criterion;
+            stepWords.textContent = s.description + ' Mode: ' + s.mode + '; lineup: ' + s.lineup + '; ' + s.criterion;
             exerciseBox.textContent = '';
             exerciseBox.append(labelled('Exercise', choice('setup-exercise', s.exercises.map((x) => [x.id, x.id + ': ' + x.title]), keep ? chosen.exercise : undefined)));
             f.querySelector('#setup-exercise').onchange = () => showExercise(false);
