@@ -70,18 +70,7 @@ enum Assets {
             <button id="clicker" class="big go">Click</button>
             <button id="error" class="big stop">Error</button>
           </div>
-          <details id="start-box"><summary>Start a session</summary>
-            <form id="start">
-              <label>Dog <input id="dog" required></label>
-              <label><input type="checkbox" id="new-dog"> a dog the log does not know yet</label>
-              <label>Program <input id="program" value="study" required></label>
-              <label>Step <input id="step" value="indicate/1" required></label>
-              <label>Trials <input id="trials" type="number" min="1" inputmode="numeric"></label>
-              <label>Duration of each repetition, s <input id="duration" type="number" min="1" max="3600" inputmode="numeric"></label>
-              <label><input type="checkbox" id="unlabelled"> without samples (stations by kind only)</label>
-              <button type="submit" id="start-button">Start</button>
-            </form>
-          </details>
+          <button id="setup-button" type="button">Set up a session</button>
           <details id="end-box"><summary>End the session</summary>
             <form id="end">
               <label>Improvement suggestions <textarea id="suggestions" rows="3"></textarea></label>
@@ -89,6 +78,21 @@ enum Assets {
               <button type="button" id="abort" class="stop">Abort the trial</button>
             </form>
           </details>
+        </section>
+        <section id="ended" hidden>
+          <h2>The session's result</h2>
+          <p id="ended-summary"></p>
+          <div class="table"><table id="ended-rounds"></table></div>
+          <h3>Improvement suggestions</h3>
+          <ul id="ended-suggestions"></ul>
+          <h3>Comments</h3>
+          <ul id="ended-comments"></ul>
+          <form id="comment-form">
+            <label>A comment on the session <textarea id="comment" rows="3"></textarea></label>
+            <button type="submit" id="comment-button">Add the comment</button>
+            <p id="comment-said" role="status"></p>
+          </form>
+          <button type="button" id="ended-setup">Set up the next session</button>
         </section>
         <section id="assistant" hidden>
           <h2>Load the next trial</h2>
@@ -104,6 +108,7 @@ enum Assets {
 
     static let appCSS = """
         * { box-sizing: border-box; }
+        [hidden] { display: none !important; }
         html { -webkit-text-size-adjust: 100%; }
         body { margin: 0; font: 18px/1.4 system-ui, sans-serif; color: #111; background: #fafafa; overflow-wrap: anywhere; }
         main { padding: 0 12px 24px; max-width: 960px; margin: 0 auto; }
@@ -112,8 +117,11 @@ enum Assets {
         h1 { font-size: 1.6em; margin: 12px 0 4px; }
         h2 { font-size: 1.2em; }
         label { display: block; margin: 8px 0; }
-        input, textarea { font: inherit; width: 100%; max-width: 100%; padding: 8px; }
+        input, textarea, select { font: inherit; width: 100%; max-width: 100%; padding: 8px; }
         input[type=checkbox] { width: auto; }
+        label.check { display: flex; gap: 8px; align-items: baseline; }
+        fieldset { border: 1px solid #ccd; border-radius: 8px; margin: 12px 0; min-width: 0; }
+        fieldset h3 { font-size: 1em; margin: 8px 0 0; }
         button { font: inherit; padding: 10px 16px; border-radius: 8px; border: 1px solid #345; background: #fff; }
         button.small { padding: 4px 10px; font-size: 0.9em; }
         button.big { display: block; width: 100%; font-size: 1.6em; padding: 20px; margin: 12px 0; }
@@ -137,19 +145,22 @@ enum Assets {
         'use strict';
         const $ = (id) => document.getElementById(id);
         let me = null, lastFrame = 0, secondsLeft = null, secondsAt = 0, source = null;
+        // The running session's id, from status; the one whose end view is shown.
+        let sessionNow = null, endedSession = null;
         const words = {
           'idle': 'No session', 'waiting-for-ready': 'Waiting for ready', 'blocked': 'A station is active: clear it',
           'searching': 'The dog is searching', 'holding': 'The dog is searching (nose at a station)',
           'interval': 'Between trials', 'round-running': 'Round running', 'block-complete': 'Block complete: end the session',
           'repetitions-done': 'Every repetition done: end the session', 'aborted': 'Aborted'
         };
-        function say(text, bad) { $('message').textContent = text || ''; $('message').className = bad ? 'error' : ''; }
-        async function post(path, body) {
+        function say(text, bad, where) { const p = $(where || 'message'); p.textContent = text || ''; p.className = bad ? 'error' : ''; }
+        // A refusal is said where the action was asked: `where` names that paragraph.
+        async function post(path, body, where) {
           const r = await fetch(path, {method: 'POST', headers: {'Content-Type': 'application/json', 'X-CSRF-Token': me.csrf},
                                        body: JSON.stringify(body || {})});
           const j = await r.json().catch(() => null);
           if (r.status === 401) { location.href = '/login'; return null; }
-          if (!r.ok) { say(j && j.error ? j.error.message : ('refused (' + r.status + ')'), true); return null; }
+          if (!r.ok) { say(j && j.error ? j.error.message : ('refused (' + r.status + ')'), true, where); return null; }
           return j;
         }
         function setLive(live, why) {
@@ -165,6 +176,9 @@ enum Assets {
           $('trial').textContent = s.trial ? (s.trial + ' of ' + (s.trials || '?')) : '–';
           $('session').textContent = s.session ? ('Session ' + s.session + ': ' + (s.dog || '') + ', ' + (s.program || '') + ' ' + (s.step || '') + ' (' + (s.mode || '') + ')') : '';
           $('clicker-row').hidden = s.mode !== 'trainer-led';
+          sessionNow = s.session || null;
+          $('setup-button').hidden = !!sessionNow;
+          if (sessionNow && sessionNow !== endedSession) $('ended').hidden = true;
           secondsLeft = (typeof s.secondsLeft === 'number') ? s.secondsLeft : null; secondsAt = Date.now();
           tick();
         }
@@ -193,6 +207,39 @@ enum Assets {
             $('hidden-layout').hidden = !l.hidden;
             $('hidden-why').textContent = l.hidden || '';
           }
+        }
+        const outcomeWords = {'hit': 'hit', 'miss': 'miss', 'false-alert': 'false alert', 'correct-rejection': 'correct rejection', 'aborted': 'aborted'};
+        function cell(row, text, head) { const c = document.createElement(head ? 'th' : 'td'); c.textContent = String(text); row.append(c); }
+        function listInto(id, texts, none) {
+          const ul = $(id); ul.textContent = '';
+          for (const t of (texts.length ? texts : [none])) { const li = document.createElement('li'); li.textContent = t; ul.append(li); }
+        }
+        // The session's end, as the study's: its rounds' outcomes and the suggestions, read
+        // from the log once lineupd has ended it, and a box for a comment on it.
+        async function showEnded(id, tries) {
+          endedSession = id; $('ended').hidden = false;
+          const r = await fetch('/api/sessions/' + encodeURIComponent(id));
+          const d = await r.json().catch(() => null);
+          if (r.status === 401) { location.href = '/login'; return; }
+          if (!r.ok) { $('ended-summary').textContent = d && d.error ? d.error.message : ('the log does not answer (' + r.status + ')'); return; }
+          // lineupd writes the end through its log writer: read again shortly until it is there.
+          if (!d.endedHow && (tries || 0) < 10) { setTimeout(() => showEnded(id, (tries || 0) + 1), 300); return; }
+          const led = d.mode === 'trainer-led'; const n = d.results;
+          $('ended-summary').textContent = 'Session ' + d.id.slice(0, 8) + ': ' + d.dog + ', ' + (d.program || '') + ' ' + (d.phase || '') + '/' + (d.step || '')
+            + (d.exercise ? ' exercise ' + d.exercise : '') + ' (' + d.mode + ')' + (d.handler ? ', handler ' + d.handler : '') + '. '
+            + n.trials + (led ? ' round(s): ' : ' trial(s): ') + n.hits + ' hit, ' + n.misses + ' miss, ' + n.falseAlerts + ' false alert, '
+            + n.correctRejections + ' correct rejection, ' + n.aborted + ' aborted.';
+          const t = $('ended-rounds'); t.textContent = '';
+          const head = document.createElement('tr'); [led ? 'Round' : 'Trial', 'Outcome', 'Indicated', 'Time to indication'].forEach((h) => cell(head, h, true)); t.append(head);
+          for (const x of d.trials) {
+            const row = document.createElement('tr'); const at = x.layout.find((l) => l.station === x.indicatedStation);
+            cell(row, x.number); cell(row, outcomeWords[x.outcome] || x.outcome);
+            cell(row, at ? 'station ' + at.station + ' (' + at.kind + (at.sample ? ' ' + at.sample : '') + ')' : '–');
+            cell(row, typeof x.latencyMs === 'number' ? (x.latencyMs / 1000).toFixed(1) + ' s' : '–');
+            t.append(row);
+          }
+          listInto('ended-suggestions', d.improvementSuggestions, 'none');
+          listInto('ended-comments', d.comments, 'none yet');
         }
         function connect() {
           if (source) source.close();
@@ -227,20 +274,23 @@ enum Assets {
           $('error').addEventListener('pointerdown', () => post('/api/press', {button: 'error'}));
           $('abort').onclick = async () => { if (await post('/api/abort')) say('Trial aborted'); };
           $('logout').onclick = async () => { await post('/api/logout'); location.href = '/login'; };
-          $('start').addEventListener('submit', async (e) => {
-            e.preventDefault();
-            const body = {dog: $('dog').value, program: $('program').value, step: $('step').value};
-            if ($('new-dog').checked) body.newDog = true;
-            if ($('unlabelled').checked) body.unlabelled = true;
-            if ($('trials').value) body.trials = parseInt($('trials').value, 10);
-            if ($('duration').value) body.durationSeconds = parseFloat($('duration').value);
-            const j = await post('/api/session/start', body);
-            if (j) { say(j.message || ('Session ' + j.session + ' started')); $('start-box').open = false; }
-          });
+          // One way to start a session: the Set-up screen's form (screens.js).
+          const toSetup = () => document.querySelector('#nav button[data-go=setup]').click();
+          $('setup-button').onclick = toSetup;
+          $('ended-setup').onclick = toSetup;
           $('end').addEventListener('submit', async (e) => {
             e.preventDefault();
-            const s = $('suggestions').value;
-            if (await post('/api/session/end', s ? {suggestions: s} : {})) say('Session ended');
+            const s = $('suggestions').value; const ending = sessionNow;
+            if (!await post('/api/session/end', s ? {suggestions: s} : {})) return;
+            say('Session ended'); $('suggestions').value = ''; $('end-box').open = false;
+            if (ending) { await showEnded(ending); $('ended').scrollIntoView(); }
+          });
+          $('comment-form').addEventListener('submit', async (e) => {
+            e.preventDefault();
+            const text = $('comment').value;
+            if (!endedSession || !await post('/api/sessions/' + encodeURIComponent(endedSession) + '/note', {text}, 'comment-said')) return;
+            $('comment').value = ''; say('Comment added', false, 'comment-said');
+            showEnded(endedSession);
           });
           connect();
         }

@@ -93,6 +93,10 @@ extension WebApp {
             struct Comment: Decodable { var text: String }
             let session = try context.parameters.require("session")
             let comment = try await decodeBody(Comment.self, request, context)
+            // An empty comment is the page's slip, said here rather than by lineupd.
+            guard !comment.text.trimmingCharacters(in: .whitespacesAndNewlines).isEmpty else {
+                throw WebError(.badRequest, "bad-request", "field 'text' is empty: write the comment first")
+            }
             return try await forward(SessionNoteEntry(session: session, text: comment.text), state)
         }
         router.get("/api/trials") { _, context in

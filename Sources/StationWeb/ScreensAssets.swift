@@ -66,28 +66,140 @@ extension Assets {
           b.append(table(['Started', 'Step', 'Mode', 'Trials', 'Hit', 'Miss', 'FA', 'CR', 'End'],
             page.sessions.map((s) => [s.started, (s.phase || '') + (s.step ? '/' + s.step : ''), s.mode, s.results.trials, s.results.hits, s.results.misses, s.results.falseAlerts, s.results.correctRejections, s.endedHow || 'running'])));
         }
+        // The study's session settings screen, which starts the session: the dog, the
+        // program's step and exercise (its instruction and the lineup in words), the trials,
+        // the duration, the handler's code and the samples picked from the registry. The
+        // choices are kept between visits, so the next session starts from the last one's.
+        const chosen = {};
+        const kinds = ['target', 'control', 'distractor', 'blank'];
+        function labelled(text, control, cls) { const l = el('label', text + ' ', cls); l.append(control); return l; }
+        function choice(id, options, value) {
+          const s = el('select'); s.id = id;
+          options.forEach(([v, t]) => { const o = el('option', t); o.value = v; s.append(o); });
+          if (options.some(([v]) => v === value)) s.value = value;
+          return s;
+        }
+        async function role() {
+          if (!window.lineupRole) { const me = await get('/api/me'); if (me) { window.lineupRole = me.role; csrf = me.csrf; } }
+          return window.lineupRole;
+        }
         async function setup() {
           const b = clear('Session set-up'); const programs = await get('/api/programs'); if (!programs) return;
+          const runs = ['trainer', 'admin'].includes(await role());
+          if (runs) {
+            const dogs = await get('/api/dogs'); const samples = await get('/api/samples');
+            if (dogs && samples && programs.length) b.append(setupForm(programs, dogs, samples));
+          }
+          b.append(el('h2', runs ? 'Every program in words' : 'The programs'));
           for (const p of programs) {
             const d = el('details'); d.append(el('summary', p.name + ': ' + p.title));
             for (const s of p.steps) {
               d.append(el('h3', 'Step ' + s.step + ': ' + s.title));
               d.append(el('p', s.mode + '; lineup: ' + s.lineup + '; ' + s.criterion));
-              for (const x of s.exercises) {
-                d.append(el('p', 'Exercise ' + x.id + ', ' + x.title + ' (' + x.durationSeconds + ' s' + (x.repeats ? ', up to ' + x.repeats + ' times' : '') + (x.trials ? ', ' + x.trials + ' trials' : '') + '): ' + x.instruction));
-              }
+              for (const x of s.exercises) d.append(el('p', 'Exercise ' + x.id + ', ' + x.title + ' (' + exerciseTime(x) + '): ' + x.instruction));
             }
             b.append(d);
           }
-          const samples = await get('/api/samples');
-          if (samples) b.append(el('p', 'Samples in the registry: ' + (samples.map((s) => s.label + ' (' + s.kind + ')').join(', ') || 'none'), 'hint'));
-          b.append(el('p', 'Start the session on the Live screen, with the program and step chosen here.', 'hint'));
-          if (window.lineupRole === 'trainer' || window.lineupRole === 'admin') {
-            b.append(el('h2', 'A comment on a session, after it'));
-            b.append(form([['session', 'Session id'], ['text', 'Comment', 'textarea']], 'Add the comment', async (i) => {
-              const r = await post('/api/sessions/' + encodeURIComponent(i.session.value) + '/note', {text: i.text.value}); r.said = 'Comment added'; return r;
-            }));
+        }
+        function exerciseTime(x) {
+          return x.durationSeconds + ' s' + (x.repeats ? ', up to ' + x.repeats + ' repetitions' : '') + (x.trials ? ', ' + x.trials + ' trials' : '');
+        }
+        function setupForm(programs, dogs, samples) {
+          const f = el('form'); f.id = 'setup-form';
+          const dog = choice('setup-dog', dogs.map((d) => [d.name, d.name]).concat([['', 'A new dog…']]), chosen.dog);
+          const newDog = el('input'); newDog.id = 'setup-new-dog'; newDog.autocomplete = 'off';
+          const newDogRow = labelled('The new dog\\'s name', newDog); newDog.value = chosen.newDog || '';
+          const program = choice('setup-program', programs.map((p) => [p.name, p.name + ': ' + p.title]), chosen.program);
+          const stepBox = el('span'); const exerciseBox = el('span');
+          const stepWords = el('p', '', 'hint'); stepWords.id = 'setup-step-words';
+          const exerciseWords = el('p', '', 'hint'); exerciseWords.id = 'setup-exercise-words';
+          const trials = el('input'); trials.id = 'setup-trials'; trials.type = 'number'; trials.min = '1'; trials.max = '10000'; trials.inputMode = 'numeric';
+          const trialsRow = labelled('Trials', trials);
+          const repetitions = el('p', '', 'hint'); repetitions.id = 'setup-repetitions';
+          const duration = el('input'); duration.id = 'setup-duration'; duration.type = 'number'; duration.min = '1'; duration.max = '3600'; duration.step = 'any'; duration.inputMode = 'decimal';
+          const handler = el('input'); handler.id = 'setup-handler'; handler.autocomplete = 'off'; handler.value = chosen.handler || '';
+          const unlabelled = el('input'); unlabelled.type = 'checkbox'; unlabelled.id = 'setup-unlabelled'; unlabelled.checked = !!chosen.unlabelled;
+          const start = el('button', 'Start the session', 'go'); start.type = 'submit'; start.id = 'setup-start';
+          const said = el('p', ''); said.id = 'setup-said'; said.setAttribute('role', 'alert');
+          const currentProgram = () => programs.find((p) => p.name === program.value) || programs[0];
+          const currentStep = () => currentProgram().steps.find((s) => s.step === (f.querySelector('#setup-step') || {}).value) || currentProgram().steps[0];
+          const currentExercise = () => currentStep().exercises.find((x) => x.id === (f.querySelector('#setup-exercise') || {}).value) || currentStep().exercises[0];
+          const isNew = () => dog.selectedIndex === dog.options.length - 1;
+          function showDog() { newDogRow.hidden = !isNew(); }
+          function showExercise(keep) {
+            const x = currentExercise(); const s = currentStep();
+            exerciseWords.textContent = x ? x.instruction + ' (' + exerciseTime(x) + ')' : 'This step has no exercise.';
+            const led = s.mode === 'trainer-led';
+            // A trainer-led exercise's repetitions are the program's; lineupd takes no other count.
+            trialsRow.hidden = led; repetitions.hidden = !led;
+            repetitions.textContent = led && x ? 'Repetitions: up to ' + x.repeats + ', as the program\\'s exercise sets them.' : '';
+            if (!keep || !trials.value) trials.value = x && x.trials ? x.trials : '';
+            if (!keep || !duration.value) duration.value = x ? x.durationSeconds : '';
           }
+          function showStep(keep) {
+            const s = currentStep();
+            stepWords.textContent = s.description + ' Mode: ' + s.mode + '; lineup: ' + s.lineup + '; ' + s.criterion;
+            exerciseBox.textContent = '';
+            exerciseBox.append(labelled('Exercise', choice('setup-exercise', s.exercises.map((x) => [x.id, x.id + ': ' + x.title]), keep ? chosen.exercise : undefined)));
+            f.querySelector('#setup-exercise').onchange = () => showExercise(false);
+            showExercise(keep);
+          }
+          function showProgram(keep) {
+            const p = currentProgram(); stepBox.textContent = '';
+            stepBox.append(labelled('Step', choice('setup-step', p.steps.map((s) => [s.step, s.step + ': ' + s.title + ' (' + s.mode + ')']), keep ? chosen.step : undefined)));
+            f.querySelector('#setup-step').onchange = () => showStep(false);
+            showStep(keep);
+          }
+          f.append(labelled('Dog', dog), newDogRow, labelled('Program', program), stepBox, stepWords, exerciseBox, exerciseWords,
+            trialsRow, repetitions, labelled('Duration, s (of each repetition, or of each trial\\'s search)', duration),
+            labelled('Handler code (a code, not a name)', handler));
+          // The samples by kind, each with its use count; none ticked and "without samples"
+          // left off is for lineupd to judge (a trainer-led round may run without).
+          const picked = new Set(chosen.samples || []);
+          const boxes = [];
+          const fields = el('fieldset'); fields.id = 'setup-samples'; fields.append(el('legend', 'Samples from the registry'));
+          for (const kind of kinds) {
+            const ofKind = samples.filter((s) => s.kind === kind); if (!ofKind.length) continue;
+            fields.append(el('h3', kind));
+            for (const s of ofKind) {
+              const c = el('input'); c.type = 'checkbox'; c.value = s.label; c.dataset.sample = s.label; c.checked = picked.has(s.label); boxes.push(c);
+              fields.append(labelled(s.label + ' (' + s.kind + '), used in ' + s.uses + ' trial' + (s.uses === 1 ? '' : 's') + (s.diagnosis ? '; ' + s.diagnosis : ''), c, 'check'));
+            }
+          }
+          if (!boxes.length) fields.append(el('p', 'The registry has no samples yet (Samples, or lineupctl samples add).', 'hint'));
+          fields.append(labelled('Without samples (stations by kind only)', unlabelled, 'check'));
+          const showUnlabelled = () => boxes.forEach((c) => { c.disabled = unlabelled.checked; });
+          unlabelled.onchange = showUnlabelled; showUnlabelled();
+          f.append(fields, start, said);
+          dog.onchange = showDog; program.onchange = () => showProgram(false);
+          showDog(); showProgram(true);
+          f.addEventListener('submit', async (e) => {
+            e.preventDefault();
+            const s = currentStep(); const x = currentExercise();
+            const fresh = isNew();
+            const body = {dog: fresh ? newDog.value.trim() : dog.value, program: currentProgram().name, step: s.step};
+            if (fresh) body.newDog = true;
+            if (x) body.exercise = x.id;
+            if (s.mode !== 'trainer-led' && trials.value) body.trials = parseInt(trials.value, 10);
+            if (duration.value) body.durationSeconds = parseFloat(duration.value);
+            if (handler.value.trim()) body.handler = handler.value.trim();
+            const labels = boxes.filter((c) => c.checked).map((c) => c.value);
+            if (unlabelled.checked) body.unlabelled = true; else body.samples = labels;
+            Object.assign(chosen, {dog: fresh ? '' : dog.value, newDog: newDog.value, program: body.program, step: s.step,
+              exercise: body.exercise, handler: handler.value, unlabelled: unlabelled.checked, samples: labels});
+            said.className = ''; said.textContent = 'Starting…'; start.disabled = true;
+            const r = await post('/api/session/start', body);
+            start.disabled = false;
+            // A refusal stays beside the form, every choice kept, to be corrected and sent again.
+            if (!r.ok) { said.className = 'error'; said.textContent = r.message; return; }
+            said.textContent = '';
+            if (fresh) { chosen.dog = body.dog; chosen.newDog = ''; }
+            const message = document.getElementById('message');
+            message.className = r.j.warning ? 'error' : '';
+            message.textContent = (r.j.message || ('Session ' + r.j.session + ' started')) + (r.j.warning ? ' ' + r.j.warning : '');
+            show('live');
+          });
+          return f;
         }
         async function samples() {
           const b = clear('Samples'); const list = await get('/api/samples'); if (!list) return;

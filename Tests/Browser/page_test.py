@@ -2,11 +2,15 @@
 """The station's page in Debian's headless Chromium, driven by Selenium.
 
 Runs the built lineupd (simulated, serving its socket), makes the first admin and a trainer
-with `lineupctl web user add`, starts lineup-web, logs the trainer in, runs a short
-trainer-led session from the page (start, ready, the round's result, end with suggestions),
-reads the rounds back from the log with `lineupctl trials` and `export`, checks that the page
-has no horizontal scroll at 390 px, and saves screenshots at 390 px and 1280 px under
-.build/artifacts/. Exits non-zero on any failure. Usage: python3 Tests/Browser/page_test.py
+with `lineupctl web user add`, starts lineup-web, logs the trainer in, sets a short
+trainer-led session up on the Set-up screen (the dog, program, step, exercise, duration,
+handler code and a sample picked from the registry's list; a refusal of lineupd's shown beside
+the form with every choice kept), runs it from the live screen (ready, the page's click and
+error, the round's result), ends it with suggestions, and on the end view reads the rounds and
+suggestions and adds a comment; the rounds, the suggestions and the comment are read back from
+the log with `lineupctl trials`, `export` and `session show`. It checks that the set-up and
+live screens have no horizontal scroll at 390 px, and saves screenshots at 390 px and 1280 px
+under .build/artifacts/. Exits non-zero on any failure. Usage: python3 Tests/Browser/page_test.py
 (after `swift build`; needs chromium, chromium-driver and `pip install selenium`).
 """
 import json
@@ -22,7 +26,7 @@ from selenium import webdriver
 from selenium.common.exceptions import NoSuchElementException, StaleElementReferenceException
 from selenium.webdriver.chrome.service import Service
 from selenium.webdriver.common.by import By
-from selenium.webdriver.support.ui import WebDriverWait
+from selenium.webdriver.support.ui import Select, WebDriverWait
 
 ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
 BUILD = os.path.join(ROOT, ".build", "debug")
@@ -53,6 +57,12 @@ def wait_for(what, condition, seconds=20):
             return value
         time.sleep(0.1)
     raise SystemExit(f"timed out after {seconds} s: {what}")
+
+
+def no_horizontal_scroll(driver, what):
+    width = driver.execute_script("return [document.documentElement.scrollWidth, window.innerWidth]")
+    if width[0] > width[1]:
+        raise SystemExit(f"horizontal scroll on {what}: content {width[0]} px wide in {width[1]} px")
 
 
 def child_named(parent, name):
@@ -96,6 +106,8 @@ def main():
         wait_for("lineupd's socket", lambda: subprocess.run(
             [f"{BUILD}/lineupctl", "status"], env=env, capture_output=True).returncode == 0)
         run(f"{BUILD}/lineupctl", "dogs", "add", "Rex", env=env)
+        run(f"{BUILD}/lineupctl", "samples", "add", "T-1", "--kind", "target", env=env)
+        run(f"{BUILD}/lineupctl", "samples", "add", "C-1", "--kind", "control", env=env)
         wait_for("the first admin", lambda: os.path.exists(users))
         run(f"{BUILD}/lineupctl", "web", "user", "add", "tess", "--role", "trainer", "--users", users,
             "--password-stdin", stdin="trainer-password-1\n")
@@ -123,12 +135,40 @@ def main():
         wait_for("live", lambda: page("live").text == "Live")
         wait_for("idle", lambda: page("state").text == "No session")
 
-        page("start-box").find_element(By.TAG_NAME, "summary").click()
-        page("dog").send_keys("Rex")
-        page("step").clear()
-        page("step").send_keys("target-scent/1")
-        page("duration").send_keys("20")
-        page("start-button").click()
+        # The session is set up on the Set-up screen, the one way to start it.
+        wait_for("the live screen's way to the set-up", lambda: page("setup-button").is_displayed())
+        page("setup-button").click()
+        wait_for("the set-up form", lambda: page("setup-form").is_displayed())
+        pick = lambda id, value: Select(page(id)).select_by_value(value)
+        pick("setup-dog", "")  # a new dog, named as one the log has: lineupd refuses it
+        page("setup-new-dog").send_keys("Rex")
+        pick("setup-program", "study")
+        pick("setup-step", "target-scent/1")
+        wait_for("the step's lineup in words", lambda: "lineup:" in page("setup-step-words").text)
+        pick("setup-exercise", "1")
+        wait_for("the exercise's instruction", lambda: "Swap the containers" in page("setup-exercise-words").text)
+        wait_for("the program's repetitions", lambda: "up to 4" in page("setup-repetitions").text)
+        page("setup-duration").clear()
+        page("setup-duration").send_keys("20")
+        page("setup-handler").send_keys("H-07")
+        sample = driver.find_element(By.CSS_SELECTOR, 'input[data-sample="T-1"]')
+        if "used in 0 trials" not in sample.find_element(By.XPATH, "..").text:
+            raise SystemExit(f"the sample's use count is not shown: {sample.find_element(By.XPATH, '..').text}")
+        sample.click()
+        no_horizontal_scroll(driver, "the set-up screen at 390 px")
+        driver.execute_script("window.scrollTo(0, 0)")
+        driver.save_screenshot(os.path.join(ARTIFACTS, "setup-390.png"))
+        page("setup-start").click()
+        wait_for("lineupd's refusal beside the form", lambda: "already in the log" in page("setup-said").text)
+        kept = (Select(page("setup-step")).first_selected_option.get_attribute("value"),
+                page("setup-duration").get_attribute("value"), page("setup-handler").get_attribute("value"),
+                driver.find_element(By.CSS_SELECTOR, 'input[data-sample="T-1"]').is_selected())
+        if kept != ("target-scent/1", "20", "H-07", True):
+            raise SystemExit(f"the refusal lost the form's choices: {kept}")
+        pick("setup-dog", "Rex")
+        wait_for("the known dog chosen", lambda: not page("setup-new-dog").is_displayed())
+        page("setup-start").click()
+        wait_for("the live screen", lambda: page("state").is_displayed())
         wait_for("session started", lambda: "started" in page("message").text)
         wait_for("waiting for ready", lambda: page("state").text == "Waiting for ready")
         page("ready").click()
@@ -142,8 +182,12 @@ def main():
         wait_for("the clicker and error buttons", lambda: page("clicker").is_displayed() and page("error").is_displayed())
         stations = json.loads(run(f"{BUILD}/lineupctl", "layout", "--json", env=env))
         target = next(s["station"] for s in stations if s["kind"] == "target")
+        edges_at = lambda: sum(li.text.startswith("edge at " + target)
+                               for li in driver.find_elements(By.CSS_SELECTOR, "#events li"))
+        before = edges_at()
         run(f"{BUILD}/lineupctl", "simulate", target, "on", env=env)
-        time.sleep(0.2)
+        # The press must come after lineupd has read the nose's edge: its watch line says so.
+        wait_for("the nose's edge at the target in the events", lambda: edges_at() > before)
         page("clicker").click()
         wait_for("the page's click in the events", lambda: any(
             "click at " + target in li.text for li in driver.find_elements(By.CSS_SELECTOR, "#events li")))
@@ -154,10 +198,7 @@ def main():
             "button" in li.text for li in driver.find_elements(By.CSS_SELECTOR, "#events li")) >= 2)
         run(f"{BUILD}/lineupctl", "simulate", target, "off", env=env)
 
-        # No horizontal scroll at 390 px, mid-session.
-        scroll = driver.execute_script("return [document.documentElement.scrollWidth, window.innerWidth]")
-        if scroll[0] > scroll[1]:
-            raise SystemExit(f"horizontal scroll at 390 px: content {scroll[0]} px wide in {scroll[1]} px")
+        no_horizontal_scroll(driver, "the live screen at 390 px, mid-session")
         driver.execute_script("window.scrollTo(0, 0)")
         driver.save_screenshot(os.path.join(ARTIFACTS, "page-390.png"))
 
@@ -169,21 +210,52 @@ def main():
         driver.execute_script("window.scrollTo(0, 0)")
         driver.save_screenshot(os.path.join(ARTIFACTS, "page-1280.png"))
 
+        session = json.loads(run(f"{BUILD}/lineupctl", "status", "--json", env=env))["session"]
         page("end-box").find_element(By.TAG_NAME, "summary").click()
         page("suggestions").send_keys("Shorter rounds")
         page("end-button").click()
         wait_for("session ended", lambda: page("state").text == "No session")
+        # The end view: the rounds' outcomes and the suggestions, read from the log.
+        wait_for("the end view's rounds", lambda: len(driver.find_elements(By.CSS_SELECTOR, "#ended-rounds tr")) > 1)
+        rounds = [[c.text for c in r.find_elements(By.TAG_NAME, "td")[:2]]
+                  for r in driver.find_elements(By.CSS_SELECTOR, "#ended-rounds tr")[1:]]
+        wait_for("the suggestions read back", lambda: page("ended-suggestions").text == "Shorter rounds")
+        page("comment").send_keys("Calm after the car ride")
+        page("comment-button").click()
+        wait_for("the comment read back on the end view", lambda: page("ended-comments").text == "Calm after the car ride")
+        no_horizontal_scroll(driver, "the end view at 1280 px")
+        driver.save_screenshot(os.path.join(ARTIFACTS, "ended-1280.png"))
+        shown = json.loads(run(f"{BUILD}/lineupctl", "session", "show", session, "--db", db, "--json"))
+        logged = (shown["dog"], shown["step"], shown["exercise"], shown["handler"], shown["improvement_suggestions"],
+                  shown["comments"], [s["label"] for s in shown["samples"] if s["kind"] == "target"])
+        if logged != ("Rex", "1", "1", "H-07", ["Shorter rounds"], ["Calm after the car ride"], ["T-1"]):
+            raise SystemExit(f"the log does not hold the set-up, suggestions and comment: {logged}")
+        words = {"hit": "hit", "miss": "miss", "false-alert": "false alert", "correct-rejection": "correct rejection",
+                 "aborted": "aborted"}
+        logged_rounds = [[str(t["number"]), words[t["outcome"]]] for t in sorted(shown["trials"], key=lambda t: t["number"])]
+        if rounds != logged_rounds or not rounds:
+            raise SystemExit(f"the end view's rounds {rounds} are not the log's {logged_rounds}")
+        if '"duration_s":"20.0"' not in shown["settings"].replace(" ", ""):
+            raise SystemExit(f"the log's settings lack the set-up's duration: {shown['settings']}")
 
         trials = run(f"{BUILD}/lineupctl", "trials", "--db", db)
         export = run(f"{BUILD}/lineupctl", "export", "--db", db, "--what", "trials", "--format", "csv")
         rows = [line for line in export.splitlines()[1:] if line.strip()]
         if not rows:
             raise SystemExit(f"no round in the log:\n{trials}")
+        # The next session from the end view's way to the set-up, its choices kept.
+        page("ended-setup").click()
+        wait_for("the set-up form again", lambda: page("setup-form").is_displayed())
+        driver.set_window_size(1280, 900)
+        no_horizontal_scroll(driver, "the set-up screen at 1280 px")
+        driver.execute_script("window.scrollTo(0, 0)")
+        driver.save_screenshot(os.path.join(ARTIFACTS, "setup-1280.png"))
+        if Select(page("setup-step")).first_selected_option.get_attribute("value") != "target-scent/1":
+            raise SystemExit("the set-up screen did not keep the last session's step")
         # A second session, and lineupd stops during its round: the page says it is not live, and
         # why; started again, the page is live again by itself (the cut session is logged
         # interrupted, and the station is idle).
-        page("start-box").find_element(By.TAG_NAME, "summary").click()
-        page("start-button").click()
+        page("setup-start").click()
         wait_for("the second session", lambda: page("state").text == "Waiting for ready")
         page("ready").click()
         wait_for("the second round running", lambda: page("state").text == "Round running")
