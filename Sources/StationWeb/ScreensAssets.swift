@@ -163,7 +163,7 @@ extension Assets {
             fields.append(el('h3', kind));
             for (const s of ofKind) {
               const c = el('input'); c.type = 'checkbox'; c.value = s.label; c.dataset.sample = s.label; c.checked = picked.has(s.label); boxes.push(c);
-              fields.append(labelled(s.label + ' (' + s.kind + '), used in ' + s.uses + ' trial' + (s.uses === 1 ? '' : 's') + (s.diagnosis ? '; ' + s.diagnosis : ''), c, 'check'));
+              fields.append(labelled(s.label + ' (' + s.kind + ')' + (s.uses === undefined ? '' : ', used in ' + s.uses + ' trial' + (s.uses === 1 ? '' : 's')) + (s.diagnosis ? '; ' + s.diagnosis : ''), c, 'check'));
             }
           }
           if (!boxes.length) fields.append(el('p', 'The registry has no samples yet (Samples, or lineupctl samples add).', 'hint'));
