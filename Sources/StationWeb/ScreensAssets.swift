@@ -115,6 +115,22 @@ extension Assets {
           const faults = s.sensorFaults || {};
           b.append(table(['Station', 'Faults'], Object.keys(faults).map((k) => [k, faults[k]])));
           (s.flaggedStations || []).forEach((f) => b.append(el('p', JSON.stringify(f), 'error')));
+          // Each input's level, redrawn from /api/status once a second while this screen is open.
+          b.append(el('h2', 'Levels now'));
+          const levels = el('div'); levels.id = 'levels'; b.append(levels);
+          const since = (x) => x < 60 ? x.toFixed(1) + ' s' : Math.floor(x / 60) + ' min ' + Math.round(x % 60) + ' s';
+          const drawLevels = (st) => {
+            levels.textContent = '';
+            if (st.stationLevelsWithheld) levels.append(el('p', 'The levels of the stations are withheld until the double-blind session ends.', 'hint'));
+            levels.append(table(['Input', 'Now', 'Since', 'Changed at (UTC)'], (st.inputLevels || []).map((l) =>
+              [l.input, el('span', l.active ? (l.isStation ? 'active (nose)' : 'pressed') : 'clear', l.active ? 'level-on' : ''), since(l.secondsSinceChange), l.changedAt])));
+          };
+          drawLevels(s);
+          const timer = setInterval(async () => {
+            if (document.body.dataset.screen !== 'health' || !levels.isConnected) { clearInterval(timer); return; }
+            const r = await fetch('/api/status').catch(() => null);
+            if (r && r.ok) drawLevels(await r.json());
+          }, 1000);
         }
         async function research() {
           const b = clear('Research'); b.append(el('p', 'Read only.', 'hint'));
@@ -147,5 +163,6 @@ extension Assets {
         table { border-collapse: collapse; font-size: 0.85em; }
         th, td { border-bottom: 1px solid #ccd; padding: 4px 6px; text-align: left; vertical-align: top; }
         .hint { color: #555; font-size: 0.9em; }
+        .level-on { font-weight: bold; color: #060; }
         """
 }
