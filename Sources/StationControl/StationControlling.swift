@@ -329,6 +329,17 @@ public struct SampleNoteEntry: Sendable, Codable, Hashable {
     }
 }
 
+/// `dog-note`: a dog (name, id or id prefix) and its notes as they stand from now on.
+public struct DogNoteEntry: Sendable, Codable, Hashable {
+    public var dog: String
+    public var text: String
+
+    public init(dog: String, text: String) {
+        self.dog = dog
+        self.text = text
+    }
+}
+
 /// `trial-correct`: the trial (id or unique prefix), its outcome as it should stand, the
 /// station indicated (1-based; nil for none) and why.
 public struct TrialCorrectionEntry: Sendable, Codable, Hashable {
