@@ -57,8 +57,20 @@ extension Assets {
         }
         async function dog(name) {
           const b = clear(name); const page = await get('/api/dogs/' + encodeURIComponent(name)); if (!page) return;
-          if (page.dog.notes) b.append(el('p', page.dog.notes));
-          b.append(el('p', 'Notes are written when the dog is added; the station has no request to edit them.', 'hint'));
+          b.append(el('h2', 'Notes'));
+          b.append(el('p', page.dog.notes || 'No notes yet.'));
+          if (page.notes.length > 1) {
+            const d = el('details'); d.append(el('summary', 'Earlier notes (' + (page.notes.length - 1) + ')'));
+            page.notes.slice(0, -1).reverse().forEach((n) => d.append(el('p', n.time + ': ' + n.text)));
+            b.append(d);
+          }
+          if (window.lineupRole === 'trainer' || window.lineupRole === 'admin') {
+            b.append(form([['text', 'New notes (the earlier ones are kept)', 'textarea']], 'Save the notes', async (i) => {
+              const r = await post('/api/dogs/' + encodeURIComponent(name) + '/note', {text: i.text.value});
+              if (r.ok) { r.said = 'Notes saved'; setTimeout(() => dog(name), 300); } return r;
+            }));
+            const t = document.getElementById('f-text'); if (t && page.dog.notes) t.value = page.dog.notes;
+          }
           b.append(el('h2', 'Progress'));
           b.append(table(['Program', 'Phase', 'Progress', 'Steps', 'Sessions', 'Trials', 'Last 20', 'Graduated'],
             page.progress.map((p) => [p.program || '–', p.phase, pct(p.progressPercent), p.stepsPassed + '/' + (p.phaseSteps || '?'), p.sessions, p.trials, pct(p.recentCorrectPercent), p.graduated || 'not yet'])));
