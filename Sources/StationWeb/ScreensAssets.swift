@@ -134,8 +134,8 @@ extension Assets {
           const drawLevels = (st) => {
             levels.textContent = '';
             if (st.stationLevelsWithheld) levels.append(el('p', 'The levels of the stations are withheld until the double-blind session ends.', 'hint'));
-            levels.append(table(['Input', 'Now', 'Since', 'Changed at (UTC)'], (st.inputLevels || []).map((l) =>
-              [l.input, el('span', l.active ? (l.isStation ? 'active (nose)' : 'pressed') : 'clear', l.active ? 'level-on' : ''), since(l.secondsSinceChange), l.changedAt])));
+            levels.append(table(['Input', 'Now', 'Since', 'At (UTC)'], (st.inputLevels || []).map((l) =>
+              [l.input, el('span', l.active ? (l.isStation ? 'active (nose)' : 'pressed') : 'clear', l.active ? 'level-on' : ''), since(l.secondsSinceChange), l.changedAt.slice(11, 21)])));
           };
           drawLevels(s);
           const timer = setInterval(async () => {
