@@ -220,7 +220,8 @@ public struct ExportQuery {
             // row names the stations it has sessions on instead.
             return ExportQuery(
                 columns: [
-                    col("dog_id", "d.id"), col("dog", "d.name"), col("born", "d.born"), col("notes", "d.notes"),
+                    col("dog_id", "d.id"), col("dog", "d.name"), col("born", "d.born"),
+                    col("notes", LogReader.currentDogNotes),
                     col("added", "d.wall_ns", .isoTime), col("added_mono_ns", "d.mono_ns", .integer),
                     col("sessions", "(SELECT count(*) FROM session s WHERE s.dog_id = d.id)", .integer),
                     col(

@@ -11,7 +11,7 @@ extension LogReader {
             return try Row.fetchAll(
                 db,
                 sql: """
-                    SELECT d.id, d.name, d.born, d.notes, d.wall_ns,
+                    SELECT d.id, d.name, d.born, \(Self.currentDogNotes) AS notes, d.wall_ns,
                         (SELECT count(*) FROM session s WHERE s.dog_id = d.id) AS sessions,
                         (SELECT count(*) FROM trial_current t JOIN session s ON s.id = t.session_id
                          WHERE s.dog_id = d.id) AS trials,
@@ -25,6 +25,28 @@ extension LogReader {
                     trials: row["trials"],
                     lastSession: (row["last"] as Int64?).map { iso.string(wallNs: $0) })
             }
+        }
+    }
+
+    /// A dog's notes as they stand: the latest `dog_note`, else those it was added with.
+    static let currentDogNotes = """
+        coalesce((SELECT n.text FROM dog_note n WHERE n.dog_id = d.id ORDER BY n.wall_ns DESC, n.mono_ns DESC LIMIT 1),
+            d.notes)
+        """
+
+    /// A dog's notes, oldest first: those it was added with (dated when it was added), then each
+    /// later one. The last is its current notes.
+    public func dogNotes(dogId: String) throws -> [NoteLine] {
+        try read { db in
+            var iso = ISOTimeFormatter()
+            return try Row.fetchAll(
+                db,
+                sql: """
+                    SELECT notes AS text, wall_ns, mono_ns FROM dog WHERE id = ?1 AND notes IS NOT NULL
+                    UNION ALL SELECT text, wall_ns, mono_ns FROM dog_note WHERE dog_id = ?1
+                    ORDER BY wall_ns, mono_ns
+                    """, arguments: [dogId]
+            ).map { NoteLine(time: iso.string(wallNs: $0["wall_ns"]), text: $0["text"]) }
         }
     }
 

@@ -120,6 +120,7 @@ extension SessionLog {
         summary.samplesAdded = try copy("sample", where: "WHERE \(map("sample", "s.id")) = s.id")
         try _ = copy("program", where: "WHERE \(map("program", "s.id")) = s.id")
         try _ = copy("sample_note", replacing: ["sample_id": map("sample", "s.sample_id")])
+        try _ = copy("dog_note", replacing: ["dog_id": map("dog", "s.dog_id")])
         summary.sessions = try copy(
             "session",
             replacing: [

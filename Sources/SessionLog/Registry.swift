@@ -64,6 +64,27 @@ extension SessionLog {
         return note
     }
 
+    /// New notes for a dog named by its name (any case), full id or id prefix: a new dated row,
+    /// which the dog's current notes are from now on; the earlier notes stay in the log.
+    public func noteDog(_ dog: String, text: String) throws -> DogNote {
+        let text = text.trimmingCharacters(in: .whitespacesAndNewlines)
+        guard !text.isEmpty else { throw SessionLogError.invalidInput("a dog's notes need some text") }
+        var note: DogNote?
+        try writeChecked { db in
+            let byName = try String.fetchAll(
+                db, sql: "SELECT id FROM dog WHERE name = ? COLLATE NOCASE", arguments: [dog])
+            if byName.count > 1 { throw SessionLogError.ambiguousId(dog, kind: "dog") }
+            guard let id = try byName.first ?? LogReader.resolve(db, table: "dog", text: dog, kind: "dog"),
+                let uuid = UUID(uuidString: id)
+            else { throw SessionLogError.unknownDog(dog) }
+            let made = DogNote(dogId: uuid, text: text)
+            try made.append(to: db)
+            note = made
+        }
+        guard let note else { throw SessionLogError.database("the dog's notes were not written") }
+        return note
+    }
+
     /// A comment on a session after it: appended, never edited (a later note adds to it).
     public func noteSession(_ session: String, text: String) throws -> SessionNote {
         let text = text.trimmingCharacters(in: .whitespacesAndNewlines)

@@ -3,7 +3,7 @@ import GRDB
 import TrainingEngine
 
 // The registry's tables, each written through its GRDB record: dog, handler, sample,
-// sample_note, program.
+// sample_note, dog_note, program.
 
 /// A dog, the subject of training. Personal data of people stays out of the log.
 public struct DogRecord: Sendable, Hashable, Codable {
@@ -82,6 +82,22 @@ public struct SampleNote: Sendable, Hashable, Codable {
     public init(id: UUID = UUID(), sampleId: UUID, text: String, time: LogTime = .now()) {
         self.id = id
         self.sampleId = sampleId
+        self.text = text
+        self.time = time
+    }
+}
+
+/// A dog's notes as they stand from now on: a new row, never an edit, so the earlier notes
+/// (and those the dog was added with) stay in the log.
+public struct DogNote: Sendable, Hashable, Codable {
+    public var id: UUID
+    public var dogId: UUID
+    public var text: String
+    public var time: LogTime
+
+    public init(id: UUID = UUID(), dogId: UUID, text: String, time: LogTime = .now()) {
+        self.id = id
+        self.dogId = dogId
         self.text = text
         self.time = time
     }
@@ -205,6 +221,30 @@ extension SampleNote: AppendableRecord {
         try SampleNoteRow(
             id: id.logText, sampleId: sampleId.logText, text: text, monoNs: time.monoNs, wallNs: time.wallNs
         ).insert(db)
+    }
+}
+
+/// A row of `dog_note`.
+struct DogNoteRow: Encodable, PersistableRecord {
+    static let databaseTableName = "dog_note"
+    var id: String
+    var dogId: String
+    var text: String
+    var monoNs: Int64
+    var wallNs: Int64
+
+    enum CodingKeys: String, CodingKey {
+        case id, text
+        case dogId = "dog_id"
+        case monoNs = "mono_ns"
+        case wallNs = "wall_ns"
+    }
+}
+
+extension DogNote: AppendableRecord {
+    public func append(to db: Database) throws {
+        try DogNoteRow(id: id.logText, dogId: dogId.logText, text: text, monoNs: time.monoNs, wallNs: time.wallNs)
+            .insert(db)
     }
 }
 

@@ -16,6 +16,7 @@ enum Schema {
         migrator.registerMigration("v2-session-end", migrate: v2)
         migrator.registerMigration("v3-station-seen", migrate: v3)
         migrator.registerMigration("v4-station-identity", migrate: v4)
+        migrator.registerMigration("v5-dog-note", migrate: v5)
         return migrator
     }
 
@@ -274,6 +275,22 @@ enum Schema {
             arguments: [UUID().uuidString.lowercased(), now.monoNs, now.wallNs])
         try appendOnly(db, "log_identity")
         try appendOnly(db, "merged_log")
+    }
+
+    /// A dog's notes after it was added: each a new row, dated, so the history stays (the
+    /// dog's own `notes` are those it was added with; its current notes are the latest row).
+    private static func v5(_ db: Database) throws {
+        try db.execute(
+            sql: """
+                CREATE TABLE dog_note (
+                    id TEXT PRIMARY KEY NOT NULL,
+                    dog_id TEXT NOT NULL REFERENCES dog(id),
+                    text TEXT NOT NULL,
+                    mono_ns INTEGER NOT NULL,
+                    wall_ns INTEGER NOT NULL);
+                CREATE INDEX dog_note_by_dog ON dog_note(dog_id);
+                """)
+        try appendOnly(db, "dog_note")
     }
 
     private static func appendOnly(_ db: Database, _ table: String) throws {

@@ -29,7 +29,7 @@ public enum ControlCalls {
         StatusRequest.self, SessionRequest.self, LayoutRequest.self, ReadyRequest.self, AbortRequest.self,
         SessionEndRequest.self, WatchRequest.self, DogEntry.self, SampleEntry.self, SampleNoteEntry.self,
         TrialCorrectionEntry.self, SessionNoteEntry.self, SimulatedInput.self, AboutRequest.self,
-        VersionRequest.self, ButtonPress.self,
+        VersionRequest.self, ButtonPress.self, DogNoteEntry.self,
     ]
 
     static let byName: [String: any ControlCall.Type] = Dictionary(
@@ -61,6 +61,8 @@ public protocol StationControlling: AnyObject, Sendable {
     func addDog(_ entry: DogEntry) throws(ControlRefusal) -> String
     func addSample(_ entry: SampleEntry) throws(ControlRefusal) -> String
     func noteSample(_ entry: SampleNoteEntry) throws(ControlRefusal) -> String
+    /// A dog's notes from now on (a new dated row; the earlier notes are kept).
+    func noteDog(_ entry: DogNoteEntry) throws(ControlRefusal) -> String
     /// A correction of a trial's outcome (a new row; the original is kept).
     func correctTrial(_ entry: TrialCorrectionEntry) throws(ControlRefusal) -> String
     /// A comment on a session after it (appended); returns the note's id.
@@ -181,6 +183,14 @@ extension SampleNoteEntry: StationCall {
     public typealias Reply = Added
     public func perform(on station: any StationControlling) throws(ControlRefusal) -> Added {
         Added(id: try station.noteSample(self))
+    }
+}
+
+extension DogNoteEntry: StationCall {
+    public static let name = "dog-note"
+    public typealias Reply = Added
+    public func perform(on station: any StationControlling) throws(ControlRefusal) -> Added {
+        Added(id: try station.noteDog(self))
     }
 }
 

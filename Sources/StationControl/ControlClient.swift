@@ -98,6 +98,11 @@ public struct ControlClient: Sendable {
         try send(entry).id
     }
 
+    /// Returns the dog note's id.
+    public func noteDog(_ entry: DogNoteEntry) throws(ControlClientError) -> String {
+        try send(entry).id
+    }
+
     /// Returns the correction's trial id.
     public func correctTrial(_ entry: TrialCorrectionEntry) throws(ControlClientError) -> String {
         try send(entry).id

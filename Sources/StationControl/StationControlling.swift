@@ -143,6 +143,12 @@ public struct StationStatus: Sendable, Codable, Hashable {
     /// active-at-start), and the sensor faults seen since lineupd started, by kind.
     public var flaggedStations: [FlaggedStation]?
     public var sensorFaults: [String: Int]?
+    /// Each input's level as the hot loop last acted on it (the stations in board order, then
+    /// the buttons the board has), and since when. While a double-blind session runs the
+    /// stations' levels are left out (`stationLevelsWithheld`): where the dog's nose is tells a
+    /// handler where it searched, as the watch lines would; the buttons' stay.
+    public var inputLevels: [InputLevel]?
+    public var stationLevelsWithheld: Bool?
     public var uptimeSeconds: Double
 
     public init(
@@ -204,6 +210,28 @@ public struct ReadyReply: Sendable, Codable, Hashable {
         self.result = result
         self.trial = trial
         self.message = message
+    }
+}
+
+/// One input's level now: a station's sensor (a nose present) or a button (pressed).
+public struct InputLevel: Sendable, Codable, Hashable {
+    /// The station's name, or `clicker`, `error`, `ready`.
+    public var input: String
+    public var isStation: Bool
+    /// Active: a nose at the station, or the button down. Otherwise clear.
+    public var active: Bool
+    /// Seconds since the level last changed, when `status` was answered; since lineupd began
+    /// reading the line if it has not changed.
+    public var secondsSinceChange: Double
+    /// When it changed, UTC (ISO 8601, milliseconds).
+    public var changedAt: String
+
+    public init(input: String, isStation: Bool, active: Bool, secondsSinceChange: Double, changedAt: String) {
+        self.input = input
+        self.isStation = isStation
+        self.active = active
+        self.secondsSinceChange = secondsSinceChange
+        self.changedAt = changedAt
     }
 }
 
@@ -297,6 +325,17 @@ public struct SampleNoteEntry: Sendable, Codable, Hashable {
 
     public init(sample: String, text: String) {
         self.sample = sample
+        self.text = text
+    }
+}
+
+/// `dog-note`: a dog (name, id or id prefix) and its notes as they stand from now on.
+public struct DogNoteEntry: Sendable, Codable, Hashable {
+    public var dog: String
+    public var text: String
+
+    public init(dog: String, text: String) {
+        self.dog = dog
         self.text = text
     }
 }

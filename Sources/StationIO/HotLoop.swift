@@ -96,6 +96,8 @@ public final class HotLoop: @unchecked Sendable {
     private let buzzerPulse: UInt64
     private let records: EventRing<StationRecord>
     private let recordsReady: Int32
+    /// Where the levels the loop acts on are published for `status` (nil: nowhere).
+    private let levels: InputLevels?
     private let wakeFD: Int32
     private let stopRequested = Atomic<Bool>(false)
 
@@ -134,12 +136,14 @@ public final class HotLoop: @unchecked Sendable {
     ///   - readRetryNanoseconds: the pause before a descriptor whose read failed is polled
     ///     again; doubled after each further failure.
     ///   - readRetries: failed retries after which a descriptor is given up.
+    ///   - levels: where each debounced level the loop acts on is published, after its decision.
     public init(
         source: any EdgeSource, debouncer: Debouncer, handler: any HotPathHandler, player: ClickPlayer?,
         buzzer: (any BuzzerLine)? = nil, buzzerPulseNanoseconds: UInt64 = 15_000_000,
         records: EventRing<StationRecord>, recordsReady: Int32 = -1,
-        readRetryNanoseconds: UInt64 = 100_000_000, readRetries: Int = 4
+        readRetryNanoseconds: UInt64 = 100_000_000, readRetries: Int = 4, levels: InputLevels? = nil
     ) throws(StationIOError) {
+        self.levels = levels
         self.source = source
         self.debouncer = debouncer
         self.handler = handler
@@ -380,6 +384,8 @@ public final class HotLoop: @unchecked Sendable {
     @inline(__always)
     private func act(on edge: SensorEdge, record: StationRecord) {
         decide(handler.handle(edge), edgeTimestamp: edge.timestamp, record: record)
+        // After the click: the level is for a person reading `status`, never before a reward.
+        levels?.record(edge)
     }
 
     @inline(__always)

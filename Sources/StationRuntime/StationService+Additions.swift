@@ -36,6 +36,10 @@ extension StationService {
         try adding { try log.noteSample(entry.sample, text: entry.text).id }
     }
 
+    public func noteDog(_ entry: DogNoteEntry) throws(ControlRefusal) -> String {
+        try adding { try log.noteDog(entry.dog, text: entry.text).id }
+    }
+
     public func correctTrial(_ entry: TrialCorrectionEntry) throws(ControlRefusal) -> String {
         try adding {
             try log.correctTrial(
@@ -86,7 +90,7 @@ extension StationService {
         } catch let error as SessionLogError {
             switch error {
             case .invalidInput, .malformedDate: throw ControlRefusal(.badRequest, error.description)
-            case .unknownSample, .unknownTrial, .unknownSession, .ambiguousId:
+            case .unknownDog, .unknownSample, .unknownTrial, .unknownSession, .ambiguousId:
                 throw ControlRefusal(.unknown, error.description)
             case .duplicateDog, .duplicateSample: throw ControlRefusal(.duplicate, error.description)
             default: throw ControlRefusal(.failed, error.description)

@@ -113,6 +113,8 @@ public final class StationService: StationControlling, @unchecked Sendable {
     let ring = EventRing<StationRecord>(capacity: 1 << 13)
     let recordsReady: Int32
     let started = MonotonicClock.now()
+    /// Each input's level as the hot loops act on it, kept across segments (`status`).
+    let inputLevels: InputLevels
 
     // Only the control thread and the main thread change these, under `switching`.
     let switching = NSLock()
@@ -145,6 +147,7 @@ public final class StationService: StationControlling, @unchecked Sendable {
         self.options = options
         self.outputs = outputs.map { (driver: $0.0, map: $0.1) }
         inputs = InputMap(configuration: options.board)
+        inputLevels = InputLevels(lineCount: inputs.count, start: MonotonicClock.now())
         pageButtons = try PageButtons(lines: Self.pageButtonLines(inputs))
         self.source = CombinedEdgeSource(source, pageButtons)
         self.simulated = simulated
@@ -266,6 +269,7 @@ public final class StationService: StationControlling, @unchecked Sendable {
         // on a station before the session started) is active to the debouncer and the engine,
         // so the first start is refused and its release is seen.
         let levels = (0..<inputs.count).map { source.level(of: UInt32($0)) ?? false }
+        inputLevels.set(levels: levels, at: MonotonicClock.now())
         handler.prime(activeLines: levels.indices.filter { levels[$0] }.map(UInt32.init), at: MonotonicClock.now())
         let loop = try HotLoop(
             source: source,
@@ -276,7 +280,7 @@ public final class StationService: StationControlling, @unchecked Sendable {
             handler: handler, player: player,
             buzzer: outputs.flatMap { o in o.map.buzzerIndex.map { OutputBuzzer(driver: o.driver, index: $0) } },
             buzzerPulseNanoseconds: nanoseconds(milliseconds: Double(outputs?.map.buzzerPulseMilliseconds ?? 15)),
-            records: ring, recordsReady: recordsReady)
+            records: ring, recordsReady: recordsReady, levels: inputLevels)
         let segment = Segment(
             handler: handler, loop: loop, feeder: feeder, layouts: layouts,
             trainerLed: configuration.mode == .trainerLed, hold: configuration.hold, usedStations: used)
@@ -361,6 +365,9 @@ public final class StationService: StationControlling, @unchecked Sendable {
             } ?? []
         let counts = earlierFaults.merging(segment?.feeder.sensorFaults.withLock { $0 } ?? [:], uniquingKeysWith: +)
         status.sensorFaults = Dictionary(uniqueKeysWithValues: counts.map { ($0.key.rawValue, $0.value) })
+        let levels = inputLevelsForStatus()
+        status.inputLevels = levels.levels
+        status.stationLevelsWithheld = levels.stationsWithheld ? true : nil
         if let current, let segment {
             status.session = current.sessionId.uuidString.lowercased()
             status.dog = current.dog

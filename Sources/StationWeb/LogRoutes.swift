@@ -29,7 +29,7 @@ extension WebApp {
         // sessions with their outcome counts (`lineupctl sessions --dog`), newest first.
         router.get("/api/dogs/{dog}") { request, context in
             _ = try context.requireLogin()
-            let name = try context.parameters.require("dog")
+            let name = try dogName(context)
             // Its sessions' outcome counts grow trial by trial: a handler would learn each
             // double-blind trial's outcome as it happens (the rule of docs/daemon.md, "Security").
             try await refuseWhileBlind(state, "a dog's sessions and progress")
@@ -42,8 +42,19 @@ extension WebApp {
                 var filter = LogFilter(dogId: id)
                 filter.newestFirst = true
                 return try encoded(
-                    DogPage(dog: dog, progress: try reader.progress(dogId: id), sessions: try reader.sessions(filter)))
+                    DogPage(
+                        dog: dog, notes: try reader.dogNotes(dogId: id), progress: try reader.progress(dogId: id),
+                        sessions: try reader.sessions(filter)))
             }
+        }
+        // A dog's notes as they stand from now on: lineupd writes a new dated row, the earlier
+        // notes stay in the log (`lineupctl dogs note`).
+        router.post("/api/dogs/{dog}/note") { request, context in
+            try context.require(\.runsSessions, "write a dog's notes")
+            struct Notes: Decodable { var text: String }
+            let dog = try dogName(context)
+            let notes = try await decodeBody(Notes.self, request, context)
+            return try await forward(DogNoteEntry(dog: dog, text: notes.text), state)
         }
         router.get("/api/samples") { request, context in
             _ = try context.requireLogin()
@@ -339,8 +350,17 @@ struct SampleWithoutUses: Encodable {
     }
 }
 
+/// The dog named in the path, percent-decoded: the page encodes it (`encodeURIComponent`), so a
+/// name with a space or an accent reaches the log as it was typed.
+private func dogName(_ context: WebContext) throws -> String {
+    let raw = try context.parameters.require("dog")
+    return raw.removingPercentEncoding ?? raw
+}
+
 struct DogPage: Encodable {
     var dog: DogSummary
+    /// Oldest first; the last is the dog's notes now (`dog.notes`).
+    var notes: [NoteLine]
     var progress: [PhaseProgress]
     var sessions: [SessionSummary]
 }

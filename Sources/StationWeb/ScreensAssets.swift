@@ -57,8 +57,20 @@ extension Assets {
         }
         async function dog(name) {
           const b = clear(name); const page = await get('/api/dogs/' + encodeURIComponent(name)); if (!page) return;
-          if (page.dog.notes) b.append(el('p', page.dog.notes));
-          b.append(el('p', 'Notes are written when the dog is added; the station has no request to edit them.', 'hint'));
+          b.append(el('h2', 'Notes'));
+          b.append(el('p', page.dog.notes || 'No notes yet.'));
+          if (page.notes.length > 1) {
+            const d = el('details'); d.append(el('summary', 'Earlier notes (' + (page.notes.length - 1) + ')'));
+            page.notes.slice(0, -1).reverse().forEach((n) => d.append(el('p', n.time + ': ' + n.text)));
+            b.append(d);
+          }
+          if (window.lineupRole === 'trainer' || window.lineupRole === 'admin') {
+            b.append(form([['text', 'New notes (the earlier ones are kept)', 'textarea']], 'Save the notes', async (i) => {
+              const r = await post('/api/dogs/' + encodeURIComponent(name) + '/note', {text: i.text.value});
+              if (r.ok) { r.said = 'Notes saved'; setTimeout(() => dog(name), 300); } return r;
+            }));
+            const t = document.getElementById('f-text'); if (t && page.dog.notes) t.value = page.dog.notes;
+          }
           b.append(el('h2', 'Progress'));
           b.append(table(['Program', 'Phase', 'Progress', 'Steps', 'Sessions', 'Trials', 'Last 20', 'Graduated'],
             page.progress.map((p) => [p.program || '–', p.phase, pct(p.progressPercent), p.stepsPassed + '/' + (p.phaseSteps || '?'), p.sessions, p.trials, pct(p.recentCorrectPercent), p.graduated || 'not yet'])));
@@ -232,6 +244,22 @@ extension Assets {
           const faults = s.sensorFaults || {};
           b.append(table(['Station', 'Faults'], Object.keys(faults).map((k) => [k, faults[k]])));
           (s.flaggedStations || []).forEach((f) => b.append(el('p', JSON.stringify(f), 'error')));
+          // Each input's level, redrawn from /api/status once a second while this screen is open.
+          b.append(el('h2', 'Levels now'));
+          const levels = el('div'); levels.id = 'levels'; b.append(levels);
+          const since = (x) => x < 60 ? x.toFixed(1) + ' s' : Math.floor(x / 60) + ' min ' + Math.round(x % 60) + ' s';
+          const drawLevels = (st) => {
+            levels.textContent = '';
+            if (st.stationLevelsWithheld) levels.append(el('p', 'The levels of the stations are withheld until the double-blind session ends.', 'hint'));
+            levels.append(table(['Input', 'Now', 'Since', 'At (UTC)'], (st.inputLevels || []).map((l) =>
+              [l.input, el('span', l.active ? (l.isStation ? 'active (nose)' : 'pressed') : 'clear', l.active ? 'level-on' : ''), since(l.secondsSinceChange), l.changedAt.slice(11, 21)])));
+          };
+          drawLevels(s);
+          const timer = setInterval(async () => {
+            if (document.body.dataset.screen !== 'health' || !levels.isConnected) { clearInterval(timer); return; }
+            const r = await fetch('/api/status').catch(() => null);
+            if (r && r.ok) drawLevels(await r.json());
+          }, 1000);
         }
         // The researcher's screens. Figures are printed as lineupctl's stats and session show
         // print them (printf's %.1f, %.2f): fixed() rounds an exact tie to even, as glibc's
@@ -350,5 +378,6 @@ extension Assets {
         table { border-collapse: collapse; font-size: 0.85em; }
         th, td { border-bottom: 1px solid #ccd; padding: 4px 6px; text-align: left; vertical-align: top; }
         .hint { color: #555; font-size: 0.9em; }
+        .level-on { font-weight: bold; color: #060; }
         """
 }

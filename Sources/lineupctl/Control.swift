@@ -104,6 +104,7 @@ struct StatusCommand: ParsableCommand {
                 lines.append("Disk        \(disk)")
             }
             lines.append("Sensors     \(describeSensors(s))")
+            if let levels = describeLevels(s) { lines.append("Levels      \(levels)") }
             lines.append("Up          \(formatUptime(s.uptimeSeconds))")
             if let error = s.logError { lines.insert("Log error   \(error)", at: lines.count - 1) }
             say(lines.joined(separator: "\n"))
@@ -130,6 +131,21 @@ private func describeSensors(_ s: StationStatus) -> String {
     var text = flagged.isEmpty ? "all trusted" : "flagged: " + flagged.joined(separator: ", ")
     if !counts.isEmpty { text += "; faults since start: " + counts.joined(separator: ", ") }
     return text
+}
+
+/// `A clear for 12.0 s, B active for 1.2 s, ..., clicker clear for 3m 2s`: each input as the hot
+/// loop last read it; while a double-blind session runs, the stations are said to be withheld.
+private func describeLevels(_ s: StationStatus) -> String? {
+    guard let levels = s.inputLevels else { return nil }
+    var parts: [String] = []
+    if s.stationLevelsWithheld == true { parts.append("stations withheld until the double-blind session ends") }
+    for level in levels {
+        let since =
+            level.secondsSinceChange < 60
+            ? String(format: "%.1f s", level.secondsSinceChange) : formatUptime(level.secondsSinceChange)
+        parts.append("\(level.input) \(level.active ? "active" : "clear") for \(since)")
+    }
+    return parts.isEmpty ? nil : parts.joined(separator: ", ")
 }
 
 private func formatUptime(_ seconds: Double) -> String {

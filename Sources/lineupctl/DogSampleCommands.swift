@@ -8,9 +8,15 @@ import TrainingEngine
 
 struct Dogs: ParsableCommand {
     static let configuration = CommandConfiguration(
-        abstract: "List the dogs, or add one.",
-        discussion: "Examples:\n  lineupctl dogs\n  lineupctl dogs add Aino --born 2021-04-02",
-        subcommands: [List.self, Add.self], defaultSubcommand: List.self)
+        abstract: "List the dogs, add one, or note on one.",
+        discussion: """
+            Examples:
+              lineupctl dogs
+              lineupctl dogs add Aino --born 2021-04-02
+              lineupctl dogs note Aino "Calmer at the lineup since May"
+              lineupctl dogs notes Aino
+            """,
+        subcommands: [List.self, Add.self, Note.self, Notes.self], defaultSubcommand: List.self)
 
     struct List: ParsableCommand {
         static let configuration = CommandConfiguration(abstract: "List the dogs with their sessions and trials.")
@@ -50,6 +56,46 @@ struct Dogs: ParsableCommand {
                     })
                 if target.log.json { return try printJSON(["id": id]) }
                 say("added \(name): \(id)")
+            }
+        }
+    }
+}
+
+extension Dogs {
+    struct Note: ParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Write a dog's notes as they stand from now on (the earlier notes are kept).",
+            discussion: additionNote)
+        @OptionGroup var target: AdditionOptions
+        @Argument(help: "The dog's name (or id).") var dog: String
+        @Argument(help: "The notes.") var text: String
+
+        func run() throws {
+            try researcherCommand {
+                let id = try target.add(
+                    direct: { try $0.noteDog(dog, text: text).id },
+                    daemon: { client throws(ControlClientError) in
+                        try client.noteDog(DogNoteEntry(dog: dog, text: text))
+                    })
+                if target.log.json { return try printJSON(["id": id]) }
+                say("noted on \(dog)")
+            }
+        }
+    }
+
+    struct Notes: ParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "A dog's notes, oldest first: those it was added with, then each later one (the last stands).")
+        @OptionGroup var log: LogOptions
+        @Argument(help: "The dog's name (or id).") var dog: String
+
+        func run() throws {
+            try researcherCommand {
+                let reader = try log.reader()
+                let notes = try reader.dogNotes(dogId: try reader.resolveDog(dog))
+                if log.json { return try printJSON(notes) }
+                if notes.isEmpty { return say("\(dog) has no notes") }
+                say(notes.map { "\($0.time)  \($0.text)" }.joined(separator: "\n"))
             }
         }
     }

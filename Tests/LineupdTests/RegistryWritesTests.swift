@@ -30,6 +30,7 @@ struct RegistryWritesTests {
         func addDog(_ entry: DogEntry) throws(ControlRefusal) -> String { record("dog \(entry.name)") }
         func addSample(_ entry: SampleEntry) throws(ControlRefusal) -> String { record("sample \(entry.label)") }
         func noteSample(_ entry: SampleNoteEntry) throws(ControlRefusal) -> String { record("note \(entry.sample)") }
+        func noteDog(_ entry: DogNoteEntry) throws(ControlRefusal) -> String { record("dog note \(entry.dog)") }
         func correctTrial(_ entry: TrialCorrectionEntry) throws(ControlRefusal) -> String {
             record("correct \(entry.trial)")
         }

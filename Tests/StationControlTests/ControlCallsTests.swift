@@ -112,6 +112,10 @@ struct ControlCallsTests {
     static let added: [(any ControlCall, String)] = [
         (VersionRequest(), #"{"id":1,"request":"version","v":1}"#),
         (ButtonPress(button: "clicker"), #"{"button":"clicker","id":1,"request":"press","v":1}"#),
+        (
+            DogNoteEntry(dog: "Aino", text: "calmer now"),
+            #"{"dog":"Aino","id":1,"request":"dog-note","text":"calmer now","v":1}"#
+        ),
     ]
 
     @Test("a request added to the table has its line, and decodes back to itself")

@@ -87,6 +87,12 @@ final class FakeStation: StationControlling, @unchecked Sendable {
         return "N1"
     }
 
+    func noteDog(_ entry: DogNoteEntry) throws(ControlRefusal) -> String {
+        record("noteDog \(entry.dog) \(entry.text)")
+        if entry.dog == "Nobody" { throw ControlRefusal(.unknown, "no dog \"Nobody\" in the log") }
+        return "DN1"
+    }
+
     func correctTrial(_ entry: TrialCorrectionEntry) throws(ControlRefusal) -> String {
         record(
             "correctTrial \(entry.trial) \(entry.outcome.rawValue) \(entry.indicated.map(String.init) ?? "-") \(entry.reason)"
