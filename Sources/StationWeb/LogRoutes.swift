@@ -29,7 +29,7 @@ extension WebApp {
         // sessions with their outcome counts (`lineupctl sessions --dog`), newest first.
         router.get("/api/dogs/{dog}") { request, context in
             _ = try context.requireLogin()
-            let name = try dogName(context)
+            let name = try pathPart(context, "dog")
             // Its sessions' outcome counts grow trial by trial: a handler would learn each
             // double-blind trial's outcome as it happens (the rule of docs/daemon.md, "Security").
             try await refuseWhileBlind(state, "a dog's sessions and progress")
@@ -52,7 +52,7 @@ extension WebApp {
         router.post("/api/dogs/{dog}/note") { request, context in
             try context.require(\.runsSessions, "write a dog's notes")
             struct Notes: Decodable { var text: String }
-            let dog = try dogName(context)
+            let dog = try pathPart(context, "dog")
             let notes = try await decodeBody(Notes.self, request, context)
             return try await forward(DogNoteEntry(dog: dog, text: notes.text), state)
         }
@@ -76,7 +76,7 @@ extension WebApp {
         }
         router.get("/api/samples/{sample}") { _, context in
             _ = try context.requireLogin()
-            let label = try context.parameters.require("sample")
+            let label = try pathPart(context, "sample")
             try await refuseWhileBlind(state, "a sample's uses")
             return try readLog {
                 let reader = try state.reader()
@@ -92,7 +92,7 @@ extension WebApp {
         }
         router.get("/api/sessions/{session}") { _, context in
             _ = try context.requireLogin()
-            let id = try context.parameters.require("session")
+            let id = try pathPart(context, "session")
             try await refuseWhileBlind(state, "a session's trials and layouts")
             return try readLog {
                 let reader = try state.reader()
@@ -102,7 +102,7 @@ extension WebApp {
         router.post("/api/sessions/{session}/note") { request, context in
             try context.require(\.runsSessions, "add a comment to a session")
             struct Comment: Decodable { var text: String }
-            let session = try context.parameters.require("session")
+            let session = try pathPart(context, "session")
             let comment = try await decodeBody(Comment.self, request, context)
             // An empty comment is the page's slip, said here rather than by lineupd.
             guard !comment.text.trimmingCharacters(in: .whitespacesAndNewlines).isEmpty else {
@@ -350,10 +350,11 @@ struct SampleWithoutUses: Encodable {
     }
 }
 
-/// The dog named in the path, percent-decoded: the page encodes it (`encodeURIComponent`), so a
-/// name with a space or an accent reaches the log as it was typed.
-private func dogName(_ context: WebContext) throws -> String {
-    let raw = try context.parameters.require("dog")
+/// A dog's name, a sample's label or a session's id in the path, percent-decoded: the page
+/// encodes them (`encodeURIComponent`), so a name with a space or an accent reaches the log as
+/// it was typed.
+private func pathPart(_ context: WebContext, _ name: String) throws -> String {
+    let raw = try context.parameters.require(name)
     return raw.removingPercentEncoding ?? raw
 }
 

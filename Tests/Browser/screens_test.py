@@ -219,7 +219,7 @@ def main():
         visit.all(session, stats_text, cli)
         # No control of the station and no form anywhere on the researcher's page: each screen
         # checked once it has drawn what it draws last (an admin's forms come in the same step).
-        for screen, title, last in [("dogs", "Dogs", "Rex"), ("setup", "Session set-up", "Start the session on the Live"),
+        for screen, title, last in [("dogs", "Dogs", "Rex"), ("setup", "Session set-up", "research-5-station"),
                                     ("samples", "Samples", "T-7"), ("research", "Research", "double-blind"),
                                     ("live", None, None)]:
             visit.nav(screen)

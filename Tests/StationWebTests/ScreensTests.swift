@@ -168,6 +168,11 @@ final class AddingLink: StationLink {
             let one = try await client.execute(uri: "/api/samples/\(label)", method: .get, headers: page.getHeaders)
             #expect(text(one.body) == (try Self.json(try reader.sample(id: reader.resolveSample(label)))))
             #expect(try reader.sample(id: reader.resolveSample(label)).usedBy.isEmpty == false)
+            // The page percent-encodes a label in the path (a space, an accent): it is decoded.
+            let encoded = label.utf8.map { String(format: "%%%02X", $0) }.joined()
+            let decoded = try await client.execute(
+                uri: "/api/samples/\(encoded)", method: .get, headers: page.getHeaders)
+            #expect(text(decoded.body) == text(one.body))
             let wrongKind = try await client.execute(
                 uri: "/api/samples?kind=tube", method: .get, headers: page.getHeaders)
             #expect(wrongKind.status == .badRequest)
