@@ -18,7 +18,7 @@ import WebAccounts
     @Test func theHandlersPageNeverReceivesTheLayout() async throws {
         guard let station = try SimulatedStation() else { return }
         defer { station.terminate() }
-        #expect(station.waitReady())
+        #expect(await station.waitReady())
         let control = station.client
         _ = try control.addDog(DogEntry(name: "Rex"))
         for label in Self.samples {

@@ -14,7 +14,7 @@ import WebAccounts
     @Test func apiStatusCarriesEachInputsLevel() async throws {
         guard let station = try SimulatedStation() else { return }
         defer { station.terminate() }
-        #expect(station.waitReady())
+        #expect(await station.waitReady())
         let link = SocketLink(path: station.socket)
         let state = WebState(users: try makeUsers(), link: link)
         try await Application(router: WebApp.router(state: state)).test(.router) { client in

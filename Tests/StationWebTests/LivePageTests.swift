@@ -27,7 +27,7 @@ import WebAccounts
     @Test func aTrainerLedSessionFromThePageAndLineupdRestarting() async throws {
         guard let station = try SimulatedStation() else { return }
         defer { station.terminate() }
-        #expect(station.waitReady())
+        #expect(await station.waitReady())
         _ = try station.client.addDog(DogEntry(name: "Rex"))
         try await app(station).test(.live) { client in
             let port = try #require(client.port)
@@ -95,7 +95,7 @@ import WebAccounts
                 await live.waitFor(15) { $0.frames("status").count > before },
                 "the page never came back: \(live.text.suffix(400))")
             // And the log has the session the page ran.
-            #expect(again2.waitReady())
+            #expect(await again2.waitReady())
         }
     }
 
@@ -105,7 +105,7 @@ import WebAccounts
     @Test func theClickerAndErrorOnThePageAreTheButtonsPresses() async throws {
         guard let station = try SimulatedStation(extra: ["--no-virtual-dog"]) else { return }
         defer { station.terminate() }
-        #expect(station.waitReady())
+        #expect(await station.waitReady())
         let control = station.client
         _ = try control.addDog(DogEntry(name: "Rex"))
         try await app(station).test(.live) { client in

@@ -41,7 +41,7 @@ final class SimulatedStation: @unchecked Sendable {
 
     var client: ControlClient { ControlClient(path: socket, timeout: 5) }
 
-    func waitReady() -> Bool { eventually(15) { (try? self.client.status()) != nil } }
+    func waitReady() async -> Bool { await eventually(15) { (try? self.client.status()) != nil } }
 
     func terminate() {
         guard process.isRunning else { return }
@@ -50,12 +50,15 @@ final class SimulatedStation: @unchecked Sendable {
     }
 }
 
-/// Polls `condition` every 50 ms for at most `seconds`: the wait is bounded, the check is the condition.
-func eventually(_ seconds: Double, _ condition: () -> Bool) -> Bool {
+/// Polls `condition` every 50 ms for at most `seconds`: the wait is bounded, the check is the
+/// condition. It sleeps as a task, never blocking a thread: Swift's cooperative pool has one
+/// thread per core (two here), and tests blocking both starved every other test's live hub
+/// (LivePageTests once saw no frame at all within 5 s while the whole suite ran).
+func eventually(_ seconds: Double, _ condition: () -> Bool) async -> Bool {
     let deadline = Date().addingTimeInterval(seconds)
     while Date() < deadline {
         if condition() { return true }
-        usleep(50_000)
+        try? await Task.sleep(for: .milliseconds(50))
     }
     return condition()
 }

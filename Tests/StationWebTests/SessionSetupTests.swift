@@ -23,7 +23,7 @@ import WebAccounts
     @Test func theSetUpStartsTheSessionAndTheEndViewReadsItBack() async throws {
         guard let station = try SimulatedStation(extra: ["--no-virtual-dog"]) else { return }
         defer { station.terminate() }
-        #expect(station.waitReady())
+        #expect(await station.waitReady())
         _ = try station.client.addDog(DogEntry(name: "Rex"))
         _ = try station.client.addSample(SampleEntry(label: "T-1", kind: .target))
         _ = try station.client.addSample(SampleEntry(label: "C-1", kind: .control))
