@@ -19,7 +19,7 @@
   whether it was granted) and with --no-realtime.
 - the machine: cores, load average (1 min) before and after, kernel.
 Usage: python3 Tests/Browser/bench_web.py [--edges 100] [--clicks 500] [--build debug|release]
-           [--web-env NAME=VALUE ...] [--no-unit-env]
+           [--bin-dir DIR] [--web-env NAME=VALUE ...] [--no-unit-env]
 """
 import argparse
 import json
@@ -141,6 +141,8 @@ def main():
     parser.add_argument("--edges", type=int, default=100)
     parser.add_argument("--clicks", type=int, default=500)
     parser.add_argument("--build", default="debug")
+    parser.add_argument("--bin-dir", help="the binaries to measure instead of .build/BUILD's (e.g. the "
+                        ".deb's /usr/bin unpacked by dpkg-deb -x)")
     parser.add_argument("--web-env", action="append", default=[], metavar="NAME=VALUE",
                         help="an environment variable for lineup-web (after the unit's)")
     parser.add_argument("--no-unit-env", action="store_true",
@@ -153,7 +155,7 @@ def main():
             raise SystemExit(f"bench_web.py: --web-env {assignment!r} is not NAME=VALUE")
         web_env[name] = value
     load_before = os.getloadavg()[0]
-    build = os.path.join(ROOT, ".build", args.build)
+    build = os.path.abspath(args.bin_dir) if args.bin_dir else os.path.join(ROOT, ".build", args.build)
     work = tempfile.mkdtemp(prefix="lineup-bench-web-")
     sock, db, users = f"{work}/lineup.sock", f"{work}/lineup.db", f"{work}/users.db"
     port = free_port()
@@ -250,7 +252,7 @@ def main():
         streams = []
         without = {"realtime": bench_click(True), "noRealtime": bench_click(False)}
         print(json.dumps({
-            "build": args.build,
+            "build": args.build if not args.bin_dir else build,
             "machine": {"cpus": os.cpu_count(), "kernel": os.uname().release,
                         "loadAverage1mBefore": round(load_before, 2),
                         "loadAverage1mAfter": round(os.getloadavg()[0], 2)},
