@@ -8,10 +8,18 @@
   Both are the same machine's wall clock (CLOCK_REALTIME), so no correlation is needed.
 - first page load: loadEventEnd of "/" in a logged-in headless Chromium, five navigations (the
   first right after login; the later ones may use Chromium's cache).
-- lineup-web's RSS (VmRSS) idle (no page open) and with 20 live streams open (20 SSE
-  connections from this script, each a logged-in page's cookie), after 10 s of status frames.
-- `lineupctl bench click` without and with the 20 streams live.
+- lineup-web's RSS (VmRSS, and its anonymous and file-backed parts) and threads idle (no page
+  open) and with 20 live streams open (20 SSE connections from this script, each a logged-in
+  page's cookie, read as a page reads them), after 10 s of status frames; and the CPU time
+  lineup-web used while the 20 streams were live.
+  lineup-web runs with the Environment= lines of systemd/lineup-web.service (as installed),
+  plus any --web-env; --no-unit-env leaves the unit's out (to measure a setting before/after).
+- `lineupctl bench click` with the 20 streams live and without them, each with the hot thread
+  realtime as lineupd's is installed (SCHED_FIFO 80 where permitted; its JSON's `realtime` says
+  whether it was granted) and with --no-realtime.
+- the machine: cores, load average (1 min) before and after, kernel.
 Usage: python3 Tests/Browser/bench_web.py [--edges 100] [--clicks 500] [--build debug|release]
+           [--bin-dir DIR] [--web-env NAME=VALUE ...] [--no-unit-env]
 """
 import argparse
 import json
@@ -21,6 +29,7 @@ import socket
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 import urllib.request
 
@@ -40,9 +49,35 @@ def quantile(values, q):
     return xs[lo] + (h - lo) * (xs[min(lo + 1, len(xs) - 1)] - xs[lo])
 
 
-def rss_kib(pid):
+def memory(pid):
+    """VmRSS and its anonymous (heap, stacks) and file-backed (code) parts in MiB, and threads."""
+    fields = {}
     with open(f"/proc/{pid}/status") as f:
-        return next(int(line.split()[1]) for line in f if line.startswith("VmRSS:"))
+        for line in f:
+            name, _, value = line.partition(":")
+            fields[name] = value.split()[0] if value.split() else ""
+    mib = lambda name: round(int(fields[name]) / 1024, 1)  # noqa: E731
+    return {"rssMiB": mib("VmRSS"), "rssMB": round(int(fields["VmRSS"]) * 1024 / 1e6, 1),
+            "anonMiB": mib("RssAnon"), "fileMiB": mib("RssFile"), "threads": int(fields["Threads"])}
+
+
+def cpu_seconds(pid):
+    """User + system CPU time of a process so far (/proc/PID/stat, fields 14 and 15)."""
+    with open(f"/proc/{pid}/stat") as f:
+        fields = f.read().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def unit_environment(unit):
+    """The Environment= assignments of a systemd unit file, as the service gets them."""
+    env = {}
+    with open(os.path.join(ROOT, "systemd", unit)) as f:
+        for line in f:
+            if line.startswith("Environment="):
+                for assignment in line.strip()[len("Environment="):].split():
+                    name, _, value = assignment.partition("=")
+                    env[name] = value
+    return env
 
 
 class Control:
@@ -89,13 +124,38 @@ def drain(streams):
             pass
 
 
+class Reader(threading.Thread):
+    """Reads the open streams as their pages would, while a benchmark runs beside them."""
+
+    def __init__(self, streams):
+        super().__init__(daemon=True)
+        self.streams, self.stop = streams, threading.Event()
+
+    def run(self):
+        while not self.stop.wait(0.05):
+            drain(self.streams)
+
+
 def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("--edges", type=int, default=100)
     parser.add_argument("--clicks", type=int, default=500)
     parser.add_argument("--build", default="debug")
+    parser.add_argument("--bin-dir", help="the binaries to measure instead of .build/BUILD's (e.g. the "
+                        ".deb's /usr/bin unpacked by dpkg-deb -x)")
+    parser.add_argument("--web-env", action="append", default=[], metavar="NAME=VALUE",
+                        help="an environment variable for lineup-web (after the unit's)")
+    parser.add_argument("--no-unit-env", action="store_true",
+                        help="run lineup-web without systemd/lineup-web.service's Environment= lines")
     args = parser.parse_args()
-    build = os.path.join(ROOT, ".build", args.build)
+    web_env = {} if args.no_unit_env else unit_environment("lineup-web.service")
+    for assignment in args.web_env:
+        name, equals, value = assignment.partition("=")
+        if not equals or not name:
+            raise SystemExit(f"bench_web.py: --web-env {assignment!r} is not NAME=VALUE")
+        web_env[name] = value
+    load_before = os.getloadavg()[0]
+    build = os.path.abspath(args.bin_dir) if args.bin_dir else os.path.join(ROOT, ".build", args.build)
     work = tempfile.mkdtemp(prefix="lineup-bench-web-")
     sock, db, users = f"{work}/lineup.sock", f"{work}/lineup.db", f"{work}/users.db"
     port = free_port()
@@ -113,11 +173,12 @@ def main():
                         "--password-stdin"], input="tess-password-1\n", text=True, check=True, capture_output=True)
         web = subprocess.Popen(
             [f"{build}/lineup-web", "--socket", sock, "--users", users, "--host", "127.0.0.1", "--port", str(port)],
-            start_new_session=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+            env=dict(env, **web_env), start_new_session=True, stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL)
         processes.append(web)
         wait_for("lineup-web", lambda: socket.socket().connect_ex(("127.0.0.1", port)) == 0)
         time.sleep(2)  # settle before the idle figure (a measurement's pause, not a wait for correctness)
-        rss_idle = rss_kib(web.pid)
+        rss_idle = memory(web.pid)
 
         options = webdriver.ChromeOptions()
         options.binary_location = "/usr/bin/chromium"
@@ -166,29 +227,42 @@ def main():
         cookies = [login_cookie(base, "tess", "tess-password-1") for _ in range(4)]
         for i in range(20):
             streams.append(open_stream(port, cookies[i % 4]))
+        cpu_before = cpu_seconds(web.pid)
         for _ in range(20):  # 10 s of frames, read as a page reads them
             time.sleep(0.5)
             drain(streams)
-        rss_pages = rss_kib(web.pid)
+        rss_pages = memory(web.pid)
+        web_cpu = (cpu_seconds(web.pid) - cpu_before) / 10
 
-        def bench_click():
-            out = subprocess.run([f"{build}/lineupctl", "bench", "click", "--clicks", str(args.clicks), "--device",
-                                  "null", "--no-realtime"], capture_output=True, text=True, check=True).stdout
+        def bench_click(realtime):
+            # As lineupd's hot thread is installed (systemd/lineupd.service: SCHED_FIFO 80, which
+            # the JSON's "realtime" says was granted or not), and without realtime for comparison.
+            command = [f"{build}/lineupctl", "bench", "click", "--clicks", str(args.clicks), "--device", "null"]
+            out = subprocess.run(command + ([] if realtime else ["--no-realtime"]), capture_output=True,
+                                 text=True, check=True).stdout
             return json.loads(out)
 
-        with_pages = bench_click()
-        drain(streams)
+        reader = Reader(streams)
+        reader.start()
+        with_pages = {"realtime": bench_click(True), "noRealtime": bench_click(False)}
+        reader.stop.set()
+        reader.join()
         for s in streams:
             s.close()
         streams = []
-        without = bench_click()
+        without = {"realtime": bench_click(True), "noRealtime": bench_click(False)}
         print(json.dumps({
-            "build": args.build,
+            "build": args.build if not args.bin_dir else build,
+            "machine": {"cpus": os.cpu_count(), "kernel": os.uname().release,
+                        "loadAverage1mBefore": round(load_before, 2),
+                        "loadAverage1mAfter": round(os.getloadavg()[0], 2)},
+            "lineupWebEnvironment": web_env,
             "edgeToShownMs": {"n": len(latencies), "p50": round(quantile(latencies, 0.5), 2),
                               "p99": round(quantile(latencies, 0.99), 2), "max": round(max(latencies), 2),
                               "firstLineKinds": sorted(kinds)},
             "firstPageLoadMs": {"runs": [round(x, 1) for x in loads], "p50": round(quantile(loads, 0.5), 1)},
-            "lineupWebRssMiB": {"idle": round(rss_idle / 1024, 1), "with20Streams": round(rss_pages / 1024, 1)},
+            "lineupWeb": {"idle": rss_idle, "with20Streams": rss_pages,
+                          "cpuShareWith20Streams": round(web_cpu, 3)},
             "benchClick": {"with20Streams": with_pages, "without": without},
         }, indent=1))
     finally:

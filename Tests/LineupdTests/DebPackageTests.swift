@@ -104,7 +104,7 @@ import Testing
             "./usr/lib/tmpfiles.d/lineup.conf", "./usr/lib/tmpfiles.d/lineup-web.conf",
             "./usr/share/doc/lineup/examples/pi4-5-stations.toml",
             "./usr/share/doc/lineup/examples/pi5-5-stations.toml",
-            "./usr/share/doc/lineup/README.Debian",
+            "./usr/share/doc/lineup/README.Debian", "./usr/share/doc/lineup/changelog.gz",
             "./usr/share/bash-completion/completions/lineupctl", "./usr/share/zsh/vendor-completions/_lineupctl",
             "./usr/share/fish/vendor_completions.d/lineupctl.fish",
         ]
@@ -124,6 +124,13 @@ import Testing
             contentsOf: unpacked.appendingPathComponent("usr/share/bash-completion/completions/lineupctl"),
             encoding: .utf8)
         #expect(completion.contains("lineupctl"))
+        // bash sources a completion: no #! line (lintian's bash-completion-with-hashbang).
+        #expect(!completion.hasPrefix("#!"), "\(completion.prefix(40))")
+        // A native package's changelog, its version the package's (lintian's no-changelog).
+        let changelog = try run(
+            "/bin/gzip", ["-dc", unpacked.appendingPathComponent("usr/share/doc/lineup/changelog.gz").path])
+        #expect(changelog.status == 0, "\(changelog.errors)")
+        #expect(changelog.output.hasPrefix("lineup (\(version)) unstable; urgency=medium\n"), "\(changelog.output)")
     }
 
     /// A board has no Swift runtime: a build that needs one is refused, by name, and no package is left.

@@ -67,6 +67,7 @@ done
 version=$("$bin_dir/lineupctl" --version) || die "$bin_dir/lineupctl --version failed"
 [[ "$version" =~ ^[0-9][0-9A-Za-z.+~-]*$ ]] || die "lineupctl --version says '$version', not a Debian version"
 arch=$(dpkg --print-architecture)
+maintainer="lineup station maintainers <maintainers@users.noreply.a-seed-3212565b.example>"
 name=lineup_${version}_${arch}
 
 work=$(mktemp -d)
@@ -97,8 +98,18 @@ for conf in lineup.conf lineup-web.conf; do
 done
 install -m 0644 hardware/pi4-5-stations.toml hardware/pi5-5-stations.toml "$pkg/usr/share/doc/lineup/examples/"
 install -m 0644 "$here/README.Debian" "$pkg/usr/share/doc/lineup/README.Debian"
+# Debian wants a native package's changelog in its doc directory (lintian: no-changelog). The
+# project keeps its history in git, so the entry says which commit the package was built from.
+commit=$(git rev-parse --short=12 HEAD 2>/dev/null || echo "an unknown commit")
+changed=$(git log -1 --format=%cD 2>/dev/null || date -R)
+printf 'lineup (%s) unstable; urgency=medium\n\n  * Built from %s of the lineup repository.\n\n -- %s  %s\n' \
+    "$version" "$commit" "$maintainer" "$changed" | gzip -9n > "$pkg/usr/share/doc/lineup/changelog.gz"
+chmod 0644 "$pkg/usr/share/doc/lineup/changelog.gz"
 
-"$bin_dir/lineupctl" --generate-completion-script bash > "$pkg/usr/share/bash-completion/completions/lineupctl"
+# bash sources its completions, so the generator's first line (#!/bin/bash) goes (lintian:
+# bash-completion-with-hashbang).
+"$bin_dir/lineupctl" --generate-completion-script bash | sed '1{/^#!/d}' \
+    > "$pkg/usr/share/bash-completion/completions/lineupctl"
 "$bin_dir/lineupctl" --generate-completion-script zsh > "$pkg/usr/share/zsh/vendor-completions/_lineupctl"
 "$bin_dir/lineupctl" --generate-completion-script fish > "$pkg/usr/share/fish/vendor_completions.d/lineupctl.fish"
 chmod 0644 "$pkg"/usr/share/*/*/lineupctl* "$pkg/usr/share/zsh/vendor-completions/_lineupctl"
@@ -117,8 +128,10 @@ if [ -n "$manual" ]; then
         "$gen" "$bin_dir/$b" --output-directory "$work/man" --date "$date" --section 1 >&2 \
             || die "generate-manual failed for $b"
     done
+    # The generator leaves the blank lines between a command's paragraphs as they are; mdoc
+    # wants .Pp there (groff warned "Empty input line" on each: lintian's groff-message).
     for page in "$work"/man/*.1; do
-        gzip -9n < "$page" > "$pkg/usr/share/man/man1/$(basename "$page").gz"
+        sed 's/^$/.Pp/' "$page" | gzip -9n > "$pkg/usr/share/man/man1/$(basename "$page").gz"
     done
     for b in $binaries; do
         [ -s "$pkg/usr/share/man/man1/$b.1.gz" ] || die "no manual page for $b"
@@ -147,7 +160,7 @@ cat > "$pkg/DEBIAN/control" <<C
 Package: lineup
 Version: $version
 Architecture: $arch
-Maintainer: lineup station maintainers <maintainers@users.noreply.a-seed-3212565b.example>
+Maintainer: $maintainer
 Installed-Size: $installed_size
 Depends: $depends, systemd
 Section: misc
