@@ -176,10 +176,34 @@ public final class ControlServer: @unchecked Sendable {
             closeIdleClients()
             if fds[0].revents & Int16(POLLIN) != 0 { acceptClients() }
         }
+        // What watchers and clients were already owed (the events logged up to the stop, a
+        // double-blind session's revealed trials) goes out before they are closed; bounded, so
+        // a client that does not read cannot hold up the daemon's stop.
+        deliverEvents()
+        drainOutput(for: Self.stopDrainNanoseconds)
         for client in Array(clients.values) { drop(client) }
         close(listenFD)
         unlink(options.path)
         waker.close()
+    }
+
+    /// How long a stop waits for clients to take what is queued for them.
+    static let stopDrainNanoseconds: UInt64 = 1_000_000_000
+
+    /// Sends queued output until none is left or `limit` has passed.
+    private func drainOutput(for limit: UInt64) {
+        let end = monotonicNanoseconds() &+ limit
+        while true {
+            let owed = clients.values.filter { $0.hasOutput }
+            let now = monotonicNanoseconds()
+            guard !owed.isEmpty, now < end else { return }
+            var fds = owed.map { pollfd(fd: $0.fd, events: Int16(POLLOUT), revents: 0) }
+            let wait = Int32(clamping: (end - now + 999_999) / 1_000_000)
+            if poll(&fds, nfds_t(fds.count), wait) < 0, errno != EINTR { return }
+            for entry in fds where entry.revents != 0 {
+                if let client = clients[entry.fd] { flush(client) }
+            }
+        }
     }
 
     private func acceptClients() {
