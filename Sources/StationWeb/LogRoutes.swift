@@ -149,20 +149,29 @@ extension WebApp {
                 throw WebError(.badRequest, "bad-request", "format '\(formatText)': give csv or jsonl")
             }
             if what == .trials || what == .events { try await refuseWhileBlind(state, "an export of \(what.rawValue)") }
-            // The log is opened and the query made before the answer starts: a log that cannot
-            // be read is an error status, not a download cut short.
+            // The log is opened, the dog and session named resolved (as `lineupctl export --dog
+            // --session` resolves them) and the query made before the answer starts: a log that
+            // cannot be read, or a dog it does not know, is an error status, not a download cut short.
             let reader = try readLog { try state.reader() }
-            _ = try readLog { try reader.exportQuery(what) }
+            let dogText = request.uri.queryParameters["dog"].map(String.init)
+            let sessionText = request.uri.queryParameters["session"].map(String.init)
+            var filter = LogFilter()
+            filter.dogId = try dogText.map { text in try readLog { try reader.resolveDog(text) } }
+            filter.sessionId = try sessionText.map { text in try readLog { try reader.resolveSession(text) } }
+            _ = try readLog { try reader.exportQuery(what, filter) }
+            let chosen = filter
             var headers: HTTPFields = [
                 .contentType: format == .csv ? "text/csv; charset=utf-8" : "application/jsonl; charset=utf-8",
                 .cacheControl: "no-store",
             ]
             // The file name lineupctl's examples write to (`lineupctl export --what trials > trials.csv`).
-            headers[.contentDisposition] = "attachment; filename=\"\(what.rawValue).\(format.rawValue)\""
+            let narrowed = [dogText, sessionText.map { String($0.prefix(8)) }].compactMap { $0 }.map(fileNamePart)
+            let name = ([what.rawValue] + narrowed).joined(separator: "-")
+            headers[.contentDisposition] = "attachment; filename=\"\(name).\(format.rawValue)\""
             return Response(
                 status: .ok, headers: headers,
                 body: ResponseBody { writer in
-                    try await streamExport(reader, what, format) { try await writer.write($0) }
+                    try await streamExport(reader, what, format, filter: chosen) { try await writer.write($0) }
                     try await writer.finish(nil)
                 })
         }
@@ -253,6 +262,12 @@ extension WebApp {
         return json(String(decoding: try encoder.encode(value), as: UTF8.self))
     }
 
+    /// A dog's name or a session's id as part of a file name: letters, digits, '-' and '_'
+    /// only (a name may hold anything; a header's quoted file name may not).
+    public static func fileNamePart(_ text: String) -> String {
+        String(text.map { $0.isASCII && ($0.isLetter || $0.isNumber || $0 == "-" || $0 == "_") ? $0 : "_" })
+    }
+
     static func download(_ text: String, type: String, name: String, attach: Bool) -> Response {
         var headers: HTTPFields = [.contentType: type, .cacheControl: "no-store"]
         headers[.contentDisposition] = (attach ? "attachment" : "inline") + "; filename=\"\(name)\""
@@ -269,7 +284,8 @@ extension WebApp {
     /// when `write` throws (the browser went away). `produced` is told each chunk's number as
     /// it is handed over (for tests).
     public static func streamExport(
-        _ reader: LogReader, _ what: ExportTable, _ format: ExportFormat, chunkSize: Int = 1 << 16,
+        _ reader: LogReader, _ what: ExportTable, _ format: ExportFormat, filter: LogFilter = LogFilter(),
+        chunkSize: Int = 1 << 16,
         produced: @escaping @Sendable (Int) -> Void = { _ in }, write: (ByteBuffer) async throws -> Void
     ) async throws {
         let (chunks, continuation) = AsyncThrowingStream<ByteBuffer, any Error>.makeStream()
@@ -286,7 +302,7 @@ extension WebApp {
                     continuation.yield(ByteBuffer(bytes: bytes))
                     return true
                 }
-                try reader.export(what, format: format, to: sink)
+                try reader.export(what, format: format, filter: filter, to: sink)
                 continuation.finish()
             } catch {
                 continuation.finish(throwing: error)

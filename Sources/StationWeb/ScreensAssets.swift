@@ -77,6 +77,8 @@ extension Assets {
           b.append(el('h2', 'Sessions'));
           b.append(table(['Started', 'Step', 'Mode', 'Trials', 'Hit', 'Miss', 'FA', 'CR', 'End'],
             page.sessions.map((s) => [s.started, (s.phase || '') + (s.step ? '/' + s.step : ''), s.mode, s.results.trials, s.results.hits, s.results.misses, s.results.falseAlerts, s.results.correctRejections, s.endedHow || 'running'])));
+          b.append(el('h2', 'Exports of ' + name));
+          b.append(exportLinks('dog', name, ['trials', 'sessions', 'milestones']));
         }
         // The study's session settings screen, which starts the session: the dog, the
         // program's step and exercise (its instruction and the lineup in words), the trials,
@@ -325,6 +327,23 @@ extension Assets {
           if (!s.comments.length && !s.improvementSuggestions.length) b.append(el('p', 'None.', 'hint'));
           s.comments.forEach((c) => b.append(el('p', c)));
           s.improvementSuggestions.forEach((c) => b.append(el('p', 'Suggestion: ' + c)));
+          if (['trainer', 'admin'].includes(await role())) {
+            b.append(form([['comment', 'A comment on this session (kept with it in the log)', 'textarea']], 'Add the comment', async (i) => {
+              const r = await post('/api/sessions/' + encodeURIComponent(s.id) + '/note', {text: i.comment.value});
+              if (r.ok) { r.said = 'Comment added'; setTimeout(() => session(s.id), 300); } return r;
+            }));
+          }
+          b.append(el('h2', "This session's exports"));
+          b.append(exportLinks('session', s.id, ['trials', 'events']));
+        }
+        // Download links for one dog's or one session's rows, as `lineupctl export --dog/--session`.
+        function exportLinks(by, value, tables) {
+          const p = el('p');
+          tables.forEach((w) => ['csv', 'jsonl'].forEach((f) => {
+            const a = el('a', w + '.' + f); a.href = '/api/export?what=' + w + '&format=' + f + '&' + by + '=' + encodeURIComponent(value);
+            a.id = 'export-' + by + '-' + w + '-' + f; p.append(a, ' ');
+          }));
+          return p;
         }
         // One table per grouping, the columns of lineupctl stats --by.
         async function stats(by) {

@@ -211,6 +211,21 @@ def main():
         visit.all(session, stats_text, cli)
         visit.nav("dogs")
         visit.check("dogs", "Dogs", "Add a dog")
+        # A comment on a session that ended earlier, from its page; read back from the log.
+        visit.nav("research")
+        visit.check("research", "Research", "Sessions")
+        visit.screen().find_element(By.CSS_SELECTOR, "table tr td a").click()
+        visit.check("session", "Session of Rex", "Add the comment")
+        comment = admin.find_element(By.ID, "f-comment")
+        admin.execute_script("arguments[0].scrollIntoView({block: 'center'})", comment)
+        comment.send_keys("rewatched: handler steady")
+        add = comment.find_element(By.XPATH, "ancestor::form//button[@type='submit']")
+        admin.execute_script("arguments[0].scrollIntoView({block: 'center'})", add)
+        add.click()
+        wait_for("the older session's comment on its page", lambda: "rewatched: handler steady" in visit.screen().text)
+        shown = run(ctl, "session", "show", session["id"], "--db", db)
+        if "rewatched: handler steady" not in shown:
+            raise SystemExit(f"the comment added on the session's page is not in lineupctl session show:\n{shown}")
 
         researcher = browser(downloads)
         drivers.append(researcher)
@@ -251,9 +266,24 @@ def main():
         expected = subprocess.run([ctl, "export", "--db", db, "--what", "trials"], capture_output=True, check=True).stdout
         if downloaded != expected:
             raise SystemExit(f"the page's trials.csv ({len(downloaded)} bytes) is not lineupctl export's ({len(expected)} bytes)")
+        # One session's trials, from the session's page, as lineupctl export --session writes them.
+        visit.screen().find_element(By.CSS_SELECTOR, "table tr td a").click()
+        visit.check("session", "Session of Rex", "This session's exports")
+        researcher.find_element(By.ID, "export-session-trials-csv").click()
+        one = os.path.join(downloads, f"trials-{session['id'][:8]}.csv")
+        wait_for(f"{os.path.basename(one)} downloaded", lambda: os.path.exists(one) and not any(
+            f.endswith(".crdownload") for f in os.listdir(downloads)), 30)
+        with open(one, "rb") as f:
+            downloaded_one = f.read()
+        expected_one = subprocess.run([ctl, "export", "--db", db, "--what", "trials", "--session", session["id"]],
+                                      capture_output=True, check=True).stdout
+        if downloaded_one != expected_one:
+            raise SystemExit(f"the session's {os.path.basename(one)} is not lineupctl export --session's")
         print(f"screens browser test: passed; admin and researcher each visited {len(set(visit.seen))} screens at 390 px "
               f"without horizontal scroll; the researcher's {len(refused)} POSTs refused; trials.csv downloaded, "
-              f"{len(downloaded)} bytes equal to lineupctl export's; screenshots in {ARTIFACTS}")
+              f"{len(downloaded)} bytes equal to lineupctl export's, and one session's {len(downloaded_one)} bytes "
+              f"equal to lineupctl export --session's; a comment added to an ended session from its page; "
+              f"screenshots in {ARTIFACTS}")
     finally:
         for driver in drivers:
             driver.quit()

@@ -14,10 +14,12 @@ import TrainingEngine
 /// the sample list while a double-blind session runs.
 @Suite struct ResearchScreensTests {
     /// `lineupctl export`'s standard output, as bytes.
-    func lineupctlExport(_ db: String, _ what: ExportTable, _ format: ExportFormat) throws -> Data {
+    func lineupctlExport(_ db: String, _ what: ExportTable, _ format: ExportFormat, _ more: [String] = []) throws
+        -> Data
+    {
         let process = Process()
         process.executableURL = packageRoot.appendingPathComponent(".build/debug/lineupctl")
-        process.arguments = ["export", "--db", db, "--what", what.rawValue, "--format", format.rawValue]
+        process.arguments = ["export", "--db", db, "--what", what.rawValue, "--format", format.rawValue] + more
         let out = Pipe()
         process.standardOutput = out
         process.standardError = FileHandle.nullDevice
@@ -47,6 +49,39 @@ import TrainingEngine
                     #expect(Data(buffer: response.body) == expected, "\(uri) differs from lineupctl export's bytes")
                 }
             }
+        }
+    }
+
+    /// One dog's or one session's rows, as the dog's and the session's pages link them: the
+    /// bytes of `lineupctl export --dog/--session`; a dog the log does not know is one error.
+    @Test func oneDogsAndOneSessionsExportsAreLineupctlsBytes() async throws {
+        let log = try ScreensTests.filledLog()
+        let (dog, session) = try log.reader.read { db in
+            let dog = try String.fetchOne(db, sql: "SELECT name FROM dog ORDER BY name DESC LIMIT 1") ?? ""
+            let session = try String.fetchOne(db, sql: "SELECT id FROM session ORDER BY id LIMIT 1") ?? ""
+            return (dog, session)
+        }
+        let state = WebState(users: try makeUsers(), link: AddingLink(), logPath: log.path)
+        try await Application(router: WebApp.router(state: state)).test(.router) { client in
+            let page = try #require(try await client.login("researcher1").1)
+            let whole = try lineupctlExport(log.path, .trials, .csv)
+            for (query, option, value) in [("dog", "--dog", dog), ("session", "--session", String(session.prefix(8)))] {
+                let uri = "/api/export?what=trials&format=csv&\(query)=\(value)"
+                let response = try await client.execute(uri: uri, method: .get, headers: page.getHeaders)
+                #expect(response.status == .ok, "\(uri): \(text(response.body))")
+                #expect(
+                    response.headers[.contentDisposition]
+                        == "attachment; filename=\"trials-\(WebApp.fileNamePart(value)).csv\"")
+                let expected = try lineupctlExport(log.path, .trials, .csv, [option, value])
+                #expect(
+                    Data(buffer: response.body) == expected, "\(uri) differs from lineupctl export \(option)'s bytes")
+                // Narrower than the whole log, so the choice was applied.
+                #expect(expected.count < whole.count)
+            }
+            let unknown = try await client.execute(
+                uri: "/api/export?what=trials&format=csv&dog=Nobody", method: .get, headers: page.getHeaders)
+            #expect(unknown.status == .notFound)
+            #expect(text(unknown.body).contains("Nobody"), "\(text(unknown.body))")
         }
     }
 
