@@ -28,7 +28,6 @@ struct BenchEngine: ParsableCommand {
     func run() throws {
         let preloaded = MallocCounter.preloaded()
         let interposer = try? preloaded.get()
-        let counting = interposer != nil
         let hold: Nanoseconds = 2_000_000_000
         var machine = LineupMachine(
             configuration: LineupMachine.Configuration(

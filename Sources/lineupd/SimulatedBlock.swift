@@ -4,6 +4,7 @@ import Glibc
 import Logging
 import SessionLog
 import StationConfig
+import StationControl
 import StationIO
 import StationRuntime
 import Synchronization
@@ -227,7 +228,20 @@ final class SimulatedBlock: @unchecked Sendable {
                     MonotonicClock.sleep(until: MonotonicClock.now() &+ 20_000_000)
                     lineup.inject(line: readyLine, active: false)
                 } else {
-                    try? service.ready()
+                    // A press the station could not take (busy switching, or no answer within
+                    // a second) never reached the engine, so no refused start will be counted
+                    // for it: press again rather than wait for a trial that was never started.
+                    while true {
+                        if stopRequested.load(ordering: .acquiring) { return }
+                        do throws(ControlRefusal) {
+                            _ = try service.ready()
+                            break
+                        } catch  where error.code == .noSession {
+                            return
+                        } catch {
+                            MonotonicClock.sleep(until: MonotonicClock.now() &+ 20_000_000)
+                        }
+                    }
                 }
                 while !stopRequested.load(ordering: .acquiring) && progress().committed < i + 1
                     && progress().refusedStarts == refused
