@@ -176,6 +176,13 @@ extension StationService {
             ]),
             station: stationName)
         records.append(session)
+        // Double-blind: every trial's layout committed in the log before the first one runs.
+        var commitments: [TrialCommitment] = []
+        if mode == .doubleBlind {
+            commitments = TrialCommitment.make(
+                session: session.id, layouts: layouts, usedStations: usedStations, labels: labels)
+            records += TrialCommitment.records(commitments, session: session.id, time: .now())
+        }
         do {
             try writer.flush()
             try log.append(records)
@@ -186,7 +193,8 @@ extension StationService {
         do {
             try startSegment(
                 session: session.id, configuration: configuration, layouts: layouts, seed: seed,
-                outputMode: step.stationOutputs, usedStations: usedStations, blind: mode == .doubleBlind)
+                outputMode: step.stationOutputs, usedStations: usedStations, blind: mode == .doubleBlind,
+                commitments: commitments)
         } catch {
             try? startSegment(session: nil, configuration: idleConfiguration, layouts: [], seed: 0)
             throw ControlRefusal(.failed, "cannot start the session: \(error)")
@@ -448,10 +456,19 @@ extension StationService {
         let (dogId, newDog) = try virtualDog(in: log, notes: "lineupd --simulate")
         let session = SessionRecord(
             dogId: dogId, phase: "simulation", mode: .doubleBlind, settings: plan.settingsJSON, station: stationName)
+        // A double-blind block: its layouts committed like a double-blind session's.
+        let labels = Dictionary(
+            try log.reader.samples().map { ($0.id, $0.label) }, uniquingKeysWith: { first, _ in first })
+        let commitments = TrialCommitment.make(
+            session: session.id, layouts: layouts, usedStations: Array(0..<plan.machine.stationCount), labels: labels)
         try writer.flush()
-        try log.append((newDog.map { [$0] } ?? []) + [session])
+        try log.append(
+            (newDog.map { [$0] } ?? []) + [session]
+                + TrialCommitment.records(commitments, session: session.id, time: .now()))
         stopSegment(aborting: false)
-        try startSegment(session: session.id, configuration: plan.machine, layouts: layouts, seed: plan.seed)
+        try startSegment(
+            session: session.id, configuration: plan.machine, layouts: layouts, seed: plan.seed,
+            commitments: commitments)
         current = Current(
             sessionId: session.id, dog: "virtual dog", mode: .doubleBlind, step: "simulation", trials: plan.trials,
             seed: plan.seed, dogId: dogId, program: nil)
