@@ -10,6 +10,8 @@ public struct BlindingVerification: Sendable, Codable, Hashable {
         public var trialId: String
         /// The commitment logged before the trial (nil: none).
         public var digest: String?
+        /// The salt its opening logged after the trial (nil: none), so anyone can recompute it.
+        public var salt: String?
         /// Each way the trial fails, in words; empty: its commitment verifies.
         public var problems: [String]
     }
@@ -116,7 +118,7 @@ extension LogReader {
                 let which = original ? "" : " (correction \(trialId.prefix(8)))"
                 result.trials.append(
                     BlindingVerification.Trial(
-                        number: number, trialId: trialId, digest: committed.first?.digest,
+                        number: number, trialId: trialId, digest: committed.first?.digest, salt: opened.first?.salt,
                         problems: problems.map { "trial \(number)\(which): \($0)" }))
             }
             result.committedNotRun = commitments.keys.filter { !run.contains($0) }.sorted()
