@@ -50,6 +50,11 @@ struct VerifyBlindingCommand: ParsableCommand {
             v.committedNotRun.isEmpty
             ? "" : "; \(count(v.committedNotRun.count, "trial")) committed and never run"
         let failed = v.failed
+        if !v.trials.isEmpty && v.trials.allSatisfy({ $0.digest == nil }) {
+            // Logged before committed layouts, or written after it ran (`lineupd --simulate --fast`).
+            return "Session \(short): no commitment was logged for any of its \(count(v.trials.count, "trial")): "
+                + "its blinding cannot be verified from the log.\n"
+        }
         if failed.isEmpty {
             text +=
                 "Session \(short): all \(count(v.trials.count, "trial")) match the layouts committed before they "
