@@ -17,6 +17,7 @@ enum Schema {
         migrator.registerMigration("v3-station-seen", migrate: v3)
         migrator.registerMigration("v4-station-identity", migrate: v4)
         migrator.registerMigration("v5-dog-note", migrate: v5)
+        migrator.registerMigration("v6-layout-commitment", migrate: layoutCommitment)
         return migrator
     }
 
@@ -293,7 +294,7 @@ enum Schema {
         try appendOnly(db, "dog_note")
     }
 
-    private static func appendOnly(_ db: Database, _ table: String) throws {
+    static func appendOnly(_ db: Database, _ table: String) throws {
         try db.execute(
             sql: """
                 CREATE TRIGGER \(table)_append_only_update BEFORE UPDATE ON \(table)

@@ -29,8 +29,13 @@ extension LogFeeder {
             latencyNs: latency,
             searchNs: Int64(bitPattern: end.endedAt &- end.startedAt), started: time(end.startedAt),
             ended: time(end.endedAt), reason: reason(end, outcome))
+        // A double-blind trial's commitment is opened in the same transaction as its layout.
+        var records: [any AppendableRecord] = [record]
+        if let opening = commitmentOpening(ofTrial: end.trial, sessionId: sessionId, at: record.ended) {
+            records.append(opening)
+        }
         do {
-            try writer.commitTrial(record)
+            try writer.commit(records)
         } catch {
             if case SessionLogError.notYetOnDisk(let reason) = error {
                 // Kept in the writer's spool and retried: the station goes on clicking. Said once.
@@ -44,6 +49,7 @@ extension LogFeeder {
             }
         }
         printLine(end, layout: layout)
+        announceCommitment(ofTrial: end.trial + 1)
         // A trial that never started has no visits of its own: none may be carried over.
         visits.removeAll()
         current = -1

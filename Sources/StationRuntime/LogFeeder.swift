@@ -38,6 +38,9 @@ public final class LogFeeder: @unchecked Sendable {
         /// N times in a row). Faults keep their station: someone must go and clear it. The
         /// log keeps everything; the full trial lines are printed when the session ends.
         var blind = false
+        /// Double-blind: each trial's committed layout (salt and digest), by trial index; empty
+        /// when the session commits none.
+        var commitments: [TrialCommitment] = []
     }
 
     let settings: Settings
@@ -118,6 +121,8 @@ public final class LogFeeder: @unchecked Sendable {
     }
 
     func start() {
+        // Trial 1's commitment reaches the handler's side before anything of the segment.
+        announceCommitment(ofTrial: 0)
         let thread = Thread { [self] in self.run() }
         thread.name = "lineup-log-feeder"
         thread.start()

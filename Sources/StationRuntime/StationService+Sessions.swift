@@ -176,6 +176,13 @@ extension StationService {
             ]),
             station: stationName)
         records.append(session)
+        // Double-blind: every trial's layout committed in the log before the first one runs.
+        var commitments: [TrialCommitment] = []
+        if mode == .doubleBlind {
+            commitments = TrialCommitment.make(
+                session: session.id, layouts: layouts, usedStations: usedStations, labels: labels)
+            records += TrialCommitment.records(commitments, session: session.id, time: .now())
+        }
         do {
             try writer.flush()
             try log.append(records)
@@ -186,7 +193,8 @@ extension StationService {
         do {
             try startSegment(
                 session: session.id, configuration: configuration, layouts: layouts, seed: seed,
-                outputMode: step.stationOutputs, usedStations: usedStations, blind: mode == .doubleBlind)
+                outputMode: step.stationOutputs, usedStations: usedStations, blind: mode == .doubleBlind,
+                commitments: commitments)
         } catch {
             try? startSegment(session: nil, configuration: idleConfiguration, layouts: [], seed: 0)
             throw ControlRefusal(.failed, "cannot start the session: \(error)")
@@ -426,49 +434,6 @@ extension StationService {
             throw ControlRefusal(.failed, "the session ended, but the station could not go on: \(error)")
         }
         broadcast(jsonObject(["kind": "session-end", "session": ending.sessionId.uuidString.lowercased()]))
-    }
-
-    // MARK: A simulated block (`lineupd --simulate`)
-
-    /// Starts a simulated block as a session like any other: the virtual dog's, on the
-    /// simulated samples, with the plan's lineup and times (it follows no program). The same
-    /// segments, log feeder and dog serve it as serve a session started over the socket.
-    public func startBlock(_ plan: BlockPlan) throws -> UUID {
-        switching.lock()
-        defer { switching.unlock() }
-        guard current == nil else { throw ControlRefusal(.sessionRunning, "a session is running") }
-        let samples = try plan.registerSamples(in: log)
-        var generator = LayoutGenerator(setup: plan.setup, samples: samples, seed: plan.seed)
-        let layouts: [TrialLayout]
-        do {
-            layouts = try generator.block(count: plan.trials)
-        } catch {
-            throw ControlRefusal(.badRequest, "cannot lay out the block: \(error)")
-        }
-        let (dogId, newDog) = try virtualDog(in: log, notes: "lineupd --simulate")
-        let session = SessionRecord(
-            dogId: dogId, phase: "simulation", mode: .doubleBlind, settings: plan.settingsJSON, station: stationName)
-        try writer.flush()
-        try log.append((newDog.map { [$0] } ?? []) + [session])
-        stopSegment(aborting: false)
-        try startSegment(session: session.id, configuration: plan.machine, layouts: layouts, seed: plan.seed)
-        current = Current(
-            sessionId: session.id, dog: "virtual dog", mode: .doubleBlind, step: "simulation", trials: plan.trials,
-            seed: plan.seed, dogId: dogId, program: nil)
-        return session.id
-    }
-
-    /// Where the running block is: trials committed, intervals over, starts refused (a
-    /// station active at the ready press). Nil between sessions.
-    public var blockProgress: (committed: Int, intervalsOver: Int, refusedStarts: Int)? {
-        switching.lock()
-        defer { switching.unlock() }
-        guard current != nil, let segment else { return nil }
-        return (
-            segment.feeder.committed.load(ordering: .acquiring),
-            segment.feeder.intervalsOver.load(ordering: .acquiring),
-            segment.feeder.refusedStarts.load(ordering: .acquiring)
-        )
     }
 
     /// The board stations a session's step uses: those named (a station's name or number,

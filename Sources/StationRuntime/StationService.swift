@@ -232,7 +232,8 @@ public final class StationService: StationControlling, @unchecked Sendable {
     /// Call with `switching` held.
     func startSegment(
         session: UUID?, configuration: LineupMachine.Configuration, layouts: [TrialLayout], seed: UInt64,
-        outputMode: StationOutputs = .none, usedStations: [Int]? = nil, blind: Bool = false
+        outputMode: StationOutputs = .none, usedStations: [Int]? = nil, blind: Bool = false,
+        commitments: [TrialCommitment] = []
     ) throws {
         let lines = buttonLines
         let used = usedStations ?? Array(0..<configuration.stationCount)
@@ -263,7 +264,7 @@ public final class StationService: StationControlling, @unchecked Sendable {
                 roundLength: configuration.mode == .trainerLed
                     ? configuration.exerciseDuration : configuration.searchTimeout,
                 watch: { [weak self] line in self?.broadcast(line) },
-                blind: blind),
+                blind: blind, commitments: commitments),
             stationRing: ring, recordsReady: recordsReady, writer: writer)
         // A new segment starts from the lines as they are: a sensor already active (a lid left
         // on a station before the session started) is active to the debouncer and the engine,

@@ -72,6 +72,16 @@ final class Rig {
         try log.append([dog, session])
         sessionId = session.id
         writer = log.makeWriter()
+        // Double-blind: every trial's layout committed before the first starts, as the station
+        // service does (fixed salts here, so runs repeat).
+        let commitments =
+            blind
+            ? TrialCommitment.make(
+                session: sessionId, layouts: layouts, usedStations: Array(0..<stations), labels: labels,
+                salt: { String(repeating: String(format: "%02x", $0 + 1), count: 32) }) : []
+        try log.append(
+            TrialCommitment.records(
+                commitments, session: sessionId, time: LogTime(monoNs: Int64(now) - 1, wallNs: Int64(now) - 1)))
 
         handler = EngineHandler(
             configuration: configuration, layouts: layouts, records: stationRing, readyLine: UInt32(stations),
@@ -84,9 +94,12 @@ final class Rig {
                 blockSeed: seed, printTrials: false, trainerLed: configuration.mode == .trainerLed,
                 roundLength: configuration.mode == .trainerLed
                     ? configuration.exerciseDuration : configuration.searchTimeout,
-                watch: { line in watched.lines.withLock { $0.append(line) } }, blind: blind),
+                watch: { line in watched.lines.withLock { $0.append(line) } }, blind: blind,
+                commitments: commitments),
             stationRing: stationRing, recordsReady: -1, writer: writer)
         handler.prime(activeLines: [], at: now)
+        // What `LogFeeder.start()` does first (the rig drives the feeder without its thread).
+        feeder.announceCommitment(ofTrial: 0)
     }
 
     deinit { writer.close() }

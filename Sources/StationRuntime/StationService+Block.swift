@@ -1,0 +1,58 @@
+import Foundation
+import SessionLog
+import StationControl
+import TrainingEngine
+import VirtualDog
+
+// A simulated block (`lineupd --simulate`): a session like any other, on the virtual dog.
+extension StationService {
+    /// Starts a simulated block as a session like any other: the virtual dog's, on the
+    /// simulated samples, with the plan's lineup and times (it follows no program). The same
+    /// segments, log feeder and dog serve it as serve a session started over the socket.
+    public func startBlock(_ plan: BlockPlan) throws -> UUID {
+        switching.lock()
+        defer { switching.unlock() }
+        guard current == nil else { throw ControlRefusal(.sessionRunning, "a session is running") }
+        let samples = try plan.registerSamples(in: log)
+        var generator = LayoutGenerator(setup: plan.setup, samples: samples, seed: plan.seed)
+        let layouts: [TrialLayout]
+        do {
+            layouts = try generator.block(count: plan.trials)
+        } catch {
+            throw ControlRefusal(.badRequest, "cannot lay out the block: \(error)")
+        }
+        let (dogId, newDog) = try virtualDog(in: log, notes: "lineupd --simulate")
+        let session = SessionRecord(
+            dogId: dogId, phase: "simulation", mode: .doubleBlind, settings: plan.settingsJSON, station: stationName)
+        // A double-blind block: its layouts committed like a double-blind session's.
+        let labels = Dictionary(
+            try log.reader.samples().map { ($0.id, $0.label) }, uniquingKeysWith: { first, _ in first })
+        let commitments = TrialCommitment.make(
+            session: session.id, layouts: layouts, usedStations: Array(0..<plan.machine.stationCount), labels: labels)
+        try writer.flush()
+        try log.append(
+            (newDog.map { [$0] } ?? []) + [session]
+                + TrialCommitment.records(commitments, session: session.id, time: .now()))
+        stopSegment(aborting: false)
+        try startSegment(
+            session: session.id, configuration: plan.machine, layouts: layouts, seed: plan.seed,
+            commitments: commitments)
+        current = Current(
+            sessionId: session.id, dog: "virtual dog", mode: .doubleBlind, step: "simulation", trials: plan.trials,
+            seed: plan.seed, dogId: dogId, program: nil)
+        return session.id
+    }
+
+    /// Where the running block is: trials committed, intervals over, starts refused (a
+    /// station active at the ready press). Nil between sessions.
+    public var blockProgress: (committed: Int, intervalsOver: Int, refusedStarts: Int)? {
+        switching.lock()
+        defer { switching.unlock() }
+        guard current != nil, let segment else { return nil }
+        return (
+            segment.feeder.committed.load(ordering: .acquiring),
+            segment.feeder.intervalsOver.load(ordering: .acquiring),
+            segment.feeder.refusedStarts.load(ordering: .acquiring)
+        )
+    }
+}
