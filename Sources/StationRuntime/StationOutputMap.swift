@@ -2,13 +2,15 @@ import StationConfig
 import StationIO
 
 /// The board's output lines in the order they are requested: each station's output (LED or
-/// valve) where it has one, then the buzzer.
+/// valve) where it has one, then the buzzer, then the feeder.
 public struct StationOutputMap {
     public var lines: [OutputLine] = []
     /// Each station's output index, or -1.
     var stationIndex: [Int] = []
     var buzzerIndex: Int?
     var buzzerPulseMilliseconds = 15
+    var feederIndex: Int?
+    var feeder: FeederSpec?
     var names: [String] = []
 
     public init(board: StationConfiguration) {
@@ -26,6 +28,12 @@ public struct StationOutputMap {
             lines.append(buzzer.output)
             names.append("buzzer")
             buzzerPulseMilliseconds = buzzer.pulseMilliseconds
+        }
+        if let feeder = board.feeder {
+            feederIndex = lines.count
+            lines.append(feeder.output)
+            names.append("feeder")
+            self.feeder = feeder
         }
     }
 }
