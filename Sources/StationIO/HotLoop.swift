@@ -308,15 +308,7 @@ public final class HotLoop: @unchecked Sendable {
                 }
             }
         }
-        // Never leave a dispenser's trigger held on: its pulse is ended and logged.
-        if feederSchedule.isOn {
-            _ = feeder?.set(active: false)
-            push(.feeder(feederSchedule.switchedOff(at: MonotonicClock.now())))
-            if recordsReady >= 0 {
-                var one: UInt64 = 1
-                _ = write(recordsReady, &one, 8)
-            }
-        }
+        finishFeeding()
     }
 
     /// One read per wake-up: a storm's next batch waits for the next pass, after the
@@ -446,6 +438,27 @@ public final class HotLoop: @unchecked Sendable {
         // The feeder after the click and the buzzer: only scheduled here, its line is set from
         // the loop's deadlines (at once, in this same pass, when its delay is 0).
         if feeder != nil { _ = feederSchedule.clicked(clickEdge: edgeTimestamp, at: MonotonicClock.now()) }
+    }
+
+    /// A pulse still due when the loop stops (a session ended within its delay) is delivered,
+    /// not dropped: the dog earned it with the last click, and a dispenser's trigger is never
+    /// left held on. The stop waits for it, at most `delay_ms` + `pulse_ms` (10 s).
+    private func finishFeeding() {
+        guard feeder != nil, feederSchedule.nextDeadline != .max else { return }
+        while feederSchedule.nextDeadline != .max {
+            let next = feederSchedule.nextDeadline
+            let now = MonotonicClock.now()
+            if next > now {
+                var pause = timespec(tv_sec: Int(next - now) / 1_000_000_000, tv_nsec: Int(next - now) % 1_000_000_000)
+                _ = nanosleep(&pause, nil)
+                continue
+            }
+            runFeeder(now: now)
+        }
+        if recordsReady >= 0 {
+            var one: UInt64 = 1
+            _ = write(recordsReady, &one, 8)
+        }
     }
 
     private func runFeeder(now: UInt64) {

@@ -110,25 +110,32 @@ import Testing
         #expect(pulses[0].offAt - pulses[0].onAt >= width)
     }
 
-    /// A loop stopped mid-pulse leaves no dispenser's trigger held on, and logs the pulse.
-    @Test func stoppingMidPulseSwitchesTheFeederOff() throws {
+    /// A loop stopped mid-pulse, or before a due pulse started, still feeds and switches the
+    /// line off after its width: the dog earned it, and no dispenser's trigger is left held on.
+    @Test(arguments: [UInt64(0), 200_000_000])
+    func stoppingTheLoopFinishesTheDuePulse(delay: UInt64) throws {
         let lineup = try SimulatedLineup(lineCount: 1)
         let feeder = RecordingBuzzer()
         let ring = EventRing<StationRecord>(capacity: 64)
         let loop = try HotLoop(
             source: lineup, debouncer: Debouncer(lineCount: 1, windowNanoseconds: 5_000_000),
-            handler: FirstStationRule(), player: nil, records: ring, feeder: feeder, feederDelayNanoseconds: 0,
-            feederPulseNanoseconds: 60_000_000_000)
+            handler: FirstStationRule(), player: nil, records: ring, feeder: feeder, feederDelayNanoseconds: delay,
+            feederPulseNanoseconds: 100_000_000)
         let thread = Thread { loop.run() }
         thread.start()
         lineup.inject(line: 0, active: true)
-        #expect(eventually { feeder.switches.withLock { $0.count } == 1 })
+        // Stopped once the edge is read (its pass clicks before it looks at the stop), before
+        // or during the pulse.
+        #expect(eventually { loop.edgeCount == 1 })
         loop.stop()
         #expect(eventually { thread.isFinished })
-        let levels = feeder.switches.withLock { $0 }.map(\.0)
-        #expect(levels == [true, false])
-        var pulses = 0
-        ring.drain { if case .feeder = $0 { pulses += 1 } }
-        #expect(pulses == 1)
+        let switches = feeder.switches.withLock { $0 }
+        try #require(switches.count == 2)
+        #expect(switches[0].0 == true && switches[1].0 == false)
+        #expect(switches[1].1 - switches[0].1 >= 100_000_000)
+        var pulses: [FeederPulse] = []
+        ring.drain { if case .feeder(let p) = $0 { pulses.append(p) } }
+        #expect(pulses.count == 1)
+        #expect(pulses.first?.failed == false)
     }
 }
