@@ -9,8 +9,9 @@ public struct StationOutputMap {
     var stationIndex: [Int] = []
     var buzzerIndex: Int?
     var buzzerPulseMilliseconds = 15
-    var feederIndex: Int?
-    var feeder: FeederSpec?
+    /// The feeder's output index, and its delay and pulse, when the board has one.
+    public private(set) var feederIndex: Int?
+    public private(set) var feeder: FeederSpec?
     var names: [String] = []
 
     public init(board: StationConfiguration) {
