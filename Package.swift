@@ -66,7 +66,10 @@ let package = Package(
         .target(
             name: "ProgramFiles",
             dependencies: ["TrainingEngine", .product(name: "TOMLKit", package: "TOMLKit")],
-            resources: [.embedInCode("Programs/study.toml"), .embedInCode("Programs/research-5-station.toml")]
+            resources: [
+                .embedInCode("Programs/study.toml"), .embedInCode("Programs/research-5-station.toml"),
+                .embedInCode("Programs/olfactometer-rig.toml"),
+            ]
         ),
         .target(
             name: "StationControl",

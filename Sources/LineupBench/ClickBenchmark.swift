@@ -21,6 +21,9 @@ public struct ClickBenchmark {
         public var debounceMilliseconds = 5.0
         public var realtime = true
         public var lockMemory = true
+        /// The engine path with a feeder on the board (its delay and pulse in ms): its line
+        /// pulsed after each click by the hot loop, its pulses logged.
+        public var feeder: (delayMilliseconds: Int, pulseMilliseconds: Int)? = nil
         public init() {}
     }
 
@@ -40,6 +43,9 @@ public struct ClickBenchmark {
         /// Clicks the hot loop played, the warm-up's included, where the figures come from the
         /// log (which misses a click whose record the full ring refused); nil otherwise.
         public var clicksPlayed: UInt64? = nil
+        /// With a feeder: the times its line went on, and the pulses logged.
+        public var feederPulses: UInt64? = nil
+        public var feederLogged: Int? = nil
 
         /// Edges lost: dropped before the hot loop read them, or read and never logged (an edge
         /// the full ring refused is one of these: `ringOverflows` also counts it, so it is not

@@ -44,6 +44,13 @@ extension ClickBenchmark {
         board.audio.rate = s.rate
         board.audio.periodFrames = s.periodFrames
         board.audio.periods = s.periods
+        if let feeder = s.feeder {
+            // A spare line of the simulated board's header.
+            board.feeder = FeederSpec(
+                output: OutputLine(locator: .name("GPIO19")), delayMilliseconds: feeder.delayMilliseconds,
+                pulseMilliseconds: feeder.pulseMilliseconds)
+        }
+        let outputMap = StationOutputMap(board: board)
         let inputs = InputMap(configuration: board)
         guard let clicker = inputs.line(of: .clicker) else {
             throw ClickBenchmarkError(description: "the simulated board has no clicker button")
@@ -53,7 +60,7 @@ extension ClickBenchmark {
         let lineup: SimulatedLineup
         let player: ClickPlayer
         do {
-            lineup = try SimulatedLineup(lineCount: inputs.count)
+            lineup = try SimulatedLineup(lineCount: inputs.count, outputCount: outputMap.lines.count)
             player = try ClickPlayer(audio: board.audio, keepTrying: false)
         } catch {
             throw ClickBenchmarkError(description: error.message)
@@ -65,7 +72,9 @@ extension ClickBenchmark {
         let service: StationService
         let sessionId: String
         do {
-            service = try StationService(options: options, source: lineup, simulated: lineup, player: player)
+            service = try StationService(
+                options: options, source: lineup, simulated: lineup, player: player,
+                outputs: outputMap.lines.isEmpty ? nil : (lineup, outputMap))
             try service.start()
             var request = SessionRequest(
                 dog: "bench", program: "research-5-station", step: "initial/food", newDog: true, unlabelled: true)
@@ -93,6 +102,7 @@ extension ClickBenchmark {
         var handed: [UInt64] = []
         var onset: [UInt64] = []
         let edgesLogged: Int
+        var feederLogged: Int?
         do {
             let reader = try SessionLog.openReader(path: databasePath)
             var filter = LogFilter()
@@ -112,14 +122,18 @@ extension ClickBenchmark {
                 logged += try reader.eventCount(edges)
             }
             edgesLogged = logged
+            if s.feeder != nil { feederLogged = try reader.eventCount(LogFilter(eventKind: .feeder)) }
         } catch {
             throw ClickBenchmarkError(description: "cannot read the benchmark's log back: \(error)")
         }
-        return Result(
+        var result = Result(
             handedLatencies: handed, onsetLatencies: onset, stormEdgesInjected: driven.stormEdges,
             edgesRead: edgesRead, edgesLogged: UInt64(edgesLogged), droppedAtSource: lineup.droppedEdges,
             ringOverflows: service.ringOverflows, failedClicks: player.failedClicks, negotiated: player.negotiated,
             realtimeProblem: realtimeProblem, hotThreadAllocations: hotAllocations, seconds: driven.seconds,
             clicksPlayed: clicksPlayed)
+        result.feederPulses = outputMap.feederIndex.flatMap { lineup.output($0)?.pulses }
+        result.feederLogged = feederLogged
+        return result
     }
 }

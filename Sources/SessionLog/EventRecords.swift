@@ -22,6 +22,9 @@ public enum EventKind: String, Sendable, Hashable, Codable, CaseIterable {
     case fault
     /// Free text from the trainer or the station.
     case note
+    /// The feeder's line pulsed after a click: `kernelNs` when it went on, `durationNs` how
+    /// long it was on (`FeederDetail`).
+    case feeder
 }
 
 /// How late the click was, from the edge that earned it to sound leaving the DAC.

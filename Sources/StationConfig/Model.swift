@@ -87,6 +87,21 @@ public struct BuzzerSpec: Sendable, Hashable {
     }
 }
 
+/// The feeder: a relay or a treat dispenser's trigger, pulsed `delayMilliseconds` after each
+/// click for `pulseMilliseconds`. The defaults are the project's: at once, 100 ms (long enough
+/// for a relay to pull and a dispenser's trigger input to see).
+public struct FeederSpec: Sendable, Hashable {
+    public var output: OutputLine
+    public var delayMilliseconds: Int
+    public var pulseMilliseconds: Int
+
+    public init(output: OutputLine, delayMilliseconds: Int = 0, pulseMilliseconds: Int = 100) {
+        self.output = output
+        self.delayMilliseconds = delayMilliseconds
+        self.pulseMilliseconds = pulseMilliseconds
+    }
+}
+
 /// The click's sound: synthesised once at start, or mono/stereo 16-bit PCM from a WAV file.
 public enum ClickSound: Sendable, Hashable {
     /// A short decaying burst, like a box clicker. Frequency in Hz, length in ms, level 0...1.
@@ -184,13 +199,16 @@ public struct StationConfiguration: Sendable, Hashable {
     public var selftest: SelftestSpec?
     /// Free-space thresholds for the log's disk, from `[log]`.
     public var log: LogSpec
+    /// The feeder from `[feeder]`; nil when the board has none.
+    public var feeder: FeederSpec?
 
     public init(
         source: String, stations: [StationSpec], buttons: ButtonSpecs = ButtonSpecs(), buzzer: BuzzerSpec? = nil,
         audio: AudioSpec = AudioSpec(), timing: TimingSpec = TimingSpec(), boardName: String? = nil,
-        selftest: SelftestSpec? = nil, log: LogSpec = LogSpec()
+        selftest: SelftestSpec? = nil, log: LogSpec = LogSpec(), feeder: FeederSpec? = nil
     ) {
         self.log = log
+        self.feeder = feeder
         self.source = source
         self.stations = stations
         self.buttons = buttons

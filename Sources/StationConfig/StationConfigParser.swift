@@ -20,11 +20,12 @@ struct Parser {
     mutating func configuration(_ root: TableReader) throws(StationConfigError)
         -> StationConfiguration
     {
-        try root.checkKeys(["board", "stations", "buttons", "buzzer", "audio", "timing", "selftest", "log"])
+        try root.checkKeys(["board", "stations", "buttons", "buzzer", "feeder", "audio", "timing", "selftest", "log"])
         let boardName = try board(root)
         let stations = try self.stations(root)
         let buttons = try self.buttons(root)
         let buzzer = try self.buzzer(root)
+        let feeder = try self.feeder(root)
         let audio = try self.audio(root)
         let timing = try self.timing(root)
         let selftest = try self.selftest(root, stations: stations)
@@ -32,7 +33,7 @@ struct Parser {
         return StationConfiguration(
             source: source, stations: stations, buttons: buttons, buzzer: buzzer, audio: audio,
             timing: timing,
-            boardName: boardName, selftest: selftest, log: log)
+            boardName: boardName, selftest: selftest, log: log, feeder: feeder)
     }
 
     private func log(_ root: TableReader) throws(StationConfigError) -> LogSpec {

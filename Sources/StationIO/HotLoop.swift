@@ -72,6 +72,8 @@ public enum StationRecord: Sendable, BitwiseCopyable {
     case buzzer(edgeTimestamp: UInt64, switchedAt: UInt64)
     /// The handler's own record, pushed by the handler on the hot thread.
     case handler(HandlerRecord)
+    /// A feeder pulse after a click, pushed when its line went off (or could not be set).
+    case feeder(FeederPulse)
 }
 
 /// The station's one real-time loop: poll the edge descriptors, debounce, let the handler
@@ -106,6 +108,8 @@ public final class HotLoop: @unchecked Sendable {
     private let sourceCount: Int
     private let batch: UnsafeMutableBufferPointer<SensorEdge>
     private var buzzerOffAt: UInt64 = .max
+    private let feeder: (any FeederLine)?
+    private var feederSchedule: FeederSchedule
     private var pushedThisRound = false
 
     private let edgesRead = Atomic<UInt64>(0)
@@ -137,12 +141,19 @@ public final class HotLoop: @unchecked Sendable {
     ///     again; doubled after each further failure.
     ///   - readRetries: failed retries after which a descriptor is given up.
     ///   - levels: where each debounced level the loop acts on is published, after its decision.
+    ///   - feeder: the feeder's line, pulsed `feederDelayNanoseconds` after each click for
+    ///     `feederPulseNanoseconds`; nil: no feeder.
     public init(
         source: any EdgeSource, debouncer: Debouncer, handler: any HotPathHandler, player: ClickPlayer?,
         buzzer: (any BuzzerLine)? = nil, buzzerPulseNanoseconds: UInt64 = 15_000_000,
         records: EventRing<StationRecord>, recordsReady: Int32 = -1,
-        readRetryNanoseconds: UInt64 = 100_000_000, readRetries: Int = 4, levels: InputLevels? = nil
+        readRetryNanoseconds: UInt64 = 100_000_000, readRetries: Int = 4, levels: InputLevels? = nil,
+        feeder: (any FeederLine)? = nil, feederDelayNanoseconds: UInt64 = 0,
+        feederPulseNanoseconds: UInt64 = 100_000_000
     ) throws(StationIOError) {
+        self.feeder = feeder
+        self.feederSchedule = FeederSchedule(
+            delayNanoseconds: feederDelayNanoseconds, widthNanoseconds: feederPulseNanoseconds)
         self.levels = levels
         self.source = source
         self.debouncer = debouncer
@@ -250,7 +261,9 @@ public final class HotLoop: @unchecked Sendable {
             for i in 0..<count { pollSet[i].revents = 0 }
             // Pairs, not one four-argument min: its variadic tail is an array, allocated on
             // every pass (the bench counted 0.8 allocations an edge).
-            let deadline = min(min(debouncer.nextDeadline, handler.nextDeadline), min(buzzerOffAt, nextRetry))
+            let deadline = min(
+                min(min(debouncer.nextDeadline, handler.nextDeadline), min(buzzerOffAt, nextRetry)),
+                feederSchedule.nextDeadline)
             var timeout: Int64 = -1
             if deadline != .max {
                 let now = MonotonicClock.now()
@@ -295,6 +308,7 @@ public final class HotLoop: @unchecked Sendable {
                 }
             }
         }
+        finishFeeding()
     }
 
     /// One read per wake-up: a storm's next batch waits for the next pass, after the
@@ -421,6 +435,43 @@ public final class HotLoop: @unchecked Sendable {
             if player == nil { clicksPlayed.add(1, ordering: .relaxed) }
             push(.buzzer(edgeTimestamp: edgeTimestamp, switchedAt: now))
         }
+        // The feeder after the click and the buzzer: only scheduled here, its line is set from
+        // the loop's deadlines (at once, in this same pass, when its delay is 0).
+        if feeder != nil { _ = feederSchedule.clicked(clickEdge: edgeTimestamp, at: MonotonicClock.now()) }
+    }
+
+    /// A pulse still due when the loop stops (a session ended within its delay) is delivered,
+    /// not dropped: the dog earned it with the last click, and a dispenser's trigger is never
+    /// left held on. The stop waits for it, at most `delay_ms` + `pulse_ms` (10 s).
+    private func finishFeeding() {
+        guard feeder != nil, feederSchedule.nextDeadline != .max else { return }
+        while feederSchedule.nextDeadline != .max {
+            let next = feederSchedule.nextDeadline
+            let now = MonotonicClock.now()
+            if next > now {
+                var pause = timespec(tv_sec: Int(next - now) / 1_000_000_000, tv_nsec: Int(next - now) % 1_000_000_000)
+                _ = nanosleep(&pause, nil)
+                continue
+            }
+            runFeeder(now: now)
+        }
+        if recordsReady >= 0 {
+            var one: UInt64 = 1
+            _ = write(recordsReady, &one, 8)
+        }
+    }
+
+    private func runFeeder(now: UInt64) {
+        guard let feeder else { return }
+        switch feederSchedule.due(now: now) {
+        case .none: break
+        case .switchOn:
+            let ok = feeder.set(active: true)
+            if let failed = feederSchedule.switchedOn(at: MonotonicClock.now(), ok: ok) { push(.feeder(failed)) }
+        case .switchOff:
+            _ = feeder.set(active: false)
+            push(.feeder(feederSchedule.switchedOff(at: MonotonicClock.now())))
+        }
     }
 
     private func runDeadlines(now: UInt64) {
@@ -435,6 +486,7 @@ public final class HotLoop: @unchecked Sendable {
             _ = buzzer?.set(active: false)
             buzzerOffAt = .max
         }
+        if feederSchedule.nextDeadline <= now { runFeeder(now: now) }
     }
 
     @inline(__always)

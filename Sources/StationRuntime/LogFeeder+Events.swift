@@ -31,6 +31,8 @@ extension LogFeeder {
             heldClick = record
         case .buzzer:
             break
+        case .feeder(let pulse):
+            logFeeder(pulse)
         case .handler(let handlerRecord):
             if let note = noteDecoder.note(handlerRecord) { take(note) }
         }

@@ -102,6 +102,8 @@ public final class LogFeeder: @unchecked Sendable {
     /// engine handler's notes). The record carries no station; the ask says where, whose, and
     /// which trial.
     var heldClick: StationRecord?
+    /// The last click logged: its edge's timestamp and trial, for the feeder's pulse after it.
+    var lastClick: (edge: UInt64, trialId: UUID?) = (0, nil)
     var asks = 0
     /// The trial in progress's clicks, for its line: where, whose, and edge to ALSA (nil:
     /// failed, or no record: no audio device).
@@ -192,6 +194,7 @@ public final class LogFeeder: @unchecked Sendable {
                     edgeNs: Int64(bitPattern: c.edgeTimestamp), handedNs: Int64(bitPattern: c.handedTimestamp),
                     triggerNs: c.triggerTimestamp == 0 ? nil : Int64(bitPattern: c.triggerTimestamp),
                     delayFrames: Int64(c.delayFrames), onsetLatencyNs: Int64(clamping: c.onsetLatency))))
+        lastClick = (c.edgeTimestamp, trialId)
         handedLatencies.append(c.handedLatency)
         onsetLatencies.append(c.onsetLatency)
     }

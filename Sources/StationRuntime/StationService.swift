@@ -137,7 +137,7 @@ public final class StationService: StationControlling, @unchecked Sendable {
         )
     }
 
-    /// The board's output lines (station LEDs or valves, the buzzer), when it has any.
+    /// The board's output lines (station LEDs or valves, the buzzer, the feeder), when it has any.
     let outputs: (driver: any OutputDriver, map: StationOutputMap)?
 
     public init(
@@ -281,7 +281,10 @@ public final class StationService: StationControlling, @unchecked Sendable {
             handler: handler, player: player,
             buzzer: outputs.flatMap { o in o.map.buzzerIndex.map { OutputBuzzer(driver: o.driver, index: $0) } },
             buzzerPulseNanoseconds: nanoseconds(milliseconds: Double(outputs?.map.buzzerPulseMilliseconds ?? 15)),
-            records: ring, recordsReady: recordsReady, levels: inputLevels)
+            records: ring, recordsReady: recordsReady, levels: inputLevels,
+            feeder: outputs.flatMap { o in o.map.feederIndex.map { OutputBuzzer(driver: o.driver, index: $0) } },
+            feederDelayNanoseconds: nanoseconds(milliseconds: Double(outputs?.map.feeder?.delayMilliseconds ?? 0)),
+            feederPulseNanoseconds: nanoseconds(milliseconds: Double(outputs?.map.feeder?.pulseMilliseconds ?? 100)))
         let segment = Segment(
             handler: handler, loop: loop, feeder: feeder, layouts: layouts,
             trainerLed: configuration.mode == .trainerLed, hold: configuration.hold, usedStations: used)

@@ -31,6 +31,7 @@ struct BenchClick: ParsableCommand {
               lineupctl bench click
               lineupctl bench click --clicks 2000 --storm 20000 --device null
               lineupctl bench click --handler fixed --clicks 200
+              lineupctl bench click --feeder 2,5
             """)
 
     enum Handler: String, ExpressibleByArgument, CaseIterable {
@@ -45,6 +46,11 @@ struct BenchClick: ParsableCommand {
     @Option(help: "ALSA periods in the buffer.") var periods = 2
     @Option(help: "What decides on the hot thread: engine (lineupd's) or fixed (a rule, for comparison).")
     var handler: Handler = .engine
+    @Option(
+        help: ArgumentHelp(
+            "A feeder on the board, pulsed after each click: DELAY_MS,PULSE_MS (engine handler only).",
+            valueName: "delay,pulse"))
+    var feeder: String?
     @Flag(help: "Do not ask for SCHED_FIFO on the hot thread.") var noRealtime = false
     @Flag(
         help:
@@ -57,6 +63,14 @@ struct BenchClick: ParsableCommand {
         guard storm >= 0 else { throw ValidationError("--storm cannot be negative") }
         // A pulse lasts the debounce window plus 1 ms; the next must clear the window of its end.
         guard intervalMs >= 16 else { throw ValidationError("--interval-ms must be at least 16") }
+        if let feeder {
+            guard handler == .engine else { throw ValidationError("--feeder needs --handler engine") }
+            guard parsedFeeder(feeder) != nil else {
+                throw ValidationError(
+                    "--feeder \(feeder): expected DELAY_MS,PULSE_MS, a delay of 0 to 5000 and a pulse of 1 to 5000 (e.g. 2,5)"
+                )
+            }
+        }
         if noMemoryLock && handler == .engine {
             throw ValidationError(
                 "--no-memory-lock needs --handler fixed: the engine's hot thread is set up as lineupd's")
@@ -73,6 +87,7 @@ struct BenchClick: ParsableCommand {
         settings.periods = periods
         settings.realtime = !noRealtime
         settings.lockMemory = !noMemoryLock
+        settings.feeder = feeder.flatMap(parsedFeeder)
         let preloaded = MallocCounter.preloaded()
         let interposer = try? preloaded.get()
         let counter = interposer.map { interposer in
@@ -128,6 +143,10 @@ struct BenchClick: ParsableCommand {
                 if case .failure(let why) = preloaded { return "not counted: \(why.reason)" }
                 return "not counted"
             }()
+        if let pulses = result.feederPulses {
+            json["feeder_pulses"] = Int(pulses)
+            json["feeder_logged"] = result.feederLogged ?? 0
+        }
         json["realtime"] =
             noRealtime
             ? "not asked"
@@ -182,4 +201,13 @@ struct JSONObject {
         }
         return out + "\""
     }
+}
+
+/// `--feeder DELAY_MS,PULSE_MS` in the ranges `[feeder]` accepts.
+private func parsedFeeder(_ text: String) -> (delayMilliseconds: Int, pulseMilliseconds: Int)? {
+    let parts = text.split(separator: ",", omittingEmptySubsequences: false)
+    guard parts.count == 2, let delay = Int(parts[0]), let pulse = Int(parts[1]), (0...5000).contains(delay),
+        (1...5000).contains(pulse)
+    else { return nil }
+    return (delay, pulse)
 }

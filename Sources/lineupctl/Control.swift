@@ -182,13 +182,16 @@ struct SessionStart: ParsableCommand {
             each target and control station (one control more when some trials have no \
             target); --unlabelled runs without samples, and the log says so.
 
-            --program names a built-in program (study, research-5-station) or a file
+            --program names a built-in program (study, research-5-station, olfactometer-rig) or a file
             NAME.toml in the station's programs directory (/etc/lineup/programs).
             """)
 
     @OptionGroup var socket: SocketOptions
     @Option(help: "The dog's name.") var dog: String
-    @Option(help: "A built-in program (study, research-5-station) or NAME of /etc/lineup/programs/NAME.toml.")
+    @Option(
+        help:
+            "A built-in program (study, research-5-station, olfactometer-rig) or NAME of /etc/lineup/programs/NAME.toml."
+    )
     var program: String
     @Option(help: ArgumentHelp("The program step, as phase/step.", valueName: "phase/step")) var step: String
     @Option(help: "An exercise id within the step (default: the step's first).") var exercise: String?

@@ -187,7 +187,7 @@ struct Events: ParsableCommand {
     @OptionGroup var rows: RowFilterOptions
     @OptionGroup var order: ListingOrderOptions
     @Option(help: ArgumentHelp("Only events of this trial (id or id prefix).", valueName: "id")) var trial: String?
-    @Option(help: "Only this kind: edge, sniff, indication, click, button, cue, fault, note.") var kind: EventKind?
+    @Option(help: "Only this kind: edge, sniff, indication, click, button, cue, fault, note, feeder.") var kind: EventKind?
     @Option(help: "At most this many events, the latest (0: all; export streams any number).") var limit = 200
 
     func run() throws {

@@ -66,16 +66,20 @@ final class SimulatedBlock: @unchecked Sendable {
             }
         }
         let inputs = InputMap(configuration: plan.board)
+        // The board's outputs (valves, buzzer, feeder) on the simulated lineup: a dry run of a
+        // configuration drives them as the board would, and the summary counts the feeder's.
+        let outputMap = StationOutputMap(board: plan.board)
         let service: StationService
         let lineup: SimulatedLineup
         do {
-            lineup = try SimulatedLineup(lineCount: inputs.count)
+            lineup = try SimulatedLineup(lineCount: inputs.count, outputCount: outputMap.lines.count)
             service = try StationService(
                 options: StationService.Options(
                     board: plan.board, databasePath: databasePath, realtime: realtime, printTrials: true,
                     dog: plan.dog, speed: plan.speed, faults: plan.faults, dogSeed: plan.seed ^ 0xD06_D06_D06,
                     stationName: plan.board.boardName ?? "simulated"),
-                source: lineup, simulated: lineup, player: player)
+                source: lineup, simulated: lineup, player: player,
+                outputs: outputMap.lines.isEmpty ? nil : (lineup, outputMap))
             try service.start()
         } catch {
             Log.station.error("\(error)")
@@ -155,6 +159,11 @@ final class SimulatedBlock: @unchecked Sendable {
         // After the log closed: what was still spooled then is counted as lost.
         let writerStatus = service.logStatus
         printSummary(summary, writerStatus: writerStatus, lineupDrops: lineup.droppedEdges)
+        if let index = outputMap.feederIndex, let spec = outputMap.feeder {
+            print(
+                "  feeder: \(lineup.output(index)?.pulses ?? 0) pulse(s) on its line, \(spec.delayMilliseconds) ms after"
+                    + " a click for \(spec.pulseMilliseconds) ms each")
+        }
         // Said on stderr as the log closed (shutdown), with the same counts as the summary's.
         if writerStatus.lost > 0 || writerStatus.lostRecords > 0 { status = 1 }
         print("look at the log:")

@@ -49,6 +49,20 @@ import Testing
         #expect(json["p99_us"] is Double && json["p50_us"] is Double)
     }
 
+    /// With a feeder on the board: every click (warm-up included) pulses its line and is
+    /// logged, and the hot thread still allocates nothing.
+    @Test func withTheFeederOnEveryClickFeedsAndTheHotThreadStillAllocatesNothing() throws {
+        guard let json = try bench(["--clicks", "5", "--storm", "2000", "--no-realtime", "--feeder", "2,5"]) else {
+            return
+        }
+        #expect(json["n"] as? Int == 5)
+        let played = try #require(json["clicks_played"] as? Int)
+        // `clicks_played` leaves out the warm-up's clicks; the feeder's line saw them all.
+        let pulses = try #require(json["feeder_pulses"] as? Int)
+        #expect(pulses > played && pulses == json["feeder_logged"] as? Int, "\(json)")
+        #expect(json["hot_thread_allocations"] as? Int == 0, "\(json["hot_thread_allocations"] ?? "missing")")
+    }
+
     @Test func theFixedHandlerStaysForComparisonAndSaysSo() throws {
         guard let json = try bench(["--handler", "fixed", "--clicks", "5", "--storm", "2000", "--no-realtime"])
         else { return }

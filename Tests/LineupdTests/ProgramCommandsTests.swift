@@ -45,8 +45,8 @@ import TrainingEngine
         let listed = try lineupctl(["programs", "--programs", directory])
         #expect(listed.status == 0 && listed.stderr.isEmpty, "\(listed.stderr)")
         let lines = listed.stdout.split(separator: "\n").map(String.init)
-        // Header, rule, two built-ins, three files; notes.txt is not a program.
-        #expect(lines.count == 7, "\(listed.stdout)")
+        // Header, rule, three built-ins, three files; notes.txt is not a program.
+        #expect(lines.count == 8, "\(listed.stdout)")
         let broken = try #require(lines.first { $0.hasPrefix("broken ") })
         #expect(broken.hasSuffix("DOES NOT LOAD: " + (try brokenMessage())), "\(broken)")
         let club = try #require(lines.first { $0.hasPrefix("club ") })
@@ -58,9 +58,12 @@ import TrainingEngine
         #expect(json.status == 0)
         let entries = try #require(
             try JSONSerialization.jsonObject(with: Data(json.stdout.utf8)) as? [[String: Any]])
-        #expect(entries.map { $0["name"] as? String } == ["study", "research-5-station", "broken", "club", "study"])
-        #expect(entries[2]["error"] as? String == (try brokenMessage()))
-        #expect(entries[3]["phases"] as? Int == 3 && entries[3]["steps"] as? Int == 6)
+        #expect(
+            entries.map { $0["name"] as? String } == [
+                "study", "research-5-station", "olfactometer-rig", "broken", "club", "study",
+            ])
+        #expect(entries[3]["error"] as? String == (try brokenMessage()))
+        #expect(entries[4]["phases"] as? Int == 3 && entries[4]["steps"] as? Int == 6)
         #expect(entries[0]["source"] as? String == "built-in")
 
         let missing = try lineupctl(["programs", "--programs", directory + "/nowhere"])
@@ -145,8 +148,8 @@ import TrainingEngine
         let listed = try lineupctl(["programs"], environment: env)
         #expect(listed.status == 0 && listed.stderr.isEmpty, "\(listed.stderr)")
         let lines = listed.stdout.split(separator: "\n").map(String.init)
-        // Header, rule, two built-ins, four files, and where the list comes from.
-        #expect(lines.count == 9, "\(listed.stdout)")
+        // Header, rule, three built-ins, four files, and where the list comes from.
+        #expect(lines.count == 10, "\(listed.stdout)")
         #expect(lines.last == "(what lineupd on \(daemon.socket) accepts; its programs directory: \(directory))")
         let club = try #require(lines.first { $0.hasPrefix("club ") })
         #expect(
@@ -164,8 +167,10 @@ import TrainingEngine
         let json = try lineupctl(["programs", "--json"], environment: env)
         let entries = try #require(try JSONSerialization.jsonObject(with: Data(json.stdout.utf8)) as? [[String: Any]])
         #expect(
-            entries.map { $0["name"] as? String } == ["study", "research-5-station", "big", "broken", "club", "study"])
-        #expect(entries[4]["phases"] as? Int == 3 && entries[4]["steps"] as? Int == 6)
+            entries.map { $0["name"] as? String } == [
+                "study", "research-5-station", "olfactometer-rig", "big", "broken", "club", "study",
+            ])
+        #expect(entries[5]["phases"] as? Int == 3 && entries[5]["steps"] as? Int == 6)
 
         // `program show` finds what the station would load; what it would refuse is one line.
         let shown = try lineupctl(["program", "show", "club"], environment: env)
@@ -176,7 +181,7 @@ import TrainingEngine
             ("big", "lineupd on \(daemon.socket) would refuse big: \(directory)/big.toml: phases[0].steps[0]"),
             (
                 "nope",
-                "lineupd on \(daemon.socket) offers no program named \"nope\" (it offers: study, research-5-station, club;"
+                "lineupd on \(daemon.socket) offers no program named \"nope\" (it offers: study, research-5-station, olfactometer-rig, club;"
             ),
         ] {
             let refused = try lineupctl(["program", "show", name], environment: env)

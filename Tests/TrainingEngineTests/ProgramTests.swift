@@ -25,7 +25,10 @@ import Testing
         #expect(
             research.phases[1].steps[0].criterion
                 == .anyOf([.consecutiveCorrect(n: 30), .correctWithin(correct: 40, minTrials: 100)]))
-        #expect(try Program.builtins().count == 2)
+        let rig = try #require(try Program.builtin(named: "olfactometer-rig"))
+        #expect(rig.stationsNeeded == 3)
+        #expect(rig.phases.flatMap(\.steps).allSatisfy { $0.ready == .auto && $0.stationOutputs == .search })
+        #expect(try Program.builtins().count == 3)
         #expect(try Program.builtin(named: "nope") == nil)
     }
 

@@ -184,6 +184,7 @@ fi
 # check-log.py's reading of the log (written against the simulated daemon's log).
 daemon="not run: no --lineupd given"
 outputs=null
+feeder_log=null
 click_p50=null; click_p99=null; outcomes_checked=false
 run_daemon() {
     local db=/tmp/lineup.db
@@ -238,21 +239,24 @@ done
 sleep 1.3
 EOS
     # The outputs lineupd drives, read as gpio-sim shows them: station A's valve (GPIO12, open
-    # while the dog searches) and the buzzer (GPIO18, a 250 ms pulse per click). Sampled every
+    # while the dog searches), the buzzer (GPIO18, a 250 ms pulse per click) and the feeder
+    # (GPIO19, a 250 ms pulse 100 ms after each click). Sampled every
     # 50 ms with bash builtins only (no process per sample: under TCG a fork costs the dog's
     # timing); each must be seen high and then low again.
     rm -f /tmp/outputs-stop /tmp/outputs.txt /tmp/outputs-tick
     mkfifo /tmp/outputs-tick
     (
         exec 9<> /tmp/outputs-tick
-        valve=0; valve_closed=0; buzz=0; buzz_off=0
+        valve=0; valve_closed=0; buzz=0; buzz_off=0; feed=0; feed_off=0
         while [ ! -e /tmp/outputs-stop ]; do
             read -r v < "$sim/sim_gpio12/value"; read -r b < "$sim/sim_gpio18/value"
+            read -r f < "$sim/sim_gpio19/value"
             [ "$v" = 1 ] && valve=1; [ "$valve" = 1 ] && [ "$v" = 0 ] && valve_closed=1
             [ "$b" = 1 ] && buzz=1; [ "$buzz" = 1 ] && [ "$b" = 0 ] && buzz_off=1
+            [ "$f" = 1 ] && feed=1; [ "$feed" = 1 ] && [ "$f" = 0 ] && feed_off=1
             read -r -t 0.05 -u 9 _ || true
         done
-        echo "$valve $valve_closed $buzz $buzz_off" > /tmp/outputs.txt
+        echo "$valve $valve_closed $buzz $buzz_off $feed $feed_off" > /tmp/outputs.txt
     ) &
     local sampler=$!
     DOG_END="$bb sh /tmp/dog-end.sh" $bb sh "$vm/dog.sh" "$sim" "$vm/block.dog" /tmp/injected-daemon.txt "$out/trials.txt" 2>&1 | sed 's/^/guest: /'
@@ -267,11 +271,12 @@ EOS
         sleep 0.5
     done
     touch /tmp/outputs-stop; wait "$sampler"
-    read -r valve_seen valve_closed buzzer_seen buzzer_off < /tmp/outputs.txt
-    outputs="{\"valve_a_opened\":$([ "$valve_seen" = 1 ] && echo true || echo false),\"valve_a_closed\":$([ "$valve_closed" = 1 ] && echo true || echo false),\"buzzer_on\":$([ "$buzzer_seen" = 1 ] && echo true || echo false),\"buzzer_off\":$([ "$buzzer_off" = 1 ] && echo true || echo false)}"
+    read -r valve_seen valve_closed buzzer_seen buzzer_off feeder_seen feeder_off < /tmp/outputs.txt
+    outputs="{\"valve_a_opened\":$([ "$valve_seen" = 1 ] && echo true || echo false),\"valve_a_closed\":$([ "$valve_closed" = 1 ] && echo true || echo false),\"buzzer_on\":$([ "$buzzer_seen" = 1 ] && echo true || echo false),\"buzzer_off\":$([ "$buzzer_off" = 1 ] && echo true || echo false),\"feeder_on\":$([ "$feeder_seen" = 1 ] && echo true || echo false),\"feeder_off\":$([ "$feeder_off" = 1 ] && echo true || echo false)}"
     say "outputs on gpio-sim: $outputs"
     [ "$valve_seen" = 1 ] && [ "$valve_closed" = 1 ] || fail "station A's output (GPIO12) was not seen opening and closing: $outputs"
     [ "$buzzer_seen" = 1 ] && [ "$buzzer_off" = 1 ] || fail "the buzzer (GPIO18) was not seen pulsing: $outputs"
+    [ "$feeder_seen" = 1 ] && [ "$feeder_off" = 1 ] || fail "the feeder (GPIO19) was not seen pulsing: $outputs"
     LD_LIBRARY_PATH="$LINEUPCTL_LD_LIBRARY_PATH" "$LINEUPCTL" session end --socket "$sock" \
         --suggestions "scripted block in the emulated-hardware tier" > /dev/null 2>&1 \
         || fail "lineupctl session end failed"
@@ -298,6 +303,11 @@ EOS
     click_p99=$(sed -nE 's/.*"click_latency_p99_us": ([0-9]+|null).*/\1/p' <<< "$res")
     outcomes_checked=true
     [ "$rc" = 0 ] || fail "lineupd's log does not match the dog: $res"
+    # The feeder's pulses in the log: one after each click, at vm.toml's delay and width.
+    feeder_log=$(python3 "$vm/check-feeder.py" "$db" 100 250)
+    rc=$?
+    say "feeder in the log: $feeder_log"
+    [ "$rc" = 0 ] || fail "the feeder's pulses in lineupd's log do not match its clicks: $feeder_log"
 }
 [ -z "${LINEUPD:-}" ] || run_daemon
 # Sensor faults on the kernel's GPIO path (issue 13), on a daemon of their own so the block's
@@ -425,7 +435,7 @@ status=ok
 result="{\"run\":$(json_str "$RUN_NAME"),\"libgpiod\":$(json_str "$libgpiod"),\"api\":$(json_str "$api"),\"kernel\":$(json_str "$kernel")"
 result+=",\"trials\":$trials,\"edges_injected\":$injected,\"edges_logged\":$logged,\"edges_seen_by\":$(json_str "$seen_by")"
 result+=",\"edge_type_renamed\":$typemis,\"dog_max_stretch_ms\":$maxover,\"chatter_bounces\":$nbounce,\"chatter_max_bounce_ms\":$maxbounce,\"chatter_bounces_over_debounce\":$slowbounce,\"lines_found\":$lines_found,\"test_click\":\"$test_click\",\"test_click_handed_us\":${handed:-null}"
-result+=",\"click_latency_p50_us\":$click_p50,\"click_latency_p99_us\":$click_p99,\"sim_daemon\":$(json_str "$sim_state"),\"sim_daemon_clicks\":$sim_clicks,\"sim_daemon_click_latency_p50_us\":$sim_p50,\"sim_daemon_click_latency_p99_us\":$sim_p99,\"outcomes_checked\":$outcomes_checked,\"outputs\":$outputs,\"sensor_faults\":$sensor_faults,\"bursts\":$burst,\"daemon\":$(json_str "$daemon")"
+result+=",\"click_latency_p50_us\":$click_p50,\"click_latency_p99_us\":$click_p99,\"sim_daemon\":$(json_str "$sim_state"),\"sim_daemon_clicks\":$sim_clicks,\"sim_daemon_click_latency_p50_us\":$sim_p50,\"sim_daemon_click_latency_p99_us\":$sim_p99,\"outcomes_checked\":$outcomes_checked,\"outputs\":$outputs,\"feeder\":$feeder_log,\"sensor_faults\":$sensor_faults,\"bursts\":$burst,\"daemon\":$(json_str "$daemon")"
 result+=",\"status\":\"$status\""
 [ ${#failures[@]} = 0 ] || result+=",\"failures\":$(json_str "$(IFS=';'; echo "${failures[*]}")")"
 result+="}"
