@@ -34,6 +34,9 @@ public struct SampleSummary: Sendable, Hashable, Codable {
     /// How many trials the sample stood in.
     public var uses: Int
     public var notes: Int
+    /// Its usage limits as registered (nil: none of its own).
+    public var maxUses: Int? = nil
+    public var maxUsesPerDog: Int? = nil
 }
 
 public struct NoteLine: Sendable, Hashable, Codable {
