@@ -57,7 +57,7 @@ extension StationService {
             faultInjector?.searchStarted(trial: trial)
             ending = segment.trainerLed ? nil : (key.0, turn, trial)
             edges.removeAll(keepingCapacity: true)
-            dog.search(kinds: layout.kinds, startAt: MonotonicClock.now(), into: &edges)
+            dog.search(layout: layout.stations, startAt: MonotonicClock.now(), into: &edges)
             edges.sort { $0.at < $1.at }
             let presses =
                 segment.trainerLed ? trainerPresses(edges, layout: layout, hold: segment.hold, lines: lines) : []

@@ -110,7 +110,7 @@ public struct BlockSimulation: Sendable {
             take(machine.readyButton(at: t), &result)
             edges.removeAll(keepingCapacity: true)
             debouncer.reset()
-            dog.search(kinds: layout.kinds, startAt: t, into: &edges)
+            dog.search(layout: layout.stations, startAt: t, into: &edges)
             // Chatter and breaks can interleave with later edges: keep time order.
             edges.sort { $0.at < $1.at }
             result.rawEdges += edges.count
