@@ -291,35 +291,6 @@ extension StationService {
                 + "stations labelled by kind only (the log and every listing say so)")
     }
 
-    /// The samples asked for, and each one's label by id.
-    func resolveSamples(_ wanted: [String], exposure: [String: Int] = [:]) throws(ControlRefusal) -> (
-        [Sample], [String: String]
-    ) {
-        guard !wanted.isEmpty else { return ([], [:]) }
-        let all: [SampleSummary]
-        do {
-            all = try SessionLog.openReader(path: options.databasePath).samples()
-        } catch {
-            throw ControlRefusal(.failed, "cannot read the samples: \(error)")
-        }
-        var out: [Sample] = []
-        var labels: [String: String] = [:]
-        for text in wanted {
-            let matches = all.filter { $0.label == text || $0.id.hasPrefix(text.lowercased()) }
-            guard matches.count == 1, let s = matches.first else {
-                throw ControlRefusal(
-                    .unknown,
-                    matches.isEmpty ? "no sample \"\(text)\" (lineupctl samples)" : "\"\(text)\" names several samples")
-            }
-            out.append(
-                Sample(
-                    id: s.id, kind: s.kind, usageLimit: s.maxUses, usageCount: s.uses, usageLimitPerDog: s.maxUsesPerDog,
-                    dogUsageCount: exposure[s.id] ?? 0, label: s.label))
-            labels[s.id] = s.label
-        }
-        return (out, labels)
-    }
-
     public func layout(view: ClientView) throws(ControlRefusal) -> [LayoutEntry] {
         switching.lock()
         defer { switching.unlock() }
