@@ -111,6 +111,8 @@ public struct LayoutSlot: Sendable, Hashable, Codable {
     public var firstIndicationMs: Double?
     public var sniffs: Int?
     public var dwellMs: Double?
+    /// Whether the dog had never met the sample before the trial (nil: no sample, or not recorded).
+    public var novel: Bool? = nil
 }
 
 /// One trial as the log keeps it (after corrections), for listings and exports. Not the

@@ -24,12 +24,17 @@ extension StationService {
                     .unknown,
                     matches.isEmpty ? "no sample \"\(text)\" (lineupctl samples)" : "\"\(text)\" names several samples")
             }
-            out.append(
-                Sample(
-                    id: s.id, kind: s.kind, usageLimit: s.maxUses, usageCount: s.uses, usageLimitPerDog: s.maxUsesPerDog,
-                    dogUsageCount: exposure[s.id] ?? 0, label: s.label))
+            out.append(Self.layoutSample(s, exposure: exposure))
             labels[s.id] = s.label
         }
         return (out, labels)
+    }
+
+    /// A registered sample as the layout generator sees it: its limits, its uses, and this
+    /// dog's exposure to it (`LogReader.exposure`).
+    static func layoutSample(_ s: SampleSummary, exposure: [String: Int]) -> Sample {
+        Sample(
+            id: s.id, kind: s.kind, usageLimit: s.maxUses, usageCount: s.uses, usageLimitPerDog: s.maxUsesPerDog,
+            dogUsageCount: exposure[s.id] ?? 0, label: s.label)
     }
 }
