@@ -132,6 +132,9 @@ struct Lineupd: ParsableCommand {
         guard familiarSensitivity >= 0 && familiarSensitivity <= 1 else {
             fail("--familiar-sensitivity must be between 0 and 1")
         }
+        if memoriseAfter != nil && fast {
+            fail("--memorise-after needs samples to remember, which --fast does not lay out: leave out --fast")
+        }
         if memoriseAfter == nil && familiarSensitivity != 0.98 {
             fail("--familiar-sensitivity is for a memorising virtual dog: give --memorise-after N too")
         }
