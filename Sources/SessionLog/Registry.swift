@@ -36,7 +36,8 @@ extension SessionLog {
         sample.collectedOn = try sample.collectedOn.map { try ResearcherDate.validateDay($0) }
         for (name, limit) in [("--max-uses", sample.maxUses), ("--max-uses-per-dog", sample.maxUsesPerDog)] {
             if let limit, limit < 1 {
-                throw SessionLogError.invalidInput("\(name) \(limit): a usage limit is at least 1 (leave it out for none)")
+                throw SessionLogError.invalidInput(
+                    "\(name) \(limit): a usage limit is at least 1 (leave it out for none)")
             }
         }
         try writeChecked { db in

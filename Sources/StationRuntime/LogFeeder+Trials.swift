@@ -22,7 +22,8 @@ extension LogFeeder {
             StationSlot(
                 station: number($0.station - 1), sampleId: $0.sample.flatMap(UUID.init(uuidString:)), kind: $0.kind,
                 seen: $0.seen,
-                novel: $0.station >= 1 && $0.station <= layout.stations.count ? layout.stations[$0.station - 1].novel : nil)
+                novel: $0.station >= 1 && $0.station <= layout.stations.count
+                    ? layout.stations[$0.station - 1].novel : nil)
         }
         let record = TrialRecord(
             id: trialIds[end.trial], sessionId: sessionId, number: end.trial + 1, seed: settings.blockSeed,

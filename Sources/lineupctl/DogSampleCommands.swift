@@ -179,7 +179,9 @@ struct Samples: ParsableCommand {
         @Option(help: "How it was collected.") var collection: String?
         @Option(help: "How it was processed and stored.") var processing: String?
         @Option(help: ArgumentHelp("Collection date, YYYY-MM-DD.", valueName: "date")) var collectedOn: String?
-        @Option(help: ArgumentHelp("At most this many trials in all (default: the program's max_uses, if any).", valueName: "n"))
+        @Option(
+            help: ArgumentHelp(
+                "At most this many trials in all (default: the program's max_uses, if any).", valueName: "n"))
         var maxUses: Int?
         @Option(
             help: ArgumentHelp(

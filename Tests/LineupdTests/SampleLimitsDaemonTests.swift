@@ -88,10 +88,12 @@ import TrainingEngine
         let zero = try lineupctl(["samples", "add", "T-3", "--kind", "target", "--max-uses", "0"], environment: env)
         #expect(zero.status == 1 && zero.stderr.contains("--max-uses 0: a usage limit is at least 1"), "\(zero.stderr)")
         let added = try lineupctl(
-            ["samples", "add", "T-3", "--kind", "target", "--max-uses", "40", "--max-uses-per-dog", "8"], environment: env)
+            ["samples", "add", "T-3", "--kind", "target", "--max-uses", "40", "--max-uses-per-dog", "8"],
+            environment: env)
         #expect(added.status == 0, "\(added.stderr)")
         let t3 = try lineupctl(["samples", "show", "T-3", "--db", daemon.db])
-        #expect(t3.stdout.contains("Used        0 trial(s) (max_uses 40)\nPer dog (max_uses_per_dog 8)\n"), "\(t3.stdout)")
+        #expect(
+            t3.stdout.contains("Used        0 trial(s) (max_uses 40)\nPer dog (max_uses_per_dog 8)\n"), "\(t3.stdout)")
 
         // Ada never met T-1: her block on it starts.
         let ada = try lineupctl(

@@ -29,8 +29,10 @@ import TrainingEngine
 
     /// The target station's novelty in each logged trial of `session`, in order.
     private func targetNovelty(_ rig: Rig) throws -> [Bool?] {
-        try rig.log.reader.trials().filter { $0.sessionId == rig.sessionId.uuidString.lowercased() }.sorted { $0.number < $1.number }
-            .map { trial in trial.layout.first { $0.kind == .target }?.novel }
+        try rig.log.reader.trials().filter { $0.sessionId == rig.sessionId.uuidString.lowercased() }.sorted {
+            $0.number < $1.number
+        }
+        .map { trial in trial.layout.first { $0.kind == .target }?.novel }
     }
 
     @Test func aSessionRecordsNoveltyAndTheNextSessionOnTheSameSamplesRecordsThemFamiliar() throws {

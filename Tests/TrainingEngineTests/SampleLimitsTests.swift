@@ -46,7 +46,8 @@ import Testing
             Sample(id: "a", kind: .target, usageLimit: 3, usageCount: 3, label: "T-17"),
             Sample(id: "b", kind: .target, usageLimitPerDog: 2, dogUsageCount: 2, label: "T-18"),
         ]
-        var generator = LayoutGenerator(setup: LineupSetup(stations: 2, targets: 1, blanks: 1), samples: samples, seed: 1)
+        var generator = LayoutGenerator(
+            setup: LineupSetup(stations: 2, targets: 1, blanks: 1), samples: samples, seed: 1)
         do {
             _ = try generator.block(count: 1)
             Issue.record("laid out beyond the limits")
@@ -55,7 +56,9 @@ import Testing
                 error
                     == .usageLimitsReached(
                         kind: .target, trialIndex: 0, needed: 1, available: 0,
-                        stopped: ["T-17: used 3 times, max_uses 3", "T-18: met 2 times by this dog, max_uses_per_dog 2"]))
+                        stopped: [
+                            "T-17: used 3 times, max_uses 3", "T-18: met 2 times by this dog, max_uses_per_dog 2",
+                        ]))
             #expect(error.description.contains("T-17: used 3 times, max_uses 3"))
         }
     }
@@ -69,7 +72,8 @@ import Testing
             Sample(id: "C2", kind: .control, usageCount: 9, dogUsageCount: 0),
             Sample(id: "C3", kind: .control, usageCount: 5, dogUsageCount: 1),
         ]
-        var generator = LayoutGenerator(setup: LineupSetup(stations: 2, targets: 1, controls: 1), samples: samples, seed: 7)
+        var generator = LayoutGenerator(
+            setup: LineupSetup(stations: 2, targets: 1, controls: 1), samples: samples, seed: 7)
         let controls = try (0..<3).map {
             try generator.layout(trialIndex: $0, kinds: [.target, .control]).stations[1].sampleID
         }

@@ -15,7 +15,8 @@ import TrainingEngine
         // Two targets the dog meets again and again, and a new one for each novel trial.
         settings.samples =
             [Sample(id: "F1", kind: .target, dogUsageCount: 5), Sample(id: "F2", kind: .target, dogUsageCount: 5)]
-            + (0..<60).map { Sample(id: "N\($0)", kind: .target) } + (0..<8).map { Sample(id: "C\($0)", kind: .control) }
+            + (0..<60).map { Sample(id: "N\($0)", kind: .target) }
+            + (0..<8).map { Sample(id: "C\($0)", kind: .control) }
         let result = try BlockSimulation(settings: settings).run()
         var hits: [Bool: (Int, Int)] = [:]
         for (layout, trial) in zip(result.layouts, result.trials) {
