@@ -96,8 +96,9 @@ extension LogReader {
             let dogs = try Row.fetchAll(
                 db,
                 sql: """
-                    SELECT d.name, e.exposure AS uses, e.last_wall_ns AS last FROM (\(Self.exposureSQL)) e
-                    JOIN dog d ON d.id = e.dog_id WHERE e.sample_id = ? ORDER BY d.name
+                    SELECT d.name, e.exposure AS uses, e.last_wall_ns AS last
+                    FROM (\(Self.exposureSQL(where: "ts.sample_id = ?"))) e
+                    JOIN dog d ON d.id = e.dog_id ORDER BY d.name
                     """, arguments: [id]
             ).map {
                 SampleUse(dog: $0["name"], uses: $0["uses"], lastUsed: iso.string(wallNs: $0["last"]))
