@@ -131,7 +131,7 @@ private struct ProgramReader {
     }
 
     func program(_ root: TOMLTable) throws(ProgramError) -> Program {
-        try checkKeys(root, "", allowed: ["name", "title", "description", "phases"])
+        try checkKeys(root, "", allowed: ["name", "title", "description", "phases", "max_uses", "max_uses_per_dog"])
         let name = try string(root, "name", "")
         let title = try string(root, "title", "")
         let description = try string(root, "description", "", default: "")
@@ -143,6 +143,15 @@ private struct ProgramReader {
                 throw fail("phases[\(i)].id", "\"\(phase.id)\" is used by an earlier phase")
             }
             phases.append(phase)
+        }
+        // The program's limits stand for every step that sets none of its own.
+        let maxUses = try optionalInt(root, "max_uses", "", min: 1)
+        let maxUsesPerDog = try optionalInt(root, "max_uses_per_dog", "", min: 1)
+        for p in phases.indices {
+            for s in phases[p].steps.indices {
+                phases[p].steps[s].lineup.maxUses = phases[p].steps[s].lineup.maxUses ?? maxUses
+                phases[p].steps[s].lineup.maxUsesPerDog = phases[p].steps[s].lineup.maxUsesPerDog ?? maxUsesPerDog
+            }
         }
         return Program(name: name, title: title, description: description, phases: phases, source: file)
     }
@@ -238,7 +247,7 @@ private struct ProgramReader {
             t, path,
             allowed: [
                 "stations", "targets", "controls", "blanks", "distractors", "no_target_share",
-                "max_same_station_in_a_row",
+                "max_same_station_in_a_row", "max_uses", "max_uses_per_dog", "novel_target_share", "novel_only",
             ])
         let stations = try int(t, "stations", path, min: 1)
         let targets = try int(t, "targets", path, default: 1, min: 0)
@@ -266,10 +275,30 @@ private struct ProgramReader {
         }
         let run = try int(
             t, "max_same_station_in_a_row", path, default: stations > 1 ? 2 : 1_000_000, min: 1)
-        return LineupSetup(
+        var setup = LineupSetup(
             stations: stations, targets: targets, controls: controls, blanks: blanks,
             distractors: distractors,
             noTargetShare: share, maxSameStationInARow: run)
+        setup.maxUses = try optionalInt(t, "max_uses", path, min: 1)
+        setup.maxUsesPerDog = try optionalInt(t, "max_uses_per_dog", path, min: 1)
+        let novelShare = try double(t, "novel_target_share", path, default: 0) ?? 0
+        guard (0...1).contains(novelShare) else {
+            throw fail(join(path, "novel_target_share"), "must be within 0...1, not \(novelShare)")
+        }
+        guard targets == 1 || novelShare == 0 else {
+            throw fail(join(path, "novel_target_share"), "a lineup without a target has no target to make novel")
+        }
+        setup.novelTargetShare = novelShare
+        if let v = t["novel_only"] {
+            guard let b = v.bool else { throw fail(join(path, "novel_only"), "must be true or false") }
+            setup.novelOnly = b
+        }
+        return setup
+    }
+
+    func optionalInt(_ t: TOMLTable, _ key: String, _ path: String, min: Int) throws(ProgramError) -> Int? {
+        guard t[key] != nil else { return nil }
+        return try int(t, key, path, min: min)
     }
 
     func criterion(_ value: TOMLValueConvertible, _ path: String) throws(ProgramError)

@@ -38,7 +38,7 @@ extension SessionLog {
             let stations = try Row.fetchAll(
                 db,
                 sql: """
-                    SELECT station, sample_id, kind, visited, indicated, first_indication_ns, sniffs, dwell_ns
+                    SELECT station, sample_id, kind, visited, indicated, first_indication_ns, sniffs, dwell_ns, novel
                     FROM trial_station WHERE trial_id = ? ORDER BY station
                     """, arguments: [id])
             let slots: [StationSlot] = stations.map { s in
@@ -51,7 +51,7 @@ extension SessionLog {
                             visited: v != 0, indicated: (s["indicated"] as Int? ?? 0) != 0,
                             firstIndicationNs: s["first_indication_ns"], sniffs: s["sniffs"] ?? 0,
                             dwellNs: s["dwell_ns"] ?? 0)
-                    })
+                    }, novel: (s["novel"] as Int?).map { $0 != 0 })
             }
             try Self.checkCorrection(outcome: outcome, indicated: indicatedStation, slots: slots)
             let oldOutcome = TrialOutcome(rawValue: row["outcome"]) ?? .aborted
@@ -72,7 +72,9 @@ extension SessionLog {
                 sessionId: UUID(uuidString: row["session_id"])!, number: row["number"],
                 seed: (row["seed"] as Int64?).map { UInt64(bitPattern: $0) },
                 layout: zip(slots, scored.stations).map { slot, station in
-                    StationSlot(station: slot.station, sampleId: slot.sampleId, kind: slot.kind, seen: station.seen)
+                    StationSlot(
+                        station: slot.station, sampleId: slot.sampleId, kind: slot.kind, seen: station.seen,
+                        novel: slot.novel)
                 }, outcome: outcome, indicatedStation: indicatedStation,
                 latencyNs: scored.latencyNs ?? (indicatedStation == oldIndicated ? row["latency_ns"] : nil),
                 searchNs: row["search_ns"],

@@ -115,7 +115,9 @@ public struct ExportQuery {
                         "(SELECT ts.kind FROM trial_station ts WHERE ts.trial_id = t.id AND ts.station = \(station))"))
                 // What the station saw (empty for trials logged before schema v3): every
                 // station-level figure can be recomputed from these.
-                for field in ["visited", "indicated", "first_indication_ns", "sniffs", "dwell_ns"] {
+                // `novel`: 1 when the dog had never met the station's sample before the trial
+                // (docs/figures.md, "Exposure and novelty"); empty before schema v6.
+                for field in ["visited", "indicated", "first_indication_ns", "sniffs", "dwell_ns", "novel"] {
                     columns.append(
                         col(
                             "station_\(station)_\(field)",

@@ -73,7 +73,7 @@ extension LogReader {
             source: row["source"], collection: row["collection"], processing: row["processing"],
             collectedOn: row["collected_on"], added: iso.string(wallNs: row["wall_ns"]),
             uses: row["uses"],
-            notes: row["notes"])
+            notes: row["notes"], maxUses: row["max_uses"], maxUsesPerDog: row["max_uses_per_dog"])
     }
 
     public func sample(id: String) throws -> SampleDetails {
@@ -92,13 +92,13 @@ extension LogReader {
                 sql: "SELECT text, wall_ns FROM sample_note WHERE sample_id = ? ORDER BY wall_ns, mono_ns",
                 arguments: [id]
             ).map { NoteLine(time: iso.string(wallNs: $0["wall_ns"]), text: $0["text"]) }
+            // Uses per dog are the dog's exposure (LogReader+Exposure.swift), the one count.
             let dogs = try Row.fetchAll(
                 db,
                 sql: """
-                    SELECT d.name, count(*) AS uses, max(t.wall_ns) AS last FROM trial_station ts
-                    JOIN trial t ON t.id = ts.trial_id AND t.corrects IS NULL
-                    JOIN session s ON s.id = t.session_id JOIN dog d ON d.id = s.dog_id
-                    WHERE ts.sample_id = ? GROUP BY d.id ORDER BY d.name
+                    SELECT d.name, e.exposure AS uses, e.last_wall_ns AS last
+                    FROM (\(Self.exposureSQL(where: "ts.sample_id = ?"))) e
+                    JOIN dog d ON d.id = e.dog_id ORDER BY d.name
                     """, arguments: [id]
             ).map {
                 SampleUse(dog: $0["name"], uses: $0["uses"], lastUsed: iso.string(wallNs: $0["last"]))

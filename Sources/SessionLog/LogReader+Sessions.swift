@@ -148,7 +148,7 @@ extension LogReader {
             let layoutStatement = try db.cachedStatement(
                 sql: """
                     SELECT ts.station, sm.label, ts.kind, ts.visited, ts.indicated, ts.first_indication_ns,
-                        ts.sniffs, ts.dwell_ns FROM trial_station ts
+                        ts.sniffs, ts.dwell_ns, ts.novel FROM trial_station ts
                     LEFT JOIN sample sm ON sm.id = ts.sample_id WHERE ts.trial_id = ? ORDER BY ts.station
                     """)
             return try rows.map { row in
@@ -160,7 +160,8 @@ extension LogReader {
                         visited: ($0["visited"] as Int?).map { $0 != 0 },
                         indicated: ($0["indicated"] as Int?).map { $0 != 0 },
                         firstIndicationMs: ($0["first_indication_ns"] as Int64?).map { Double($0) / 1e6 },
-                        sniffs: $0["sniffs"], dwellMs: ($0["dwell_ns"] as Int64?).map { Double($0) / 1e6 })
+                        sniffs: $0["sniffs"], dwellMs: ($0["dwell_ns"] as Int64?).map { Double($0) / 1e6 },
+                        novel: ($0["novel"] as Int?).map { $0 != 0 })
                 }
                 return LoggedTrial(
                     id: id, sessionId: row["session_id"], dog: row["dog"], number: row["number"],

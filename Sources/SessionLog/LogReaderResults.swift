@@ -34,6 +34,9 @@ public struct SampleSummary: Sendable, Hashable, Codable {
     /// How many trials the sample stood in.
     public var uses: Int
     public var notes: Int
+    /// Its usage limits as registered (nil: none of its own).
+    public var maxUses: Int? = nil
+    public var maxUsesPerDog: Int? = nil
 }
 
 public struct NoteLine: Sendable, Hashable, Codable {
@@ -108,6 +111,8 @@ public struct LayoutSlot: Sendable, Hashable, Codable {
     public var firstIndicationMs: Double?
     public var sniffs: Int?
     public var dwellMs: Double?
+    /// Whether the dog had never met the sample before the trial (nil: no sample, or not recorded).
+    public var novel: Bool? = nil
 }
 
 /// One trial as the log keeps it (after corrections), for listings and exports. Not the

@@ -34,6 +34,12 @@ extension SessionLog {
         sample.label = sample.label.trimmingCharacters(in: .whitespacesAndNewlines)
         guard !sample.label.isEmpty else { throw SessionLogError.invalidInput("a sample needs a label") }
         sample.collectedOn = try sample.collectedOn.map { try ResearcherDate.validateDay($0) }
+        for (name, limit) in [("--max-uses", sample.maxUses), ("--max-uses-per-dog", sample.maxUsesPerDog)] {
+            if let limit, limit < 1 {
+                throw SessionLogError.invalidInput(
+                    "\(name) \(limit): a usage limit is at least 1 (leave it out for none)")
+            }
+        }
         try writeChecked { db in
             if try String.fetchOne(db, sql: "SELECT id FROM sample WHERE label = ?", arguments: [sample.label])
                 != nil

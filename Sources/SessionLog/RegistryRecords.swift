@@ -53,13 +53,19 @@ public struct SampleRecord: Sendable, Hashable, Codable {
     public var processing: String?
     /// Collection date as `YYYY-MM-DD`.
     public var collectedOn: String?
+    /// At most this many presentations in all; nil: the program's limit, if any.
+    public var maxUses: Int?
+    /// At most this many presentations to any one dog; nil: the program's limit, if any.
+    public var maxUsesPerDog: Int?
     public var time: LogTime
 
     public init(
         id: UUID = UUID(), label: String, kind: SampleKind, diagnosis: String? = nil,
         source: String? = nil, collection: String? = nil, processing: String? = nil,
-        collectedOn: String? = nil, time: LogTime = .now()
+        collectedOn: String? = nil, maxUses: Int? = nil, maxUsesPerDog: Int? = nil, time: LogTime = .now()
     ) {
+        self.maxUses = maxUses
+        self.maxUsesPerDog = maxUsesPerDog
         self.id = id
         self.label = label
         self.kind = kind
@@ -178,12 +184,16 @@ struct SampleRow: Encodable, PersistableRecord {
     var collection: String?
     var processing: String?
     var collectedOn: String?
+    var maxUses: Int?
+    var maxUsesPerDog: Int?
     var monoNs: Int64
     var wallNs: Int64
 
     enum CodingKeys: String, CodingKey {
         case id, label, kind, diagnosis, source, collection, processing
         case collectedOn = "collected_on"
+        case maxUses = "max_uses"
+        case maxUsesPerDog = "max_uses_per_dog"
         case monoNs = "mono_ns"
         case wallNs = "wall_ns"
     }
@@ -193,7 +203,8 @@ extension SampleRecord: AppendableRecord {
     public func append(to db: Database) throws {
         try SampleRow(
             id: id.logText, label: label, kind: kind.rawValue, diagnosis: diagnosis, source: source,
-            collection: collection, processing: processing, collectedOn: collectedOn, monoNs: time.monoNs,
+            collection: collection, processing: processing, collectedOn: collectedOn, maxUses: maxUses,
+            maxUsesPerDog: maxUsesPerDog, monoNs: time.monoNs,
             wallNs: time.wallNs
         ).insert(db)
     }

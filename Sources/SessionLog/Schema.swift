@@ -18,6 +18,7 @@ enum Schema {
         migrator.registerMigration("v4-station-identity", migrate: v4)
         migrator.registerMigration("v5-dog-note", migrate: v5)
         migrator.registerMigration("v6-layout-commitment", migrate: layoutCommitment)
+        migrator.registerMigration("v7-sample-limits-novelty", migrate: sampleLimitsAndNovelty)
         return migrator
     }
 

@@ -14,12 +14,16 @@ public struct StationSlot: Sendable, Hashable, Codable {
     public var kind: SampleKind
     /// What the station saw in the trial; nil only for trials logged before schema v3.
     public var seen: StationSeen?
+    /// Whether the dog had never met the sample before this trial (docs/figures.md, "Exposure
+    /// and novelty"); nil without a sample, or when not recorded.
+    public var novel: Bool?
 
-    public init(station: Int, sampleId: UUID?, kind: SampleKind, seen: StationSeen? = nil) {
+    public init(station: Int, sampleId: UUID?, kind: SampleKind, seen: StationSeen? = nil, novel: Bool? = nil) {
         self.station = station
         self.sampleId = sampleId
         self.kind = kind
         self.seen = seen
+        self.novel = novel
     }
 }
 
@@ -111,9 +115,10 @@ struct TrialStationRow: Encodable, PersistableRecord {
     var firstIndicationNs: Int64?
     var sniffs: Int?
     var dwellNs: Int64?
+    var novel: Int?
 
     enum CodingKeys: String, CodingKey {
-        case station, kind, visited, indicated, sniffs
+        case station, kind, visited, indicated, sniffs, novel
         case trialId = "trial_id"
         case sampleId = "sample_id"
         case firstIndicationNs = "first_indication_ns"
@@ -155,7 +160,8 @@ extension TrialRecord: AppendableRecord {
                 trialId: trialId, station: entry.station, sampleId: entry.sampleId?.logText,
                 kind: entry.kind.rawValue, visited: entry.seen.map { $0.visited ? 1 : 0 },
                 indicated: entry.seen.map { $0.indicated ? 1 : 0 }, firstIndicationNs: entry.seen?.firstIndicationNs,
-                sniffs: entry.seen?.sniffs, dwellNs: entry.seen?.dwellNs
+                sniffs: entry.seen?.sniffs, dwellNs: entry.seen?.dwellNs,
+                novel: entry.sampleId == nil ? nil : entry.novel.map { $0 ? 1 : 0 }
             ).insert(db)
         }
     }

@@ -303,6 +303,9 @@ public struct SampleEntry: Sendable, Codable, Hashable {
     public var processing: String?
     /// `YYYY-MM-DD`.
     public var collectedOn: String?
+    /// Usage limits, overall and per dog (nil: none of its own).
+    public var maxUses: Int? = nil
+    public var maxUsesPerDog: Int? = nil
 
     public init(
         label: String, kind: SampleKind, diagnosis: String? = nil, source: String? = nil, collection: String? = nil,

@@ -15,6 +15,8 @@ public struct BlockPlan {
     public var speed: Double
     /// Broken sensors on the simulated lineup (`--fault`).
     public var faults: [InjectedFault] = []
+    /// The virtual dog memorises samples (`--memorise-after`); nil: it does not.
+    public var memorising: Memorising? = nil
 
     public init(
         board: StationConfiguration, trials: Int, seed: UInt64, sensitivity: Double, falseAlertRate: Double,
@@ -84,12 +86,14 @@ public struct BlockPlan {
     public var dog: DogParameters {
         let s = speed
         let hold = board.timing.holdMilliseconds / 1000
-        return DogParameters(
+        var parameters = DogParameters(
             sensitivity: sensitivity, falseAlertRate: falseAlertRate,
             startLatencySeconds: (0.5 / s)...(2 / s), travelSeconds: (0.4 / s)...(1.5 / s),
             sniffSeconds: (min(0.2, hold / 4) / s)...(min(1.2, hold / 2) / s), indicationHoldSeconds: hold * 1.5 / s,
             // Real beams chatter at the nose's arrival and departure: the debouncer's work.
             chatterToggles: 2, chatterSpanMilliseconds: 2)
+        parameters.memorising = memorising
+        return parameters
     }
 
     public var debounce: Nanoseconds { nanoseconds(milliseconds: board.timing.debounceMilliseconds) }
@@ -144,6 +148,8 @@ extension BlockPlan {
             "speed": "\(speed)", "hold_ns": "\(m.hold)", "search_timeout_ns": "\(m.searchTimeout)",
             "inter_trial_ns": "\(m.interTrialInterval)", "dog_sensitivity": "\(sensitivity)",
             "dog_false_alert_rate": "\(falseAlertRate)",
+            "dog_memorise_after": memorising.map { "\($0.after)" } ?? "",
+            "dog_familiar_sensitivity": memorising.map { "\($0.familiarSensitivity)" } ?? "",
         ])
     }
 }

@@ -21,7 +21,9 @@ extension LogFeeder {
             // The sample that sat in the station: what every statistic by sample rests on.
             StationSlot(
                 station: number($0.station - 1), sampleId: $0.sample.flatMap(UUID.init(uuidString:)), kind: $0.kind,
-                seen: $0.seen)
+                seen: $0.seen,
+                novel: $0.station >= 1 && $0.station <= layout.stations.count
+                    ? layout.stations[$0.station - 1].novel : nil)
         }
         let record = TrialRecord(
             id: trialIds[end.trial], sessionId: sessionId, number: end.trial + 1, seed: settings.blockSeed,

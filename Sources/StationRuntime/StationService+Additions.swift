@@ -27,7 +27,8 @@ extension StationService {
             try log.addSample(
                 SampleRecord(
                     label: entry.label, kind: entry.kind, diagnosis: entry.diagnosis, source: entry.source,
-                    collection: entry.collection, processing: entry.processing, collectedOn: entry.collectedOn)
+                    collection: entry.collection, processing: entry.processing, collectedOn: entry.collectedOn,
+                    maxUses: entry.maxUses, maxUsesPerDog: entry.maxUsesPerDog)
             ).id
         }
     }

@@ -13,7 +13,14 @@ extension StationService {
         switching.lock()
         defer { switching.unlock() }
         guard current == nil else { throw ControlRefusal(.sessionRunning, "a session is running") }
-        let samples = try plan.registerSamples(in: log)
+        // The virtual dog's exposure from the log: rotation and novelty as for any dog.
+        let (dogId, newDog) = try virtualDog(in: log, notes: "lineupd --simulate")
+        let exposure = newDog == nil ? try log.reader.exposure(dog: dogId.uuidString) : [:]
+        let samples = try plan.registerSamples(in: log).map {
+            var sample = $0
+            sample.dogUsageCount = exposure[sample.id] ?? 0
+            return sample
+        }
         var generator = LayoutGenerator(setup: plan.setup, samples: samples, seed: plan.seed)
         let layouts: [TrialLayout]
         do {
@@ -21,7 +28,6 @@ extension StationService {
         } catch {
             throw ControlRefusal(.badRequest, "cannot lay out the block: \(error)")
         }
-        let (dogId, newDog) = try virtualDog(in: log, notes: "lineupd --simulate")
         let session = SessionRecord(
             dogId: dogId, phase: "simulation", mode: .doubleBlind, settings: plan.settingsJSON, station: stationName)
         // A double-blind block: its layouts committed like a double-blind session's.

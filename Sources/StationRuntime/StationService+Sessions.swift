@@ -77,42 +77,6 @@ extension StationService {
         if unlabelled && !request.samples.isEmpty {
             throw ControlRefusal(.badRequest, "--unlabelled and --sample contradict each other: give one")
         }
-        let (samples, labels) = try resolveSamples(request.samples)
-
-        var configuration = LineupMachine.Configuration(
-            step: step, exercise: exercise, stationCount: used,
-            hold: nanoseconds(milliseconds: options.board.timing.holdMilliseconds / options.speed),
-            holdTolerance: nanoseconds(milliseconds: options.board.timing.holdToleranceMilliseconds / options.speed))
-        if options.speed != 1 {
-            configuration.hold = nanoseconds(
-                seconds: (step.holdSeconds ?? options.board.timing.holdMilliseconds / 1000) / options.speed)
-            configuration.searchTimeout = nanoseconds(seconds: exercise.durationSeconds / options.speed)
-            configuration.interTrialInterval = nanoseconds(seconds: step.interTrialSeconds / options.speed)
-            configuration.exerciseDuration = nanoseconds(seconds: exercise.durationSeconds / options.speed)
-        }
-        let seed = request.seed ?? UInt64.random(in: 1...999_999_999)
-        // The step's lineup on its stations. A trainer-led exercise's repetitions are rounds,
-        // each with its own set-up (the target moves between rounds, as the study's trainer
-        // moved it), laid out like an automated block.
-        var layouts: [TrialLayout] = []
-        var generator = LayoutGenerator(setup: step.lineup, samples: samples, seed: seed)
-        do {
-            if let planned = request.layouts {
-                // The sheet's kinds, with the session's samples in them as in a generated block.
-                for (index, kinds) in planned.enumerated() {
-                    layouts.append(try generator.layout(trialIndex: index, kinds: kinds))
-                }
-            } else {
-                layouts = try generator.block(count: mode == .trainerLed ? exercise.repeats : trials)
-            }
-        } catch {
-            throw ControlRefusal(.badRequest, "cannot lay out \(trials) trials: \(error)")
-        }
-
-        // A trainer-led round may run on containers the trainer knows by kind; an automated
-        // or double-blind one is research and records which sample sat where.
-        if !unlabelled && mode != .trainerLed { try checkEveryStationLabelled(layouts, step: request.step) }
-
         // The dog: by id or name. A name the log does not know is refused unless the request
         // says it is a new dog: a misspelt name must not start a second record of one animal.
         let dogId: UUID
@@ -143,6 +107,50 @@ extension StationService {
                 "no dog \"\(request.dog)\" in the log (\(names.isEmpty ? "none yet" : "known: " + names.joined(separator: ", "))): "
                     + "check the spelling, or add it with --new-dog or `lineupctl dogs add \(request.dog)`")
         }
+        // Limits per dog, rotation and novelty rest on this dog's exposure to each sample.
+        let exposure: [String: Int]
+        do {
+            exposure = records.isEmpty ? try reader.exposure(dog: dogId.uuidString) : [:]
+        } catch {
+            throw ControlRefusal(.failed, "cannot read the dog's samples from the log: \(error)")
+        }
+        let (samples, labels) = try resolveSamples(request.samples, exposure: exposure)
+
+        var configuration = LineupMachine.Configuration(
+            step: step, exercise: exercise, stationCount: used,
+            hold: nanoseconds(milliseconds: options.board.timing.holdMilliseconds / options.speed),
+            holdTolerance: nanoseconds(milliseconds: options.board.timing.holdToleranceMilliseconds / options.speed))
+        if options.speed != 1 {
+            configuration.hold = nanoseconds(
+                seconds: (step.holdSeconds ?? options.board.timing.holdMilliseconds / 1000) / options.speed)
+            configuration.searchTimeout = nanoseconds(seconds: exercise.durationSeconds / options.speed)
+            configuration.interTrialInterval = nanoseconds(seconds: step.interTrialSeconds / options.speed)
+            configuration.exerciseDuration = nanoseconds(seconds: exercise.durationSeconds / options.speed)
+        }
+        let seed = request.seed ?? UInt64.random(in: 1...999_999_999)
+        // The step's lineup on its stations. A trainer-led exercise's repetitions are rounds,
+        // each with its own set-up (the target moves between rounds, as the study's trainer
+        // moved it), laid out like an automated block.
+        var layouts: [TrialLayout] = []
+        var generator = LayoutGenerator(setup: step.lineup, samples: samples, seed: seed)
+        do {
+            if let planned = request.layouts {
+                // The sheet's kinds, with the session's samples in them as in a generated block.
+                generator.chooseNovelTargetTrials(among: planned.indices.filter { planned[$0].contains(.target) })
+                for (index, kinds) in planned.enumerated() {
+                    layouts.append(try generator.layout(trialIndex: index, kinds: kinds))
+                }
+            } else {
+                layouts = try generator.block(count: mode == .trainerLed ? exercise.repeats : trials)
+            }
+        } catch {
+            throw ControlRefusal(.badRequest, "cannot lay out \(trials) trials: \(error)")
+        }
+
+        // A trainer-led round may run on containers the trainer knows by kind; an automated
+        // or double-blind one is research and records which sample sat where.
+        if !unlabelled && mode != .trainerLed { try checkEveryStationLabelled(layouts, step: request.step) }
+
         var handlerId: UUID? = nil
         if let code = request.handler {
             do {
@@ -289,30 +297,6 @@ extension StationService {
             "step \(step) lays out stations with no sample: give at least \(kinds.joined(separator: " and ")) "
                 + "with --sample LABEL (lineupctl samples lists them), or start with --unlabelled to run with the "
                 + "stations labelled by kind only (the log and every listing say so)")
-    }
-
-    /// The samples asked for, and each one's label by id.
-    func resolveSamples(_ wanted: [String]) throws(ControlRefusal) -> ([Sample], [String: String]) {
-        guard !wanted.isEmpty else { return ([], [:]) }
-        let all: [SampleSummary]
-        do {
-            all = try SessionLog.openReader(path: options.databasePath).samples()
-        } catch {
-            throw ControlRefusal(.failed, "cannot read the samples: \(error)")
-        }
-        var out: [Sample] = []
-        var labels: [String: String] = [:]
-        for text in wanted {
-            let matches = all.filter { $0.label == text || $0.id.hasPrefix(text.lowercased()) }
-            guard matches.count == 1, let s = matches.first else {
-                throw ControlRefusal(
-                    .unknown,
-                    matches.isEmpty ? "no sample \"\(text)\" (lineupctl samples)" : "\"\(text)\" names several samples")
-            }
-            out.append(Sample(id: s.id, kind: s.kind, usageCount: s.uses))
-            labels[s.id] = s.label
-        }
-        return (out, labels)
     }
 
     public func layout(view: ClientView) throws(ControlRefusal) -> [LayoutEntry] {

@@ -19,6 +19,10 @@ extension StationService {
     func runDog() {
         guard let parameters = options.dog, let lineup = simulated else { return }
         var dog = VirtualDog(parameters: parameters, seed: options.dogSeed)
+        // A memorising dog remembers what the log says the virtual dog has met.
+        if parameters.memorising != nil, let known = try? log.reader.dogs().first(where: { $0.name == "virtual dog" }) {
+            dog.met = (try? log.reader.exposure(dog: known.id)) ?? [:]
+        }
         var edges: [RawEdge] = []
         var lastSearched: (ObjectIdentifier?, Int) = (nil, -1)
         // The trial whose end lifts the faults that last until it (segment, turn, trial).
@@ -57,7 +61,7 @@ extension StationService {
             faultInjector?.searchStarted(trial: trial)
             ending = segment.trainerLed ? nil : (key.0, turn, trial)
             edges.removeAll(keepingCapacity: true)
-            dog.search(kinds: layout.kinds, startAt: MonotonicClock.now(), into: &edges)
+            dog.search(layout: layout.stations, startAt: MonotonicClock.now(), into: &edges)
             edges.sort { $0.at < $1.at }
             let presses =
                 segment.trainerLed ? trainerPresses(edges, layout: layout, hold: segment.hold, lines: lines) : []

@@ -9,15 +9,45 @@ public struct Sample: Sendable, Hashable, Identifiable {
     public var usageLimit: Int?
     /// How many times it has been presented so far.
     public var usageCount: Int
+    /// How many times it may be presented to the dog the block is for; nil: no limit.
+    public var usageLimitPerDog: Int?
+    /// The dog's exposure to it so far (earlier trials of this dog that laid it out); 0: novel.
+    public var dogUsageCount: Int
+    /// The label on the container, for messages; the id when nil.
+    public var label: String?
 
-    public init(id: String, kind: SampleKind, usageLimit: Int? = nil, usageCount: Int = 0) {
+    public init(
+        id: String, kind: SampleKind, usageLimit: Int? = nil, usageCount: Int = 0, usageLimitPerDog: Int? = nil,
+        dogUsageCount: Int = 0, label: String? = nil
+    ) {
         self.id = id
         self.kind = kind
         self.usageLimit = usageLimit
         self.usageCount = usageCount
+        self.usageLimitPerDog = usageLimitPerDog
+        self.dogUsageCount = dogUsageCount
+        self.label = label
     }
 
-    public var remainingUses: Int { usageLimit.map { max(0, $0 - usageCount) } ?? Int.max }
+    /// Presentations left before either limit stops it.
+    public var remainingUses: Int {
+        min(
+            usageLimit.map { max(0, $0 - usageCount) } ?? Int.max,
+            usageLimitPerDog.map { max(0, $0 - dogUsageCount) } ?? Int.max)
+    }
+
+    /// Whether the dog has never met it.
+    public var isNovel: Bool { dogUsageCount == 0 }
+
+    /// Which limit stops it, in words ("T1: used 5 of max_uses 5"), or nil.
+    public var limitReached: String? {
+        let name = label ?? id
+        if let limit = usageLimitPerDog, dogUsageCount >= limit {
+            return "\(name): met \(dogUsageCount) times by this dog, max_uses_per_dog \(limit)"
+        }
+        if let limit = usageLimit, usageCount >= limit { return "\(name): used \(usageCount) times, max_uses \(limit)" }
+        return nil
+    }
 }
 
 /// What one station holds on one trial.
@@ -25,10 +55,14 @@ public struct StationContent: Sendable, Hashable {
     public var kind: SampleKind
     /// Nil when no sample of that kind is registered (an anonymous clean container, say).
     public var sampleID: String?
+    /// Whether the dog had never met the sample before this trial; nil without a sample, or
+    /// when the dog's exposure is not known (hand-made layouts).
+    public var novel: Bool?
 
-    public init(kind: SampleKind, sampleID: String? = nil) {
+    public init(kind: SampleKind, sampleID: String? = nil, novel: Bool? = nil) {
         self.kind = kind
         self.sampleID = sampleID
+        self.novel = novel
     }
 }
 
@@ -61,6 +95,12 @@ public enum LayoutError: Error, Sendable, Hashable, CustomStringConvertible {
     case samplesExhausted(kind: SampleKind, trialIndex: Int, needed: Int, available: Int)
     /// The run-length limit cannot be met with these counts (e.g. one station and a limit of 1).
     case constraintsUnsatisfiable(String)
+    /// Enough samples of the kind were given, but usage limits stop too many of them; `stopped`
+    /// names each stopped sample and its limit.
+    case usageLimitsReached(kind: SampleKind, trialIndex: Int, needed: Int, available: Int, stopped: [String])
+    /// The trial must have samples of the kind the dog has never met (`novel_target_share`,
+    /// `novel_only`), and too few are left; `met` names those it has met.
+    case novelSamplesExhausted(kind: SampleKind, trialIndex: Int, needed: Int, available: Int, met: [String])
 
     public var description: String {
         switch self {
@@ -71,6 +111,16 @@ public enum LayoutError: Error, Sendable, Hashable, CustomStringConvertible {
                 "trial \(trial + 1): \(needed) different \(kind.rawValue) samples needed (one per \(kind.rawValue) station) "
                 + "but only \(available) given"
         case .constraintsUnsatisfiable(let why): return why
+        case .usageLimitsReached(let kind, let trial, let needed, let available, let stopped):
+            return
+                "trial \(trial + 1): \(needed) different \(kind.rawValue) samples needed but only \(available) "
+                + "within their usage limits (\(stopped.joined(separator: "; "))): register more samples or raise the limits"
+        case .novelSamplesExhausted(let kind, let trial, let needed, let available, let met):
+            return
+                "trial \(trial + 1): \(needed) \(kind.rawValue) sample(s) this dog has never met needed "
+                + "(novel_target_share or novel_only) but only \(available) left"
+                + (met.isEmpty ? "" : " (met already: \(met.joined(separator: ", ")))")
+                + ": register new samples, or lower the share"
         }
     }
 }
@@ -80,20 +130,43 @@ public enum LayoutError: Error, Sendable, Hashable, CustomStringConvertible {
 /// - the target's station is balanced over the block (each station gets the target within one
 ///   time of every other) and never more than `maxSameStationInARow` trials in a row;
 /// - a share of trials has no target (`noTargetShare`, rounded to whole trials);
-/// - controls, blanks and distractors rotate: the least-used samples go first, so no sample is
-///   presented far more than its peers, and never beyond its usage limit.
+/// - every kind rotates: the samples this dog has met least go first (then the least used
+///   overall, then at random), so no sample is presented far more than its peers, and never
+///   beyond its usage limits (overall and per dog; the step's `max_uses` and
+///   `max_uses_per_dog` for samples without their own);
+/// - `novel_target_share` of the trials with a target (rounded half away from zero) are
+///   chosen at random to get a target the dog has never met; the other target trials take
+///   targets it has met while any is within its limits; `novel_only` makes every sample novel.
 public struct LayoutGenerator: Sendable {
     public var setup: LineupSetup
     /// The sample pool, with usage counts updated as layouts are made.
     public private(set) var samples: [Sample]
     public let seed: UInt64
     private var random: SeededGenerator
+    /// The trials (by index) whose target must be novel to the dog (`novel_target_share`).
+    public private(set) var novelTargetTrials: Set<Int> = []
 
     public init(setup: LineupSetup, samples: [Sample], seed: UInt64) {
         self.setup = setup
-        self.samples = samples
+        // The step's limits stand for samples registered without their own.
+        self.samples = samples.map {
+            var sample = $0
+            sample.usageLimit = sample.usageLimit ?? setup.maxUses
+            sample.usageLimitPerDog = sample.usageLimitPerDog ?? setup.maxUsesPerDog
+            return sample
+        }
         self.seed = seed
         self.random = SeededGenerator(seed: seed)
+    }
+
+    /// Chooses which of the trials with a target get a novel target: `novelTargetShare` of
+    /// them, rounded half away from zero, at random. Called by `block`; a planned sheet's
+    /// caller gives its own trials with a target.
+    public mutating func chooseNovelTargetTrials(among trialsWithTarget: [Int]) {
+        let count = Int((Double(trialsWithTarget.count) * setup.novelTargetShare).rounded())
+        var order = trialsWithTarget
+        random.shuffle(&order)
+        novelTargetTrials = Set(order.prefix(count))
     }
 
     /// The target's station for each trial of a block of `count` (nil: no target).
@@ -161,6 +234,9 @@ public struct LayoutGenerator: Sendable {
     /// A block of `count` layouts. Usage counts in `samples` are advanced as it goes.
     public mutating func block(count: Int) throws(LayoutError) -> [TrialLayout] {
         let targets = try targetStations(count: count)
+        if setup.novelTargetShare > 0 {
+            chooseNovelTargetTrials(among: targets.indices.filter { targets[$0] != nil })
+        }
         var layouts: [TrialLayout] = []
         layouts.reserveCapacity(count)
         for (i, target) in targets.enumerated() {
@@ -197,26 +273,50 @@ public struct LayoutGenerator: Sendable {
     /// One layout whose kinds are given station by station (a researcher's planned sheet),
     /// filled with samples as the generated ones are. Usage counts in `samples` advance.
     public mutating func layout(trialIndex: Int, kinds stationKinds: [SampleKind]) throws(LayoutError) -> TrialLayout {
-        // Pick samples kind by kind: least used first, ties broken at random.
+        // Pick samples kind by kind: least met by this dog first, then least used, ties at random.
         var contents = stationKinds.map { StationContent(kind: $0) }
         for kind in SampleKind.allCases {
             let stationsOfKind = stationKinds.indices.filter { stationKinds[$0] == kind }
             guard !stationsOfKind.isEmpty else { continue }
             var pool = samples.indices.filter { samples[$0].kind == kind }
             guard !pool.isEmpty else { continue }  // anonymous containers of that kind
-            random.shuffle(&pool)
-            pool = pool.filter { samples[$0].remainingUses > 0 }
             guard pool.count >= stationsOfKind.count else {
                 throw .samplesExhausted(
                     kind: kind, trialIndex: trialIndex, needed: stationsOfKind.count, available: pool.count)
             }
+            random.shuffle(&pool)
+            let within = pool.filter { samples[$0].remainingUses > 0 }
+            guard within.count >= stationsOfKind.count else {
+                throw .usageLimitsReached(
+                    kind: kind, trialIndex: trialIndex, needed: stationsOfKind.count, available: within.count,
+                    stopped: pool.compactMap { samples[$0].limitReached }.sorted())
+            }
+            pool = within
+            let mustBeNovel = setup.novelOnly || (kind == .target && novelTargetTrials.contains(trialIndex))
+            if mustBeNovel {
+                pool = pool.filter { samples[$0].isNovel }
+                guard pool.count >= stationsOfKind.count else {
+                    throw .novelSamplesExhausted(
+                        kind: kind, trialIndex: trialIndex, needed: stationsOfKind.count, available: pool.count,
+                        met: within.filter { !samples[$0].isNovel }.map { samples[$0].label ?? samples[$0].id }
+                            .sorted())
+                }
+            }
+            // With a novel share, the other target trials keep the novel targets for the
+            // trials that need them: samples the dog has met go first.
+            let metFirst = kind == .target && setup.novelTargetShare > 0 && !mustBeNovel
             // Stable sort keeps the random tie order.
             let chosen = pool.enumerated().sorted {
-                (samples[$0.element].usageCount, $0.offset) < (samples[$1.element].usageCount, $1.offset)
+                let a = samples[$0.element]
+                let b = samples[$1.element]
+                return (metFirst && a.isNovel ? 1 : 0, a.dogUsageCount, a.usageCount, $0.offset)
+                    < (metFirst && b.isNovel ? 1 : 0, b.dogUsageCount, b.usageCount, $1.offset)
             }.prefix(stationsOfKind.count).map(\.element)
             for (station, sampleIndex) in zip(stationsOfKind, chosen) {
                 contents[station].sampleID = samples[sampleIndex].id
+                contents[station].novel = samples[sampleIndex].isNovel
                 samples[sampleIndex].usageCount += 1
+                samples[sampleIndex].dogUsageCount += 1
             }
         }
         return TrialLayout(blockSeed: seed, trialIndex: trialIndex, stations: contents)

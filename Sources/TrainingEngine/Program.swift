@@ -156,6 +156,17 @@ public struct LineupSetup: Sendable, Hashable {
     public var noTargetShare: Double
     /// At most this many trials in a row with the target in the same station.
     public var maxSameStationInARow: Int
+    /// A sample's maximum presentations in all, for samples registered without their own
+    /// limit (`max_uses`); nil: no limit.
+    public var maxUses: Int? = nil
+    /// A sample's maximum presentations to one dog, for samples without their own limit
+    /// (`max_uses_per_dog`); nil: no limit.
+    public var maxUsesPerDog: Int? = nil
+    /// Share of the trials with a target whose target the dog has never met
+    /// (`novel_target_share`, rounded half away from zero to whole trials; targets only).
+    public var novelTargetShare: Double = 0
+    /// Every sample of every trial is one the dog has never met (`novel_only`): a test session.
+    public var novelOnly: Bool = false
 
     public init(
         stations: Int, targets: Int = 1, controls: Int = 0, blanks: Int = 0, distractors: Int = 0,

@@ -78,6 +78,8 @@ public struct BlockSimulation: Sendable {
         // Separate streams for layouts and the dog, both from the block seed.
         var layouts = LayoutGenerator(setup: s.lineup, samples: s.samples, seed: s.seed)
         var dog = VirtualDog(parameters: s.dog, seed: s.seed ^ 0xD06_D06_D06)
+        // The dog remembers the samples it met before the block, as the layouts count them.
+        for sample in s.samples where sample.dogUsageCount > 0 { dog.met[sample.id] = sample.dogUsageCount }
         var debouncer = LeadingEdgeDebouncer(stations: s.lineup.stations, window: s.debounce)
         var machine = LineupMachine(configuration: s.machine)
         var result = Result()
@@ -110,7 +112,7 @@ public struct BlockSimulation: Sendable {
             take(machine.readyButton(at: t), &result)
             edges.removeAll(keepingCapacity: true)
             debouncer.reset()
-            dog.search(kinds: layout.kinds, startAt: t, into: &edges)
+            dog.search(layout: layout.stations, startAt: t, into: &edges)
             // Chatter and breaks can interleave with later edges: keep time order.
             edges.sort { $0.at < $1.at }
             result.rawEdges += edges.count

@@ -40,6 +40,9 @@ public struct DogParameters: Sendable, Hashable {
     public var holdBreakChance: Double
     /// Length of such a break; keep it below the station's hold tolerance.
     public var holdBreakMilliseconds: Double
+    /// The memorising switch: nil, the dog finds every target alike; set, it holds more
+    /// surely at targets it has met often (the memorisation Elliker et al. 2014 report).
+    public var memorising: Memorising? = nil
 
     public init(
         sensitivity: Double = 0.71, falseAlertRate: Double = 0.07, startLatencySeconds: ClosedRange<Double> = 0.5...2,
@@ -60,10 +63,26 @@ public struct DogParameters: Sendable, Hashable {
     }
 }
 
+/// A dog that memorises samples: at a target sample it has met at least `after` times before
+/// (in any station, as any kind), it holds with `familiarSensitivity` instead of `sensitivity`.
+/// The numbers are the simulation's settings, not figures from a study.
+public struct Memorising: Sendable, Hashable {
+    public var after: Int
+    public var familiarSensitivity: Double
+
+    public init(after: Int = 3, familiarSensitivity: Double = 0.98) {
+        self.after = after
+        self.familiarSensitivity = familiarSensitivity
+    }
+}
+
 /// A seeded virtual dog.
 public struct VirtualDog: Sendable {
     public var parameters: DogParameters
     private var random: SeededGenerator
+    /// How many searches each sample (by id) stood in, as this dog met them: what a memorising
+    /// dog remembers. A caller may start it from the log's exposure.
+    public var met: [String: Int] = [:]
 
     public init(parameters: DogParameters, seed: UInt64) {
         self.parameters = parameters
@@ -76,6 +95,32 @@ public struct VirtualDog: Sendable {
     /// in time order. Returns the time the dog finished.
     @discardableResult
     public mutating func search(kinds: [SampleKind], startAt: Nanoseconds, into edges: inout [RawEdge]) -> Nanoseconds {
+        search(kinds: kinds, targetSensitivity: parameters.sensitivity, startAt: startAt, into: &edges)
+    }
+
+    /// One search of a laid-out lineup: as `search(kinds:)`, and a memorising dog holds at a
+    /// target it has met often with its familiar sensitivity; every sample laid out counts as
+    /// met afterwards (the dog could reach it, whatever it did).
+    @discardableResult
+    public mutating func search(layout: [StationContent], startAt: Nanoseconds, into edges: inout [RawEdge])
+        -> Nanoseconds
+    {
+        let kinds = layout.map(\.kind)
+        guard let memorising = parameters.memorising else {
+            return search(kinds: kinds, startAt: startAt, into: &edges)
+        }
+        let target = layout.first { $0.kind == .target }?.sampleID
+        let familiar = target.map { (met[$0] ?? 0) >= memorising.after } ?? false
+        let end = search(
+            kinds: kinds, targetSensitivity: familiar ? memorising.familiarSensitivity : parameters.sensitivity,
+            startAt: startAt, into: &edges)
+        for case let id? in layout.map(\.sampleID) { met[id, default: 0] += 1 }
+        return end
+    }
+
+    private mutating func search(
+        kinds: [SampleKind], targetSensitivity: Double, startAt: Nanoseconds, into edges: inout [RawEdge]
+    ) -> Nanoseconds {
         let p = parameters
         var t = startAt &+ nanoseconds(seconds: random.double(in: p.startLatencySeconds))
         // A random order, drawn without allocating: a small Fisher–Yates over station indices.
@@ -84,7 +129,7 @@ public struct VirtualDog: Sendable {
         for (i, station) in order.enumerated() {
             if i > 0 { t &+= nanoseconds(seconds: random.double(in: p.travelSeconds)) }
             let isTarget = kinds[station] == .target
-            let holds = random.chance(isTarget ? p.sensitivity : p.falseAlertRate)
+            let holds = random.chance(isTarget ? targetSensitivity : p.falseAlertRate)
             emit(station: station, present: true, at: t, &edges)
             let stay = holds ? p.indicationHoldSeconds : random.double(in: p.sniffSeconds)
             let leave = t &+ nanoseconds(seconds: stay)

@@ -154,10 +154,14 @@ struct Samples: ParsableCommand {
                     Processing  \(s.processing.orDash)
                     Collected   \(s.collectedOn.orDash)
                     Added       \(s.added)
-                    Used        \(s.uses) trial(s)
+                    Used        \(s.uses) trial(s)\(s.maxUses.map { " (max_uses \($0))" } ?? "")
 
                     """
-                for use in details.usedBy { text += "  with \(use.dog): \(use.uses), last \(use.lastUsed)\n" }
+                // Uses per dog: each dog's exposure to the sample (docs/figures.md).
+                if !details.usedBy.isEmpty || s.maxUsesPerDog != nil {
+                    text += "Per dog\(s.maxUsesPerDog.map { " (max_uses_per_dog \($0))" } ?? "")\n"
+                }
+                for use in details.usedBy { text += "  \(use.dog): \(use.uses) trial(s), last \(use.lastUsed)\n" }
                 if !details.notes.isEmpty { text += "Notes\n" }
                 for note in details.notes { text += "  \(note.time)  \(note.text)\n" }
                 FileHandle.standardOutput.write(Data(text.utf8))
@@ -175,19 +179,37 @@ struct Samples: ParsableCommand {
         @Option(help: "How it was collected.") var collection: String?
         @Option(help: "How it was processed and stored.") var processing: String?
         @Option(help: ArgumentHelp("Collection date, YYYY-MM-DD.", valueName: "date")) var collectedOn: String?
+        @Option(
+            help: ArgumentHelp(
+                "At most this many trials in all (default: the program's max_uses, if any).", valueName: "n"))
+        var maxUses: Int?
+        @Option(
+            help: ArgumentHelp(
+                "At most this many trials with any one dog (default: the program's max_uses_per_dog, if any).",
+                valueName: "n"))
+        var maxUsesPerDog: Int?
 
         func run() throws {
             try researcherCommand {
                 _ = try collectedOn.map { try ResearcherDate.validateDay($0) }
-                let entry = SampleEntry(
+                for (name, limit) in [("--max-uses", maxUses), ("--max-uses-per-dog", maxUsesPerDog)] {
+                    if let limit, limit < 1 {
+                        throw SessionLogError.invalidInput(
+                            "\(name) \(limit): a usage limit is at least 1 (leave it out for none)")
+                    }
+                }
+                var entry = SampleEntry(
                     label: label, kind: kind, diagnosis: diagnosis, source: source, collection: collection,
                     processing: processing, collectedOn: collectedOn)
+                entry.maxUses = maxUses
+                entry.maxUsesPerDog = maxUsesPerDog
                 let id = try target.add(
                     direct: {
                         try $0.addSample(
                             SampleRecord(
                                 label: label, kind: kind, diagnosis: diagnosis, source: source,
-                                collection: collection, processing: processing, collectedOn: collectedOn)
+                                collection: collection, processing: processing, collectedOn: collectedOn,
+                                maxUses: maxUses, maxUsesPerDog: maxUsesPerDog)
                         ).id
                     },
                     daemon: { client throws(ControlClientError) in try client.addSample(entry) })

@@ -110,6 +110,7 @@ struct StepView: Encodable {
         if let run = lineup.maxSameStationInARow {
             facts.append(("Same station", "the target at most \(count(run, "trial")) in a row in one station"))
         }
+        if let samples = lineup.samplesInWords { facts.append(("Samples", samples)) }
         facts.append(("Hold", holdS.map { "\(seconds($0)) at one station" } ?? "the board's hold time"))
         if let interTrialS { facts.append(("Interval", "\(seconds(interTrialS)) between trials")) }
         facts.append(("Starts", starts))
@@ -137,6 +138,11 @@ struct LineupView: Encodable {
     var noTargetShare: Double
     /// Absent for a one-station lineup, where it cannot apply.
     var maxSameStationInARow: Int?
+    /// Usage limits for samples without their own, and novel-sample rounds (absent: none).
+    var maxUses: Int?
+    var maxUsesPerDog: Int?
+    var novelTargetShare: Double?
+    var novelOnly: Bool?
 
     init(_ setup: LineupSetup) {
         inWords = setup.inWords
@@ -147,6 +153,22 @@ struct LineupView: Encodable {
         distractors = setup.distractors
         noTargetShare = setup.noTargetShare
         maxSameStationInARow = setup.stations > 1 && setup.targets > 0 ? setup.maxSameStationInARow : nil
+        maxUses = setup.maxUses
+        maxUsesPerDog = setup.maxUsesPerDog
+        novelTargetShare = setup.novelTargetShare > 0 ? setup.novelTargetShare : nil
+        novelOnly = setup.novelOnly ? true : nil
+    }
+
+    /// The sample rules in words, or nil when the step sets none.
+    var samplesInWords: String? {
+        var parts: [String] = []
+        if novelOnly == true { parts.append("every sample new to the dog (novel_only)") }
+        if let share = novelTargetShare {
+            parts.append("a share of \(share) of the targets new to the dog (novel_target_share)")
+        }
+        if let maxUses { parts.append("each at most \(maxUses) trials in all (max_uses)") }
+        if let maxUsesPerDog { parts.append("at most \(maxUsesPerDog) with each dog (max_uses_per_dog)") }
+        return parts.isEmpty ? nil : parts.joined(separator: "; ")
     }
 }
 

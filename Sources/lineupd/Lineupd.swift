@@ -87,6 +87,18 @@ struct Lineupd: ParsableCommand {
     var falseAlertRate = 0.05
 
     @Option(
+        name: .customLong("memorise-after"),
+        help: ArgumentHelp(
+            "The virtual dog memorises samples: at a target it has met N times or more it holds with --familiar-sensitivity instead of --sensitivity.",
+            valueName: "N"))
+    var memoriseAfter: Int?
+
+    @Option(
+        name: .customLong("familiar-sensitivity"),
+        help: "With --memorise-after: its chance of holding at a target it has met that often.")
+    var familiarSensitivity = 0.98
+
+    @Option(
         name: .customLong("speed"),
         help: ArgumentHelp(
             "How many times faster than a real dog the simulated station runs (hold, search, intervals); default 20 for the block, 1 (life's pace) with --serve, where people press the buttons.",
@@ -116,6 +128,16 @@ struct Lineupd: ParsableCommand {
         guard sensitivity >= 0 && sensitivity <= 1 else { fail("--sensitivity must be between 0 and 1") }
         guard falseAlertRate >= 0 && falseAlertRate <= 1 else { fail("--false-alert-rate must be between 0 and 1") }
         guard speed.isFinite && speed >= 1 && speed <= 1000 else { fail("--speed must be between 1 and 1000") }
+        if let memoriseAfter, memoriseAfter < 1 { fail("--memorise-after must be at least 1, not \(memoriseAfter)") }
+        guard familiarSensitivity >= 0 && familiarSensitivity <= 1 else {
+            fail("--familiar-sensitivity must be between 0 and 1")
+        }
+        if memoriseAfter != nil && fast {
+            fail("--memorise-after needs samples to remember, which --fast does not lay out: leave out --fast")
+        }
+        if memoriseAfter == nil && familiarSensitivity != 0.98 {
+            fail("--familiar-sensitivity is for a memorising virtual dog: give --memorise-after N too")
+        }
 
         var board = StationConfiguration.simulated(stationCount: 5)
         if let config {
@@ -160,9 +182,10 @@ struct Lineupd: ParsableCommand {
         }
         if noVirtualDog && !serve { fail("--no-virtual-dog is for --simulate --serve") }
         let db = self.db ?? "./lineup.db"
-        let plan = BlockPlan(
+        var plan = BlockPlan(
             board: board, trials: trials, seed: seed ?? UInt64.random(in: 1...999_999), sensitivity: sensitivity,
             falseAlertRate: falseAlertRate, speed: fast ? 1 : speed, faults: injected)
+        plan.memorising = memoriseAfter.map { Memorising(after: $0, familiarSensitivity: familiarSensitivity) }
         if fast {
             try runFast(plan, databasePath: self.db)
         } else if serve {

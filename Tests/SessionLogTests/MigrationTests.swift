@@ -28,6 +28,7 @@ import TrainingEngine
         #expect(
             applied == [
                 "v1", "v2-session-end", "v3-station-seen", "v4-station-identity", "v5-dog-note", "v6-layout-commitment",
+                "v7-sample-limits-novelty",
             ])
         let counts = try reader.read { db in
             (

@@ -32,6 +32,7 @@ final class Rig {
     let log: SessionLog
     let writer: LogWriter
     let sessionId: UUID
+    let dog: DogRecord
     /// Each registered sample's label by its id (the log reports a trial's samples by label).
     private(set) var sampleLabels: [String: String] = [:]
     private let watched = WatchedLines()
@@ -41,7 +42,12 @@ final class Rig {
 
     /// A program step from the built-in research program (`phase`, `step`), laid out with
     /// fixed seeds; `blind` as the station service sets it for a double-blind session.
-    init(phase: String, step stepId: String, trials: Int? = nil, blind: Bool = false, seed: UInt64 = 7) throws {
+    /// `log` and `dog`: a later session on an earlier rig's log, for the same dog; its samples
+    /// (found by label) carry that dog's exposure from the log, as the station service reads it.
+    init(
+        phase: String, step stepId: String, trials: Int? = nil, blind: Bool = false, seed: UInt64 = 7,
+        log earlier: SessionLog? = nil, dog known: DogRecord? = nil
+    ) throws {
         let program = try #require(try Program.builtin(named: "research-5-station"))
         let step = try #require(program.step(phase: phase, step: stepId))
         let exercise = try #require(step.exercises.first)
@@ -49,16 +55,29 @@ final class Rig {
         configuration = LineupMachine.Configuration(
             step: step, exercise: exercise, stationCount: stations, hold: 2_000_000_000, holdTolerance: 150_000_000)
 
-        let directory = FileManager.default.temporaryDirectory.appendingPathComponent(
-            "station-runtime-tests-\(UUID().uuidString)")
-        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
-        log = try SessionLog(path: directory.appendingPathComponent("lineup.db").path)
+        if let earlier {
+            log = earlier
+        } else {
+            let directory = FileManager.default.temporaryDirectory.appendingPathComponent(
+                "station-runtime-tests-\(UUID().uuidString)")
+            try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+            log = try SessionLog(path: directory.appendingPathComponent("lineup.db").path)
+        }
+        let dog = known ?? DogRecord(name: "Rex")
+        let exposure = known == nil ? [:] : try log.reader.exposure(dog: dog.id.uuidString)
+        let registered = Dictionary(try log.reader.samples().map { ($0.label, $0) }, uniquingKeysWith: { a, _ in a })
         // The samples the layouts name, registered so each trial's slots point at real rows.
         var samples: [Sample] = []
         var labels: [String: String] = [:]
         for (kind, count) in [(SampleKind.target, 2), (.control, 2 * step.lineup.controls)] where count > 0 {
             for n in 1...count {
-                let added = try log.addSample(SampleRecord(label: "\(kind.rawValue)-\(n)", kind: kind))
+                let label = "\(kind.rawValue)-\(n)"
+                if let known = registered[label] {
+                    samples.append(StationService.layoutSample(known, exposure: exposure))
+                    labels[known.id] = label
+                    continue
+                }
+                let added = try log.addSample(SampleRecord(label: label, kind: kind))
                 samples.append(Sample(id: added.id.uuidString, kind: kind))
                 labels[added.id.uuidString] = added.label
             }
@@ -67,9 +86,9 @@ final class Rig {
         var generator = LayoutGenerator(setup: step.lineup, samples: samples, seed: seed)
         layouts = try generator.block(
             count: configuration.mode == .trainerLed ? exercise.repeats : (trials ?? exercise.trials))
-        let dog = DogRecord(name: "Rex")
         let session = SessionRecord(dogId: dog.id, mode: configuration.mode, station: "test")
-        try log.append([dog, session])
+        try log.append(known == nil ? [dog, session] : [session])
+        self.dog = dog
         sessionId = session.id
         writer = log.makeWriter()
         // Double-blind: every trial's layout committed before the first starts, as the station

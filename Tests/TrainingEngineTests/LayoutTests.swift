@@ -109,8 +109,8 @@ import Testing
                     made += 1
                 } catch let error as LayoutError {
                     guard
-                        case .samplesExhausted(kind: .control, trialIndex: _, needed: 2, available: let available) =
-                            error
+                        case .usageLimitsReached(
+                            kind: .control, trialIndex: _, needed: 2, available: let available, stopped: _) = error
                     else {
                         Issue.record("unexpected \(error)")
                         return
