@@ -1,5 +1,6 @@
 import Foundation
 import Glibc
+import SessionLog
 import Testing
 
 /// The station's log on a real, tiny filesystem (a tmpfs the test mounts, so it needs root,
@@ -63,10 +64,13 @@ import Testing
         var logged: Int
         var lostTrials: Int
         var lostEvents: Int
-        /// Records other than trials counted lost: in a simulated block, only how it ended.
+        /// Records other than trials counted lost: in a simulated block, how it ended and each
+        /// trial's layout opening (the salt of its commitment, logged once the trial is over).
         var lostOther: Int
         /// How the session ended, in the log (0 or 1).
         var endsLogged: Int
+        /// Layout openings in the log (the block is double-blind: one per trial run).
+        var openingsLogged: Int
         /// What stderr's one line counts lost: events, trials, other records (nil: no line).
         var stderrLost: [Int]?
         var stderr: String
@@ -74,7 +78,8 @@ import Testing
 
         var description: String {
             "status \(status): printed \(printed), logged \(logged), lost \(lostTrials); "
-                + "events lost \(lostEvents); session end logged \(endsLogged), lost \(lostOther)"
+                + "events lost \(lostEvents); session end and layout openings logged \(endsLogged) and "
+                + "\(openingsLogged), other records lost \(lostOther)"
         }
     }
 
@@ -92,6 +97,9 @@ import Testing
         let sessions = try lineupctl(["sessions", "--db", db, "--json"])
         let listed = try #require(
             try JSONSerialization.jsonObject(with: Data(sessions.stdout.utf8)) as? [[String: Any]])
+        let openings = try SessionLog.openReader(path: db).read { db in
+            try Int.fetchOne(db, sql: "SELECT count(*) FROM layout_opening") ?? 0
+        }
         // The summary's "lost for good: E event(s), T trial(s), O other record(s)"; none if absent.
         func numbers<S: StringProtocol>(_ text: S) -> [Int] {
             text.split(whereSeparator: { !$0.isNumber }).compactMap { Int($0) }
@@ -102,7 +110,7 @@ import Testing
             status: run.status, printed: run.stdout.split(separator: "\n").filter { $0.hasPrefix("trial ") }.count,
             logged: rows.count, lostTrials: lost.count > 1 ? lost[1] : 0, lostEvents: lost.first ?? 0,
             lostOther: lost.count > 2 ? lost[2] : 0,
-            endsLogged: listed.filter { $0["ended_how"] as? String == "ended" }.count,
+            endsLogged: listed.filter { $0["ended_how"] as? String == "ended" }.count, openingsLogged: openings,
             stderrLost: stderrLine.map { Array(numbers($0).prefix(3)) }, stderr: run.stderr, stdout: run.stdout)
     }
 
@@ -111,7 +119,8 @@ import Testing
     static func expectEverythingAccounted(_ c: Counts, trials: Int, _ comment: String = "") {
         #expect(c.printed == trials, "\(comment) \(c)\n\(c.stdout)")
         #expect(c.logged + c.lostTrials == c.printed, "\(comment) \(c)\n\(c.stderr)")
-        #expect(c.endsLogged + c.lostOther == 1, "\(comment) \(c)\n\(c.stderr)")
+        // The other records: how the session ended, and each trial's layout opening.
+        #expect(c.endsLogged + c.openingsLogged + c.lostOther == 1 + c.printed, "\(comment) \(c)\n\(c.stderr)")
         #expect(
             (c.stderrLost ?? [0, 0, 0]) == [c.lostEvents, c.lostTrials, c.lostOther], "\(comment) \(c)\n\(c.stderr)")
         #expect(!c.stderr.contains("cannot record"), "\(comment) \(c.stderr)")
@@ -123,9 +132,10 @@ import Testing
         // The project's thresholds would refuse this disk (below); 0 lets the block run into it.
         let board = try Self.board(warn: 200, minimum: 0)
         let trials = 12
-        // 480 KiB: the fresh log (its migrations written through the WAL) must fit before the
-        // block starts; at 450 KiB the dog_note migration left no room to open it.
-        let c = try Self.block(trials: trials, speed: 10, seed: 1, kibibytes: 480, board: board)
+        // 560 KiB: the fresh log (its migrations written through the WAL) must fit before the
+        // block starts; each migration's pages raise that floor (480 KiB left no room once the
+        // layout-commitment and sample-limit migrations came).
+        let c = try Self.block(trials: trials, speed: 10, seed: 1, kibibytes: 560, board: board)
         // Every trial ran and was scored: the station kept clicking.
         #expect(c.stdout.contains("summary: \(trials) trial(s) scored"), "\(c.stdout)")
         #expect(c.stderr.contains("is not on disk yet"), "\(c.stderr)")
