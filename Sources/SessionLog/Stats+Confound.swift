@@ -1,0 +1,165 @@
+import GRDB
+import TrainingEngine
+
+/// A detail the registry keeps of each sample, by which the confound figures group.
+public enum SampleDetail: String, Sendable, Hashable, Codable, CaseIterable {
+    case source, collection, processing
+}
+
+/// One value of a detail (one source, say) in one dog's trials.
+public struct SampleDetailFigures: Sendable, Hashable, Codable {
+    /// nil: samples with no such detail in the registry.
+    public var value: String?
+    /// Targets from it indicated / presented (its sensitivity).
+    public var sensitivity: Proportion
+    /// Controls and distractors from it examined and passed / examined (its specificity).
+    public var specificity: Proportion
+    /// Its target and examined control presentations that were indicated / all of them.
+    public var indicated: Proportion
+}
+
+/// A dog's figures by one sample detail and the confound flag (docs/figures.md, "Confound
+/// flags"). Counted over target presentations and examined control and distractor
+/// presentations, the units of sensitivity and specificity; blanks have no sample.
+public struct ConfoundRow: Sendable, Hashable, Codable {
+    public var dog: String
+    public var dogId: String
+    public var detail: SampleDetail
+    public var values: [SampleDetailFigures]
+    /// Presentations counted.
+    public var presentations: Int
+    /// How far the targets' values differ from the controls': half the sum over values of the
+    /// difference of the two kinds' shares (total variation distance, 0 the same mix, 1 disjoint).
+    public var kindDifference: Double?
+    /// Share of presentations whose indication (or not) is predicted by the majority of its
+    /// kind / of its value of the detail.
+    public var accuracyByKind: Double?
+    public var accuracyByDetail: Double?
+    /// Goodman and Kruskal's λ of the indication on the detail: how much of the error of
+    /// always guessing the dog's more common answer knowing the value removes.
+    public var lambdaByDetail: Double?
+    public var flagged: Bool
+}
+
+/// The project's thresholds for the confound flag (not the study's, nor the papers').
+public enum ConfoundRule {
+    public static let minimumPresentations = 20
+    /// Targets and controls "mostly different" in the detail.
+    public static let minimumKindDifference = 0.5
+    /// The dog's indications separate by the detail at least this well.
+    public static let minimumLambda = 0.5
+
+    public static func flags(
+        presentations: Int, kindDifference: Double?, accuracyByKind: Double?, accuracyByDetail: Double?,
+        lambdaByDetail: Double?
+    ) -> Bool {
+        guard presentations >= minimumPresentations, let kindDifference, let accuracyByKind, let accuracyByDetail,
+            let lambdaByDetail
+        else { return false }
+        // A hair of tolerance: equal accuracies computed by different sums must count as equal.
+        return kindDifference >= minimumKindDifference && accuracyByDetail >= accuracyByKind - 1e-12
+            && lambdaByDetail >= minimumLambda
+    }
+}
+
+/// Counts of one group of presentations.
+private struct DetailCounts {
+    var hits = 0
+    var misses = 0
+    var falseAlerts = 0
+    var correctRejections = 0
+    var targets: Int { hits + misses }
+    var controls: Int { falseAlerts + correctRejections }
+    var indicated: Int { hits + falseAlerts }
+    var total: Int { targets + controls }
+    var majority: Int { max(indicated, total - indicated) }
+}
+
+extension LogReader {
+    /// Per dog (by name) and detail (source, collection, processing), the figures by the
+    /// detail's values and the confound flag, over the trials `filter` chooses. A detail no
+    /// sample of the dog's trials records is left out.
+    public func confoundStats(_ filter: LogFilter = LogFilter()) throws -> [ConfoundRow] {
+        try read { db in
+            let details = try Self.sampleRegistryDetails(db)
+            struct Key: Hashable {
+                var dogId: String
+                var detail: SampleDetail
+            }
+            var names: [String: String] = [:]
+            var groups: [Key: [String?: DetailCounts]] = [:]
+            try Self.scanTrials(db, filter, samples: true) { trial, context in
+                guard trial.outcome != .aborted, trial.hasStationData else { return }
+                names[context.dogId] = context.dog
+                for station in trial.stations {
+                    guard let seen = station.seen, let sample = station.sample else { continue }
+                    let d = details[sample]
+                    for detail in SampleDetail.allCases {
+                        let value: String? =
+                            switch detail {
+                            case .source: d?.source
+                            case .collection: d?.collection
+                            case .processing: d?.processing
+                            }
+                        let key = Key(dogId: context.dogId, detail: detail)
+                        var counts = groups[key, default: [:]][value, default: DetailCounts()]
+                        switch StationVerdict(kind: station.kind, seen: seen) {
+                        case .hit: counts.hits += 1
+                        case .miss: counts.misses += 1
+                        case .falseAlert: counts.falseAlerts += 1
+                        case .correctRejection: counts.correctRejections += 1
+                        default: continue
+                        }
+                        groups[key, default: [:]][value] = counts
+                    }
+                }
+            }
+            return groups.compactMap { key, byValue -> ConfoundRow? in
+                guard byValue.keys.contains(where: { $0 != nil }) else { return nil }
+                return Self.confoundRow(dog: names[key.dogId] ?? key.dogId, dogId: key.dogId, key.detail, byValue)
+            }.sorted {
+                ($0.dog, $0.dogId, SampleDetail.allCases.firstIndex(of: $0.detail)!)
+                    < ($1.dog, $1.dogId, SampleDetail.allCases.firstIndex(of: $1.detail)!)
+            }
+        }
+    }
+
+    private static func confoundRow(
+        dog: String, dogId: String, _ detail: SampleDetail, _ byValue: [String?: DetailCounts]
+    ) -> ConfoundRow {
+        var all = DetailCounts()
+        for c in byValue.values {
+            all.hits += c.hits
+            all.misses += c.misses
+            all.falseAlerts += c.falseAlerts
+            all.correctRejections += c.correctRejections
+        }
+        let n = all.total
+        var kindDifference: Double? = nil
+        if all.targets > 0, all.controls > 0 {
+            kindDifference =
+                byValue.values.map {
+                    abs(Double($0.targets) / Double(all.targets) - Double($0.controls) / Double(all.controls))
+                }.reduce(0, +) / 2
+        }
+        let byKind =
+            max(all.hits, all.misses) + max(all.falseAlerts, all.correctRejections)
+        let byDetail = byValue.values.map(\.majority).reduce(0, +)
+        let errors = n - all.majority
+        let lambda: Double? = n == 0 || errors == 0 ? nil : Double(errors - (n - byDetail)) / Double(errors)
+        let accuracyByKind = n == 0 ? nil : Double(byKind) / Double(n)
+        let accuracyByDetail = n == 0 ? nil : Double(byDetail) / Double(n)
+        let values = byValue.map { value, c in
+            SampleDetailFigures(
+                value: value, sensitivity: Proportion(successes: c.hits, trials: c.targets),
+                specificity: Proportion(successes: c.correctRejections, trials: c.controls),
+                indicated: Proportion(successes: c.indicated, trials: c.total))
+        }.sorted { ($0.value == nil ? 1 : 0, $0.value ?? "") < ($1.value == nil ? 1 : 0, $1.value ?? "") }
+        return ConfoundRow(
+            dog: dog, dogId: dogId, detail: detail, values: values, presentations: n, kindDifference: kindDifference,
+            accuracyByKind: accuracyByKind, accuracyByDetail: accuracyByDetail, lambdaByDetail: lambda,
+            flagged: ConfoundRule.flags(
+                presentations: n, kindDifference: kindDifference, accuracyByKind: accuracyByKind,
+                accuracyByDetail: accuracyByDetail, lambdaByDetail: lambda))
+    }
+}
