@@ -80,47 +80,49 @@ extension LogReader {
     /// detail's values and the confound flag, over the trials `filter` chooses. A detail no
     /// sample of the dog's trials records is left out.
     public func confoundStats(_ filter: LogFilter = LogFilter()) throws -> [ConfoundRow] {
-        try read { db in
-            let details = try Self.sampleRegistryDetails(db)
-            struct Key: Hashable {
-                var dogId: String
-                var detail: SampleDetail
-            }
-            var names: [String: String] = [:]
-            var groups: [Key: [String?: DetailCounts]] = [:]
-            try Self.scanTrials(db, filter, samples: true) { trial, context in
-                guard trial.outcome != .aborted, trial.hasStationData else { return }
-                names[context.dogId] = context.dog
-                for station in trial.stations {
-                    guard let seen = station.seen, let sample = station.sample else { continue }
-                    let d = details[sample]
-                    for detail in SampleDetail.allCases {
-                        let value: String? =
-                            switch detail {
-                            case .source: d?.source
-                            case .collection: d?.collection
-                            case .processing: d?.processing
-                            }
-                        let key = Key(dogId: context.dogId, detail: detail)
-                        var counts = groups[key, default: [:]][value, default: DetailCounts()]
-                        switch StationVerdict(kind: station.kind, seen: seen) {
-                        case .hit: counts.hits += 1
-                        case .miss: counts.misses += 1
-                        case .falseAlert: counts.falseAlerts += 1
-                        case .correctRejection: counts.correctRejections += 1
-                        default: continue
+        try read { db in try Self.confoundStats(db, filter) }
+    }
+
+    static func confoundStats(_ db: Database, _ filter: LogFilter) throws -> [ConfoundRow] {
+        let details = try Self.sampleRegistryDetails(db)
+        struct Key: Hashable {
+            var dogId: String
+            var detail: SampleDetail
+        }
+        var names: [String: String] = [:]
+        var groups: [Key: [String?: DetailCounts]] = [:]
+        try Self.scanTrials(db, filter, samples: true) { trial, context in
+            guard trial.outcome != .aborted, trial.hasStationData else { return }
+            names[context.dogId] = context.dog
+            for station in trial.stations {
+                guard let seen = station.seen, let sample = station.sample else { continue }
+                let d = details[sample]
+                for detail in SampleDetail.allCases {
+                    let value: String? =
+                        switch detail {
+                        case .source: d?.source
+                        case .collection: d?.collection
+                        case .processing: d?.processing
                         }
-                        groups[key, default: [:]][value] = counts
+                    let key = Key(dogId: context.dogId, detail: detail)
+                    var counts = groups[key, default: [:]][value, default: DetailCounts()]
+                    switch StationVerdict(kind: station.kind, seen: seen) {
+                    case .hit: counts.hits += 1
+                    case .miss: counts.misses += 1
+                    case .falseAlert: counts.falseAlerts += 1
+                    case .correctRejection: counts.correctRejections += 1
+                    default: continue
                     }
+                    groups[key, default: [:]][value] = counts
                 }
             }
-            return groups.compactMap { key, byValue -> ConfoundRow? in
-                guard byValue.keys.contains(where: { $0 != nil }) else { return nil }
-                return Self.confoundRow(dog: names[key.dogId] ?? key.dogId, dogId: key.dogId, key.detail, byValue)
-            }.sorted {
-                ($0.dog, $0.dogId, SampleDetail.allCases.firstIndex(of: $0.detail)!)
-                    < ($1.dog, $1.dogId, SampleDetail.allCases.firstIndex(of: $1.detail)!)
-            }
+        }
+        return groups.compactMap { key, byValue -> ConfoundRow? in
+            guard byValue.keys.contains(where: { $0 != nil }) else { return nil }
+            return Self.confoundRow(dog: names[key.dogId] ?? key.dogId, dogId: key.dogId, key.detail, byValue)
+        }.sorted {
+            ($0.dog, $0.dogId, SampleDetail.allCases.firstIndex(of: $0.detail)!)
+                < ($1.dog, $1.dogId, SampleDetail.allCases.firstIndex(of: $1.detail)!)
         }
     }
 

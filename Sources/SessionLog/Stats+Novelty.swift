@@ -69,36 +69,38 @@ extension LogReader {
     /// Per dog (by name), sensitivity and specificity on familiar and on novel samples of the
     /// trials `filter` chooses; novelty counts every trial of the log before them.
     public func familiarNovelStats(_ filter: LogFilter = LogFilter()) throws -> [FamiliarNovelRow] {
-        try read { db in
-            var dogs: [String: (name: String, familiar: Tally, novel: Tally)] = [:]
-            for exposed in try Self.exposedTrials(db, filter) where exposed.inScope {
-                var entry = dogs[exposed.dogId] ?? (exposed.dog, Tally(), Tally())
-                // Stations without a sample (blanks) are neither familiar nor novel.
-                for station in exposed.trial.stations {
-                    guard let sample = station.sample, let exposure = exposed.exposures[sample] else { continue }
-                    if exposure == 0 {
-                        entry.novel.add(exposed.trial, station: station)
-                    } else {
-                        entry.familiar.add(exposed.trial, station: station)
-                    }
+        try read { db in try Self.familiarNovelStats(db, filter) }
+    }
+
+    static func familiarNovelStats(_ db: Database, _ filter: LogFilter) throws -> [FamiliarNovelRow] {
+        var dogs: [String: (name: String, familiar: Tally, novel: Tally)] = [:]
+        for exposed in try Self.exposedTrials(db, filter) where exposed.inScope {
+            var entry = dogs[exposed.dogId] ?? (exposed.dog, Tally(), Tally())
+            // Stations without a sample (blanks) are neither familiar nor novel.
+            for station in exposed.trial.stations {
+                guard let sample = station.sample, let exposure = exposed.exposures[sample] else { continue }
+                if exposure == 0 {
+                    entry.novel.add(exposed.trial, station: station)
+                } else {
+                    entry.familiar.add(exposed.trial, station: station)
                 }
-                dogs[exposed.dogId] = entry
             }
-            return dogs.map { id, entry in
-                let familiar = entry.familiar.figures
-                let novel = entry.novel.figures
-                let pf = familiar.presentations
-                let pn = novel.presentations
-                let sensitivityP = fisherExactTest(pf.hits, pf.misses, pn.hits, pn.misses)
-                return FamiliarNovelRow(
-                    dog: entry.name, dogId: id, familiarSensitivity: familiar.sensitivity,
-                    novelSensitivity: novel.sensitivity, familiarSpecificity: familiar.specificity,
-                    novelSpecificity: novel.specificity, sensitivityP: sensitivityP,
-                    specificityP: fisherExactTest(
-                        pf.correctRejections, pf.falseAlerts, pn.correctRejections, pn.falseAlerts),
-                    memorisation: FamiliarNovelRule.flags(
-                        familiar: familiar.sensitivity, novel: novel.sensitivity, p: sensitivityP))
-            }.sorted { ($0.dog, $0.dogId) < ($1.dog, $1.dogId) }
+            dogs[exposed.dogId] = entry
         }
+        return dogs.map { id, entry in
+            let familiar = entry.familiar.figures
+            let novel = entry.novel.figures
+            let pf = familiar.presentations
+            let pn = novel.presentations
+            let sensitivityP = fisherExactTest(pf.hits, pf.misses, pn.hits, pn.misses)
+            return FamiliarNovelRow(
+                dog: entry.name, dogId: id, familiarSensitivity: familiar.sensitivity,
+                novelSensitivity: novel.sensitivity, familiarSpecificity: familiar.specificity,
+                novelSpecificity: novel.specificity, sensitivityP: sensitivityP,
+                specificityP: fisherExactTest(
+                    pf.correctRejections, pf.falseAlerts, pn.correctRejections, pn.falseAlerts),
+                memorisation: FamiliarNovelRule.flags(
+                    familiar: familiar.sensitivity, novel: novel.sensitivity, p: sensitivityP))
+        }.sorted { ($0.dog, $0.dogId) < ($1.dog, $1.dogId) }
     }
 }

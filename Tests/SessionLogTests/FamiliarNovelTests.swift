@@ -1,4 +1,5 @@
 import Foundation
+import Report
 import Testing
 import TrainingEngine
 
@@ -221,5 +222,45 @@ final class LineupLogBuilder {
         #expect(row.kindDifference == 1)
         #expect(row.lambdaByDetail == 0)
         #expect(!row.flagged)
+    }
+}
+
+@Suite struct ReportSampleFiguresTests {
+    /// The report's dog sections show the same rows as `stats`, and each flag once, in the
+    /// flagged dog's section only.
+    @Test func theReportShowsFamiliarNovelAndSourceFiguresWithTheirFlags() throws {
+        let b = try LineupLogBuilder()
+        let memo = try b.dog("Memo")
+        let steady = try b.dog("Steady")
+        let old = try b.sample("T-old", .target, source: "clinic A")
+        for _ in 0..<21 {
+            try b.trial(memo, [old], indicated: [old.id])
+            try b.trial(steady, [old], indicated: [old.id])
+        }
+        for k in 0..<15 {
+            let memoTarget = try b.sample("T-memo-\(k)", .target, source: "clinic A")
+            try b.trial(memo, [memoTarget], indicated: k < 5 ? [memoTarget.id] : [])
+            let steadyTarget = try b.sample("T-steady-\(k)", .target, source: "clinic A")
+            try b.trial(steady, [steadyTarget], indicated: [steadyTarget.id])
+        }
+        let clinic = try b.dog("Clinic")
+        try ConfoundFlagTests().block(b, clinic) { $0.source == "clinic A" }
+        let data = try b.log.reader.report()
+        let html = ReportHTML.render(data, scope: "all")
+        func section(_ name: String) throws -> Substring {
+            let start = try #require(html.range(of: "data-name=\"\(name)\""))
+            let rest = html[start.upperBound...]
+            return rest[..<(rest.range(of: "</section>")?.lowerBound ?? rest.endIndex)]
+        }
+        let m = try section("Memo")
+        let s = try section("Steady")
+        #expect(m.contains("data-novel-sensitivity-successes=\"6\" data-novel-sensitivity-trials=\"16\""))
+        #expect(m.contains("class=\"flag memorisation\""))
+        #expect(!s.contains("class=\"flag memorisation\""))
+        #expect(s.contains("data-novel-sensitivity-successes=\"16\" data-novel-sensitivity-trials=\"16\""))
+        // Memo's samples all from one clinic: its row is shown, and no confound flag (no controls).
+        #expect(m.contains("data-detail=\"source\" data-value=\"clinic A\""))
+        #expect(!m.contains("class=\"flag confound\""))
+        #expect(try section("Clinic").contains("class=\"flag confound\" data-detail=\"source\""))
     }
 }
