@@ -185,4 +185,68 @@ import TrainingEngine
         }
         #expect(seen == bySource.count)
     }
+
+    /// Memo: one target met 21 times and found each time, then 15 new targets, 5 found; the
+    /// controls come from clinic B, the targets from clinic A, and Memo indicates only clinic A.
+    func memoLog() throws -> String {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent(
+            "sample-flags-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        let path = directory.appendingPathComponent("lineup.db").path
+        let log = try SessionLog(path: path)
+        let dog = DogRecord(name: "Memo")
+        let session = SessionRecord(dogId: dog.id, phase: "3 discrimination", step: "step 1", mode: .doubleBlind)
+        let old = SampleRecord(label: "T-old", kind: .target, source: "clinic A")
+        let control = SampleRecord(label: "C-1", kind: .control, source: "clinic B")
+        try log.append([dog, session, old, control])
+        let writer = log.makeWriter()
+        defer { writer.close() }
+        var time: Int64 = 1_000_000_000_000
+        for number in 1...36 {
+            var target = old
+            if number > 21 {
+                target = SampleRecord(label: "T-new-\(number)", kind: .target, source: "clinic A")
+                try log.append([target])
+            }
+            let found = number <= 26
+            let layout = [
+                StationSlot(
+                    station: 1, sampleId: target.id, kind: .target,
+                    seen: StationSeen(visited: true, indicated: found, firstIndicationNs: found ? 1_000_000_000 : nil)),
+                StationSlot(
+                    station: 2, sampleId: control.id, kind: .control, seen: StationSeen(visited: true, indicated: false)
+                ),
+            ]
+            time += 20_000_000_000
+            let started = LogTime(monoNs: time, wallNs: 1_740_819_600_000_000_000 + time)
+            time += 5_000_000_000
+            try writer.commitTrial(
+                TrialRecord(
+                    sessionId: session.id, number: number, layout: layout, outcome: found ? .hit : .miss,
+                    started: started, ended: LogTime(monoNs: time, wallNs: 1_740_819_600_000_000_000 + time)))
+        }
+        return path
+    }
+
+    @Test func eachFlagIsALineNamingTheDogAndItsFigures() throws {
+        let db = try memoLog()
+        let novel = try lineupctl(["stats", "--db", db, "--familiar-novel"])
+        #expect(novel.status == 0 && novel.stderr.isEmpty, "\(novel.stderr)")
+        #expect(
+            novel.stdout.contains(
+                "flag: Memo: novel-sample sensitivity 37.5 % (6/16) is below its familiar-sample sensitivity "
+                    + "100.0 % (20/20) by 62.5 points (Fisher's exact test, two-sided, p = 3.15e-05)"),
+            "\(novel.stdout)")
+        let sources = try lineupctl(["stats", "--db", db, "--sources"])
+        #expect(sources.status == 0 && sources.stderr.isEmpty, "\(sources.stderr)")
+        // Every target from clinic A, every control from B: the design cannot tell them apart.
+        #expect(
+            sources.stdout.contains(
+                "flag: Memo: targets and controls differ in source (by 1.00) and the dog's indications follow the source"
+            ), "\(sources.stdout)")
+        let both = try lineupctl(["stats", "--db", db, "--sources", "--familiar-novel"])
+        #expect(both.status != 0)
+        #expect(both.stderr.contains("--familiar-novel and --sources: choose one"))
+        #expect(both.stdout.isEmpty)
+    }
 }
