@@ -73,6 +73,13 @@ private struct DetailCounts {
     var indicated: Int { hits + falseAlerts }
     var total: Int { targets + controls }
     var majority: Int { max(indicated, total - indicated) }
+
+    mutating func add(_ other: DetailCounts) {
+        hits += other.hits
+        misses += other.misses
+        falseAlerts += other.falseAlerts
+        correctRejections += other.correctRejections
+    }
 }
 
 extension LogReader {
@@ -84,18 +91,57 @@ extension LogReader {
     }
 
     static func confoundStats(_ db: Database, _ filter: LogFilter) throws -> [ConfoundRow] {
-        let details = try Self.sampleRegistryDetails(db)
+        var counter = ConfoundCounter()
+        try Self.scanTrials(db, filter, samples: true) { trial, context in
+            counter.add(trial, dogId: context.dogId, dog: context.dog)
+        }
+        return try counter.rows(db)
+    }
+}
+
+/// The confound figures' counts over a stream of trials (any order); `rows` folds them by
+/// each sample's details.
+struct ConfoundCounter {
+    // Counted per dog and sample first (one lookup per station), then folded by detail.
+    private var names: [String: String] = [:]
+    private var bySample: [String: [String: DetailCounts]] = [:]
+    private var dogId = ""
+    private var current: [String: DetailCounts] = [:]
+
+    mutating func add(_ trial: ScoredTrial, dogId id: String, dog: String) {
+        guard trial.outcome != .aborted, trial.hasStationData else { return }
+        // Trials come by session: keep the dog's counts at hand.
+        if id != dogId {
+            if !dogId.isEmpty { bySample[dogId] = current }
+            dogId = id
+            current = bySample[dogId] ?? [:]
+            names[dogId] = dog
+        }
+        for station in trial.stations {
+            guard let seen = station.seen, let sample = station.sample else { continue }
+            switch StationVerdict(kind: station.kind, seen: seen) {
+            case .hit: current[sample, default: DetailCounts()].hits += 1
+            case .miss: current[sample, default: DetailCounts()].misses += 1
+            case .falseAlert: current[sample, default: DetailCounts()].falseAlerts += 1
+            case .correctRejection: current[sample, default: DetailCounts()].correctRejections += 1
+            default: continue
+            }
+        }
+    }
+
+    /// Per dog (by name) and detail, sorted; a detail no sample of the dog's trials records is
+    /// left out.
+    func rows(_ db: Database) throws -> [ConfoundRow] {
+        let details = try LogReader.sampleRegistryDetails(db)
+        var bySample = bySample
+        if !dogId.isEmpty { bySample[dogId] = current }
         struct Key: Hashable {
             var dogId: String
             var detail: SampleDetail
         }
-        var names: [String: String] = [:]
         var groups: [Key: [String?: DetailCounts]] = [:]
-        try Self.scanTrials(db, filter, samples: true) { trial, context in
-            guard trial.outcome != .aborted, trial.hasStationData else { return }
-            names[context.dogId] = context.dog
-            for station in trial.stations {
-                guard let seen = station.seen, let sample = station.sample else { continue }
+        for (dogId, samples) in bySample {
+            for (sample, counts) in samples {
                 let d = details[sample]
                 for detail in SampleDetail.allCases {
                     let value: String? =
@@ -104,38 +150,26 @@ extension LogReader {
                         case .collection: d?.collection
                         case .processing: d?.processing
                         }
-                    let key = Key(dogId: context.dogId, detail: detail)
-                    var counts = groups[key, default: [:]][value, default: DetailCounts()]
-                    switch StationVerdict(kind: station.kind, seen: seen) {
-                    case .hit: counts.hits += 1
-                    case .miss: counts.misses += 1
-                    case .falseAlert: counts.falseAlerts += 1
-                    case .correctRejection: counts.correctRejections += 1
-                    default: continue
-                    }
-                    groups[key, default: [:]][value] = counts
+                    groups[Key(dogId: dogId, detail: detail), default: [:]][value, default: DetailCounts()].add(counts)
                 }
             }
         }
         return groups.compactMap { key, byValue -> ConfoundRow? in
             guard byValue.keys.contains(where: { $0 != nil }) else { return nil }
-            return Self.confoundRow(dog: names[key.dogId] ?? key.dogId, dogId: key.dogId, key.detail, byValue)
+            return LogReader.confoundRow(dog: names[key.dogId] ?? key.dogId, dogId: key.dogId, key.detail, byValue)
         }.sorted {
             ($0.dog, $0.dogId, SampleDetail.allCases.firstIndex(of: $0.detail)!)
                 < ($1.dog, $1.dogId, SampleDetail.allCases.firstIndex(of: $1.detail)!)
         }
     }
+}
 
-    private static func confoundRow(
+extension LogReader {
+    fileprivate static func confoundRow(
         dog: String, dogId: String, _ detail: SampleDetail, _ byValue: [String?: DetailCounts]
     ) -> ConfoundRow {
         var all = DetailCounts()
-        for c in byValue.values {
-            all.hits += c.hits
-            all.misses += c.misses
-            all.falseAlerts += c.falseAlerts
-            all.correctRejections += c.correctRejections
-        }
+        for c in byValue.values { all.add(c) }
         let n = all.total
         var kindDifference: Double? = nil
         if all.targets > 0, all.controls > 0 {

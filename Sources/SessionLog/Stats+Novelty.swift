@@ -73,20 +73,34 @@ extension LogReader {
     }
 
     static func familiarNovelStats(_ db: Database, _ filter: LogFilter) throws -> [FamiliarNovelRow] {
-        var dogs: [String: (name: String, familiar: Tally, novel: Tally)] = [:]
-        for exposed in try Self.exposedTrials(db, filter) where exposed.inScope {
-            var entry = dogs[exposed.dogId] ?? (exposed.dog, Tally(), Tally())
-            // Stations without a sample (blanks) are neither familiar nor novel.
-            for station in exposed.trial.stations {
-                guard let sample = station.sample, let exposure = exposed.exposures[sample] else { continue }
-                if exposure == 0 {
-                    entry.novel.add(exposed.trial, station: station)
-                } else {
-                    entry.familiar.add(exposed.trial, station: station)
-                }
+        var counter = FamiliarNovelCounter()
+        try Self.scanExposedTrials(db, filter) { counter.add($0) }
+        return counter.rows
+    }
+}
+
+/// The familiar and novel tallies over a stream of exposed trials.
+struct FamiliarNovelCounter {
+    private var dogs: [String: (name: String, familiar: Tally, novel: Tally)] = [:]
+
+    mutating func add(_ exposed: ExposedTrial) {
+        guard exposed.inScope else { return }
+        let id = exposed.dogId
+        if dogs[id] == nil { dogs[id] = (exposed.dog, Tally(), Tally()) }
+        // Stations without a sample (blanks) are neither familiar nor novel. Added in place:
+        // a copy of the tally per trial would copy its latencies each time.
+        for (station, exposure) in zip(exposed.trial.stations, exposed.exposures) {
+            guard let exposure else { continue }
+            if exposure == 0 {
+                dogs[id]!.novel.add(exposed.trial, station: station)
+            } else {
+                dogs[id]!.familiar.add(exposed.trial, station: station)
             }
-            dogs[exposed.dogId] = entry
         }
+    }
+
+    /// Per dog, by name.
+    var rows: [FamiliarNovelRow] {
         return dogs.map { id, entry in
             let familiar = entry.familiar.figures
             let novel = entry.novel.figures
