@@ -25,6 +25,7 @@ extension ReportHTML {
         html += latencyChart(dog, data)
         html += positionBias(dog)
         html += clickChart(dog, data)
+        html += sampleFigures(dog, data)
         return html + "</section>\n"
     }
 

@@ -250,10 +250,12 @@ extension LogReader {
                     byTargetPosition: positions(dogSlots[dogId]!), milestones: milestones[dogId] ?? [])
             }.sorted { ($0.name, $0.id) < ($1.name, $1.id) }
 
-            return ReportData(
+            var data = ReportData(
                 sessions: sessions, dogs: dogs, samples: try Self.reportSamples(db, samples), faults: faults,
                 faultsOutsideSessions: outside, trials: trials,
                 generated: iso.string(wallNs: LogTime.now().wallNs))
+            try data.addSampleFigures(db, filter)
+            return data
         }
     }
 

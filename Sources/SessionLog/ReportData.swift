@@ -25,6 +25,10 @@ public struct ReportData: Sendable {
     public var trials: Int
     /// When the report was made (ISO 8601, the station's offset).
     public var generated: String
+    /// Each dog's familiar and novel figures and its figures by sample detail, by dog id
+    /// (ReportData+Samples.swift).
+    public var familiarNovel: [String: FamiliarNovelRow] = [:]
+    public var confound: [String: [ConfoundRow]] = [:]
 }
 
 public struct ReportSession: Sendable {

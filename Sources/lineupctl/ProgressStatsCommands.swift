@@ -132,15 +132,35 @@ struct Stats: ParsableCommand {
               lineupctl stats --by dog
               lineupctl stats --by sample --dog Aino --since 2025-05-01
               lineupctl stats --by session --mode double-blind --step phase-3/1
+              lineupctl stats --familiar-novel --dog Aino
+              lineupctl stats --sources
+
+            --familiar-novel shows each dog's sensitivity and specificity on samples it had met \
+            in an earlier trial and on samples new to it, with Fisher's exact test of the \
+            difference, and flags a dog whose novel-sample sensitivity is well below its familiar \
+            one. --sources shows each dog's figures by the samples' source, collection and \
+            processing, and flags a dog whose indications follow the source as well as the kind \
+            when targets and controls come from different sources. The rules and their thresholds \
+            (the project's) are in docs/figures.md.
             """)
     @OptionGroup var log: LogOptions
     @OptionGroup var rows: RowFilterOptions
     @OptionGroup var selection: SelectionOptions
     @Option(help: "Group by dog, session, sample or station.") var by: StatsGrouping = .dog
+    @Flag(help: "Per dog: sensitivity and specificity on familiar and on novel samples, instead of the --by table.")
+    var familiarNovel = false
+    @Flag(help: "Per dog: figures by sample source, collection and processing, instead of the --by table.")
+    var sources = false
+
+    func validate() throws {
+        if familiarNovel && sources { throw ValidationError("--familiar-novel and --sources: choose one") }
+    }
 
     func run() throws {
         try researcherCommand {
             let reader = try log.reader()
+            if familiarNovel { return try printFamiliarNovel(reader, selection.filter(rows, reader)) }
+            if sources { return try printSources(reader, selection.filter(rows, reader)) }
             let stats = try reader.stats(by: by, selection.filter(rows, reader))
             if log.json { return try printJSON(stats) }
             say("Trials of \(describeSelection(rows, selection))")

@@ -1,0 +1,120 @@
+import Foundation
+import GRDB
+import TrainingEngine
+
+/// Fisher's exact test of a 2×2 table, two-sided (R's `fisher.test` default): the sum of the
+/// probabilities, under the hypergeometric law with the table's margins fixed, of every table
+/// no more probable than the one observed (with R's relative tolerance of 1e-7, so that ties
+/// computed a hair apart still count). Exact, from log-factorials; nil for an empty margin.
+///
+///     successes  failures
+///     a          b          (first group)
+///     c          d          (second group)
+public func fisherExactTest(_ a: Int, _ b: Int, _ c: Int, _ d: Int) -> Double? {
+    precondition(a >= 0 && b >= 0 && c >= 0 && d >= 0, "a 2×2 table counts no fewer than 0")
+    let n = a + b + c + d
+    let row1 = a + b
+    let col1 = a + c
+    guard row1 > 0, c + d > 0, col1 > 0, b + d > 0 else { return nil }
+    var logFactorial = [0.0]
+    logFactorial.reserveCapacity(n + 1)
+    for k in stride(from: 1, through: n, by: 1) { logFactorial.append(logFactorial[k - 1] + log(Double(k))) }
+    func logChoose(_ m: Int, _ k: Int) -> Double { logFactorial[m] - logFactorial[k] - logFactorial[m - k] }
+    func logP(_ x: Int) -> Double { logChoose(row1, x) + logChoose(n - row1, col1 - x) - logChoose(n, col1) }
+    let observed = logP(a)
+    var p = 0.0
+    for x in max(0, col1 - (n - row1))...min(row1, col1) {
+        let lp = logP(x)
+        if lp <= observed + 1e-7 { p += exp(lp) }
+    }
+    return min(1, p)
+}
+
+/// A dog's sensitivity and specificity on familiar and on novel samples (docs/figures.md,
+/// "Familiar and novel samples"), each counted per station as `stats` counts them.
+public struct FamiliarNovelRow: Sendable, Hashable, Codable {
+    public var dog: String
+    public var dogId: String
+    /// Target presentations whose sample the dog had met before the trial / had not.
+    public var familiarSensitivity: Proportion
+    public var novelSensitivity: Proportion
+    /// Examined control and distractor presentations, familiar / novel.
+    public var familiarSpecificity: Proportion
+    public var novelSpecificity: Proportion
+    /// Fisher's exact test (two-sided) of familiar against novel.
+    public var sensitivityP: Double?
+    public var specificityP: Double?
+    /// The memorisation signature by the project's rule (`FamiliarNovelRule`).
+    public var memorisation: Bool
+}
+
+/// The project's thresholds for the memorisation flag (not the study's, nor the papers').
+public enum FamiliarNovelRule {
+    /// Target presentations needed on each side before the rule speaks.
+    public static let minimumTargets = 10
+    /// Familiar minus novel sensitivity, at least.
+    public static let minimumDrop = 0.20
+    /// Fisher's exact test, two-sided, below this.
+    public static let significance = 0.05
+
+    public static func flags(familiar: Proportion, novel: Proportion, p: Double?) -> Bool {
+        guard familiar.trials >= minimumTargets, novel.trials >= minimumTargets, let f = familiar.value,
+            let v = novel.value, let p
+        else { return false }
+        return f - v >= minimumDrop && p < significance
+    }
+}
+
+extension LogReader {
+    /// Per dog (by name), sensitivity and specificity on familiar and on novel samples of the
+    /// trials `filter` chooses; novelty counts every trial of the log before them.
+    public func familiarNovelStats(_ filter: LogFilter = LogFilter()) throws -> [FamiliarNovelRow] {
+        try read { db in try Self.familiarNovelStats(db, filter) }
+    }
+
+    static func familiarNovelStats(_ db: Database, _ filter: LogFilter) throws -> [FamiliarNovelRow] {
+        var counter = FamiliarNovelCounter()
+        try Self.scanExposedTrials(db, filter) { counter.add($0) }
+        return counter.rows
+    }
+}
+
+/// The familiar and novel tallies over a stream of exposed trials.
+struct FamiliarNovelCounter {
+    private var dogs: [String: (name: String, familiar: Tally, novel: Tally)] = [:]
+
+    mutating func add(_ exposed: ExposedTrial) {
+        guard exposed.inScope else { return }
+        let id = exposed.dogId
+        if dogs[id] == nil { dogs[id] = (exposed.dog, Tally(), Tally()) }
+        // Stations without a sample (blanks) are neither familiar nor novel. Added in place:
+        // a copy of the tally per trial would copy its latencies each time.
+        for (station, exposure) in zip(exposed.trial.stations, exposed.exposures) {
+            guard let exposure else { continue }
+            if exposure == 0 {
+                dogs[id]!.novel.add(exposed.trial, station: station)
+            } else {
+                dogs[id]!.familiar.add(exposed.trial, station: station)
+            }
+        }
+    }
+
+    /// Per dog, by name.
+    var rows: [FamiliarNovelRow] {
+        return dogs.map { id, entry in
+            let familiar = entry.familiar.figures
+            let novel = entry.novel.figures
+            let pf = familiar.presentations
+            let pn = novel.presentations
+            let sensitivityP = fisherExactTest(pf.hits, pf.misses, pn.hits, pn.misses)
+            return FamiliarNovelRow(
+                dog: entry.name, dogId: id, familiarSensitivity: familiar.sensitivity,
+                novelSensitivity: novel.sensitivity, familiarSpecificity: familiar.specificity,
+                novelSpecificity: novel.specificity, sensitivityP: sensitivityP,
+                specificityP: fisherExactTest(
+                    pf.correctRejections, pf.falseAlerts, pn.correctRejections, pn.falseAlerts),
+                memorisation: FamiliarNovelRule.flags(
+                    familiar: familiar.sensitivity, novel: novel.sensitivity, p: sensitivityP))
+        }.sorted { ($0.dog, $0.dogId) < ($1.dog, $1.dogId) }
+    }
+}
