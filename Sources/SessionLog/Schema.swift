@@ -17,6 +17,7 @@ enum Schema {
         migrator.registerMigration("v3-station-seen", migrate: v3)
         migrator.registerMigration("v4-station-identity", migrate: v4)
         migrator.registerMigration("v5-dog-note", migrate: v5)
+        migrator.registerMigration("v6-handler-guess", migrate: handlerGuess)
         return migrator
     }
 

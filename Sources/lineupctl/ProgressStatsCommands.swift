@@ -128,21 +128,36 @@ struct Stats: ParsableCommand {
             --step and --handler choose sessions, --since and --until their trials' times. The \
             first line says which trials the table covers.
 
+            --prevalence P adds PPV and NPV at prevalence P (0 < P < 1) from each row's \
+            sensitivity and specificity by Bayes' theorem, with 95 % intervals from the corners \
+            of the two Wilson intervals, each at √0.95 (JSON: `at_prevalence` in each row). \
+            --guesses counts the handler's guesses (lineupctl guess) instead, by handler code \
+            (--by session: by session): hit rate against chance with an exact binomial test, \
+            and the dog's false alerts at the guessed station against chance.
+
             Examples:
               lineupctl stats --by dog
               lineupctl stats --by sample --dog Aino --since 2025-05-01
               lineupctl stats --by session --mode double-blind --step phase-3/1
+              lineupctl stats --by dog --prevalence 0.01
+              lineupctl stats --guesses --mode double-blind
             """)
     @OptionGroup var log: LogOptions
     @OptionGroup var rows: RowFilterOptions
     @OptionGroup var selection: SelectionOptions
     @Option(help: "Group by dog, session, sample or station.") var by: StatsGrouping = .dog
+    @OptionGroup var extra: StatsExtraOptions
 
     func run() throws {
         try researcherCommand {
+            let prevalence = try extra.prevalence.map { try checkPrevalence($0) }
             let reader = try log.reader()
+            if extra.guesses { return try printGuesses(reader, selection.filter(rows, reader)) }
             let stats = try reader.stats(by: by, selection.filter(rows, reader))
-            if log.json { return try printJSON(stats) }
+            if log.json {
+                guard let prevalence else { return try printJSON(stats) }
+                return try printJSON(stats.map { StatsRowAtPrevalence(row: $0, atPrevalence: $0.figures.atPrevalence(prevalence)) })
+            }
             say("Trials of \(describeSelection(rows, selection))")
             let byPresentation = by == .sample || by == .station
             var header = [by.rawValue.uppercased()]
@@ -173,6 +188,7 @@ struct Stats: ParsableCommand {
                         describeNumber(f.criterion), describeSpread(f.latency),
                     ]
                 })
+            if let prevalence { printAtPrevalence(stats, prevalence) }
             if byPresentation {
                 say(
                     "\nTRIALS: scored and aborted trials in which the \(by.rawValue) stood; the verdicts count it once "
