@@ -206,7 +206,8 @@ extension LogReader {
                     order.append(key)
                 }
                 groups[key]!.tally.add(
-                    guess: row["station"], trial: trial, beforeIndication: firstIndication.map { guessedAt < $0 } ?? true)
+                    guess: row["station"], trial: trial,
+                    beforeIndication: firstIndication.map { guessedAt < $0 } ?? true)
             }
             return order.map { GuessFigures(group: groups[$0]!.name, groupId: $0, tally: groups[$0]!.tally) }
         }

@@ -33,7 +33,8 @@ public let predictiveValueZ = inverseNormal(1 - (1 - 0.95.squareRoot()) / 2)
 /// (upper, upper): the interval contains the true value whenever both intervals contain theirs.
 /// Nil when sensitivity or specificity counted nothing. `prevalence` must be within (0, 1):
 /// `checkPrevalence` says so to the person.
-public func predictiveValues(sensitivity: Proportion, specificity: Proportion, prevalence: Double) -> PredictiveValues? {
+public func predictiveValues(sensitivity: Proportion, specificity: Proportion, prevalence: Double) -> PredictiveValues?
+{
     precondition(prevalence > 0 && prevalence < 1, "prevalence must be within (0, 1)")
     guard sensitivity.trials > 0, specificity.trials > 0 else { return nil }
     let se = Proportion(successes: sensitivity.successes, trials: sensitivity.trials, z: predictiveValueZ)

@@ -20,7 +20,8 @@ extension StationService {
         guard current.mode == .doubleBlind else {
             throw ControlRefusal(
                 .badRequest,
-                "this session is \(current.mode.rawValue): the handler's guess is recorded in double-blind sessions only")
+                "this session is \(current.mode.rawValue): the handler's guess is recorded in double-blind sessions only"
+            )
         }
         let used = segment.usedStations
         let names = used.map { $0 < stationNames.count ? stationNames[$0] : "\($0 + 1)" }
@@ -33,7 +34,8 @@ extension StationService {
         } else {
             throw ControlRefusal(
                 .unknown,
-                "no station \"\(entry.station)\" in this session's lineup: guess one of \(names.joined(separator: ", "))")
+                "no station \"\(entry.station)\" in this session's lineup: guess one of \(names.joined(separator: ", "))"
+            )
         }
         // Which trial: the one being searched, else the next to start (loaded or being loaded).
         let engine = segment.handler.snapshot.read()
@@ -47,7 +49,8 @@ extension StationService {
             if segment.feeder.indicatedTrial.load(ordering: .acquiring) == trial {
                 throw ControlRefusal(
                     .notReady,
-                    "the dog has already indicated in trial \(trial + 1): a guess must come before the dog's indication")
+                    "the dog has already indicated in trial \(trial + 1): a guess must come before the dog's indication"
+                )
             }
         case .loading:
             trial = engine.begun - 1

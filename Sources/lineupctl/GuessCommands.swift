@@ -92,7 +92,8 @@ extension Stats {
                     grouping == .session ? String(g.group.prefix(max(0, g.group.count - 28))) : g.group,
                     "\(g.guesses)", "\(g.targetAbsentGuesses)", "\(g.hits)", describe(g.hitRate),
                     g.chance.map { String(format: "%.1f %%", $0 * 100) } ?? "-", describePValue(g.pValue),
-                    g.aboveChance.map { $0 ? "yes" : "no" } ?? "-", "\(g.falseAlerts)", "\(g.falseAlertsAtGuess)"
+                    g.aboveChance.map { $0 ? "yes" : "no" } ?? "-", "\(g.falseAlerts)",
+                    "\(g.falseAlertsAtGuess)"
                         + (g.falseAlertShareAtGuess.map { String(format: " (%.1f %%)", $0 * 100) } ?? ""),
                     g.falseAlertShareExpected.map { String(format: "%.1f %%", $0 * 100) } ?? "-",
                     describePValue(g.falseAlertPValue), "\(g.lateGuesses)",

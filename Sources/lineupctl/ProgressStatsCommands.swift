@@ -156,7 +156,8 @@ struct Stats: ParsableCommand {
             let stats = try reader.stats(by: by, selection.filter(rows, reader))
             if log.json {
                 guard let prevalence else { return try printJSON(stats) }
-                return try printJSON(stats.map { StatsRowAtPrevalence(row: $0, atPrevalence: $0.figures.atPrevalence(prevalence)) })
+                return try printJSON(
+                    stats.map { StatsRowAtPrevalence(row: $0, atPrevalence: $0.figures.atPrevalence(prevalence)) })
             }
             say("Trials of \(describeSelection(rows, selection))")
             let byPresentation = by == .sample || by == .station
