@@ -82,6 +82,9 @@ extension Stats {
         let rows = try reader.guessStats(by: grouping, filter)
         if log.json { return try printJSON(rows) }
         say("The handler's guesses in trials of \(describeSelection(self.rows, selection))")
+        guard !rows.isEmpty else {
+            return say("none: no handler's guess was logged in these trials (lineupctl guess, double-blind sessions)")
+        }
         printTable(
             [
                 grouping == .session ? "SESSION" : "HANDLER", "GUESSES", "NO TARGET", "HITS", "HIT RATE", "CHANCE",

@@ -88,7 +88,8 @@ import TrainingEngine
             eventually(20) { ((try? reader.events(LogFilter(eventKind: .indication)).count) ?? 0) > 0 },
             "the held nose never became an indication")
         try client.simulate(SimulatedInput(input: control, active: false))
-        try refused(["guess", "A"], "the dog has already indicated in trial 2: a guess must come before the dog's indication")
+        try refused(
+            ["guess", "A"], "the dog has already indicated in trial 2: a guess must come before the dog's indication")
         try client.abort()
         try client.endSession(suggestions: nil)
 
