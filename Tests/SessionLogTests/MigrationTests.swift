@@ -25,7 +25,11 @@ import TrainingEngine
         let log = try SessionLog(path: path)
         let reader = log.reader
         let applied = try reader.read { db in try String.fetchAll(db, sql: "SELECT identifier FROM grdb_migrations") }
-        #expect(applied == ["v1", "v2-session-end", "v3-station-seen", "v4-station-identity", "v5-dog-note"])
+        // Every migration this build knows, the shipped ones first and in their order.
+        #expect(applied == Schema.knownVersions)
+        #expect(
+            applied.starts(with: ["v1", "v2-session-end", "v3-station-seen", "v4-station-identity", "v5-dog-note"]))
+        #expect(applied.contains("v6-handler-guess"))
         let counts = try reader.read { db in
             (
                 try Int.fetchOne(db, sql: "SELECT count(*) FROM trial")!,
