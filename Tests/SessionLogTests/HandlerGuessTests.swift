@@ -158,6 +158,24 @@ struct HandlerGuessTests {
         #expect(throws: (any Error).self) { try log.append([again]) }
     }
 
+    @Test("a guess follows its trial's correction: counted once, and not at all once corrected to aborted")
+    func corrections() throws {
+        let log = try SessionLog(path: temporaryLogPath())
+        var builder = try Builder(log: log, handler: "H2")
+        let first = try builder.trial(target: 2, indicated: [2], guess: 2)
+        let second = try builder.trial(target: 4, indicated: [4], guess: 1)
+        _ = try log.correctTrial(
+            first.uuidString.lowercased(), outcome: .miss, indicatedStation: nil, reason: "video: no hold")
+        var row = try #require(try log.reader.guessStats(by: .handler).first)
+        #expect(row.guesses == 2)
+        #expect(row.hits == 1)
+        _ = try log.correctTrial(
+            second.uuidString.lowercased(), outcome: .aborted, indicatedStation: nil, reason: "lid open")
+        row = try #require(try log.reader.guessStats(by: .handler).first)
+        #expect(row.guesses == 1)
+        #expect(row.hits == 1)
+    }
+
     @Test("the exact binomial tail against sums done with rationals, large n included")
     func binomialTail() {
         #expect(abs(binomialUpperTail(successes: 3, trials: 5, probability: 0.2) - 0.05792) < 1e-14)
