@@ -123,9 +123,10 @@ import Testing
         // The project's thresholds would refuse this disk (below); 0 lets the block run into it.
         let board = try Self.board(warn: 200, minimum: 0)
         let trials = 12
-        // 480 KiB: the fresh log (its migrations written through the WAL) must fit before the
-        // block starts; at 450 KiB the dog_note migration left no room to open it.
-        let c = try Self.block(trials: trials, speed: 10, seed: 1, kibibytes: 480, board: board)
+        // 520 KiB: the fresh log (its migrations written through the WAL) must fit before the
+        // block starts; at 450 KiB the dog_note migration, at 480 the handler_guess one, left
+        // no room to open it.
+        let c = try Self.block(trials: trials, speed: 10, seed: 1, kibibytes: 520, board: board)
         // Every trial ran and was scored: the station kept clicking.
         #expect(c.stdout.contains("summary: \(trials) trial(s) scored"), "\(c.stdout)")
         #expect(c.stderr.contains("is not on disk yet"), "\(c.stderr)")

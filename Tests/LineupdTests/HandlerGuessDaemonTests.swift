@@ -33,7 +33,7 @@ import TrainingEngine
         id = "1"
         title = "Block of 3"
         instruction = "Double blind: only the loading assistant sees the layout."
-        duration_s = 60
+        duration_s = 1800
         trials = 3
 
         """
@@ -42,10 +42,10 @@ import TrainingEngine
         let programs = FileManager.default.temporaryDirectory.appendingPathComponent("guess-\(UUID().uuidString)").path
         try FileManager.default.createDirectory(atPath: programs, withIntermediateDirectories: true)
         try Self.program.write(toFile: programs + "/guess-test.toml", atomically: true, encoding: .utf8)
-        // The virtual dog never holds: the only indication is the test's own, at a known time.
+        // No virtual dog: the only noses are the test's own, at known stations and times.
         guard
             let daemon = try ServingStationTests.Daemon(
-                speed: 30, extra: ["--sensitivity", "0", "--false-alert-rate", "0", "--programs", programs])
+                speed: 30, extra: ["--no-virtual-dog", "--programs", programs])
         else { return }
         defer { if daemon.process.isRunning { _ = daemon.terminate() } }
         #expect(daemon.waitReady())
@@ -71,23 +71,27 @@ import TrainingEngine
         try refused(["guess", "B"], "a guess is already recorded for trial 1: one guess per trial, the first stands")
         try refused(["guess", "Z"], "no station \"Z\" in this session's lineup")
 
-        // Trial 1 runs out (the dog never holds); trial 2 is searched, and the test's nose holds
-        // at a control's station (a false alert: the search goes on): once its indication is in
-        // the log, a guess for trial 2 is too late.
-        try client.ready()
-        #expect(eventually(20) { (try? client.status().trialsDone) == 1 }, "trial 1 never ended")
-        #expect(
-            eventually(20) {
-                try? client.ready()
-                return (try? client.status().state) == .searching || (try? client.status().state) == .holding
-            }, "trial 2 never started")
-        let control = try #require(try client.layout(view: .assistant).first { $0.kind == .control }).station
-        try client.simulate(SimulatedInput(input: control, active: true))
+        // Trial 1: the test's nose holds at the target (the loading assistant's view says
+        // where), a hit. Trial 2: it holds at a control's station, a false alert, and the dog
+        // may search on (the step's `after_false_alert = "continue"`; a search of 60 s at 30 ×,
+        // so a loaded machine cannot end it first): once that indication is in the log, a
+        // guess for trial 2 is too late.
         let reader = try SessionLog.openReader(path: daemon.db)
-        #expect(
-            eventually(20) { ((try? reader.events(LogFilter(eventKind: .indication)).count) ?? 0) > 0 },
-            "the held nose never became an indication")
-        try client.simulate(SimulatedInput(input: control, active: false))
+        func indications() -> Int { (try? reader.events(LogFilter(eventKind: .indication)).count) ?? 0 }
+        func holdAt(_ kind: SampleKind, trial: Int) throws {
+            #expect(
+                eventually(30) {
+                    try? client.ready()
+                    return [StationState.searching, .holding].contains((try? client.status().state) ?? .idle)
+                }, "trial \(trial) never started")
+            let station = try #require(try client.layout(view: .assistant).first { $0.kind == kind }).station
+            try client.simulate(SimulatedInput(input: station, active: true))
+            #expect(eventually(30) { indications() >= trial }, "the held nose never became an indication")
+            try client.simulate(SimulatedInput(input: station, active: false))
+        }
+        try holdAt(.target, trial: 1)
+        #expect(eventually(30) { (try? client.status().trialsDone) == 1 }, "trial 1 never ended")
+        try holdAt(.control, trial: 2)
         try refused(
             ["guess", "A"], "the dog has already indicated in trial 2: a guess must come before the dog's indication")
         try client.abort()

@@ -176,6 +176,16 @@ struct HandlerGuessTests {
         #expect(row.hits == 1)
     }
 
+    @Test("a station's guesses come along when its log is merged into the lab's, once")
+    func merged() throws {
+        let station = try twoHandlers()
+        let lab = try SessionLog(path: temporaryLogPath())
+        _ = try lab.merge(from: station.path)
+        _ = try lab.merge(from: station.path)
+        #expect(try lab.reader.guessStats(by: .handler) == station.reader.guessStats(by: .handler))
+        #expect(try lab.pool.read { db in try Int.fetchOne(db, sql: "SELECT count(*) FROM handler_guess") } == 122)
+    }
+
     @Test("the exact binomial tail against sums done with rationals, large n included")
     func binomialTail() {
         #expect(abs(binomialUpperTail(successes: 3, trials: 5, probability: 0.2) - 0.05792) < 1e-14)
