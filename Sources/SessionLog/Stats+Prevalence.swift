@@ -39,19 +39,19 @@ public func predictiveValues(sensitivity: Proportion, specificity: Proportion, p
     guard sensitivity.trials > 0, specificity.trials > 0 else { return nil }
     let se = Proportion(successes: sensitivity.successes, trials: sensitivity.trials, z: predictiveValueZ)
     let sp = Proportion(successes: specificity.successes, trials: specificity.trials, z: predictiveValueZ)
-    let π = prevalence
+    let pi = prevalence
     func ppv(_ se: Double?, _ sp: Double?) -> Double? {
         guard let se, let sp else { return nil }
-        let indicated = se * π + (1 - sp) * (1 - π)
-        return indicated > 0 ? se * π / indicated : nil
+        let indicated = se * pi + (1 - sp) * (1 - pi)
+        return indicated > 0 ? se * pi / indicated : nil
     }
     func npv(_ se: Double?, _ sp: Double?) -> Double? {
         guard let se, let sp else { return nil }
-        let passed = sp * (1 - π) + (1 - se) * π
-        return passed > 0 ? sp * (1 - π) / passed : nil
+        let passed = sp * (1 - pi) + (1 - se) * pi
+        return passed > 0 ? sp * (1 - pi) / passed : nil
     }
     return PredictiveValues(
-        prevalence: π,
+        prevalence: pi,
         ppv: ppv(se.value, sp.value), ppvLower: ppv(se.lower, sp.lower), ppvUpper: ppv(se.upper, sp.upper),
         npv: npv(se.value, sp.value), npvLower: npv(se.lower, sp.lower), npvUpper: npv(se.upper, sp.upper))
 }
