@@ -131,6 +131,7 @@ extension SessionLog {
             ])
         try _ = copy("session_note")
         try _ = copy("session_end")
+        try _ = copy("handler_guess")
         try _ = copy("milestone", replacing: ["dog_id": map("dog", "s.dog_id")])
 
         // Trials: the compact layout names sample ids, which the matching may change.

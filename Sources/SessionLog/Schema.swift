@@ -19,6 +19,7 @@ enum Schema {
         migrator.registerMigration("v5-dog-note", migrate: v5)
         migrator.registerMigration("v6-layout-commitment", migrate: layoutCommitment)
         migrator.registerMigration("v7-sample-limits-novelty", migrate: sampleLimitsAndNovelty)
+        migrator.registerMigration("v8-handler-guess", migrate: handlerGuess)
         return migrator
     }
 

@@ -29,7 +29,7 @@ public enum ControlCalls {
         StatusRequest.self, SessionRequest.self, LayoutRequest.self, ReadyRequest.self, AbortRequest.self,
         SessionEndRequest.self, WatchRequest.self, DogEntry.self, SampleEntry.self, SampleNoteEntry.self,
         TrialCorrectionEntry.self, SessionNoteEntry.self, SimulatedInput.self, AboutRequest.self,
-        VersionRequest.self, ButtonPress.self, DogNoteEntry.self,
+        VersionRequest.self, ButtonPress.self, DogNoteEntry.self, GuessEntry.self,
     ]
 
     static let byName: [String: any ControlCall.Type] = Dictionary(
@@ -76,12 +76,19 @@ public protocol StationControlling: AnyObject, Sendable {
     /// A press of the clicker or error button from the station's page, handed to the hot
     /// thread as that button's edges.
     func press(_ press: ButtonPress) throws(ControlRefusal)
+    /// The handler's guess of the target's station for the trial in progress (double-blind only).
+    func guess(_ entry: GuessEntry) throws(ControlRefusal) -> GuessRecorded
 }
 
 extension StationControlling {
     /// A station that has no page buttons (the tests' stand-ins) refuses the press.
     public func press(_ press: ButtonPress) throws(ControlRefusal) {
         throw ControlRefusal(.failed, "this station takes no button presses over its socket")
+    }
+
+    /// A station that runs no double-blind sessions (the tests' stand-ins) records no guess.
+    public func guess(_ entry: GuessEntry) throws(ControlRefusal) -> GuessRecorded {
+        throw ControlRefusal(.failed, "this station records no handler's guesses")
     }
 }
 
@@ -266,6 +273,36 @@ public struct ButtonPress: StationCall {
     public func perform(on station: any StationControlling) throws(ControlRefusal) -> Done {
         try station.press(self)
         return Done()
+    }
+}
+
+/// `guess`: in a double-blind session, the station the handler believes holds the target, said
+/// before the dog's indication (issue 21; Lit et al. 2011). One per trial: a second is refused
+/// and the first stands. The reply names the trial and echoes the handler's own station, nothing
+/// of the layout, so the handler learns nothing from it.
+public struct GuessEntry: StationCall {
+    public static let name = "guess"
+    public typealias Reply = GuessRecorded
+    /// The station as the board names it (`C`) or as the log numbers it (`3`).
+    public var station: String
+
+    public init(station: String) { self.station = station }
+
+    public func perform(on station: any StationControlling) throws(ControlRefusal) -> GuessRecorded {
+        try station.guess(self)
+    }
+}
+
+/// `guess`'s reply: which trial the guess is for, and the station the handler named.
+public struct GuessRecorded: Sendable, Codable, Hashable {
+    /// The trial's number in its session, from 1.
+    public var trial: Int
+    /// The station as the board names it.
+    public var station: String
+
+    public init(trial: Int, station: String) {
+        self.trial = trial
+        self.station = station
     }
 }
 

@@ -120,6 +120,7 @@ extension LogFeeder {
             }
         case .indication(let station, let heldFrom, let at, let atTarget):
             observer.indication(station: station, at: at)
+            indicatedTrial.store(current, ordering: .releasing)
             submit(
                 LoggedEvent(
                     kind: .indication, sessionId: settings.sessionId, trialId: trialId, station: number(station),

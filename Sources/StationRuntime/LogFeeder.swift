@@ -67,6 +67,8 @@ public final class LogFeeder: @unchecked Sendable {
     let searching = Atomic<Int>(-1)
     /// When the running round or search times out (monotonic ns), or 0: `status`'s time left.
     let roundEndsAt = Atomic<UInt64>(0)
+    /// The last trial (0-based) the dog indicated in, or -1: a handler's guess comes before it.
+    let indicatedTrial = Atomic<Int>(-1)
 
     // Feeder thread only until `finished`; then read by the main thread.
     /// The block's figures, counted by the one implementation (`Tally`) from the same trials

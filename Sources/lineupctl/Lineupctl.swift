@@ -42,7 +42,8 @@ struct Lineupctl: ParsableCommand {
             Dogs.self, Samples.self, Sessions.self, SessionCommand.self, Trials.self, Events.self,
             TrialCommand.self, Progress.self, Stats.self, ReportCommand.self, Export.self, Backup.self,
             VerifyBlindingCommand.self, MergeCommand.self, PullCommand.self, ProgramsCommand.self, ProgramCommand.self,
-            StatusCommand.self, LayoutCommand.self, ReadyCommand.self, WatchCommand.self, SimulateCommand.self,
+            StatusCommand.self, LayoutCommand.self, ReadyCommand.self, GuessCommand.self, WatchCommand.self,
+            SimulateCommand.self,
             WebCommand.self,
         ]
     )

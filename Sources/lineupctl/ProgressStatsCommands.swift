@@ -128,12 +128,21 @@ struct Stats: ParsableCommand {
             --step and --handler choose sessions, --since and --until their trials' times. The \
             first line says which trials the table covers.
 
+            --prevalence P adds PPV and NPV at prevalence P (0 < P < 1) from each row's \
+            sensitivity and specificity by Bayes' theorem, with 95 % intervals from the corners \
+            of the two Wilson intervals, each at √0.95 (JSON: `at_prevalence` in each row). \
+            --guesses counts the handler's guesses (lineupctl guess) instead, by handler code \
+            (--by session: by session): hit rate against chance with an exact binomial test, \
+            and the dog's false alerts at the guessed station against chance.
+
             Examples:
               lineupctl stats --by dog
               lineupctl stats --by sample --dog Aino --since 2025-05-01
               lineupctl stats --by session --mode double-blind --step phase-3/1
               lineupctl stats --familiar-novel --dog Aino
               lineupctl stats --sources
+              lineupctl stats --by dog --prevalence 0.01
+              lineupctl stats --guesses --mode double-blind
 
             --familiar-novel shows each dog's sensitivity and specificity on samples it had met \
             in an earlier trial and on samples new to it, with Fisher's exact test of the \
@@ -147,22 +156,30 @@ struct Stats: ParsableCommand {
     @OptionGroup var rows: RowFilterOptions
     @OptionGroup var selection: SelectionOptions
     @Option(help: "Group by dog, session, sample or station.") var by: StatsGrouping = .dog
+    @OptionGroup var extra: StatsExtraOptions
     @Flag(help: "Per dog: sensitivity and specificity on familiar and on novel samples, instead of the --by table.")
     var familiarNovel = false
     @Flag(help: "Per dog: figures by sample source, collection and processing, instead of the --by table.")
     var sources = false
 
     func validate() throws {
-        if familiarNovel && sources { throw ValidationError("--familiar-novel and --sources: choose one") }
+        let views = [familiarNovel, sources, extra.guesses].filter { $0 }.count
+        if views > 1 { throw ValidationError("--familiar-novel, --sources and --guesses: choose one") }
     }
 
     func run() throws {
         try researcherCommand {
+            let prevalence = try extra.prevalence.map { try checkPrevalence($0) }
             let reader = try log.reader()
+            if extra.guesses { return try printGuesses(reader, selection.filter(rows, reader)) }
             if familiarNovel { return try printFamiliarNovel(reader, selection.filter(rows, reader)) }
             if sources { return try printSources(reader, selection.filter(rows, reader)) }
             let stats = try reader.stats(by: by, selection.filter(rows, reader))
-            if log.json { return try printJSON(stats) }
+            if log.json {
+                guard let prevalence else { return try printJSON(stats) }
+                return try printJSON(
+                    stats.map { StatsRowAtPrevalence(row: $0, atPrevalence: $0.figures.atPrevalence(prevalence)) })
+            }
             say("Trials of \(describeSelection(rows, selection))")
             let byPresentation = by == .sample || by == .station
             var header = [by.rawValue.uppercased()]
@@ -193,6 +210,7 @@ struct Stats: ParsableCommand {
                         describeNumber(f.criterion), describeSpread(f.latency),
                     ]
                 })
+            if let prevalence { printAtPrevalence(stats, prevalence) }
             if byPresentation {
                 say(
                     "\nTRIALS: scored and aborted trials in which the \(by.rawValue) stood; the verdicts count it once "

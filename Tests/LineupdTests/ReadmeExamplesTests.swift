@@ -228,8 +228,13 @@ import TrainingEngine
                 _ = try? lineupctl(["session", "abort"], environment: env)
                 _ = try? lineupctl(["session", "end"], environment: env)
             }
+            // A guess is for a trial of a double-blind session, one per trial: it gets a fresh one.
+            if arguments.first == "guess" {
+                _ = try? lineupctl(["session", "abort"], environment: env)
+                _ = try? lineupctl(["session", "end"], environment: env)
+            }
             // Commands about the running session get one when an earlier example ended it.
-            if ["layout", "ready", "simulate"].contains(arguments.first ?? "")
+            if ["layout", "ready", "simulate", "guess"].contains(arguments.first ?? "")
                 || arguments.starts(with: ["session", "end"]) || arguments.starts(with: ["session", "abort"])
             {
                 _ = try? lineupctl(

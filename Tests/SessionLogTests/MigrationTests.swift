@@ -25,10 +25,12 @@ import TrainingEngine
         let log = try SessionLog(path: path)
         let reader = log.reader
         let applied = try reader.read { db in try String.fetchAll(db, sql: "SELECT identifier FROM grdb_migrations") }
+        // Every migration this build knows, the shipped ones first and in their order.
+        #expect(applied == Schema.knownVersions)
         #expect(
             applied == [
                 "v1", "v2-session-end", "v3-station-seen", "v4-station-identity", "v5-dog-note", "v6-layout-commitment",
-                "v7-sample-limits-novelty",
+                "v7-sample-limits-novelty", "v8-handler-guess",
             ])
         let counts = try reader.read { db in
             (

@@ -116,6 +116,7 @@ struct ControlCallsTests {
             DogNoteEntry(dog: "Aino", text: "calmer now"),
             #"{"dog":"Aino","id":1,"request":"dog-note","text":"calmer now","v":1}"#
         ),
+        (GuessEntry(station: "C"), #"{"id":1,"request":"guess","station":"C","v":1}"#),
     ]
 
     @Test("a request added to the table has its line, and decodes back to itself")
