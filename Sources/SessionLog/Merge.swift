@@ -132,6 +132,10 @@ extension SessionLog {
         try _ = copy("session_note")
         try _ = copy("session_end")
         try _ = copy("handler_guess")
+        // A double-blind session's commitments and their openings, so it verifies in the lab
+        // log too (the committed bytes name samples by label, which a merge keeps).
+        try _ = copy("layout_commitment")
+        try _ = copy("layout_opening")
         try _ = copy("milestone", replacing: ["dog_id": map("dog", "s.dog_id")])
 
         // Trials: the compact layout names sample ids, which the matching may change.

@@ -53,6 +53,14 @@ import Testing
             #expect(try Self.sha256sum(text) == digest, "trial \(number)")
         }
 
+        // Merged into a lab log, the session's commitments and salts come along: it verifies there too.
+        let lab = "\(dir)/lab.db"
+        let merged = try await runBuiltAwaited("lineupctl", ["merge", db, "--into", lab])
+        #expect(merged.status == 0, "\(merged.stderr)")
+        let inLab = try await runBuiltAwaited("lineupctl", ["verify-blinding", session, "--db", lab])
+        #expect(inLab.status == 0, "\(inLab.stdout)\(inLab.stderr)")
+        #expect(inLab.stdout.contains("all 4 trials match the layouts committed before they started"))
+
         // A copy where trial 3's station 1 holds the other kind, its triggers dropped to do it.
         let copy = "\(dir)/altered.db"
         #expect(try await runBuiltAwaited("lineupctl", ["backup", copy, "--db", db]).status == 0)
