@@ -190,6 +190,9 @@ enum Assets {
         function showEvent(e) {
           const li = document.createElement('li');
           if (e.kind === 'trial' || e.kind === 'revealed') { $('result').textContent = e.line; li.textContent = e.line; }
+          // A double-blind trial's commitment, before it starts: the digest a researcher checks
+          // later with lineupctl verify-blinding (it names nothing of the layout).
+          else if (e.kind === 'committed') { li.textContent = 'trial ' + e.trial + "'s layout committed: SHA-256 " + e.sha256; li.style.overflowWrap = 'anywhere'; }
           else { li.textContent = e.kind + (e.station ? ' at ' + e.station : '') + (e.trial ? ' (trial ' + e.trial + ')' : ''); }
           $('events').prepend(li);
           while ($('events').children.length > 50) $('events').lastChild.remove();

@@ -175,9 +175,22 @@ def main():
             if word not in theirs:
                 raise SystemExit(f"the assistant's browser never received {word!r}: the check cannot fail")
         fetch(handler, "/api/session/end", "POST", {})
+        # The handler's side was shown each trial's commitment before it started; once the
+        # session is over, lineupctl verify-blinding recomputes the same digests from the log.
+        committed = {}
+        for event in handler_got.events:
+            if event.startswith("watch:") and '"committed"' in event:
+                data = json.loads(event[len("watch:"):])
+                committed[int(data["trial"])] = data["sha256"]
+        session = json.loads(run(f"{BUILD}/lineupctl", "sessions", "--db", db, "--json"))[0]["id"]
+        verified = json.loads(run(f"{BUILD}/lineupctl", "verify-blinding", session, "--db", db, "--json"))
+        digests = {t["number"]: t["digest"] for t in verified["trials"]}
+        if committed != digests or len(digests) != TRIALS:
+            raise SystemExit(f"the handler's page got commitments {committed}, the log verifies {digests}")
         print(f"blind browser test: passed; {TRIALS} double-blind trials; the handler's browser received "
               f"{len(handler_got.bodies)} bodies and {len(handler_got.events)} events, none with the layout; "
-              f"the assistant's {len(assistant_got.events)} events had it")
+              f"the assistant's {len(assistant_got.events)} events had it; the {TRIALS} commitments it was shown "
+              f"are the digests lineupctl verify-blinding recomputes")
     finally:
         for driver in drivers:
             driver.quit()
