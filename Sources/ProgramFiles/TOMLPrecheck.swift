@@ -1,23 +1,35 @@
-// TOMLKit's parser (toml++) assumes a table header's name starts with a key's character: on
-// any other (`[/phases]`, `[\u{FFFD}phases]`, found by ProgramLoaderFuzzTests) a debug build
-// aborts on its assertion and a release build has undefined behaviour. This refuses such a file
-// in one line first, so no program file can bring down lineupd or lineupctl. It also refuses
-// what TOML 1.0 allows only inside quoted strings and comments: characters beyond ASCII.
+// TOMLKit's parser (toml++) assumes more than it checks: a table header's name starting with a
+// key's character (`[/phases]`, `[\u{FFFD}phases]`) and a digit after a date's `T`
+// (`1979-05-27T-inf:32:00Z`), both found by ProgramLoaderFuzzTests. On anything else a debug
+// build aborts on its assertion and a release build has undefined behaviour. This refuses
+// such a file in one line first, so no program file can bring down lineupd or lineupctl: a
+// header must start with a key's character, a program has no dates or times (so none reach
+// the parser), and characters beyond ASCII go only where TOML 1.0 allows them, in quotes and
+// comments.
 
 /// What in a TOML text must not reach the parser, found before it does.
 struct TOMLPrecheck: Equatable {
     var line: Int
     var column: Int
     var scalar: Unicode.Scalar
-    var inHeader: Bool
+    var kind: Kind
+
+    enum Kind { case header, dateOrTime, beyondASCII }
 
     var problem: String {
         let hex = String(scalar.value, radix: 16, uppercase: true)
         let code = "U+" + String(repeating: "0", count: max(0, 4 - hex.count)) + hex
         let shown = scalar.value > 0x20 && scalar.value < 0x7F ? "'\(Character(scalar))'" : code
-        return inHeader
-            ? "line \(line), column \(column): a table's name cannot start with \(shown) (a name is letters, digits, - and _, or in quotes)"
-            : "line \(line), column \(column): the character \(code) may only be in quotes or a comment"
+        switch kind {
+        case .header:
+            return
+                "line \(line), column \(column): a table's name cannot start with \(shown) (a name is letters, digits, - and _, or in quotes)"
+        case .dateOrTime:
+            return
+                "line \(line), column \(column): \(shown) outside quotes makes a date or a time, which a program file has none of (a text goes in quotes)"
+        case .beyondASCII:
+            return "line \(line), column \(column): the character \(code) may only be in quotes or a comment"
+        }
     }
 
     static func first(in text: String) -> TOMLPrecheck? {
@@ -30,6 +42,7 @@ struct TOMLPrecheck: Equatable {
         // Open brackets and braces of a value: a `[` at a line's start outside them is a header.
         var depth = 0
         var lineStart = true
+        func isDigit(_ c: Unicode.Scalar) -> Bool { ("0"..."9").contains(c) }
         func starts(_ quote: Unicode.Scalar, times: Int) -> Bool {
             i + times <= scalars.count && scalars[i..<(i + times)].allSatisfy { $0 == quote }
         }
@@ -59,7 +72,7 @@ struct TOMLPrecheck: Equatable {
                             ("a"..."z").contains(k) || ("A"..."Z").contains(k) || ("0"..."9").contains(k)
                             || k == "-" || k == "_" || k == "\"" || k == "'" || k == "]"
                         if !keyStart {
-                            return TOMLPrecheck(line: line, column: column + j - i, scalar: k, inHeader: true)
+                            return TOMLPrecheck(line: line, column: column + j - i, scalar: k, kind: .header)
                         }
                     }
                     column += j - 1 - i
@@ -83,7 +96,13 @@ struct TOMLPrecheck: Equatable {
                 } else if c == "'" {
                     state = .literal
                 } else if c.value > 0x7F {
-                    return TOMLPrecheck(line: line, column: column, scalar: c, inHeader: false)
+                    return TOMLPrecheck(line: line, column: column, scalar: c, kind: .beyondASCII)
+                } else if c == ":"
+                    || (c == "-" && i > 0 && isDigit(scalars[i - 1]) && i + 1 < scalars.count
+                        && isDigit(scalars[i + 1]))
+                {
+                    // `07:32` or `1979-05`: no number of a program has either.
+                    return TOMLPrecheck(line: line, column: column, scalar: c, kind: .dateOrTime)
                 }
             case .comment: break
             case .basic, .multiBasic:

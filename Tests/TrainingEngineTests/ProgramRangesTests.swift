@@ -27,9 +27,9 @@ import Testing
     }
 
     /// The loader's refusal of `text`, or nil if it loads.
-    static func refusal(_ text: String) -> String? {
+    static func refusal(_ text: String, source: String = "edges.toml") -> String? {
         do {
-            _ = try Program.parse(toml: text, source: "edges.toml")
+            _ = try Program.parse(toml: text, source: source)
             return nil
         } catch {
             return error.description
@@ -169,5 +169,45 @@ import Testing
         exercise.trials = 20
         step.holdSeconds = .infinity
         #expect(ProgramLimits.outOfRange(step: step, exercise: exercise)?.hasPrefix("hold_s is inf") == true)
+    }
+}
+
+/// What TOMLKit's parser would abort on (a debug build's assertion, a release build's undefined
+/// behaviour) is refused before it: found by ProgramLoaderFuzzTests.
+@Suite struct TOMLPrecheckTests {
+    @Test(
+        arguments: [
+            ("name = \"a\"\n[/phases]\n", "a.toml: line 2, column 2: a table's name cannot start with '/'"),
+            (
+                "name = \"a\"\n[[ \u{FFFD}phases]]\n",
+                "a.toml: line 2, column 4: a table's name cannot start with U+FFFD"
+            ),
+            ("[\n", "a.toml: line 1, column 2: a table's name cannot start with U+000A"),
+            (
+                "hold_s = 1979-05-27T-inf:32:00Z\n",
+                "a.toml: line 1, column 14: '-' outside quotes makes a date or a time"
+            ),
+            ("hold_s = 07:32:00\n", "a.toml: line 1, column 12: ':' outside quotes makes a date or a time"),
+            (
+                "title = caf\u{E9}\n",
+                "a.toml: line 1, column 12: the character U+00E9 may only be in quotes or a comment"
+            ),
+        ])
+    func refusedInOneLine(text: String, expected: String) {
+        let message = ProgramRangesTests.refusal(text, source: "a.toml")
+        #expect(message?.hasPrefix(expected) == true, "\(message ?? "loaded")")
+        #expect(message?.contains("\n") == false)
+    }
+
+    /// Quotes, comments, inline arrays and numbers with exponents are left to the parser.
+    @Test func whatTOMLAllowsIsLeftAlone() throws {
+        let text = ProgramRangesTests.text([
+            "name": "name = \"caf\u{E9}:[/x] 1979-05-27\" # caf\u{E9} 07:32",
+            "title": "title = '''T\u{E9}\n[/not a header]'''",
+            "duration_s": "duration_s = 1e-1",
+        ])
+        let program = try Program.parse(toml: text, source: "a.toml")
+        #expect(program.name == "caf\u{E9}:[/x] 1979-05-27")
+        #expect(program.phases[0].steps[0].exercises[0].durationSeconds == 0.1)
     }
 }
