@@ -123,6 +123,11 @@ import TrainingEngine
         let id = try client.startSession(
             SessionRequest(
                 dog: "Rex", program: "research-5-station", step: "phase-3/1", trials: 8, seed: 23, unlabelled: true))
+        // A guess naming station Int.min: `n - 1` trapped lineupd.
+        let guessed = try lineupctl(
+            ["guess", "--", "-9223372036854775808"], environment: ["LINEUP_SOCKET": daemon.socket])
+        #expect(guessed.status == 1 && guessed.stderr.contains("no station"), "\(guessed.stderr)")
+        #expect(daemon.process.isRunning, "\(daemon.stderrSoFar)")
         for trial in 1...8 {
             try client.ready()
             #expect(eventually(20) { (try? client.status().trialsDone) == trial }, "trial \(trial) never ended")
