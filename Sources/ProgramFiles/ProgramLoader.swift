@@ -10,6 +10,9 @@ import TrainingEngine
 extension Program {
     /// Parses and validates a program file's text. `source` names it in messages.
     public static func parse(toml text: String, source: String) throws(ProgramError) -> Program {
+        if let found = TOMLPrecheck.first(in: text) {
+            throw ProgramError(file: source, keyPath: "", problem: found.problem)
+        }
         let root: TOMLTable
         do {
             root = try TOMLTable(string: text)
@@ -81,7 +84,8 @@ private struct ProgramReader {
         return s
     }
 
-    func int(_ t: TOMLTable, _ key: String, _ path: String, default value: Int? = nil, min: Int)
+    /// A whole number within `range` (the project's, ProgramLimits); a default is not checked.
+    func int(_ t: TOMLTable, _ key: String, _ path: String, default value: Int? = nil, in range: ClosedRange<Int>)
         throws(ProgramError)
         -> Int
     {
@@ -90,7 +94,10 @@ private struct ProgramReader {
             throw fail(join(path, key), "missing (a whole number is required)")
         }
         guard let i = v.int else { throw fail(join(path, key), "must be a whole number") }
-        guard i >= min else { throw fail(join(path, key), "must be at least \(min), not \(i)") }
+        guard range.contains(i) else {
+            throw fail(
+                join(path, key), "must be \(range.lowerBound) to \(range.upperBound) (the project's range), not \(i)")
+        }
         return i
     }
 
@@ -105,13 +112,25 @@ private struct ProgramReader {
         throw fail(join(path, key), "must be a number")
     }
 
-    func seconds(_ t: TOMLTable, _ key: String, _ path: String, default value: Double?)
+    /// Seconds above zero and within `range` (the project's, ProgramLimits).
+    func seconds(
+        _ t: TOMLTable, _ key: String, _ path: String, default value: Double?, in range: ClosedRange<Double>
+    )
         throws(ProgramError)
         -> Double?
     {
         guard let d = try double(t, key, path, default: value) else { return nil }
         guard d > 0 else { throw fail(join(path, key), "must be greater than zero, not \(d)") }
+        guard range.contains(d) else {
+            throw fail(
+                join(path, key),
+                "must be above 0 and at most \(seconds(range.upperBound)) seconds (the project's range), not \(d)")
+        }
         return d
+    }
+
+    func seconds(_ value: Double) -> String {
+        value == value.rounded() ? String(Int(value)) : String(value)
     }
 
     func tables(_ t: TOMLTable, _ key: String, _ path: String) throws(ProgramError) -> [TOMLTable] {
@@ -145,8 +164,8 @@ private struct ProgramReader {
             phases.append(phase)
         }
         // The program's limits stand for every step that sets none of its own.
-        let maxUses = try optionalInt(root, "max_uses", "", min: 1)
-        let maxUsesPerDog = try optionalInt(root, "max_uses_per_dog", "", min: 1)
+        let maxUses = try optionalInt(root, "max_uses", "", in: ProgramLimits.maxUses)
+        let maxUsesPerDog = try optionalInt(root, "max_uses_per_dog", "", in: ProgramLimits.maxUses)
         for p in phases.indices {
             for s in phases[p].steps.indices {
                 phases[p].steps[s].lineup.maxUses = phases[p].steps[s].lineup.maxUses ?? maxUses
@@ -230,16 +249,38 @@ private struct ProgramReader {
             }
             exercises.append(exercise)
         }
+        try checkLaidOut(lineup, mode: mode, exercises: exercises, path)
         var step = Step(
             id: try string(t, "id", path), title: try string(t, "title", path),
             description: try string(t, "description", path, default: ""), mode: mode, lineup: lineup,
-            holdSeconds: try seconds(t, "hold_s", path, default: nil),
-            interTrialSeconds: try seconds(t, "inter_trial_s", path, default: 10) ?? 10,
+            holdSeconds: try seconds(t, "hold_s", path, default: nil, in: ProgramLimits.holdSeconds),
+            interTrialSeconds: try seconds(t, "inter_trial_s", path, default: 10, in: ProgramLimits.interTrialSeconds)
+                ?? 10,
             criterion: criterion, exercises: exercises)
         step.ready = ready
         step.stationOutputs = stationOutputs
         step.afterFalseAlert = afterFalseAlert
         return step
+    }
+
+    /// Whether every block of the step can be laid out. With two stations or more the target's
+    /// balanced stations can always be ordered within any run limit (each station gets at most
+    /// one trial more than another); on one station every trial with a target puts it there, so
+    /// the run limit must cover them all, or the layout generator could only give up.
+    func checkLaidOut(_ lineup: LineupSetup, mode: TrainingMode, exercises: [Exercise], _ path: String)
+        throws(ProgramError)
+    {
+        guard lineup.stations == 1, lineup.targets == 1 else { return }
+        for (i, exercise) in exercises.enumerated() {
+            let count = mode == .trainerLed ? exercise.repeats : exercise.trials
+            let withTarget = count - Int((Double(count) * lineup.noTargetShare).rounded())
+            guard withTarget > lineup.maxSameStationInARow else { continue }
+            throw fail(
+                join(path, "lineup.max_same_station_in_a_row"),
+                "on one station the target is there on each of the \(withTarget) trials with a target of exercises[\(i)], "
+                    + "more than \(lineup.maxSameStationInARow) in a row: its blocks cannot always be laid out "
+                    + "(leave the key out on one station)")
+        }
     }
 
     func lineup(_ t: TOMLTable, _ path: String) throws(ProgramError) -> LineupSetup {
@@ -249,16 +290,17 @@ private struct ProgramReader {
                 "stations", "targets", "controls", "blanks", "distractors", "no_target_share",
                 "max_same_station_in_a_row", "max_uses", "max_uses_per_dog", "novel_target_share", "novel_only",
             ])
-        let stations = try int(t, "stations", path, min: 1)
-        let targets = try int(t, "targets", path, default: 1, min: 0)
-        guard targets <= 1 else {
+        let stations = try int(t, "stations", path, in: ProgramLimits.stations)
+        if let v = t["targets"]?.int, v > 1 {
             throw fail(join(path, "targets"), "at most one station may hold the target")
         }
-        let controls = try int(t, "controls", path, default: 0, min: 0)
-        let distractors = try int(t, "distractors", path, default: 0, min: 0)
+        let targets = try int(t, "targets", path, default: 1, in: 0...1)
+        // Each kind at most the stations, so their sum below cannot overflow.
+        let controls = try int(t, "controls", path, default: 0, in: 0...stations)
+        let distractors = try int(t, "distractors", path, default: 0, in: 0...stations)
         // Blanks fill what is left unless given, so `{ stations = 2, targets = 1 }` is one target and one blank.
         let blanks = try int(
-            t, "blanks", path, default: max(0, stations - targets - controls - distractors), min: 0)
+            t, "blanks", path, default: max(0, stations - targets - controls - distractors), in: 0...stations)
         guard targets + controls + blanks + distractors == stations else {
             throw fail(
                 path,
@@ -274,13 +316,14 @@ private struct ProgramReader {
                 join(path, "no_target_share"), "a lineup without a target cannot have target-free trials")
         }
         let run = try int(
-            t, "max_same_station_in_a_row", path, default: stations > 1 ? 2 : 1_000_000, min: 1)
+            t, "max_same_station_in_a_row", path, default: stations > 1 ? 2 : 1_000_000,
+            in: ProgramLimits.maxSameStationInARow)
         var setup = LineupSetup(
             stations: stations, targets: targets, controls: controls, blanks: blanks,
             distractors: distractors,
             noTargetShare: share, maxSameStationInARow: run)
-        setup.maxUses = try optionalInt(t, "max_uses", path, min: 1)
-        setup.maxUsesPerDog = try optionalInt(t, "max_uses_per_dog", path, min: 1)
+        setup.maxUses = try optionalInt(t, "max_uses", path, in: ProgramLimits.maxUses)
+        setup.maxUsesPerDog = try optionalInt(t, "max_uses_per_dog", path, in: ProgramLimits.maxUses)
         let novelShare = try double(t, "novel_target_share", path, default: 0) ?? 0
         guard (0...1).contains(novelShare) else {
             throw fail(join(path, "novel_target_share"), "must be within 0...1, not \(novelShare)")
@@ -296,9 +339,11 @@ private struct ProgramReader {
         return setup
     }
 
-    func optionalInt(_ t: TOMLTable, _ key: String, _ path: String, min: Int) throws(ProgramError) -> Int? {
+    func optionalInt(_ t: TOMLTable, _ key: String, _ path: String, in range: ClosedRange<Int>)
+        throws(ProgramError) -> Int?
+    {
         guard t[key] != nil else { return nil }
-        return try int(t, key, path, min: min)
+        return try int(t, key, path, in: range)
     }
 
     func criterion(_ value: TOMLValueConvertible, _ path: String) throws(ProgramError)
@@ -320,11 +365,11 @@ private struct ProgramReader {
         switch kind {
         case "consecutive-correct":
             try checkKeys(t, path, allowed: ["kind", "n"])
-            return .consecutiveCorrect(n: try int(t, "n", path, min: 1))
+            return .consecutiveCorrect(n: try int(t, "n", path, in: ProgramLimits.criterionTrials))
         case "correct-within":
             try checkKeys(t, path, allowed: ["kind", "correct", "min_trials"])
-            let correct = try int(t, "correct", path, min: 1)
-            let minTrials = try int(t, "min_trials", path, min: 1)
+            let correct = try int(t, "correct", path, in: ProgramLimits.criterionTrials)
+            let minTrials = try int(t, "min_trials", path, in: ProgramLimits.criterionTrials)
             return .correctWithin(correct: correct, minTrials: minTrials)
         case "accuracy-window":
             try checkKeys(t, path, allowed: ["kind", "accuracy", "window"])
@@ -332,7 +377,8 @@ private struct ProgramReader {
             guard accuracy > 0 && accuracy <= 1 else {
                 throw fail(join(path, "accuracy"), "must be a share above 0 and at most 1 (e.g. 0.95)")
             }
-            return .accuracyWindow(accuracy: accuracy, window: try int(t, "window", path, min: 1))
+            return .accuracyWindow(
+                accuracy: accuracy, window: try int(t, "window", path, in: ProgramLimits.criterionTrials))
         default:
             throw fail(
                 join(path, "kind"),
@@ -347,8 +393,8 @@ private struct ProgramReader {
         return Exercise(
             id: try string(t, "id", path), title: try string(t, "title", path),
             instruction: try string(t, "instruction", path),
-            durationSeconds: try seconds(t, "duration_s", path, default: 10) ?? 10,
-            repeats: try int(t, "repeats", path, default: 4, min: 1),
-            trials: try int(t, "trials", path, default: 20, min: 1))
+            durationSeconds: try seconds(t, "duration_s", path, default: 10, in: ProgramLimits.durationSeconds) ?? 10,
+            repeats: try int(t, "repeats", path, default: 4, in: ProgramLimits.repeats),
+            trials: try int(t, "trials", path, default: 20, in: ProgramLimits.trials))
     }
 }

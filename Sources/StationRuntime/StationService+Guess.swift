@@ -29,7 +29,7 @@ extension StationService {
         let board: Int
         if let i = names.firstIndex(where: { $0.caseInsensitiveCompare(typed) == .orderedSame }) {
             board = used[i]
-        } else if let n = Int(typed), used.contains(n - 1) {
+        } else if let n = Int(typed), n > 0, used.contains(n - 1) {  // n > 0: Int.min - 1 would trap
             board = n - 1
         } else {
             throw ControlRefusal(

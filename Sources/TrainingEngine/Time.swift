@@ -5,11 +5,12 @@
 /// Monotonic time or a duration, in nanoseconds.
 public typealias Nanoseconds = UInt64
 
-/// Nanoseconds from seconds, rounded; negative or non-finite values give zero.
+/// Nanoseconds from seconds, rounded; negative or non-finite values give zero, and a time
+/// beyond `Nanoseconds.max` (about 584 years) gives `.max`: the conversion itself would trap.
 @inlinable
 public func nanoseconds(seconds: Double) -> Nanoseconds {
     guard seconds.isFinite, seconds > 0 else { return 0 }
-    return Nanoseconds((seconds * 1e9).rounded())
+    return Nanoseconds(exactly: (seconds * 1e9).rounded()) ?? .max
 }
 
 /// Nanoseconds from milliseconds, rounded; negative or non-finite values give zero.

@@ -60,8 +60,11 @@ import Testing
         let cases: [(String, String, String)] = [
             ("", ", novel_target_share = 1.5", "phases[0].steps[0].lineup.novel_target_share: must be within 0...1"),
             ("", ", novel_only = \"yes\"", "phases[0].steps[0].lineup.novel_only: must be true or false"),
-            ("", ", max_uses = 0", "phases[0].steps[0].lineup.max_uses: must be at least 1, not 0"),
-            ("max_uses_per_dog = -2", "", "max_uses_per_dog: must be at least 1, not -2"),
+            (
+                "", ", max_uses = 0",
+                "phases[0].steps[0].lineup.max_uses: must be 1 to 1000000 (the project's range), not 0"
+            ),
+            ("max_uses_per_dog = -2", "", "max_uses_per_dog: must be 1 to 1000000 (the project's range), not -2"),
         ]
         for (top, lineup, message) in cases {
             do {
