@@ -65,7 +65,7 @@ let package = Package(
         .target(name: "TrainingEngine"),
         .target(
             name: "ProgramFiles",
-            dependencies: ["TrainingEngine", .product(name: "TOMLKit", package: "TOMLKit")],
+            dependencies: ["TrainingEngine", "StationConfig", .product(name: "TOMLKit", package: "TOMLKit")],
             resources: [
                 .embedInCode("Programs/study.toml"), .embedInCode("Programs/research-5-station.toml"),
                 .embedInCode("Programs/olfactometer-rig.toml"),

@@ -1,3 +1,4 @@
+import StationConfig
 import TOMLKit
 import TrainingEngine
 
@@ -11,7 +12,7 @@ extension Program {
     /// Parses and validates a program file's text. `source` names it in messages.
     public static func parse(toml text: String, source: String) throws(ProgramError) -> Program {
         if let found = TOMLPrecheck.first(in: text) {
-            throw ProgramError(file: source, keyPath: "", problem: found.problem)
+            throw ProgramError(file: source, keyPath: "", problem: found.problem(in: "a program file"))
         }
         let root: TOMLTable
         do {

@@ -41,6 +41,12 @@ public enum StationConfigLoader {
                 code: .syntax, file: source, message: "TOML syntax error: the text contains a NUL byte",
                 line: line)
         }
+        if let found = TOMLPrecheck.first(in: text) {
+            // Before the parser, which would abort on it (TOMLPrecheck.swift says which).
+            throw StationConfigError(
+                code: .syntax, file: source, message: "TOML syntax error: " + found.problem(in: "a board file"),
+                line: found.line, column: found.column)
+        }
         let root: TOMLTable
         do {
             root = try TOMLTable(string: text)

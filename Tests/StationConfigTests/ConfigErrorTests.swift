@@ -12,6 +12,17 @@ import Testing
         #expect(error.message.hasPrefix("TOML syntax error: "))
     }
 
+    /// What TOMLKit's parser aborts on (a table name starting with '/', found by the program
+    /// loader's fuzz test) is one syntax error in a board file too, never a crashed lineupd.
+    @Test(arguments: ["[/board]\n", "[audio]\nrate = 1979-05-27T-inf:32:00Z\n", "[\n"])
+    func whatTheParserWouldAbortOnIsOneError(text: String) throws {
+        let error = try #require(refusal(text + stations(1)))
+        #expect(error.code == .syntax)
+        #expect(error.line != nil && error.column != nil)
+        #expect(error.message.hasPrefix("TOML syntax error: line "), "\(error.message)")
+        #expect(!error.description.contains("\n"))
+    }
+
     @Test func keyDefinedTwiceIsASyntaxError() throws {
         let error = try #require(refusal("[audio]\nrate = 48000\nrate = 44100\n" + stations(1)))
         #expect(error.code == .syntax)

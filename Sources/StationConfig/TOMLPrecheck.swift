@@ -2,21 +2,23 @@
 // key's character (`[/phases]`, `[\u{FFFD}phases]`) and a digit after a date's `T`
 // (`1979-05-27T-inf:32:00Z`), both found by ProgramLoaderFuzzTests. On anything else a debug
 // build aborts on its assertion and a release build has undefined behaviour. This refuses
-// such a file in one line first, so no program file can bring down lineupd or lineupctl: a
-// header must start with a key's character, a program has no dates or times (so none reach
-// the parser), and characters beyond ASCII go only where TOML 1.0 allows them, in quotes and
-// comments.
+// such a file in one line first, so no program or board file can bring down lineupd or
+// lineupctl: a header must start with a key's character, neither kind of file has dates or
+// times (so none reach the parser), and characters beyond ASCII go only where TOML 1.0 allows
+// them, in quotes and comments.
 
 /// What in a TOML text must not reach the parser, found before it does.
-struct TOMLPrecheck: Equatable {
-    var line: Int
-    var column: Int
-    var scalar: Unicode.Scalar
-    var kind: Kind
+public struct TOMLPrecheck: Equatable, Sendable {
+    public var line: Int
+    public var column: Int
+    public var scalar: Unicode.Scalar
+    public var kind: Kind
 
-    enum Kind { case header, dateOrTime, beyondASCII }
+    public enum Kind: Sendable { case header, dateOrTime, beyondASCII }
 
-    var problem: String {
+    /// The one line that says what is wrong and where; `document` names the kind of file
+    /// ("a program file", "a board file").
+    public func problem(in document: String) -> String {
         let hex = String(scalar.value, radix: 16, uppercase: true)
         let code = "U+" + String(repeating: "0", count: max(0, 4 - hex.count)) + hex
         let shown = scalar.value > 0x20 && scalar.value < 0x7F ? "'\(Character(scalar))'" : code
@@ -26,13 +28,13 @@ struct TOMLPrecheck: Equatable {
                 "line \(line), column \(column): a table's name cannot start with \(shown) (a name is letters, digits, - and _, or in quotes)"
         case .dateOrTime:
             return
-                "line \(line), column \(column): \(shown) outside quotes makes a date or a time, which a program file has none of (a text goes in quotes)"
+                "line \(line), column \(column): \(shown) outside quotes makes a date or a time, which \(document) has none of (a text goes in quotes)"
         case .beyondASCII:
             return "line \(line), column \(column): the character \(code) may only be in quotes or a comment"
         }
     }
 
-    static func first(in text: String) -> TOMLPrecheck? {
+    public static func first(in text: String) -> TOMLPrecheck? {
         enum State { case plain, comment, basic, literal, multiBasic, multiLiteral }
         var state = State.plain
         let scalars = Array(text.unicodeScalars)
