@@ -30,7 +30,8 @@ struct Export: ParsableCommand {
 
     func run() throws {
         try researcherCommand {
-            let reader = try log.reader()
+            // The whole file: an export is the log taken away, and reads most of it anyway.
+            let reader = try log.reader(checking: .quick)
             try reader.export(what, format: format, filter: selection.filter(rows, reader), to: ByteSink())
         }
     }
@@ -61,10 +62,11 @@ struct Backup: ParsableCommand {
                     throw SessionLogError.invalidInput(
                         "standard output is a terminal: redirect it (lineupctl backup - > copy.db) or name a file")
                 }
-                try log.reader().backup(toDescriptor: STDOUT_FILENO)
+                // A copy of a damaged log would pass the damage on as if it were whole.
+                try log.reader(checking: .integrity).backup(toDescriptor: STDOUT_FILENO)
                 return
             }
-            try log.reader().backup(to: destination)
+            try log.reader(checking: .integrity).backup(to: destination)
             if log.json { return try printJSON(["backup": destination]) }
             say("backed up to \(destination)")
         }
