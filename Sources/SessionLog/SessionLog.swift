@@ -69,9 +69,12 @@ public enum SessionLogError: Error, Equatable, CustomStringConvertible {
             return
                 "the log's \(table) row \(row) has \(column) \"\(value)\", which this lineupctl does not know (known: \(known.joined(separator: ", "))); was it written by a newer lineup or edited by hand?"
         case .damaged(let path, let problem):
+            // .dump, not .recover: Debian 12's sqlite3 has no .recover (no sqlite_dbpage), and
+            // .dump of a damaged file ends in ROLLBACK, which would throw away what it saved.
+            let file = shellQuoted(path)
             return
-                "the session log at \(path) is damaged (\(problem)): restore it from a backup, "
-                + "or save what is readable with: sqlite3 \(path) .recover | sqlite3 recovered.db"
+                "the session log at \(path) is damaged (\(problem)): restore it from a backup, or save what is still readable: "
+                + "sqlite3 \(file) .dump | sed 's/^ROLLBACK; -- due to errors$/COMMIT;/' | sqlite3 recovered.db"
         case .logInUse(let path, let holder):
             return
                 "another lineupd (\(holder)) is writing the session log at \(path): stop it first, or give this one another --db"
@@ -96,6 +99,12 @@ public enum SessionLogError: Error, Equatable, CustomStringConvertible {
         default: return .database(dbError.message ?? "\(dbError.resultCode)")
         }
     }
+}
+
+/// `path` as a shell word: as it is when it has nothing the shell would read otherwise.
+func shellQuoted(_ path: String) -> String {
+    let plain = path.allSatisfy { $0.isASCII && ($0.isLetter || $0.isNumber || "._/-+=:,@".contains($0)) }
+    return plain && !path.isEmpty ? path : "'" + path.replacingOccurrences(of: "'", with: "'\\''") + "'"
 }
 
 /// The station's session log: one SQLite database in WAL mode, written by one writer,

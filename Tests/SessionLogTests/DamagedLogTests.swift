@@ -77,7 +77,7 @@ import Testing
                 let said = error.description
                 #expect(!said.contains("\n"))
                 #expect(said.contains("restore it from a backup"), "\(said)")
-                #expect(said.contains("sqlite3 \(path) .recover"), "\(said)")
+                #expect(said.contains("sqlite3 \(path) .dump | sed"), "\(said)")
             }
         }
     }
