@@ -42,7 +42,8 @@ struct Backup: ParsableCommand {
         abstract: "Write a consistent copy of the log (SQLite online backup; safe while lineupd runs).",
         discussion: """
             With - as the destination the copy goes to standard output (made in $TMPDIR, else \
-            /tmp, and removed there): lineupctl pull runs it over ssh.
+            /tmp, and removed there): lineupctl pull runs it over ssh. A log SQLite's \
+            integrity_check finds damaged is refused, not copied (docs/session-log.md, "A damaged log").
 
             Examples:
               lineupctl backup /media/usb/lineup-2025-05-01.db
