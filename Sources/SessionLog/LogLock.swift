@@ -20,12 +20,18 @@ public final class LogLock: Sendable {
 
     /// The lock file of the log at `logPath`: beside it, so it lives in the state directory
     /// the service may write (systemd's `StateDirectory=`), wherever the log is.
-    /// A log reached through a symbolic link is locked where the link leads, so two spellings
-    /// of one log share one lock.
+    /// A log reached through a symbolic link (the log's or its directory's) is locked where
+    /// the link leads, so two spellings of one log share one lock, also before the log exists.
     public static func lockPath(logPath: String) -> String {
-        guard let resolved = realpath(logPath, nil) else { return logPath + ".lock" }
-        defer { free(resolved) }
-        return String(cString: resolved) + ".lock"
+        func resolved(_ path: String) -> String? {
+            guard let real = realpath(path, nil) else { return nil }
+            defer { free(real) }
+            return String(cString: real)
+        }
+        if let log = resolved(logPath) { return log + ".lock" }
+        let url = URL(fileURLWithPath: logPath)
+        guard let directory = resolved(url.deletingLastPathComponent().path) else { return logPath + ".lock" }
+        return directory + "/" + url.lastPathComponent + ".lock"
     }
 
     /// Takes the log's lock or refuses with ``SessionLogError/logInUse(path:holder:)`` naming

@@ -50,6 +50,17 @@ import Testing
         withExtendedLifetime(held) {}
     }
 
+    /// Before the log exists (lineupd's first start), a directory reached through a link too.
+    @Test func aLogNotYetMadeIsLockedWhereItsDirectoryLinkLeads() throws {
+        let path = temporaryLogPath()
+        let directory = URL(fileURLWithPath: path).deletingLastPathComponent().path
+        let link = temporaryLogPath("dir-link")
+        try FileManager.default.createSymbolicLink(atPath: link, withDestinationPath: directory)
+        let held = try LogLock(logPath: link + "/lineup.db")
+        #expect(throws: SessionLogError.self) { try LogLock(logPath: path) }
+        withExtendedLifetime(held) {}
+    }
+
     /// Sessions are marked interrupted only under this log's own lock.
     @Test func theUnfinishedSessionCheckNeedsThisLogsLock() throws {
         let log = try SessionLog(path: temporaryLogPath())
