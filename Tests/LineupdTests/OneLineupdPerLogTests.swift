@@ -9,22 +9,14 @@ import Testing
 /// and, as it started, logged the first's live session as interrupted.
 @Suite("one lineupd per log", .serialized)
 struct OneLineupdPerLogTests {
-    @Test func aSecondLineupdOnTheLogRefusesAndTheFirstsSessionEndsEnded() throws {
-        guard let first = try ServingStationTests.Daemon(speed: 30) else { return }
-        defer { if first.process.isRunning { _ = first.terminate() } }
-        #expect(first.waitReady())
-        let id = try first.client.startSession(
-            SessionRequest(dog: "Rex", program: "research-5-station", step: "phase-3/1", trials: 2, unlabelled: true))
-
-        // Another socket, so only the log is shared.
+    /// Starts another served lineupd on `db` with its own socket and waits (bounded) for it to
+    /// end: whether it did, its exit status and what it said on stderr.
+    static func secondLineupd(db: String, socket: String) throws -> (exited: Bool, status: Int32, said: String) {
         let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
             .deletingLastPathComponent()
-        let secondSocket = first.directory + "/second.sock"
         let second = Process()
         second.executableURL = root.appendingPathComponent(".build/debug/lineupd")
-        second.arguments = [
-            "--simulate", "--serve", "--socket", secondSocket, "--db", first.db, "--speed", "30", "--no-realtime",
-        ]
+        second.arguments = ["--simulate", "--serve", "--socket", socket, "--db", db, "--speed", "30", "--no-realtime"]
         var environment = ProcessInfo.processInfo.environment
         environment["NOTIFY_SOCKET"] = nil
         second.environment = environment
@@ -38,8 +30,20 @@ struct OneLineupdPerLogTests {
             second.waitUntilExit()
         }
         let said = String(decoding: err.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        return (exited, second.terminationStatus, said)
+    }
+
+    @Test func aSecondLineupdOnTheLogRefusesAndTheFirstsSessionEndsEnded() throws {
+        guard let first = try ServingStationTests.Daemon(speed: 30) else { return }
+        defer { if first.process.isRunning { _ = first.terminate() } }
+        #expect(first.waitReady())
+        let id = try first.client.startSession(
+            SessionRequest(dog: "Rex", program: "research-5-station", step: "phase-3/1", trials: 2, unlabelled: true))
+
+        let secondSocket = first.directory + "/second.sock"
+        let (exited, status, said) = try Self.secondLineupd(db: first.db, socket: secondSocket)
         #expect(exited, "the second lineupd kept running: \(said)")
-        #expect(second.terminationStatus == 1)
+        #expect(status == 1)
         #expect(said.split(separator: "\n").count == 1, "\(said)")
         #expect(
             said.contains(
@@ -57,5 +61,29 @@ struct OneLineupdPerLogTests {
         #expect(first.terminate().status == 0)
         let details = try SessionLog.openReader(path: first.db).session(id: id)
         #expect(details.endedHow == "ended", "\(details.endedHow ?? "nil"): \(details.endDetail ?? "")")
+    }
+
+    /// The lock is the daemon's, not its station's: a reload makes the station again and keeps
+    /// it, and it is let go at exit, so the next lineupd starts.
+    @Test func theLockOutlivesAReloadAndIsLetGoAtExit() throws {
+        let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+            .deletingLastPathComponent()
+        let config = root.appendingPathComponent("hardware/vm/vm.toml").path
+        guard let first = try ServingStationTests.Daemon(speed: 20, extra: ["--config", config]) else { return }
+        defer { if first.process.isRunning { _ = first.terminate() } }
+        #expect(first.waitReady())
+        kill(first.process.processIdentifier, SIGHUP)
+        usleep(300_000)
+        #expect(eventually(10) { (try? first.client.status().state) == .idle })
+        let refused = try Self.secondLineupd(db: first.db, socket: first.directory + "/second.sock")
+        #expect(refused.exited && refused.status == 1, "\(refused.said)")
+        #expect(refused.said.contains("another lineupd (pid \(first.process.processIdentifier)"), "\(refused.said)")
+        let (status, out) = first.terminate()
+        #expect(status == 0)
+        #expect(out.contains("reloaded \(config)"), "stdout: \(out)")
+        guard let next = try ServingStationTests.Daemon(speed: 30, directory: first.directory) else { return }
+        defer { if next.process.isRunning { _ = next.terminate() } }
+        #expect(next.waitReady(), "\(next.stderrSoFar)")
+        #expect(next.terminate().status == 0)
     }
 }
