@@ -28,11 +28,13 @@ extension SessionLog {
     /// - a handler by code, a program by the SHA-256 of its text.
     /// A label whose kind differs between the logs is refused before anything is written.
     /// `name` is what messages and `merged_log.path` call the source (`pull` fetches into a
-    /// temporary file, and names the host instead); the path by default.
-    public func merge(from path: String, name: String? = nil) throws -> MergeSummary {
+    /// temporary file, and names the host instead); the path by default. `check`: how the
+    /// source is checked for damage first (a caller that checked every source already says
+    /// `.none`); a damaged source is refused before anything is written.
+    public func merge(from path: String, name: String? = nil, check: LogCheck = .integrity) throws -> MergeSummary {
         let name = name ?? path
         // The source must be a session log of this schema (lineupd migrates its own at start).
-        _ = try SessionLog.openReader(path: path)
+        _ = try SessionLog.openReader(path: path, check: check)
         var summary = MergeSummary(source: name, stationId: "")
         do {
             try pool.writeWithoutTransaction { db in

@@ -151,7 +151,16 @@ extension SessionLog {
     /// Marks every session of `station` that has no end as interrupted: lineupd calls it as
     /// it starts, before any session of its own, so each one found was cut short by a crash,
     /// a kill or a power cut. Returns them (id, dog, scored trials) for the journal.
-    public func markInterruptedSessions(station: String) throws -> [(session: String, dog: String, trials: Int)] {
+    ///
+    /// Only under the log's ``LogLock``: another lineupd writing this log would have its live
+    /// session taken for a dead one.
+    public func markInterruptedSessions(station: String, holding lock: LogLock) throws -> [(
+        session: String, dog: String, trials: Int
+    )] {
+        guard lock.covers(logAt: path) else {
+            throw SessionLogError.invalidInput(
+                "the lock held is \(lock.path), not this log's (\(path)): unfinished sessions are not looked for")
+        }
         var found: [(String, String, Int)] = []
         try writeChecked { db in
             let rows = try Row.fetchAll(

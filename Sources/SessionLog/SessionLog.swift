@@ -27,6 +27,11 @@ public enum SessionLogError: Error, Equatable, CustomStringConvertible {
     /// A row holds a word this lineup does not know (a log from a newer lineup, or edited by
     /// hand): which table, which row, which column, what it says and what it could say.
     case unknownWord(table: String, row: String, column: String, value: String, known: [String])
+    /// SQLite found the file damaged (a flipped bit, a torn write, a bad card): which check or
+    /// read found it and its first complaint, so the person knows to restore or recover.
+    case damaged(path: String, problem: String)
+    /// Another lineupd holds the log's lock (``LogLock``): who, as its lock file says.
+    case logInUse(path: String, holder: String)
 
     public var description: String {
         switch self {
@@ -63,6 +68,16 @@ public enum SessionLogError: Error, Equatable, CustomStringConvertible {
         case .unknownWord(let table, let row, let column, let value, let known):
             return
                 "the log's \(table) row \(row) has \(column) \"\(value)\", which this lineupctl does not know (known: \(known.joined(separator: ", "))); was it written by a newer lineup or edited by hand?"
+        case .damaged(let path, let problem):
+            // .dump, not .recover: Debian 12's sqlite3 has no .recover (no sqlite_dbpage), and
+            // .dump of a damaged file ends in ROLLBACK, which would throw away what it saved.
+            let file = shellQuoted(path)
+            return
+                "the session log at \(path) is damaged (\(problem)): restore it from a backup, or save what is still readable: "
+                + "sqlite3 \(file) .dump | sed 's/^ROLLBACK; -- due to errors$/COMMIT;/' | sqlite3 recovered.db"
+        case .logInUse(let path, let holder):
+            return
+                "another lineupd (\(holder)) is writing the session log at \(path): stop it first, or give this one another --db"
         }
     }
 
@@ -74,13 +89,22 @@ public enum SessionLogError: Error, Equatable, CustomStringConvertible {
         }
         switch dbError.resultCode {
         case .SQLITE_BUSY, .SQLITE_LOCKED: return .databaseLocked(path: path)
-        case .SQLITE_NOTADB, .SQLITE_CORRUPT: return .notASessionLog(path: path)
+        case .SQLITE_NOTADB: return .notASessionLog(path: path)
+        // Damage met while reading (a page that does not parse), not a foreign file.
+        case .SQLITE_CORRUPT:
+            return .damaged(path: path, problem: dbError.message ?? "database disk image is malformed")
         case .SQLITE_FULL: return .database("the disk holding \(path) is full")
         case .SQLITE_CANTOPEN, .SQLITE_PERM, .SQLITE_AUTH, .SQLITE_READONLY:
             return .cannotOpen(path: path, reason: dbError.message ?? "\(dbError.resultCode)")
         default: return .database(dbError.message ?? "\(dbError.resultCode)")
         }
     }
+}
+
+/// `path` as a shell word: as it is when it has nothing the shell would read otherwise.
+func shellQuoted(_ path: String) -> String {
+    let plain = path.allSatisfy { $0.isASCII && ($0.isLetter || $0.isNumber || "._/-+=:,@".contains($0)) }
+    return plain && !path.isEmpty ? path : "'" + path.replacingOccurrences(of: "'", with: "'\\''") + "'"
 }
 
 /// The station's session log: one SQLite database in WAL mode, written by one writer,
@@ -143,8 +167,10 @@ public final class SessionLog: Sendable {
     }
 
     /// Opens the log read-only: it works while the daemon writes, never writes itself,
-    /// and refuses a log whose schema this build does not know.
-    public static func openReader(path: String, busyTimeout: TimeInterval = 2) throws -> LogReader {
+    /// and refuses a log whose schema this build does not know, or one `check` finds damaged.
+    public static func openReader(path: String, busyTimeout: TimeInterval = 2, check: LogCheck = .none) throws
+        -> LogReader
+    {
         var isDirectory: ObjCBool = false
         guard FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory) else {
             throw SessionLogError.databaseMissing(path: path)
@@ -159,7 +185,9 @@ public final class SessionLog: Sendable {
         do {
             let queue = try DatabaseQueue(path: path, configuration: config)
             try queue.read { db in try checkSchema(db, path: path, allowOlder: false) }
-            return LogReader(database: queue, path: path)
+            let reader = LogReader(database: queue, path: path)
+            try reader.check(check)
+            return reader
         } catch let error as DatabaseError
             where error.resultCode == .SQLITE_READONLY
             || error.resultCode == .SQLITE_CANTOPEN

@@ -36,6 +36,9 @@ public final class StationService: StationControlling, @unchecked Sendable {
         var stationName: String? = nil
         /// Run on each hot thread before its loop (`bench click` counts its allocations).
         public var onHotThread: (@Sendable () -> Void)? = nil
+        /// The log's lock, held by the daemon across reloads; nil: the service takes it itself
+        /// and holds it for its own life. Either way a second station on the log is refused.
+        public var logLock: LogLock? = nil
 
         public init(
             board: StationConfiguration, databasePath: String, realtime: Bool, printTrials: Bool,
@@ -106,6 +109,8 @@ public final class StationService: StationControlling, @unchecked Sendable {
     let simulated: SimulatedLineup?
     let player: ClickPlayer
     let log: SessionLog
+    /// Held while this service lives: the unfinished-session check runs only under it.
+    let logLock: LogLock
     let writer: LogWriter
     // 8192 records of 40 bytes (edges, clicks and the engine's notes, in one order): 0.4 s of
     // a 20,000-edge/s storm with the log feeder stalled. Every slot is touched as the ring
@@ -152,6 +157,8 @@ public final class StationService: StationControlling, @unchecked Sendable {
         self.source = CombinedEdgeSource(source, pageButtons)
         self.simulated = simulated
         self.player = player
+        // The lock before the log is opened (and migrated): one lineupd per log.
+        logLock = try options.logLock ?? LogLock(logPath: options.databasePath)
         log = try SessionLog(path: options.databasePath)
         writer = log.makeWriter()
         recordsReady = makeEventFD()
@@ -167,7 +174,7 @@ public final class StationService: StationControlling, @unchecked Sendable {
         // Sessions this station never ended were cut short (a crash, a kill, a power cut):
         // say so in the log before anything else, so a researcher is not left to guess.
         do {
-            for found in try log.markInterruptedSessions(station: stationName) {
+            for found in try log.markInterruptedSessions(station: stationName, holding: logLock) {
                 Log.sessionLog.warning(
                     Logger.Message(
                         stringLiteral:

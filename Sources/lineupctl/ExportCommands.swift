@@ -30,7 +30,8 @@ struct Export: ParsableCommand {
 
     func run() throws {
         try researcherCommand {
-            let reader = try log.reader()
+            // The whole file: an export is the log taken away, and reads most of it anyway.
+            let reader = try log.reader(checking: .quick)
             try reader.export(what, format: format, filter: selection.filter(rows, reader), to: ByteSink())
         }
     }
@@ -41,7 +42,8 @@ struct Backup: ParsableCommand {
         abstract: "Write a consistent copy of the log (SQLite online backup; safe while lineupd runs).",
         discussion: """
             With - as the destination the copy goes to standard output (made in $TMPDIR, else \
-            /tmp, and removed there): lineupctl pull runs it over ssh.
+            /tmp, and removed there): lineupctl pull runs it over ssh. A log SQLite's \
+            integrity_check finds damaged is refused, not copied (docs/session-log.md, "A damaged log").
 
             Examples:
               lineupctl backup /media/usb/lineup-2025-05-01.db
@@ -61,10 +63,11 @@ struct Backup: ParsableCommand {
                     throw SessionLogError.invalidInput(
                         "standard output is a terminal: redirect it (lineupctl backup - > copy.db) or name a file")
                 }
-                try log.reader().backup(toDescriptor: STDOUT_FILENO)
+                // A copy of a damaged log would pass the damage on as if it were whole.
+                try log.reader(checking: .integrity).backup(toDescriptor: STDOUT_FILENO)
                 return
             }
-            try log.reader().backup(to: destination)
+            try log.reader(checking: .integrity).backup(to: destination)
             if log.json { return try printJSON(["backup": destination]) }
             say("backed up to \(destination)")
         }

@@ -32,12 +32,27 @@ struct MergeCommand: ParsableCommand {
                     throw SessionLogError.databaseMissing(path: source)
                 }
             }
-            let lab = try SessionLog(path: into)
+            // Every source whole (integrity_check) before the lab log is touched: a damaged
+            // one refused halfway would leave the lab log holding the sources before it.
+            for source in sources { _ = try SessionLog.openReader(path: source, check: .integrity) }
+            let created = !FileManager.default.fileExists(atPath: into)
             var summaries: [MergeSummary] = []
-            for source in sources {
-                let s = try lab.merge(from: source)
-                summaries.append(s)
-                if !json { say(describeMerge(s)) }
+            do {
+                let lab = try SessionLog(path: into)
+                for source in sources {
+                    let s = try lab.merge(from: source, check: .none)
+                    summaries.append(s)
+                    if !json { say(describeMerge(s)) }
+                }
+            } catch {
+                // A refused merge into a new file leaves no file behind (the lab log is
+                // closed here: `lab` is out of scope).
+                if created {
+                    for file in [into, into + "-wal", into + "-shm"] {
+                        try? FileManager.default.removeItem(atPath: file)
+                    }
+                }
+                throw error
             }
             if json { try printJSON(summaries) }
         }

@@ -31,7 +31,9 @@ struct ReportCommand: ParsableCommand {
     func run() throws {
         try researcherCommand {
             if log.json { throw SessionLogError.invalidInput("report writes HTML; --json does not apply") }
-            let reader = try log.reader()
+            // integrity_check: a report is what a researcher keeps and shows, so a changed
+            // value (which only an index disagreeing with its row reveals) must not reach it.
+            let reader = try log.reader(checking: .integrity)
             let filter = try selection.filter(rows, reader)
             let data = try reader.report(filter)
             let html = ReportHTML.render(data, scope: describeSelection(rows, selection))

@@ -187,12 +187,13 @@ struct Events: ParsableCommand {
     @OptionGroup var rows: RowFilterOptions
     @OptionGroup var order: ListingOrderOptions
     @Option(help: ArgumentHelp("Only events of this trial (id or id prefix).", valueName: "id")) var trial: String?
-    @Option(help: "Only this kind: edge, sniff, indication, click, button, cue, fault, note, feeder.") var kind: EventKind?
+    @Option(help: "Only this kind: edge, sniff, indication, click, button, cue, fault, note, feeder.") var kind:
+        EventKind?
     @Option(help: "At most this many events, the latest (0: all; export streams any number).") var limit = 200
 
     func run() throws {
         try researcherCommand {
-            let reader = try log.reader()
+            let reader = try log.reader(checking: .quick)
             var filter = try rows.filter(reader)
             filter.trialId = try trial.map { try reader.resolveTrial($0) }
             filter.eventKind = kind

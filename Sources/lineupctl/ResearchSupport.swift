@@ -23,8 +23,14 @@ struct LogOptions: ParsableArguments {
         db ?? ProcessInfo.processInfo.environment["LINEUP_DB"].flatMap { $0.isEmpty ? nil : $0 }
     }
 
-    /// The log opened read-only: safe while lineupd writes.
-    func reader() throws -> LogReader { try SessionLog.openReader(path: path) }
+    /// The log opened read-only (safe while lineupd writes) and checked first, so a damaged
+    /// file is refused in one line instead of read as if whole. By default every table but
+    /// the raw events, which a command that shows none need not pay for (the project's choice,
+    /// by the figures in docs/session-log.md, "A damaged log"); commands that read events,
+    /// copy or merge the log or report on it ask for more.
+    func reader(checking check: LogCheck = .allButEvents) throws -> LogReader {
+        try SessionLog.openReader(path: path, check: check)
+    }
 }
 
 /// Where the researcher's additions go. A lineupd answering on the socket owns the station's

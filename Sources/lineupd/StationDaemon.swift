@@ -1,6 +1,7 @@
 import Dispatch
 import Foundation
 import Glibc
+import SessionLog
 import StationConfig
 import StationControl
 import StationIO
@@ -47,6 +48,17 @@ struct StationDaemon {
     }
 
     func run() -> Int32 {
+        // One lineupd per log, before anything else is touched (lines, sound card, the log):
+        // held until run returns, across reloads, so the unfinished-session check at each
+        // (re)start can never take another daemon's live session for a dead one.
+        let lock: LogLock
+        do {
+            lock = try LogLock(logPath: databasePath, socket: socketPath)
+        } catch {
+            Log.station.error("\(error)")
+            return 1
+        }
+        defer { withExtendedLifetime(lock) {} }
         let lifetime = Lifetime()
         // Signals only wake the main thread; everything is done there, in order. Handled before
         // the socket is served, so a signal sent as soon as the station answers is not lost.
@@ -68,14 +80,14 @@ struct StationDaemon {
 
         var board = self.board
         while true {
-            switch serve(board, lifetime) {
+            switch serve(board, lifetime, lock) {
             case .stop(let status): return status
             case .reload(let next): board = next
             }
         }
     }
 
-    private func serve(_ board: StationConfiguration, _ lifetime: Lifetime) -> Ending {
+    private func serve(_ board: StationConfiguration, _ lifetime: Lifetime, _ lock: LogLock) -> Ending {
         let inputs = InputMap(configuration: board)
         let outputLines = StationOutputMap(board: board)
         let source: any EdgeSource
@@ -116,11 +128,12 @@ struct StationDaemon {
 
         let service: StationService
         do {
+            var options = StationService.Options(
+                board: board, databasePath: databasePath, realtime: realtime, printTrials: true, dog: dog,
+                speed: speed, programsDirectory: programsDirectory, faults: faults)
+            options.logLock = lock
             service = try StationService(
-                options: StationService.Options(
-                    board: board, databasePath: databasePath, realtime: realtime, printTrials: true, dog: dog,
-                    speed: speed, programsDirectory: programsDirectory, faults: faults),
-                source: source, simulated: simulatedLineup, player: player,
+                options: options, source: source, simulated: simulatedLineup, player: player,
                 outputs: outputLines.lines.isEmpty ? nil : (outputs, outputLines))
             try service.start()
         } catch {

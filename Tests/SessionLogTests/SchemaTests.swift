@@ -41,6 +41,7 @@ import TrainingEngine
         // A reader of this build refuses it until the station has migrated it.
         #expect(throws: SessionLogError.self) { try SessionLog.openReader(path: path) }
         let log = try SessionLog(path: path)
+        let lock = try LogLock(logPath: path)
         let ends = try log.reader.read { db in try Row.fetchAll(db, sql: "SELECT * FROM session_end") }
         #expect(ends.count == 1)
         #expect(ends.first?["how"] == "unknown")
@@ -49,22 +50,23 @@ import TrainingEngine
         #expect(UUID(uuidString: endId) != nil, "\(endId)")
         // Nothing is lost, and the station's next start finds nothing unfinished.
         #expect(try log.reader.dogs().map(\.name) == ["Aino"])
-        #expect(try log.markInterruptedSessions(station: "pi").isEmpty)
+        #expect(try log.markInterruptedSessions(station: "pi", holding: lock).isEmpty)
         #expect(
             try SessionLog.openReader(path: path).session(id: session.id.uuidString.lowercased()).endedHow == "unknown")
     }
 
     @Test func sessionsWithoutAnEndAreMarkedInterruptedOnceAndOnlyForTheirStation() throws {
         let log = try SessionLog(path: temporaryLogPath())
+        let lock = try LogLock(logPath: log.path)
         let dog = DogRecord(name: "Aino")
         let cut = SessionRecord(dogId: dog.id, phase: "1", mode: .automated, station: "pi")
         let ended = SessionRecord(dogId: dog.id, phase: "1", mode: .automated, station: "pi")
         let elsewhere = SessionRecord(dogId: dog.id, phase: "1", mode: .automated, station: "other")
         try log.append([dog, cut, ended, elsewhere, SessionEnd(sessionId: ended.id, how: .ended)])
-        let found = try log.markInterruptedSessions(station: "pi")
+        let found = try log.markInterruptedSessions(station: "pi", holding: lock)
         #expect(found.map(\.session) == [cut.id.uuidString.lowercased()])
         #expect(found.first?.dog == "Aino")
-        #expect(try log.markInterruptedSessions(station: "pi").isEmpty)
+        #expect(try log.markInterruptedSessions(station: "pi", holding: lock).isEmpty)
         let details = try log.reader.session(id: cut.id.uuidString.lowercased())
         #expect(details.endedHow == "interrupted")
         #expect(details.endDetail?.contains("no trial was scored") == true)
