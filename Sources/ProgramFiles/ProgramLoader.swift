@@ -1,4 +1,5 @@
 import StationConfig
+import Synchronization
 import TOMLKit
 import TrainingEngine
 
@@ -10,7 +11,18 @@ import TrainingEngine
 
 extension Program {
     /// Parses and validates a program file's text. `source` names it in messages.
+    ///
+    /// Each text is parsed once per process and its answer kept (`ParsedPrograms`): TOMLKit
+    /// 0.6 never frees what it parses (its C++ tables and the strings and keys read from them,
+    /// LebJe/TOMLKit#26), about 30 KB per parse of `study`, so a lineupd that parsed its program
+    /// at every session start grew in a straight line (issue 24: 3.2 → 43 MB over 1,200 sessions).
     public static func parse(toml text: String, source: String) throws(ProgramError) -> Program {
+        try ParsedPrograms.shared.answer(text: text, source: source) { () throws(ProgramError) in
+            try parseOnce(toml: text, source: source)
+        }
+    }
+
+    static func parseOnce(toml text: String, source: String) throws(ProgramError) -> Program {
         if let found = TOMLPrecheck.first(in: text) {
             throw ProgramError(file: source, keyPath: "", problem: found.problem(in: "a program file"))
         }
@@ -53,6 +65,38 @@ extension Program {
             if let p = try builtin(named: name) { result.append(p) }
         }
         return result
+    }
+}
+
+/// The answers of `Program.parse`, by text and source, so a text is parsed (and TOMLKit's leak
+/// paid) once. Bounded: past `capacity` distinct texts a new one is parsed and not kept, so
+/// memory grows only by what TOMLKit loses on it; no lineup sees that many distinct programs
+/// (the loader's fuzz test does, and pays it). The capacity is the project's.
+final class ParsedPrograms: Sendable {
+    static let shared = ParsedPrograms(capacity: 256)
+
+    struct Key: Hashable {
+        var text: String
+        var source: String
+    }
+
+    let capacity: Int
+    private let answers = Mutex<[Key: Result<Program, ProgramError>]>([:])
+
+    init(capacity: Int) { self.capacity = capacity }
+
+    /// How many answers are kept (for tests).
+    var count: Int { answers.withLock { $0.count } }
+
+    func answer(
+        text: String, source: String, parse: () throws(ProgramError) -> Program
+    ) throws(ProgramError) -> Program {
+        let key = Key(text: text, source: source)
+        if let kept = answers.withLock({ $0[key] }) { return try kept.get() }
+        let result: Result<Program, ProgramError>
+        do { result = .success(try parse()) } catch { result = .failure(error) }
+        answers.withLock { if $0.count < capacity { $0[key] = result } }
+        return try result.get()
     }
 }
 

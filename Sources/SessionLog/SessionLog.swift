@@ -41,7 +41,7 @@ public enum SessionLogError: Error, Equatable, CustomStringConvertible {
             return "the session log at \(path) is locked by another process; try again"
         case .newerSchema(let path, let unknown):
             return
-                "the session log at \(path) was written by a newer lineup (schema \(unknown.joined(separator: ", "))); update lineupctl"
+                "the session log at \(path) was written by a newer lineup (schema \(unknown.joined(separator: ", "))); update \(Self.program)"
         case .olderSchema(let path, let missing):
             return
                 "the session log at \(path) has an older schema (missing \(missing.joined(separator: ", "))); start lineupd once to migrate it"
@@ -79,6 +79,29 @@ public enum SessionLogError: Error, Equatable, CustomStringConvertible {
             return
                 "another lineupd (\(holder)) is writing the session log at \(path): stop it first, or give this one another --db"
         }
+    }
+
+    /// The program saying it, for "update lineupd" from lineupd and "update lineupctl" from
+    /// lineupctl; "lineup" from anything else (a test).
+    static var program: String {
+        let name = ProcessInfo.processInfo.processName
+        return ["lineupd", "lineupctl", "lineup-web", "lineup-sync", "lineup-lab"].contains(name) ? name : "lineup"
+    }
+
+    /// No log at `path` as this user sees it: either there is none, or a directory on the way
+    /// cannot be entered (FileManager says "no file" for both; the second is a permission to
+    /// ask for, not a log to create).
+    static func absent(_ path: String) -> SessionLogError {
+        var info = stat()
+        guard stat(path, &info) != 0, errno == EACCES else { return .databaseMissing(path: path) }
+        var directory = URL(fileURLWithPath: path).standardizedFileURL
+        var blocked = directory.deletingLastPathComponent().path
+        while directory.path != "/" {
+            directory = directory.deletingLastPathComponent()
+            if access(directory.path, X_OK) != 0 { blocked = directory.path }
+        }
+        return .cannotOpen(
+            path: path, reason: "permission denied: this user cannot enter \(blocked) (is it in the station's group?)")
     }
 
     /// Maps SQLite's errors to the researcher's words.
@@ -132,7 +155,7 @@ public final class SessionLog: Sendable {
     public init(path: String, create: Bool = true, busyTimeout: TimeInterval = 5) throws {
         self.path = path
         if !create && !FileManager.default.fileExists(atPath: path) {
-            throw SessionLogError.databaseMissing(path: path)
+            throw SessionLogError.absent(path)
         }
         var config = Configuration()
         config.busyMode = .timeout(busyTimeout)
@@ -173,7 +196,7 @@ public final class SessionLog: Sendable {
     {
         var isDirectory: ObjCBool = false
         guard FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory) else {
-            throw SessionLogError.databaseMissing(path: path)
+            throw SessionLogError.absent(path)
         }
         if isDirectory.boolValue {
             throw SessionLogError.cannotOpen(path: path, reason: "it is a directory")
@@ -182,6 +205,8 @@ public final class SessionLog: Sendable {
         config.readonly = true
         config.busyMode = .timeout(busyTimeout)
         config.label = "lineup.log.reader"
+        // A running double-blind session stays out of every reading until it ends.
+        config.prepareDatabase { db in try LiveDoubleBlind.withhold(db) }
         do {
             let queue = try DatabaseQueue(path: path, configuration: config)
             try queue.read { db in try checkSchema(db, path: path, allowOlder: false) }

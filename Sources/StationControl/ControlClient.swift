@@ -10,7 +10,8 @@ import Foundation
 public enum ControlClientError: Error, Sendable, Hashable, CustomStringConvertible {
     case notRunning(path: String)
     case staleSocket(path: String)
-    case notAllowed(path: String)
+    /// `group` is the socket's group as the file system says, nil when it cannot be read.
+    case notAllowed(path: String, group: String?)
     case pathTooLong(String)
     case system(String, errno: Int32)
     case timedOut(seconds: Double)
@@ -23,7 +24,9 @@ public enum ControlClientError: Error, Sendable, Hashable, CustomStringConvertib
         switch self {
         case .notRunning(let path): "lineupd is not running (no socket at \(path))"
         case .staleSocket(let path): "lineupd is not running (nobody answers on \(path))"
-        case .notAllowed(let path): "not allowed to control the station: \(path) is for the lineup group"
+        case .notAllowed(let path, let group):
+            "not allowed to control the station: \(path) is for "
+                + (group.map { "the \($0) group" } ?? "the station's group")
         case .pathTooLong(let path): "socket path is too long: \(path)"
         case .system(let call, let code): "\(call) failed: \(errnoText(code))"
         case .timedOut(let seconds): "lineupd did not answer within \(formatSeconds(seconds)) s"
@@ -32,6 +35,20 @@ public enum ControlClientError: Error, Sendable, Hashable, CustomStringConvertib
         case .refused(let refusal): refusal.message
         }
     }
+}
+
+/// The name of the group owning `path` (lineupd's `--group`, whatever it was), or nil when the
+/// path cannot be read.
+public func socketGroup(_ path: String) -> String? {
+    var info = stat()
+    guard stat(path, &info) == 0 else { return nil }
+    var entry = group()
+    var result: UnsafeMutablePointer<group>? = nil
+    var buffer = [CChar](repeating: 0, count: 4096)
+    guard getgrgid_r(info.st_gid, &entry, &buffer, buffer.count, &result) == 0, result != nil,
+        let name = entry.gr_name
+    else { return "gid \(info.st_gid)" }
+    return String(cString: name)
 }
 
 private func formatSeconds(_ s: Double) -> String {
@@ -195,7 +212,7 @@ private final class Connection {
             switch code {
             case ENOENT, ENOTDIR: throw .notRunning(path: path)
             case ECONNREFUSED: throw .staleSocket(path: path)
-            case EACCES, EPERM: throw .notAllowed(path: path)
+            case EACCES, EPERM: throw .notAllowed(path: path, group: socketGroup(path))
             default: throw .system("connect to \(path)", errno: code)
             }
         }

@@ -273,6 +273,8 @@ struct ControlSocketTests {
         #expect(stat(path, &info) == 0)
         #expect(info.st_gid == getgrnam("nogroup").pointee.gr_gid)
         #expect(try ControlClient(path: path).status().state == .idle)
+        // What a non-member's refusal names: the socket's group as lineupd set it.
+        #expect(socketGroup(path) == "nogroup")
     }
 
     @Test("a missing group is a warning, not a failure; a plain file at the path is left alone")
@@ -330,8 +332,15 @@ struct ControlSocketTests {
             ControlClientError.notRunning(path: "/run/lineup/control.sock").description
                 == "lineupd is not running (no socket at /run/lineup/control.sock)")
         #expect(
-            ControlClientError.notAllowed(path: "/run/lineup/control.sock").description
+            ControlClientError.notAllowed(path: "/run/lineup/control.sock", group: "lineup").description
                 == "not allowed to control the station: /run/lineup/control.sock is for the lineup group")
+        // lineupd run with another --group: the message names that group, not "lineup".
+        #expect(
+            ControlClientError.notAllowed(path: "/run/lab/control.sock", group: "trainers").description
+                == "not allowed to control the station: /run/lab/control.sock is for the trainers group")
+        #expect(
+            ControlClientError.notAllowed(path: "/run/lab/control.sock", group: nil).description
+                == "not allowed to control the station: /run/lab/control.sock is for the station's group")
         let missing = ControlClient(path: "/tmp/lineup-test-none-\(getpid()).sock")
         #expect(throws: ControlClientError.notRunning(path: missing.path)) { try missing.status() }
     }
