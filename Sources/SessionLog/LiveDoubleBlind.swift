@@ -10,12 +10,20 @@ import GRDB
 /// settings. The log's own views (`trial_current`, ...) are made again in `temp` from their
 /// stored SQL, so they read through the same filter; every query is unchanged. One definition
 /// of "running double-blind": mode `double-blind` and no `session_end` row (a session cut off
-/// by a crash is ended `interrupted` by the next lineupd, and then shows).
+/// by a crash is ended `interrupted` by the next lineupd, and then shows), while a lineupd
+/// holds the log's lock (`LogLock`): with no lineupd on the log nothing is running, and a
+/// session whose end never reached the log (a full disk, a crash) shows as it stands.
 ///
 /// This is what the tools show; the file itself is readable by the station's group (see
 /// docs/session-log.md, "What the log's permissions protect").
 enum LiveDoubleBlind {
-    static func withhold(_ db: Database) throws {
+    static func withhold(_ db: Database, logPath: String) throws {
+        // Not a log (the schema check refuses it next), or no lineupd on it: nothing to withhold.
+        let tables = try Set(String.fetchAll(db, sql: "SELECT name FROM main.sqlite_master WHERE type = 'table'"))
+        let needed: Set = [
+            "session", "session_end", "trial", "trial_station", "event", "layout_opening", "handler_guess",
+        ]
+        guard needed.isSubset(of: tables), LogLock.isHeld(logPath: logPath) else { return }
         let hidden = "(SELECT id FROM temp.live_double_blind)"
         let sessionColumns = try Row.fetchAll(db, sql: "PRAGMA main.table_info(session)").map { $0["name"] as String }
         let sessionSelect = sessionColumns.map { column in

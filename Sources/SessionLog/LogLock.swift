@@ -46,9 +46,17 @@ public final class LogLock: Sendable {
             throw SessionLogError.cannotOpen(
                 path: path, reason: "cannot make the log's lock file beside it: \(String(cString: strerror(errno)))")
         }
+        // A reader's probe (`isHeld`) holds a shared lock for a moment: wait that out (up to
+        // half a second) before saying another lineupd holds it.
+        var probes = 0
         while flock(fd, LOCK_EX | LOCK_NB) != 0 {
             let failure = errno
             if failure == EINTR { continue }
+            if failure == EWOULDBLOCK, probes < 50 {
+                probes += 1
+                usleep(10_000)
+                continue
+            }
             let holder = Self.holder(fd)
             close(fd)
             if failure == EWOULDBLOCK {
@@ -68,6 +76,22 @@ public final class LogLock: Sendable {
     }
 
     deinit { close(descriptor) }
+
+    /// Whether a lineupd holds the lock of the log at `logPath` now: probed with a shared lock
+    /// taken and dropped at once (a lineupd starting at that instant waits it out, see `init`).
+    /// No lock file: no lineupd has written this log since locks exist. A lock file this user
+    /// cannot open counts as held, so a reader errs on the side of withholding.
+    public static func isHeld(logPath: String) -> Bool {
+        let fd = open(lockPath(logPath: logPath), O_RDONLY | O_CLOEXEC)
+        guard fd >= 0 else { return errno != ENOENT }
+        defer { close(fd) }
+        while flock(fd, LOCK_SH | LOCK_NB) != 0 {
+            if errno == EINTR { continue }
+            return true
+        }
+        _ = flock(fd, LOCK_UN)
+        return false
+    }
 
     /// What the lock file says of its holder, in one line.
     private static func holder(_ fd: Int32) -> String {

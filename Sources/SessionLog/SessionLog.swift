@@ -206,7 +206,7 @@ public final class SessionLog: Sendable {
         config.busyMode = .timeout(busyTimeout)
         config.label = "lineup.log.reader"
         // A running double-blind session stays out of every reading until it ends.
-        config.prepareDatabase { db in try LiveDoubleBlind.withhold(db) }
+        config.prepareDatabase { db in try LiveDoubleBlind.withhold(db, logPath: path) }
         do {
             let queue = try DatabaseQueue(path: path, configuration: config)
             try queue.read { db in try checkSchema(db, path: path, allowOlder: false) }

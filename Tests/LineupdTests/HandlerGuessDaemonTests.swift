@@ -76,8 +76,15 @@ import TrainingEngine
         // may search on (the step's `after_false_alert = "continue"`; a search of 60 s at 30 ×,
         // so a loaded machine cannot end it first): once that indication is in the log, a
         // guess for trial 2 is too late.
-        let reader = try SessionLog.openReader(path: daemon.db)
-        func indications() -> Int { (try? reader.events(LogFilter(eventKind: .indication)).count) ?? 0 }
+        // Read from the file itself: lineupctl's readings withhold a running double-blind
+        // session's events (LiveDoubleBlindReadingTests), and this test waits on the log.
+        func indications() -> Int {
+            let p = Process()
+            p.executableURL = URL(fileURLWithPath: "/usr/bin/sqlite3")
+            p.arguments = ["-readonly", daemon.db, "SELECT count(*) FROM event WHERE kind = 'indication'"]
+            guard let result = try? runToEnd(p), result.status == 0 else { return 0 }
+            return Int(result.stdout.trimmingCharacters(in: .whitespacesAndNewlines)) ?? 0
+        }
         func holdAt(_ kind: SampleKind, trial: Int) throws {
             #expect(
                 eventually(30) {
@@ -105,6 +112,7 @@ import TrainingEngine
         #expect(daemon.terminate().status == 0)
 
         // The one guess is in the log, for trial 1, and counted against trial 1's layout.
+        let reader = try SessionLog.openReader(path: daemon.db)
         let layout = try reader.read { db in
             try String.fetchOne(db, sql: "SELECT t.layout FROM trial_current t WHERE t.number = 1")
         }
