@@ -32,11 +32,15 @@ extension SessionLog {
     public func merge(from path: String, name: String? = nil) throws -> MergeSummary {
         let name = name ?? path
         // The source must be a session log of this schema (lineupd migrates its own at start).
-        _ = try SessionLog.openReader(path: path)
+        // It is attached strictly read-only, as every reader opens a log: attached read-write
+        // (as it was), its WAL was checkpointed into it and -wal and -shm deleted at DETACH.
+        // A source without its -shm is read through the reader's private copy.
+        let reader = try SessionLog.openReader(path: path)
+        let attached = reader.copy?.path ?? path
         var summary = MergeSummary(source: name, stationId: "")
         do {
             try pool.writeWithoutTransaction { db in
-                try db.execute(sql: "ATTACH DATABASE ? AS src", arguments: [path])
+                try db.execute(sql: "ATTACH DATABASE ? AS src", arguments: [SessionLog.readOnlyURI(attached)])
                 defer { try? db.execute(sql: "DETACH DATABASE src") }
                 try db.inTransaction {
                     summary = try Self.merge(db, path: name)
@@ -48,6 +52,7 @@ extension SessionLog {
         } catch {
             throw SessionLogError.from(error, path: self.path)
         }
+        withExtendedLifetime(reader) {}  // its private copy, if any, was attached until now
         return summary
     }
 

@@ -27,6 +27,9 @@ public enum SessionLogError: Error, Equatable, CustomStringConvertible {
     /// A row holds a word this lineup does not know (a log from a newer lineup, or edited by
     /// hand): which table, which row, which column, what it says and what it could say.
     case unknownWord(table: String, row: String, column: String, value: String, known: [String])
+    /// A row holds a number out of its range (hostile or damaged): which table and row, and
+    /// what is wrong with it. Nothing is sized by it.
+    case badRow(table: String, row: String, problem: String)
 
     public var description: String {
         switch self {
@@ -63,6 +66,9 @@ public enum SessionLogError: Error, Equatable, CustomStringConvertible {
         case .unknownWord(let table, let row, let column, let value, let known):
             return
                 "the log's \(table) row \(row) has \(column) \"\(value)\", which this lineupctl does not know (known: \(known.joined(separator: ", "))); was it written by a newer lineup or edited by hand?"
+        case .badRow(let table, let row, let problem):
+            return
+                "the log's \(table) row \(row) has \(problem); the log is damaged or was edited by hand: nothing was read from it"
         }
     }
 
@@ -156,22 +162,26 @@ public final class SessionLog: Sendable {
         config.readonly = true
         config.busyMode = .timeout(busyTimeout)
         config.label = "lineup.log.reader"
+        // Strictly read-only, `-shm` included (LogFiles.swift says what was measured): reading
+        // a log never changes a byte of it, whoever reads it.
+        let shmMissing = !FileManager.default.fileExists(atPath: path + "-shm")
         do {
-            let queue = try DatabaseQueue(path: path, configuration: config)
+            let queue = try DatabaseQueue(path: readOnlyURI(path), configuration: config)
             try queue.read { db in try checkSchema(db, path: path, allowOlder: false) }
             return LogReader(database: queue, path: path)
         } catch let error as DatabaseError
-            where error.resultCode == .SQLITE_READONLY
-            || error.resultCode == .SQLITE_CANTOPEN
+            where shmMissing
+            && (error.resultCode == .SQLITE_READONLY || error.resultCode == .SQLITE_CANTOPEN)
         {
-            // A WAL log needs its -shm file; a reader cannot create it without write
-            // access to the directory.
-            let shm = path + "-shm"
-            if !FileManager.default.fileExists(atPath: shm) {
-                throw SessionLogError.cannotOpen(
-                    path: path, reason: "\(shm) is missing and this user cannot create it; start lineupd once")
+            // A WAL log without its -shm: read a private copy (see `privateCopy(of:)`).
+            let copy = try privateCopy(of: path)
+            do {
+                let queue = try DatabaseQueue(path: copy.path, configuration: config)
+                try queue.read { db in try checkSchema(db, path: path, allowOlder: false) }
+                return LogReader(database: queue, path: path, copy: copy)
+            } catch {
+                throw SessionLogError.from(error, path: path)
             }
-            throw SessionLogError.from(error, path: path)
         } catch {
             throw SessionLogError.from(error, path: path)
         }

@@ -32,6 +32,7 @@ struct ReportCommand: ParsableCommand {
         try researcherCommand {
             if log.json { throw SessionLogError.invalidInput("report writes HTML; --json does not apply") }
             let reader = try log.reader()
+            if let output { try SessionLog.refuseLogFiles(output: output, log: reader.path, writing: "report") }
             let filter = try selection.filter(rows, reader)
             let data = try reader.report(filter)
             let html = ReportHTML.render(data, scope: describeSelection(rows, selection))
