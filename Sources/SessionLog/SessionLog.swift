@@ -164,7 +164,8 @@ public final class SessionLog: Sendable {
         config.label = "lineup.log.reader"
         // Strictly read-only, `-shm` included (LogFiles.swift says what was measured): reading
         // a log never changes a byte of it, whoever reads it.
-        let shmMissing = !FileManager.default.fileExists(atPath: path + "-shm")
+        // Only a readable file is copied: an unreadable one is SQLite's own error, said as such.
+        let shmMissing = !FileManager.default.fileExists(atPath: path + "-shm") && access(path, R_OK) == 0
         do {
             let queue = try DatabaseQueue(path: readOnlyURI(path), configuration: config)
             try queue.read { db in try checkSchema(db, path: path, allowOlder: false) }
