@@ -17,7 +17,11 @@ public enum ExportFormat: String, Sendable, CaseIterable {
 extension LogReader {
     /// The query `export` runs, for benchmarks and tests.
     public func exportQuery(_ table: ExportTable, _ filter: LogFilter = LogFilter()) throws -> ExportQuery {
-        let stations = try read { db in try Int.fetchOne(db, sql: "SELECT max(station) FROM trial_station") ?? 0 }
+        // The highest station sizes the trials' columns: every station is checked first.
+        let stations = try read { db in
+            try LogLimits.checkStations(db)
+            return try Int.fetchOne(db, sql: "SELECT max(station) FROM trial_station") ?? 0
+        }
         return ExportQuery.make(table, filter, stations: stations)
     }
 

@@ -33,7 +33,7 @@ extension LogReader {
             sql: """
                 SELECT t.outcome, t.latency_ns, t.layout, t.seen, s.dog_id, d.name,
                     ((?2 IS NULL OR s.id = ?2) AND (?3 IS NULL OR t.wall_ns >= ?3) AND (?4 IS NULL OR t.wall_ns < ?4)
-                        AND \(filter.sessionCondition(from: 5))) AS in_scope
+                        AND \(filter.sessionCondition(from: 5))) AS in_scope, t.id
                 FROM trial_current t JOIN session s ON s.id = t.session_id JOIN dog d ON d.id = s.dog_id
                 WHERE (?1 IS NULL OR s.dog_id = ?1)
                 ORDER BY t.started_wall_ns, s.id, t.number
@@ -64,7 +64,8 @@ extension LogReader {
                 throw DatabaseError(
                     resultCode: ResultCode(rawValue: rc), message: String(cString: sqlite3_errmsg(db.sqliteConnection)))
             }
-            parseLayout(sqlite3_column_text(sqlite, 2), Int(sqlite3_column_bytes(sqlite, 2)), into: &slots)
+            guard parseLayout(sqlite3_column_text(sqlite, 2), Int(sqlite3_column_bytes(sqlite, 2)), into: &slots)
+            else { throw LogLimits.badLayout(trial: text(7)) }
             // As `scanTrials`: a trial without `seen` (before schema v3) has no station data.
             let hasSeen =
                 sqlite3_column_type(sqlite, 3) != SQLITE_NULL

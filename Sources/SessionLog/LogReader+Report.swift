@@ -12,6 +12,8 @@ extension LogReader {
     /// (ceil(sessions / maxPoints) per point) and the point's figures are the pooled trials'.
     public func report(_ filter: LogFilter = LogFilter(), maxPoints: Int = 120) throws -> ReportData {
         try read { db in
+            // The tallies are arrays by station number: every station is in range first.
+            try LogLimits.checkStations(db)
             var iso = ISOTimeFormatter()
             // Sessions of the chosen dog or session; the time window is applied below.
             var sessions: [ReportSession] = []

@@ -77,10 +77,13 @@ public struct LogFilter: Sendable, Hashable {
 public struct LogReader: Sendable {
     let database: any DatabaseReader
     public let path: String
+    /// The private copy read instead of a log whose `-shm` is missing, kept while the reader is.
+    let copy: TemporaryLogCopy?
 
-    init(database: any DatabaseReader, path: String) {
+    init(database: any DatabaseReader, path: String, copy: TemporaryLogCopy? = nil) {
         self.database = database
         self.path = path
+        self.copy = copy
     }
 
     /// Runs `body` in one read transaction, so what it sees is one consistent state.
@@ -97,6 +100,7 @@ public struct LogReader: Sendable {
     /// A consistent copy through SQLite's online backup; the copy is a complete
     /// database on its own (no -wal file needed).
     public func backup(to destination: String) throws {
+        try SessionLog.refuseLogFiles(output: destination, log: path, writing: "backup")
         if FileManager.default.fileExists(atPath: destination) {
             throw SessionLogError.invalidInput(
                 "\(destination) already exists; choose a new file for the backup")

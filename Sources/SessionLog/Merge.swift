@@ -13,6 +13,8 @@ public struct MergeSummary: Sendable, Hashable, Codable {
     public var sessions = 0
     public var trials = 0
     public var events = 0
+    /// Corrections not merged, one line each: the trial already has another correction here.
+    public var correctionsRefused: [String] = []
 }
 
 extension SessionLog {
@@ -34,11 +36,15 @@ extension SessionLog {
     public func merge(from path: String, name: String? = nil, check: LogCheck = .integrity) throws -> MergeSummary {
         let name = name ?? path
         // The source must be a session log of this schema (lineupd migrates its own at start).
-        _ = try SessionLog.openReader(path: path, check: check)
+        // It is attached strictly read-only, as every reader opens a log: attached read-write
+        // (as it was), its WAL was checkpointed into it and -wal and -shm deleted at DETACH.
+        // A source without its -shm is read through the reader's private copy.
+        let reader = try SessionLog.openReader(path: path, check: check)
+        let attached = reader.copy?.path ?? path
         var summary = MergeSummary(source: name, stationId: "")
         do {
             try pool.writeWithoutTransaction { db in
-                try db.execute(sql: "ATTACH DATABASE ? AS src", arguments: [path])
+                try db.execute(sql: "ATTACH DATABASE ? AS src", arguments: [SessionLog.readOnlyURI(attached)])
                 defer { try? db.execute(sql: "DETACH DATABASE src") }
                 try db.inTransaction {
                     summary = try Self.merge(db, path: name)
@@ -50,6 +56,7 @@ extension SessionLog {
         } catch {
             throw SessionLogError.from(error, path: self.path)
         }
+        withExtendedLifetime(reader) {}  // its private copy, if any, was attached until now
         return summary
     }
 
@@ -149,9 +156,40 @@ extension SessionLog {
                 INSERT OR IGNORE INTO main.trial (\(trialColumns.joined(separator: ", ")))
                 VALUES (\(trialColumns.map { _ in "?" }.joined(separator: ", ")))
                 """)
+        // One current version per trial (the project's rule, Schema+Corrections.swift): a
+        // correction of a trial this log already holds another correction of is not copied, nor
+        // what corrects it; each is said in the summary, at every merge, until it is settled.
+        try db.execute(
+            sql: """
+                CREATE TEMP TABLE IF NOT EXISTS refused_correction (id TEXT PRIMARY KEY NOT NULL);
+                DELETE FROM temp.refused_correction;
+                """)
         let trials = try Row.fetchCursor(
-            db, sql: "SELECT s.* FROM src.trial s WHERE NOT EXISTS (SELECT 1 FROM main.trial m WHERE m.id = s.id)")
+            db,
+            sql:
+                "SELECT s.* FROM src.trial s WHERE NOT EXISTS (SELECT 1 FROM main.trial m WHERE m.id = s.id) ORDER BY s.rowid"
+        )
         while let row = try trials.next() {
+            if let corrects: String = row["corrects"] {
+                let id: String = row["id"]
+                let other = try String.fetchOne(
+                    db, sql: "SELECT id FROM main.trial WHERE corrects = ? AND id <> ? ORDER BY rowid LIMIT 1",
+                    arguments: [corrects, id])
+                let parentHere =
+                    try Bool.fetchOne(
+                        db, sql: "SELECT EXISTS (SELECT 1 FROM main.trial WHERE id = ?)", arguments: [corrects])
+                    ?? false
+                if other != nil || !parentHere {
+                    try db.execute(sql: "INSERT INTO temp.refused_correction (id) VALUES (?)", arguments: [id])
+                    summary.correctionsRefused.append(
+                        other.map {
+                            "correction \(id.prefix(8)) of trial \(corrects.prefix(8)) not merged: this log already has correction \($0.prefix(8)) of it, which stands (the first to arrive); correct that one to change it"
+                        }
+                            ?? "correction \(id.prefix(8)) not merged: it corrects \(corrects.prefix(8)), a correction not merged"
+                    )
+                    continue
+                }
+            }
             var values = trialColumns.map { row[$0] as DatabaseValue }
             if !renamed.isEmpty, let at = trialColumns.firstIndex(of: "layout"),
                 var layout = String.fromDatabaseValue(values[at])
@@ -163,7 +201,8 @@ extension SessionLog {
             summary.trials += 1
         }
         try _ = copy(
-            "trial_station", replacing: ["sample_id": "coalesce(\(map("sample", "s.sample_id")), s.sample_id)"])
+            "trial_station", replacing: ["sample_id": "coalesce(\(map("sample", "s.sample_id")), s.sample_id)"],
+            where: "WHERE s.trial_id NOT IN (SELECT id FROM temp.refused_correction)")
 
         // Events: `seq` is each log's own; the id says whether it is here already.
         let eventColumns = try columns(db, "event").filter { $0 != "seq" }
@@ -171,7 +210,9 @@ extension SessionLog {
             sql: """
                 INSERT INTO main.event (\(eventColumns.joined(separator: ", ")))
                 SELECT \(eventColumns.map { $0 == "station_id" ? "coalesce(s.station_id, '\(source)')" : "s.\($0)" }.joined(separator: ", "))
-                FROM src.event s WHERE NOT EXISTS (SELECT 1 FROM main.event m WHERE m.id = s.id) ORDER BY s.seq
+                FROM src.event s WHERE NOT EXISTS (SELECT 1 FROM main.event m WHERE m.id = s.id)
+                    AND (s.trial_id IS NULL OR s.trial_id NOT IN (SELECT id FROM temp.refused_correction))
+                ORDER BY s.seq
                 """)
         summary.events = db.changesCount
 

@@ -20,6 +20,7 @@ enum Schema {
         migrator.registerMigration("v6-layout-commitment", migrate: layoutCommitment)
         migrator.registerMigration("v7-sample-limits-novelty", migrate: sampleLimitsAndNovelty)
         migrator.registerMigration("v8-handler-guess", migrate: handlerGuess)
+        migrator.registerMigration("v9-one-current-correction", migrate: oneCurrentCorrection)
         return migrator
     }
 

@@ -32,6 +32,9 @@ public enum SessionLogError: Error, Equatable, CustomStringConvertible {
     case damaged(path: String, problem: String)
     /// Another lineupd holds the log's lock (``LogLock``): who, as its lock file says.
     case logInUse(path: String, holder: String)
+    /// A row holds a number out of its range (hostile or damaged): which table and row, and
+    /// what is wrong with it. Nothing is sized by it.
+    case badRow(table: String, row: String, problem: String)
 
     public var description: String {
         switch self {
@@ -78,6 +81,9 @@ public enum SessionLogError: Error, Equatable, CustomStringConvertible {
         case .logInUse(let path, let holder):
             return
                 "another lineupd (\(holder)) is writing the session log at \(path): stop it first, or give this one another --db"
+        case .badRow(let table, let row, let problem):
+            return
+                "the log's \(table) row \(row) has \(problem); the log is damaged or was edited by hand: nothing was read from it"
         }
     }
 
@@ -207,24 +213,29 @@ public final class SessionLog: Sendable {
         config.label = "lineup.log.reader"
         // A running double-blind session stays out of every reading until it ends.
         config.prepareDatabase { db in try LiveDoubleBlind.withhold(db, logPath: path) }
+        // Strictly read-only, `-shm` included (LogFiles.swift says what was measured): reading
+        // a log never changes a byte of it, whoever reads it.
+        // Only a readable file is copied: an unreadable one is SQLite's own error, said as such.
+        let shmMissing = !FileManager.default.fileExists(atPath: path + "-shm") && access(path, R_OK) == 0
         do {
-            let queue = try DatabaseQueue(path: path, configuration: config)
+            let queue = try DatabaseQueue(path: readOnlyURI(path), configuration: config)
             try queue.read { db in try checkSchema(db, path: path, allowOlder: false) }
             let reader = LogReader(database: queue, path: path)
             try reader.check(check)
             return reader
         } catch let error as DatabaseError
-            where error.resultCode == .SQLITE_READONLY
-            || error.resultCode == .SQLITE_CANTOPEN
+            where shmMissing
+            && (error.resultCode == .SQLITE_READONLY || error.resultCode == .SQLITE_CANTOPEN)
         {
-            // A WAL log needs its -shm file; a reader cannot create it without write
-            // access to the directory.
-            let shm = path + "-shm"
-            if !FileManager.default.fileExists(atPath: shm) {
-                throw SessionLogError.cannotOpen(
-                    path: path, reason: "\(shm) is missing and this user cannot create it; start lineupd once")
+            // A WAL log without its -shm: read a private copy (see `privateCopy(of:)`).
+            let copy = try privateCopy(of: path)
+            do {
+                let queue = try DatabaseQueue(path: copy.path, configuration: config)
+                try queue.read { db in try checkSchema(db, path: path, allowOlder: false) }
+                return LogReader(database: queue, path: path, copy: copy)
+            } catch {
+                throw SessionLogError.from(error, path: path)
             }
-            throw SessionLogError.from(error, path: path)
         } catch {
             throw SessionLogError.from(error, path: path)
         }

@@ -157,7 +157,7 @@ extension LogReader {
             let rows = try Row.fetchAll(
                 db,
                 sql: """
-                    SELECT g.station, g.mono_ns, t.outcome, t.layout, t.seen, t.started_mono_ns, t.latency_ns,
+                    SELECT g.station, g.mono_ns, t.id AS trial_id, t.outcome, t.layout, t.seen, t.started_mono_ns, t.latency_ns,
                         s.id AS session_id, s.wall_ns AS session_wall_ns, d.name AS dog, h.code AS handler
                     FROM handler_guess g
                     JOIN trial_current t ON t.id = g.trial_id OR t.corrects = g.trial_id
@@ -179,7 +179,9 @@ extension LogReader {
             var seen: [StationSeen] = []
             for row in rows {
                 var layout: String = row["layout"]
-                layout.withUTF8 { LogReader.parseLayout($0.baseAddress, $0.count, into: &slots) }
+                guard layout.withUTF8({ LogReader.parseLayout($0.baseAddress, $0.count, into: &slots) }) else {
+                    throw LogLimits.badLayout(trial: row["trial_id"])
+                }
                 var hasSeen = false
                 if var text: String = row["seen"] {
                     hasSeen = text.withUTF8 { LogReader.parseSeen($0.baseAddress, $0.count, into: &seen) }

@@ -149,7 +149,7 @@ extension LogReader {
     ) throws {
         let statement = try db.makeStatement(
             sql: """
-                SELECT t.outcome, t.latency_ns, t.layout, t.seen, s.dog_id, d.name, s.id, s.wall_ns
+                SELECT t.outcome, t.latency_ns, t.layout, t.seen, s.dog_id, d.name, s.id, s.wall_ns, t.id
                 FROM trial_current t JOIN session s ON s.id = t.session_id JOIN dog d ON d.id = s.dog_id
                 WHERE (?1 IS NULL OR s.dog_id = ?1) AND (?2 IS NULL OR s.id = ?2)
                     AND (?3 IS NULL OR t.wall_ns >= ?3) AND (?4 IS NULL OR t.wall_ns < ?4)
@@ -179,8 +179,11 @@ extension LogReader {
             }
             let outcome = TrialOutcome(rawValue: text(0)) ?? .aborted
             let latency: Int64? = sqlite3_column_type(sqlite, 1) == SQLITE_NULL ? nil : sqlite3_column_int64(sqlite, 1)
-            parseLayout(
-                sqlite3_column_text(sqlite, 2), Int(sqlite3_column_bytes(sqlite, 2)), into: &slots, samples: samples)
+            guard
+                parseLayout(
+                    sqlite3_column_text(sqlite, 2), Int(sqlite3_column_bytes(sqlite, 2)), into: &slots,
+                    samples: samples)
+            else { throw LogLimits.badLayout(trial: text(8)) }
             // Trials of a log older than schema v3 have no `seen`: they are scored trials
             // without station data, never counted by another rule.
             let hasSeen =
@@ -243,18 +246,29 @@ extension LogReader {
 
     /// Parses `1:target:<uuid>;2:blank:;...` into `slots`, reusing its storage. The
     /// sample id is only materialised when a sample is named.
+    /// False, with `slots` unusable, when a station is not a number in `LogLimits.stations` or
+    /// the layout names more stations than a board has: the callers refuse the row.
     static func parseLayout(
         _ base: UnsafePointer<UInt8>?, _ count: Int, into slots: inout [StationInLayout], samples: Bool = true
-    ) {
+    ) -> Bool {
         slots.removeAll(keepingCapacity: true)
-        guard let base else { return }
+        guard let base else { return true }
         let bytes = UnsafeBufferPointer(start: base, count: count)
         var index = 0
         while index < count {
             var station = 0
+            var digits = 0
             while index < count, bytes[index] != UInt8(ascii: ":") {
+                // Bounded before it can overflow: a row of digits is refused, never trapped on.
+                guard bytes[index] >= 48, bytes[index] <= 57, station <= LogLimits.stations.upperBound else {
+                    return false
+                }
                 station = station * 10 + Int(bytes[index] &- 48)
+                digits += 1
                 index += 1
+            }
+            guard digits > 0, LogLimits.stations.contains(station), slots.count < LogLimits.stations.count else {
+                return false
             }
             index += 1
             let kindStart = index
@@ -275,6 +289,7 @@ extension LogReader {
             slots.append(StationInLayout(station: station, kind: kind, sample: sample))
             index += 1
         }
+        return true
     }
 }
 

@@ -31,6 +31,9 @@ struct MergeCommand: ParsableCommand {
                 guard FileManager.default.fileExists(atPath: source) else {
                     throw SessionLogError.databaseMissing(path: source)
                 }
+                // The lab log is written: never onto a source's -wal or -shm (the source
+                // itself is refused by its identity, below).
+                try SessionLog.refuseLogFiles(output: into, log: source, writing: "lab log")
             }
             // Every source whole (integrity_check) before the lab log is touched: a damaged
             // one refused halfway would leave the lab log holding the sources before it.

@@ -176,4 +176,5 @@ func describeMerge(_ s: MergeSummary) -> String {
     "\(s.source): station \(s.stationId.prefix(8)): \(s.sessions) session(s), \(s.trials) trial(s), "
         + "\(s.events) event(s) added; dogs \(s.dogsAdded) added, \(s.dogsMatched) matched by name; "
         + "samples \(s.samplesAdded) added, \(s.samplesMatched) matched by label"
+        + s.correctionsRefused.map { "\n\(s.source): \($0)" }.joined()
 }

@@ -34,6 +34,7 @@ struct ReportCommand: ParsableCommand {
             // integrity_check: a report is what a researcher keeps and shows, so a changed
             // value (which only an index disagreeing with its row reveals) must not reach it.
             let reader = try log.reader(checking: .integrity)
+            if let output { try SessionLog.refuseLogFiles(output: output, log: reader.path, writing: "report") }
             let filter = try selection.filter(rows, reader)
             let data = try reader.report(filter)
             let html = ReportHTML.render(data, scope: describeSelection(rows, selection))

@@ -30,7 +30,7 @@ import TrainingEngine
         #expect(
             applied == [
                 "v1", "v2-session-end", "v3-station-seen", "v4-station-identity", "v5-dog-note", "v6-layout-commitment",
-                "v7-sample-limits-novelty", "v8-handler-guess",
+                "v7-sample-limits-novelty", "v8-handler-guess", "v9-one-current-correction",
             ])
         let counts = try reader.read { db in
             (
