@@ -132,22 +132,53 @@ public struct LabStore: Sendable {
         try? await connection.close()
     }
 
+    /// How long one statement may take before the connection is given up as lost.
+    public var deadline: Duration = .seconds(120)
+
     /// Runs one statement; a server's refusal becomes `.refused` with its message.
     @discardableResult
     public func execute(_ query: PostgresQuery) async throws -> PostgresRowSequence {
-        do {
-            return try await connection.query(query, logger: logger)
-        } catch {
-            throw map(error)
-        }
+        let connection = connection
+        let logger = logger
+        return try await guarded { try await connection.query(query, logger: logger) }
     }
 
     /// The rows of one query, fully read.
     public func rows(_ query: PostgresQuery) async throws -> [PostgresRow] {
-        do {
+        let connection = connection
+        let logger = logger
+        return try await guarded {
             var result: [PostgresRow] = []
             for try await row in try await connection.query(query, logger: logger) { result.append(row) }
             return result
+        }
+    }
+
+    /// Runs one statement against the connection's close and the deadline, whichever comes
+    /// first. postgres-nio 1.33 never answers a query written after the server closed the
+    /// connection (the write to the closed channel drops the query's promise): lineup-sync
+    /// waited for ever after a server restart. A closed connection is now a lost one at once.
+    func guarded<T: Sendable>(_ body: @escaping @Sendable () async throws -> T) async throws -> T {
+        let lost = LabStoreError.unreachable(store: display, reason: "the server closed the connection")
+        guard !connection.isClosed else { throw lost }
+        let gate = FirstAnswer<T>()
+        let connection = connection
+        let deadline = deadline
+        let display = display
+        do {
+            return try await withCheckedThrowingContinuation { continuation in
+                gate.start(continuation)
+                Task { await gate.finish { try await body() } }
+                connection.closeFuture.whenComplete { _ in gate.fail(lost) }
+                gate.timer = Task {
+                    guard (try? await Task.sleep(for: deadline)) != nil else { return }
+                    gate.fail(
+                        LabStoreError.unreachable(
+                            store: display, reason: "no answer to a statement within \(deadline.components.seconds) s"))
+                    // The statement is abandoned: close so nothing more is sent on this connection.
+                    try? await connection.close()
+                }
+            }
         } catch {
             throw map(error)
         }
@@ -220,5 +251,49 @@ public struct LabStore: Sendable {
         try await rows("SELECT version FROM public.lab_migration ORDER BY applied_at, version").map {
             try $0.decode(String.self)
         }
+    }
+}
+
+/// Resumes a continuation once, with the first answer: the statement's, the connection's close
+/// or the deadline; later ones are dropped.
+final class FirstAnswer<T: Sendable>: @unchecked Sendable {
+    private let lock = NSLock()
+    private var continuation: CheckedContinuation<T, any Error>?
+    private var done = false
+    var timer: Task<Void, Never>? {
+        get { lock.withLock { storedTimer } }
+        set {
+            let cancelNow = lock.withLock { () -> Bool in
+                storedTimer = newValue
+                return done
+            }
+            if cancelNow { newValue?.cancel() }
+        }
+    }
+    private var storedTimer: Task<Void, Never>?
+
+    func start(_ continuation: CheckedContinuation<T, any Error>) {
+        lock.withLock { self.continuation = continuation }
+    }
+
+    func finish(_ body: @Sendable () async throws -> T) async {
+        do {
+            resume(.success(try await body()))
+        } catch {
+            resume(.failure(error))
+        }
+    }
+
+    func fail(_ error: any Error) { resume(.failure(error)) }
+
+    private func resume(_ result: Result<T, any Error>) {
+        let (continuation, timer) = lock.withLock { () -> (CheckedContinuation<T, any Error>?, Task<Void, Never>?) in
+            guard !done else { return (nil, nil) }
+            done = true
+            defer { self.continuation = nil }
+            return (self.continuation, storedTimer)
+        }
+        timer?.cancel()
+        continuation?.resume(with: result)
     }
 }
