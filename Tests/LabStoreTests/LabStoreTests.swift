@@ -229,12 +229,13 @@ import Testing
 final class HeldSync: @unchecked Sendable {
     let child: Child
 
-    init(_ arguments: [String], holdInBatch: Int) throws {
+    init(_ arguments: [String], holdInBatch: Int, environment: [String: String] = [:]) throws {
         guard let path = lineupSyncPath() else {
             throw TestServerError(message: "lineup-sync is not built: run `swift build` before `swift test`")
         }
         child = try Child(
-            [path] + arguments, environment: ["LINEUP_SYNC_HOLD_IN_BATCH": "\(holdInBatch)"], withInput: true)
+            [path] + arguments,
+            environment: environment.merging(["LINEUP_SYNC_HOLD_IN_BATCH": "\(holdInBatch)"]) { $1 }, withInput: true)
     }
 
     /// The hold line; the process blocks there until released, so this cannot race.

@@ -228,7 +228,9 @@ final class Child: @unchecked Sendable {
     private var input: Int32 = -1
     private var status: Int32?
 
-    init(_ argv: [String], environment extra: [String: String] = [:], withInput: Bool = false) throws {
+    init(
+        _ argv: [String], environment extra: [String: String] = [:], unset: [String] = [], withInput: Bool = false
+    ) throws {
         description = argv.map { ($0 as NSString).lastPathComponent }.prefix(3).joined(separator: " ")
         let base = NSTemporaryDirectory() + "lineup-child-\(UUID().uuidString.prefix(8))"
         outPath = base + ".out"
@@ -249,7 +251,9 @@ final class Child: @unchecked Sendable {
         // Nothing of the test process's (pipes, sockets of other children) leaks into the child:
         // a server started by pg_ctl would otherwise hold them open for its whole life.
         closeFrom3(&actions)
-        let environment = ProcessInfo.processInfo.environment.merging(extra) { $1 }.map { "\($0)=\($1)" }
+        var merged = ProcessInfo.processInfo.environment.merging(extra) { $1 }
+        for key in unset { merged[key] = nil }
+        let environment = merged.map { "\($0)=\($1)" }
         let cArguments = argv.map { strdup($0) } + [nil]
         let cEnvironment = environment.map { strdup($0) } + [nil]
         defer {
@@ -352,5 +356,16 @@ private func closeFrom3(_ actions: inout posix_spawn_file_actions_t) {
     let open = (try? FileManager.default.contentsOfDirectory(atPath: "/proc/self/fd")) ?? []
     for fd in open.compactMap(Int32.init) where fd >= 3 {
         posix_spawn_file_actions_addclose(&actions, fd)
+    }
+}
+
+/// Polls `condition` until it holds; past the deadline the test fails saying what it waited for.
+func waitUntil(_ limit: Duration, for what: String, _ condition: () async throws -> Bool) async throws {
+    let deadline = ContinuousClock.now + limit
+    while !(try await condition()) {
+        if ContinuousClock.now >= deadline {
+            throw TestServerError(message: "waited \(limit) for \(what)")
+        }
+        try await Task.sleep(for: .milliseconds(20))
     }
 }
