@@ -158,7 +158,8 @@ let package = Package(
         .executableTarget(
             name: "lineup-sync",
             dependencies: [
-                "LabStore", "SessionLog", .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                "LabStore", "SessionLog", "StationControl",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]
         ),
         // lineupctl reaches the malloc interposer at run time (Sources/lineupctl/MallocCounter.swift)
@@ -215,7 +216,8 @@ let package = Package(
         .testTarget(
             name: "LabStoreTests",
             dependencies: [
-                "LabStore", "SessionLog", "LineupBench", .product(name: "PostgresNIO", package: "postgres-nio"),
+                "LabStore", "SessionLog", "LineupBench", "StationControl",
+                .product(name: "PostgresNIO", package: "postgres-nio"),
             ]
         ),
         .testTarget(

@@ -2,6 +2,7 @@ import ArgumentParser
 import Foundation
 import LabStore
 import SessionLog
+import StationControl
 
 /// lineup-sync: the station's own small process that pushes its log into the lab's PostgreSQL
 /// store. lineupd keeps no network; this reads the log read-only beside it.
@@ -31,6 +32,12 @@ struct LineupSync: AsyncParsableCommand {
 
     @Option(help: "Rows per batch; each batch is one transaction.")
     var batch = 500
+
+    @Option(
+        help: ArgumentHelp(
+            "lineupd's control socket, told after each run how far the store is behind (default: $\(ControlProtocol.socketEnvironmentVariable), else \(ControlProtocol.defaultSocketPath)).",
+            valueName: "path"))
+    var socket: String?
 
     @Flag(help: "Print each run's report as one JSON line.")
     var json = false
@@ -84,6 +91,7 @@ struct LineupSync: AsyncParsableCommand {
             } else {
                 say(Self.line(report))
             }
+            tellStation(report)
             if once {
                 if !report.complete { throw ExitCode(1) }
                 return
@@ -116,6 +124,22 @@ struct LineupSync: AsyncParsableCommand {
             }
             report.error = "\(error)"
             return report
+        }
+    }
+
+    /// Tells the running lineupd how far the store is behind, for its status and page. A station
+    /// whose lineupd is not running still syncs: that is said, and the exit status is the sync's.
+    func tellStation(_ report: SyncReport) {
+        let path = ControlClient.path(option: socket)
+        let entry = SyncReportEntry(
+            complete: report.complete, behindRows: report.behindRows,
+            oldestUnsyncedWallNs: report.oldestUnsyncedWallNs, sentRows: report.sentTotal, error: report.error,
+            endedWallNs: Int64(Date().timeIntervalSince1970 * 1e9))
+        do {
+            _ = try ControlClient(path: path, timeout: 5).send(entry)
+        } catch {
+            FileHandle.standardError.write(
+                Data("lineup-sync: could not report to lineupd at \(path) (\(error)); the sync itself went on\n".utf8))
         }
     }
 

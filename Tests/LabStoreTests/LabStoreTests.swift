@@ -4,6 +4,7 @@ import LabStore
 import LineupBench
 import PostgresNIO
 import SessionLog
+import StationControl
 import Testing
 
 /// The lab store on a real PostgreSQL server of the test's own (TestServer), and lineup-sync
@@ -207,6 +208,59 @@ import Testing
         #expect(unreachable.status == 1)
         #expect(unreachable.stdout.contains("cannot be reached") && unreachable.stdout.contains("behind: unknown"))
         #expect(!unreachable.stderr.contains("secret-pw") && !unreachable.stdout.contains("secret-pw"))
+    }
+
+    /// After each run lineup-sync tells the running lineupd (`sync-report`), whose status then
+    /// shows how far behind the store is; with no lineupd running it syncs all the same and
+    /// says it could not report.
+    @Test func theSyncTellsTheRunningStationAndSyncsWithoutOne() async throws {
+        guard let server = try TestServer.startOrSkip("sync report") else { return }
+        guard let lineupd = builtProduct("lineupd") else {
+            Issue.record("lineupd is not built: run `swift build` before `swift test`")
+            return
+        }
+        let lab = try await server.makeLab()
+        let directory = NSTemporaryDirectory() + "sync-report-\(UUID().uuidString.prefix(8))"
+        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let socket = "\(directory)/control.sock"
+        let log = "\(directory)/lineup.db"
+        let station = try Child(
+            [lineupd, "--simulate", "--serve", "--socket", socket, "--db", log, "--speed", "30", "--no-realtime"],
+            unset: ["NOTIFY_SOCKET", "LINEUP_DB", "LINEUP_SOCKET"])
+        let client = ControlClient(path: socket, timeout: 5)
+        try await waitUntil(.seconds(30), for: "lineupd to answer on \(socket)") { (try? client.status()) != nil }
+        #expect(try client.status().labSync == LabSyncStatus(reporting: false))
+        _ = try client.addDog(DogEntry(name: "Rex"))
+
+        let file = try lab.stationFile(in: directory)
+        let first = try runSync(["--log", log, "--connection", file, "--once", "--socket", socket])
+        #expect(first.status == 0, "\(first.stdout)\(first.stderr)")
+        #expect(first.stderr.isEmpty, "\(first.stderr)")
+        let synced = try #require(try client.status().labSync)
+        #expect(synced.reporting && synced.behindRows == 0 && synced.lastError == nil, "\(synced)")
+        let success = try #require(synced.lastSuccess)
+
+        // The store unreachable: the station hears of it, and keeps the last success.
+        let away = "\(directory)/away.conf"
+        FileManager.default.createFile(
+            atPath: away,
+            contents: Data("host = \(directory)/no-server\ndatabase = lab\nuser = station_a\npassword = x\n".utf8),
+            attributes: [.posixPermissions: 0o600])
+        let failed = try runSync(["--log", log, "--connection", away, "--once", "--socket", socket])
+        #expect(failed.status == 1)
+        let reported = try #require(try client.status().labSync)
+        #expect(reported.behindRows == nil && reported.lastSuccess == success, "\(reported)")
+        #expect(reported.lastError?.contains("cannot be reached") == true, "\(reported)")
+
+        station.kill(SIGTERM)
+        #expect(try station.wait(within: .seconds(30), for: "lineupd to stop") == 0, "\(station.stderr())")
+        let alone = try runSync(["--log", log, "--connection", file, "--once", "--socket", socket])
+        #expect(alone.status == 0, "\(alone.stdout)\(alone.stderr)")
+        #expect(alone.stdout.contains("behind: 0 rows"), "\(alone.stdout)")
+        #expect(
+            alone.stderr.hasPrefix("lineup-sync: could not report to lineupd at \(socket) ")
+                && alone.stderr.hasSuffix("; the sync itself went on\n"), "\(alone.stderr)")
     }
 
     /// lineupd keeps no network: the PostgreSQL client (and NIO under it) must not be linked
