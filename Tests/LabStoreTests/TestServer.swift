@@ -257,8 +257,7 @@ final class Child: @unchecked Sendable {
         let cArguments = argv.map { strdup($0) } + [nil]
         let cEnvironment = environment.map { strdup($0) } + [nil]
         defer {
-            cArguments.forEach { free($0) }
-            cEnvironment.forEach { free($0) }
+            for pointer in cArguments + cEnvironment { free(pointer) }
         }
         var pid: pid_t = 0
         let spawned = posix_spawn(&pid, argv[0], &actions, nil, cArguments, cEnvironment)
