@@ -19,6 +19,8 @@ import PackageDescription
 //   StationWeb           the station's page: accounts, sessions, CSRF, the routes over the control socket
 //   lineupd, lineupctl   the daemon (flags, assembly, signals) and the tool
 //   lineup-web           the station page's service: the only process with a network listener
+//   LabStore             the lab's PostgreSQL store: its schema, roles and the sync of a station's log
+//   lineup-sync          the station's sync into the lab store: its own process (lineupd has no network)
 let package = Package(
     name: "lineup",
     platforms: [.macOS(.v14)],
@@ -26,6 +28,7 @@ let package = Package(
         .executable(name: "lineupd", targets: ["lineupd"]),
         .executable(name: "lineupctl", targets: ["lineupctl"]),
         .executable(name: "lineup-web", targets: ["lineup-web"]),
+        .executable(name: "lineup-sync", targets: ["lineup-sync"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
@@ -38,6 +41,8 @@ let package = Package(
         .package(url: "https://github.com/hummingbird-project/hummingbird-auth", from: "2.5.0"),
         // Hummingbird's own: named so StationWeb may import HTTPTypes (its header names).
         .package(url: "https://github.com/apple/swift-http-types", from: "1.0.0"),
+        // The lab store's client: for LabStore and lineup-sync only; lineupd must never link it.
+        .package(url: "https://github.com/vapor/postgres-nio", from: "1.33.2"),
     ],
     targets: [
         .systemLibrary(
@@ -143,6 +148,20 @@ let package = Package(
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]
         ),
+        .target(
+            name: "LabStore",
+            dependencies: [
+                "SessionLog", .product(name: "PostgresNIO", package: "postgres-nio"),
+                .product(name: "Logging", package: "swift-log"),
+            ]
+        ),
+        .executableTarget(
+            name: "lineup-sync",
+            dependencies: [
+                "LabStore", "SessionLog", "StationControl",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+            ]
+        ),
         // lineupctl reaches the malloc interposer at run time (Sources/lineupctl/MallocCounter.swift)
         // and does not link it, so an installed lineupctl needs no Swift shared library. This
         // check links it, which is what makes `swift build` build libMallocInterposerSwift.so
@@ -192,6 +211,13 @@ let package = Package(
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "HummingbirdTesting", package: "hummingbird"),
                 .product(name: "HTTPTypes", package: "swift-http-types"),
+            ]
+        ),
+        .testTarget(
+            name: "LabStoreTests",
+            dependencies: [
+                "LabStore", "SessionLog", "LineupBench", "StationControl",
+                .product(name: "PostgresNIO", package: "postgres-nio"),
             ]
         ),
         .testTarget(

@@ -29,7 +29,7 @@ public enum ControlCalls {
         StatusRequest.self, SessionRequest.self, LayoutRequest.self, ReadyRequest.self, AbortRequest.self,
         SessionEndRequest.self, WatchRequest.self, DogEntry.self, SampleEntry.self, SampleNoteEntry.self,
         TrialCorrectionEntry.self, SessionNoteEntry.self, SimulatedInput.self, AboutRequest.self,
-        VersionRequest.self, ButtonPress.self, DogNoteEntry.self, GuessEntry.self,
+        VersionRequest.self, ButtonPress.self, DogNoteEntry.self, GuessEntry.self, SyncReportEntry.self,
     ]
 
     static let byName: [String: any ControlCall.Type] = Dictionary(
@@ -78,6 +78,8 @@ public protocol StationControlling: AnyObject, Sendable {
     func press(_ press: ButtonPress) throws(ControlRefusal)
     /// The handler's guess of the target's station for the trial in progress (double-blind only).
     func guess(_ entry: GuessEntry) throws(ControlRefusal) -> GuessRecorded
+    /// lineup-sync's latest run, kept in memory for `status` (lineupd itself has no network).
+    func reportSync(_ entry: SyncReportEntry) throws(ControlRefusal)
 }
 
 extension StationControlling {
@@ -89,6 +91,11 @@ extension StationControlling {
     /// A station that runs no double-blind sessions (the tests' stand-ins) records no guess.
     public func guess(_ entry: GuessEntry) throws(ControlRefusal) -> GuessRecorded {
         throw ControlRefusal(.failed, "this station records no handler's guesses")
+    }
+
+    /// A station that keeps no sync report (the tests' stand-ins) refuses it.
+    public func reportSync(_ entry: SyncReportEntry) throws(ControlRefusal) {
+        throw ControlRefusal(.failed, "this station keeps no lab sync report")
     }
 }
 
@@ -303,6 +310,73 @@ public struct GuessRecorded: Sendable, Codable, Hashable {
     public init(trial: Int, station: String) {
         self.trial = trial
         self.station = station
+    }
+}
+
+/// `sync-report`: lineup-sync says, after each run, how far the lab store is behind this
+/// station's log. lineupd keeps the latest in memory and shows it in `status` (`lab_sync`).
+public struct SyncReportEntry: StationCall {
+    public static let name = "sync-report"
+    public typealias Reply = Done
+    /// Whether everything the log held when the run started is now in the store.
+    public var complete: Bool
+    /// Rows the store lacks, and the wall time (ns since 1970) of the oldest of them; nil when
+    /// the store did not answer, so what it has is unknown.
+    public var behindRows: Int?
+    public var oldestUnsyncedWallNs: Int64?
+    /// Rows sent in this run.
+    public var sentRows: Int
+    /// Why the run stopped early, when it did.
+    public var error: String?
+    /// When the run ended (wall time, ns since 1970), by the sync's clock.
+    public var endedWallNs: Int64
+
+    public init(
+        complete: Bool, behindRows: Int?, oldestUnsyncedWallNs: Int64?, sentRows: Int, error: String?,
+        endedWallNs: Int64
+    ) {
+        self.complete = complete
+        self.behindRows = behindRows
+        self.oldestUnsyncedWallNs = oldestUnsyncedWallNs
+        self.sentRows = sentRows
+        self.error = error
+        self.endedWallNs = endedWallNs
+    }
+
+    public func perform(on station: any StationControlling) throws(ControlRefusal) -> Done {
+        guard behindRows.map({ $0 >= 0 }) ?? true, sentRows >= 0 else {
+            throw ControlRefusal(.badRequest, "sync-report: behind_rows and sent_rows cannot be negative")
+        }
+        try station.reportSync(self)
+        return Done()
+    }
+}
+
+/// `status`'s `labSync`: the latest sync report lineupd holds, or `reporting: false` when no
+/// lineup-sync has reported since lineupd started.
+public struct LabSyncStatus: Sendable, Codable, Hashable {
+    public var reporting: Bool
+    /// The latest report's rows behind (nil: the store did not answer) and the oldest
+    /// unsynced row's wall time, ISO 8601.
+    public var behindRows: Int?
+    public var oldestUnsynced: String?
+    /// When the latest report came, and when a run last sent everything (ISO 8601); nil
+    /// when none has since lineupd started.
+    public var reportedAt: String?
+    public var lastSuccess: String?
+    /// The latest run's error, when it failed.
+    public var lastError: String?
+
+    public init(
+        reporting: Bool, behindRows: Int? = nil, oldestUnsynced: String? = nil, reportedAt: String? = nil,
+        lastSuccess: String? = nil, lastError: String? = nil
+    ) {
+        self.reporting = reporting
+        self.behindRows = behindRows
+        self.oldestUnsynced = oldestUnsynced
+        self.reportedAt = reportedAt
+        self.lastSuccess = lastSuccess
+        self.lastError = lastError
     }
 }
 

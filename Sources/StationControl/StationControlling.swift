@@ -149,6 +149,8 @@ public struct StationStatus: Sendable, Codable, Hashable {
     /// handler where it searched, as the watch lines would; the buttons' stay.
     public var inputLevels: [InputLevel]?
     public var stationLevelsWithheld: Bool?
+    /// How far the lab store is behind this station's log, as lineup-sync last reported.
+    public var labSync: LabSyncStatus?
     public var uptimeSeconds: Double
 
     public init(

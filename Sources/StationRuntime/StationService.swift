@@ -129,6 +129,8 @@ public final class StationService: StationControlling, @unchecked Sendable {
     let dogStop = Atomic<Bool>(false)
     var dogThread: Thread?
     let realtimeProblem = Mutex<String?>(nil)
+    /// lineup-sync's latest report (StationService+SyncReport.swift).
+    let labSync = Mutex<LabSyncStatus>(LabSyncStatus(reporting: false))
     /// Sensor faults of the segments already ended, by kind (under `switching`).
     var earlierFaults: [StationFault: Int] = [:]
     var faultInjector: FaultInjector?
@@ -379,6 +381,7 @@ public final class StationService: StationControlling, @unchecked Sendable {
         let levels = inputLevelsForStatus()
         status.inputLevels = levels.levels
         status.stationLevelsWithheld = levels.stationsWithheld ? true : nil
+        status.labSync = labSync.withLock { $0 }
         if let current, let segment {
             status.session = current.sessionId.uuidString.lowercased()
             status.dog = current.dog

@@ -233,6 +233,19 @@ extension Assets {
           if (!d.notes.length) b.append(el('p', 'No notes.', 'hint'));
           d.notes.forEach((n) => b.append(el('p', n.time + ': ' + n.text)));
         }
+        // The same words as `lineupctl status`'s "Lab sync" line.
+        function labSyncText(x) {
+          if (!x) return 'this lineupd says nothing of a lab sync';
+          if (!x.reporting) return 'not reporting (no lineup-sync has reported since lineupd started)';
+          const parts = [];
+          if (x.behindRows === undefined || x.behindRows === null) parts.push('behind: unknown (the store did not answer)');
+          else if (x.behindRows === 0) parts.push('up to date (0 rows behind)');
+          else parts.push(x.behindRows + ' rows behind' + (x.oldestUnsynced ? ', the oldest from ' + x.oldestUnsynced : ''));
+          if (x.reportedAt) parts.push('reported ' + x.reportedAt);
+          parts.push('last success ' + (x.lastSuccess || 'none since lineupd started'));
+          if (x.lastError) parts.push('last error: ' + x.lastError);
+          return parts.join('; ');
+        }
         async function health() {
           const b = clear('Station health'); const h = await get('/api/health'); if (!h) return;
           const s = h.status;
@@ -256,11 +269,15 @@ extension Assets {
             levels.append(table(['Input', 'Now', 'Since', 'At (UTC)'], (st.inputLevels || []).map((l) =>
               [l.input, el('span', l.active ? (l.isStation ? 'active (nose)' : 'pressed') : 'clear', l.active ? 'level-on' : ''), since(l.secondsSinceChange), l.changedAt.slice(11, 21)])));
           };
-          drawLevels(s);
+          // How far the lab store is behind this log, as lineup-sync last told lineupd.
+          b.append(el('h2', 'Lab sync'));
+          const sync = el('p'); sync.id = 'lab-sync'; b.append(sync);
+          const drawSync = (st) => { sync.textContent = labSyncText(st.labSync); };
+          drawLevels(s); drawSync(s);
           const timer = setInterval(async () => {
             if (document.body.dataset.screen !== 'health' || !levels.isConnected) { clearInterval(timer); return; }
             const r = await fetch('/api/status').catch(() => null);
-            if (r && r.ok) drawLevels(await r.json());
+            if (r && r.ok) { const st = await r.json(); drawLevels(st); drawSync(st); }
           }, 1000);
         }
         // The researcher's screens. Figures are printed as lineupctl's stats and session show

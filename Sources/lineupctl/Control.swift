@@ -105,6 +105,7 @@ struct StatusCommand: ParsableCommand {
             }
             lines.append("Sensors     \(describeSensors(s))")
             if let levels = describeLevels(s) { lines.append("Levels      \(levels)") }
+            if let sync = s.labSync { lines.append("Lab sync    \(describeLabSync(sync))") }
             lines.append("Up          \(formatUptime(s.uptimeSeconds))")
             if let error = s.logError { lines.insert("Log error   \(error)", at: lines.count - 1) }
             say(lines.joined(separator: "\n"))
@@ -122,6 +123,25 @@ private func describeLog(_ s: StationStatus) -> String {
         if worst > 100 { text += " (over 100 ms: slow storage?)" }
     }
     return text
+}
+
+/// `0 rows behind; reported 2026-…Z; last success 2026-…Z`, or `not reporting`.
+func describeLabSync(_ sync: LabSyncStatus) -> String {
+    guard sync.reporting else { return "not reporting (no lineup-sync has reported since lineupd started)" }
+    var parts: [String] = []
+    if let behind = sync.behindRows {
+        parts.append(
+            behind == 0
+                ? "up to date (0 rows behind)"
+                : "\(behind) rows behind"
+                    + (sync.oldestUnsynced.map { ", the oldest from \($0)" } ?? ""))
+    } else {
+        parts.append("behind: unknown (the store did not answer)")
+    }
+    if let reported = sync.reportedAt { parts.append("reported \(reported)") }
+    parts.append("last success \(sync.lastSuccess ?? "none since lineupd started")")
+    if let error = sync.lastError { parts.append("last error: \(error)") }
+    return parts.joined(separator: "; ")
 }
 
 /// `flagged: B stuck, A chatter; faults since start: stuck 1, chatter 1` or `all trusted`.

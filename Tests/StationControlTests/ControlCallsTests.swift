@@ -117,6 +117,12 @@ struct ControlCallsTests {
             #"{"dog":"Aino","id":1,"request":"dog-note","text":"calmer now","v":1}"#
         ),
         (GuessEntry(station: "C"), #"{"id":1,"request":"guess","station":"C","v":1}"#),
+        (
+            SyncReportEntry(
+                complete: false, behindRows: 12, oldestUnsyncedWallNs: 5, sentRows: 3, error: "lost",
+                endedWallNs: 9),
+            #"{"behindRows":12,"complete":false,"endedWallNs":9,"error":"lost","id":1,"oldestUnsyncedWallNs":5,"request":"sync-report","sentRows":3,"v":1}"#
+        ),
     ]
 
     @Test("a request added to the table has its line, and decodes back to itself")

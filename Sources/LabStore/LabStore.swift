@@ -1,0 +1,299 @@
+import Foundation
+import Logging
+import PostgresNIO
+
+/// What went wrong with the lab store, each with what a person needs to act.
+public enum LabStoreError: Error, Equatable, CustomStringConvertible {
+    /// The connection file is missing, unreadable, too open, or says something unknown.
+    case connectionFile(path: String, problem: String)
+    case unreachable(store: String, reason: String)
+    /// The connection went away in the middle of a batch.
+    case connectionLost(store: String, table: String, rows: Int)
+    /// The server refused a statement (a grant, a trigger, a constraint).
+    case refused(store: String, message: String)
+    case stationLog(path: String, problem: String)
+
+    public var description: String {
+        switch self {
+        case .connectionFile(let path, let problem): "connection file \(path): \(problem)"
+        case .unreachable(let store, let reason): "the lab store \(store) cannot be reached: \(reason)"
+        case .connectionLost(let store, let table, let rows):
+            "the connection to the lab store \(store) was lost during a batch of \(rows) \(table) rows; "
+                + "the store keeps that batch only if its commit arrived, and the next run sends what it lacks"
+        case .refused(let store, let message): "the lab store \(store) refused: \(message)"
+        case .stationLog(let path, let problem): "station log \(path): \(problem)"
+        }
+    }
+}
+
+/// Where the store is and who connects: read from a connection file, never from the command
+/// line, so the password is in no process listing and in no log line.
+public struct LabConnection: Sendable, Equatable {
+    /// A host name, or a directory holding PostgreSQL's Unix socket (it starts with `/`).
+    public var host: String
+    public var port: Int
+    public var database: String
+    public var user: String
+    public var password: String?
+
+    public init(host: String, port: Int = 5432, database: String, user: String, password: String?) {
+        self.host = host
+        self.port = port
+        self.database = database
+        self.user = user
+        self.password = password
+    }
+
+    /// Names the store in messages: host, port, database and user, never the password.
+    public var display: String { "\(user)@\(host):\(port)/\(database)" }
+
+    var configuration: PostgresConnection.Configuration {
+        if host.hasPrefix("/") {
+            return .init(
+                unixSocketPath: "\(host)/.s.PGSQL.\(port)", username: user, password: password, database: database)
+        }
+        // TLS is not built yet: reach a remote store over a trusted network or a tunnel (docs/lab.md).
+        return .init(host: host, port: port, username: user, password: password, database: database, tls: .disable)
+    }
+
+    /// Reads `key = value` lines (host, port, database, user, password; `#` comments).
+    /// Refuses a file its group or others may read: it holds the password.
+    public static func read(path: String) throws -> LabConnection {
+        var info = stat()
+        guard stat(path, &info) == 0 else {
+            throw LabStoreError.connectionFile(path: path, problem: String(cString: strerror(errno)))
+        }
+        let mode = info.st_mode & 0o777
+        if mode & 0o077 != 0 {
+            throw LabStoreError.connectionFile(
+                path: path,
+                problem: "readable by its group or others (mode \(String(mode, radix: 8))) and it holds the "
+                    + "lab store's password: chmod 600 \(path)")
+        }
+        guard let data = FileManager.default.contents(atPath: path), let text = String(data: data, encoding: .utf8)
+        else {
+            throw LabStoreError.connectionFile(path: path, problem: "cannot be read as text")
+        }
+        return try parse(text, path: path)
+    }
+
+    static func parse(_ text: String, path: String) throws -> LabConnection {
+        var values: [String: String] = [:]
+        for (index, raw) in text.split(separator: "\n", omittingEmptySubsequences: false).enumerated() {
+            let line = raw.trimmingCharacters(in: .whitespaces)
+            if line.isEmpty || line.hasPrefix("#") { continue }
+            guard let equals = line.firstIndex(of: "=") else {
+                throw LabStoreError.connectionFile(path: path, problem: "line \(index + 1) is not `key = value`")
+            }
+            let key = line[..<equals].trimmingCharacters(in: .whitespaces)
+            let value = line[line.index(after: equals)...].trimmingCharacters(in: .whitespaces)
+            guard ["host", "port", "database", "user", "password"].contains(key) else {
+                throw LabStoreError.connectionFile(
+                    path: path,
+                    problem: "line \(index + 1): unknown key `\(key)` (known: host, port, database, user, password)")
+            }
+            values[key] = value
+        }
+        for key in ["host", "database", "user"] where (values[key] ?? "").isEmpty {
+            throw LabStoreError.connectionFile(path: path, problem: "`\(key)` is missing")
+        }
+        var port = 5432
+        if let text = values["port"] {
+            guard let number = Int(text), (1...65535).contains(number) else {
+                throw LabStoreError.connectionFile(path: path, problem: "port `\(text)` is not a number in 1...65535")
+            }
+            port = number
+        }
+        return LabConnection(
+            host: values["host"]!, port: port, database: values["database"]!, user: values["user"]!,
+            password: values["password"])
+    }
+}
+
+/// One connection to the lab store.
+public struct LabStore: Sendable {
+    public let connection: PostgresConnection
+    public let display: String
+    let logger: Logger
+
+    public static func connect(_ settings: LabConnection) async throws -> LabStore {
+        var logger = Logger(label: "lineup.lab-store")
+        logger.logLevel = .critical
+        do {
+            let connection = try await PostgresConnection.connect(
+                configuration: settings.configuration, id: 1, logger: logger)
+            return LabStore(connection: connection, display: settings.display, logger: logger)
+        } catch {
+            throw LabStoreError.unreachable(store: settings.display, reason: Self.reason(error))
+        }
+    }
+
+    public func close() async {
+        try? await connection.close()
+    }
+
+    /// How long one statement may take before the connection is given up as lost.
+    public var deadline: Duration = .seconds(120)
+
+    /// Runs one statement; a server's refusal becomes `.refused` with its message.
+    @discardableResult
+    public func execute(_ query: PostgresQuery) async throws -> PostgresRowSequence {
+        let connection = connection
+        let logger = logger
+        return try await guarded { try await connection.query(query, logger: logger) }
+    }
+
+    /// The rows of one query, fully read.
+    public func rows(_ query: PostgresQuery) async throws -> [PostgresRow] {
+        let connection = connection
+        let logger = logger
+        return try await guarded {
+            var result: [PostgresRow] = []
+            for try await row in try await connection.query(query, logger: logger) { result.append(row) }
+            return result
+        }
+    }
+
+    /// Runs one statement against the connection's close and the deadline, whichever comes
+    /// first. postgres-nio 1.33 never answers a query written after the server closed the
+    /// connection (the write to the closed channel drops the query's promise): lineup-sync
+    /// waited for ever after a server restart. A closed connection is now a lost one at once.
+    func guarded<T: Sendable>(_ body: @escaping @Sendable () async throws -> T) async throws -> T {
+        let lost = LabStoreError.unreachable(store: display, reason: "the server closed the connection")
+        guard !connection.isClosed else { throw lost }
+        let gate = FirstAnswer<T>()
+        let connection = connection
+        let deadline = deadline
+        let display = display
+        do {
+            return try await withCheckedThrowingContinuation { continuation in
+                gate.start(continuation)
+                Task { await gate.finish { try await body() } }
+                connection.closeFuture.whenComplete { _ in gate.fail(lost) }
+                gate.timer = Task {
+                    guard (try? await Task.sleep(for: deadline)) != nil else { return }
+                    gate.fail(
+                        LabStoreError.unreachable(
+                            store: display, reason: "no answer to a statement within \(deadline.components.seconds) s"))
+                    // The statement is abandoned: close so nothing more is sent on this connection.
+                    try? await connection.close()
+                }
+            }
+        } catch {
+            throw map(error)
+        }
+    }
+
+    func map(_ error: any Error) -> any Error {
+        if let known = error as? LabStoreError { return known }
+        if let psql = error as? PSQLError, psql.code == .server {
+            return LabStoreError.refused(store: display, message: Self.reason(error))
+        }
+        return LabStoreError.unreachable(store: display, reason: Self.reason(error))
+    }
+
+    /// Whether the error means the connection itself went away (not a refusal).
+    static func isConnectionLoss(_ error: any Error) -> Bool {
+        if case .unreachable = error as? LabStoreError { return true }
+        guard let psql = error as? PSQLError else { return false }
+        return [.serverClosedConnection, .clientClosedConnection, .connectionError, .uncleanShutdown]
+            .contains(psql.code)
+    }
+
+    /// The server's own message when it sent one (PSQLError's description hides it).
+    static func reason(_ error: any Error) -> String {
+        if let psql = error as? PSQLError {
+            if let message = psql.serverInfo?[.message] {
+                let state = psql.serverInfo?[.sqlState].map { " (SQLSTATE \($0))" } ?? ""
+                return message + state
+            }
+            if let underlying = psql.underlying { return "\(psql.code): \(underlying)" }
+            return "\(psql.code)"
+        }
+        return "\(error)"
+    }
+
+    /// Applies the migrations this store lacks, all in one transaction, under an advisory lock
+    /// so two migrating processes cannot interleave; returns the versions it applied.
+    @discardableResult
+    public func migrate() async throws -> [String] {
+        try await execute("BEGIN")
+        do {
+            // 0x6c696e65 is "line": one lock number for the lab store's migrations.
+            try await execute("SELECT pg_advisory_xact_lock(1818848869)")
+            try await execute(
+                """
+                CREATE TABLE IF NOT EXISTS public.lab_migration (
+                    version text PRIMARY KEY,
+                    applied_at timestamptz NOT NULL DEFAULT now())
+                """)
+            let applied = Set(
+                try await rows("SELECT version FROM public.lab_migration").map { try $0.decode(String.self) })
+            var now: [String] = []
+            for migration in LabSchema.migrations where !applied.contains(migration.version) {
+                for statement in migration.statements {
+                    try await execute(PostgresQuery(unsafeSQL: statement))
+                }
+                try await execute("INSERT INTO public.lab_migration (version) VALUES (\(migration.version))")
+                now.append(migration.version)
+            }
+            try await execute("GRANT SELECT ON public.lab_migration TO \(unescaped: LabSchema.researcherRole)")
+            try await execute("COMMIT")
+            return now
+        } catch {
+            _ = try? await connection.query("ROLLBACK", logger: logger)
+            throw error
+        }
+    }
+
+    /// The migrations this store has, in the order they were applied.
+    public func appliedMigrations() async throws -> [String] {
+        try await rows("SELECT version FROM public.lab_migration ORDER BY applied_at, version").map {
+            try $0.decode(String.self)
+        }
+    }
+}
+
+/// Resumes a continuation once, with the first answer: the statement's, the connection's close
+/// or the deadline; later ones are dropped.
+final class FirstAnswer<T: Sendable>: @unchecked Sendable {
+    private let lock = NSLock()
+    private var continuation: CheckedContinuation<T, any Error>?
+    private var done = false
+    var timer: Task<Void, Never>? {
+        get { lock.withLock { storedTimer } }
+        set {
+            let cancelNow = lock.withLock { () -> Bool in
+                storedTimer = newValue
+                return done
+            }
+            if cancelNow { newValue?.cancel() }
+        }
+    }
+    private var storedTimer: Task<Void, Never>?
+
+    func start(_ continuation: CheckedContinuation<T, any Error>) {
+        lock.withLock { self.continuation = continuation }
+    }
+
+    func finish(_ body: @Sendable () async throws -> T) async {
+        do {
+            resume(.success(try await body()))
+        } catch {
+            resume(.failure(error))
+        }
+    }
+
+    func fail(_ error: any Error) { resume(.failure(error)) }
+
+    private func resume(_ result: Result<T, any Error>) {
+        let (continuation, timer) = lock.withLock { () -> (CheckedContinuation<T, any Error>?, Task<Void, Never>?) in
+            guard !done else { return (nil, nil) }
+            done = true
+            defer { self.continuation = nil }
+            return (self.continuation, storedTimer)
+        }
+        timer?.cancel()
+        continuation?.resume(with: result)
+    }
+}
