@@ -56,7 +56,7 @@ struct Bench: ParsableCommand {
         subcommands: [
             BenchClick.self, BenchDaemon.self, BenchEngine.self, BenchBlock.self, BenchLog.self, BenchFill.self,
             BenchExport.self,
-            BenchStats.self, BenchReport.self, BenchStorage.self,
+            BenchStats.self, BenchReport.self, BenchStorage.self, BenchLab.self,
         ]
     )
 }
