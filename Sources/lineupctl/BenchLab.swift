@@ -95,9 +95,11 @@ struct BenchLab: ParsableCommand {
                 var rows = 0
                 for (log, process) in zip(logs, processes) {
                     let (status, output) = process.wait()
-                    guard status == 0, let line = output.split(separator: "\n").last,
-                        let report = try? JSONDecoder().decode(SyncReport.self, from: Data(line.utf8)), report.complete
-                    else {
+                    // Its report is the JSON line; stderr (merged) may say it found no lineupd to tell.
+                    let report = output.split(separator: "\n").lazy.compactMap {
+                        try? JSONDecoder().decode(SyncReport.self, from: Data($0.utf8))
+                    }.first
+                    guard status == 0, let report, report.complete else {
                         throw SessionLogError.invalidInput("bench lab: lineup-sync of \(log) failed: \(output)")
                     }
                     rows += report.sentTotal
