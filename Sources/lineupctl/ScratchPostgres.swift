@@ -129,7 +129,7 @@ final class ScratchPostgres: @unchecked Sendable {
         posix_spawn_file_actions_adddup2(&actions, 1, 2)
         let argv = [program] + arguments
         let cArguments = argv.map { strdup($0) } + [nil]
-        defer { cArguments.forEach { free($0) } }
+        defer { for argument in cArguments { free(argument) } }
         var pid: pid_t = 0
         let spawned = posix_spawn(&pid, program, &actions, nil, cArguments, environ)
         guard spawned == 0 else {

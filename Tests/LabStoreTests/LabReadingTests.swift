@@ -62,8 +62,10 @@ import Testing
             // Closed before any failure is thrown: an unclosed connection traps in postgres-nio.
             let report: SyncReport
             do {
-                report = try await StationSync(reader: try SessionLog.openReader(path: path), store: store, batchSize: 97)
-                    .run()
+                report = try await StationSync(
+                    reader: try SessionLog.openReader(path: path), store: store, batchSize: 97
+                )
+                .run()
             } catch {
                 await store.close()
                 throw error
