@@ -120,7 +120,7 @@ let package = Package(
         .executableTarget(
             name: "lineupctl",
             dependencies: [
-                "StationConfig", "StationIO", "TrainingEngine", "ProgramFiles", "VirtualDog", "SessionLog",
+                "StationConfig", "LabStore", "StationIO", "TrainingEngine", "ProgramFiles", "VirtualDog", "SessionLog",
                 "StationControl", "Report", "LineupBench", "StationLogging", "WebAccounts",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),

@@ -22,6 +22,9 @@ public struct LogFiller: Sendable {
     public var seed: UInt64 = 1
     /// Where the wall clock starts (2025-03-01T09:00:00Z by default).
     public var startWallNs: Int64 = 1_740_819_600_000_000_000
+    /// Put before every dog's name and sample's label: logs of several stations filled with
+    /// different prefixes hold different dogs and samples (merge matches them by name and label).
+    public var namePrefix = ""
 
     public init() {}
 
@@ -64,7 +67,7 @@ public struct LogFiller: Sendable {
         header.append(handler)
         var dogIds: [UUID] = []
         for index in 0..<dogs {
-            let name = index < names.count ? names[index] : "Dog \(index + 1)"
+            let name = namePrefix + (index < names.count ? names[index] : "Dog \(index + 1)")
             let dog = DogRecord(id: uuid(), name: name, born: "2021-0\(index % 9 + 1)-15", time: tick(1_000))
             dogIds.append(dog.id)
             header.append(dog)
@@ -75,7 +78,8 @@ public struct LogFiller: Sendable {
             let kind: SampleKind = index < 4 ? .target : (index < 10 ? .control : .distractor)
             let sample = SampleRecord(
                 id: uuid(),
-                label: String(format: "%@-%03d", kind == .target ? "T" : (kind == .control ? "C" : "D"), index + 1),
+                label: namePrefix
+                    + String(format: "%@-%03d", kind == .target ? "T" : (kind == .control ? "C" : "D"), index + 1),
                 kind: kind, diagnosis: kind == .target ? "lung cancer" : nil,
                 source: index % 2 == 0 ? "clinic A" : "clinic B", collection: "breath, face mask, 5 min",
                 processing: "frozen -20 C", collectedOn: "2025-01-\(10 + index)", time: tick(1_000))

@@ -28,7 +28,7 @@ public enum LogLimits {
     }
 
     /// The same for a trial's compact layout, which the figures parse.
-    static func badLayout(trial id: String) -> SessionLogError {
+    public static func badLayout(trial id: String) -> SessionLogError {
         .badRow(
             table: "trial", row: id,
             problem:

@@ -74,71 +74,150 @@ private struct Group {
     var sessionsWithoutStationData: Set<String> = []
 }
 
+/// The grouping of `stats`: trials in, one row per group out, each counted by `Tally`. Fed by
+/// whichever source scans the trials (the station's log here, the lab store in LabStore), so
+/// the two give the same rows from the same trials: one definition, one implementation.
+public struct StatsGrouper {
+    public let grouping: StatsGrouping
+    /// Sample id to label, for the rows of `--by sample`.
+    let labels: [String: String]
+    private var groups: [String: Group] = [:]
+
+    public init(by grouping: StatsGrouping, sampleLabels: [String: String] = [:]) {
+        self.grouping = grouping
+        labels = sampleLabels
+    }
+
+    /// Whether the scan must read sample ids (it skips them otherwise, for speed).
+    public var needsSamples: Bool { grouping == .sample }
+
+    public mutating func add(_ trial: ScoredTrial, _ context: LogReader.TrialContext) {
+        // Copies: the closures below must not read `self` while `group` modifies it.
+        let grouping = self.grouping
+        let labels = self.labels
+        let lacking = trial.outcome != .aborted && !trial.hasStationData
+        switch grouping {
+        case .dog, .session:
+            let key = grouping == .dog ? context.dogId : context.sessionId
+            group(key, grouping == .dog ? context.dog : "\(context.dog) \(key)") { g in
+                g.tally.add(trial)
+                g.started = min(g.started, context.sessionWallNs)
+                if lacking { g.sessionsWithoutStationData.insert(context.sessionId) }
+            }
+        case .station, .sample:
+            for station in trial.stations {
+                let key = grouping == .station ? String(station.station) : station.sample ?? ""
+                if grouping == .sample && key.isEmpty { continue }
+                group(key, grouping == .station ? "station \(station.station)" : labels[key] ?? key) { g in
+                    if grouping == .sample { g.kind = g.kind ?? station.kind }
+                    g.tally.add(trial, station: station)
+                    if lacking { g.sessionsWithoutStationData.insert(context.sessionId) }
+                }
+            }
+        }
+    }
+
+    private mutating func group(_ key: String, _ name: @autoclosure () -> String, _ update: (inout Group) -> Void) {
+        if groups[key] == nil { groups[key] = Group(name: name()) }
+        update(&groups[key]!)
+    }
+
+    /// The rows, in `stats`' order.
+    public func rows() -> [StatsRow] {
+        var iso = ISOTimeFormatter()
+        let rows = groups.map { key, g in
+            StatsRow(
+                group: g.name, groupId: key,
+                started: grouping == .session ? iso.string(wallNs: g.started) : nil, kind: g.kind,
+                figures: g.tally.figures,
+                sessionsWithoutStationData: g.sessionsWithoutStationData.sorted())
+        }
+        return rows.sorted { a, b in
+            switch grouping {
+            case .station:
+                return (Int(a.groupId) ?? 0, a.groupId) < (Int(b.groupId) ?? 0, b.groupId)
+            case .session:
+                // Oldest first, as a learning curve reads; the id breaks ties.
+                return (a.started ?? "", a.groupId) < (b.started ?? "", b.groupId)
+            default:
+                return (a.group, a.groupId) < (b.group, b.groupId)
+            }
+        }
+    }
+}
+
+/// A trial row's compact text (`trial.layout`, `trial.seen`) into the trial the figures
+/// count, the same from SQLite's column bytes or PostgreSQL's; its buffers are reused from
+/// row to row.
+public struct TrialRowDecoder {
+    /// Whether sample ids are materialised (only `--by sample` and the report need them).
+    public let samples: Bool
+    var slots: [StationInLayout] = []
+    var seen: [StationSeen] = []
+
+    public init(samples: Bool) { self.samples = samples }
+
+    /// `outcome` as the log spells it; an outcome lineup does not know counts as aborted, as
+    /// `stats` always has. Trials of a log older than schema v3 have no `seen`: they are scored
+    /// trials without station data, never counted by another rule.
+    ///
+    /// nil when the layout is not one a station writes (a station out of `LogLimits`, a run
+    /// of digits no station has): the caller names the trial, before anything is sized by it.
+    public mutating func trial(
+        outcome: String, latencyNs: Int64?, layout: UnsafeRawBufferPointer?, seen seenText: UnsafeRawBufferPointer?
+    ) -> ScoredTrial? {
+        guard
+            LogReader.parseLayout(
+                layout?.baseAddress?.assumingMemoryBound(to: UInt8.self), layout?.count ?? 0, into: &slots,
+                samples: samples)
+        else { return nil }
+        let hasSeen =
+            seenText != nil
+            && LogReader.parseSeen(
+                seenText?.baseAddress?.assumingMemoryBound(to: UInt8.self), seenText?.count ?? 0, into: &seen)
+            && seen.count == slots.count
+        return ScoredTrial(
+            outcome: TrialOutcome(rawValue: outcome) ?? .aborted, latencyNs: latencyNs,
+            stations: slots.enumerated().map { index, slot in
+                StationObservation(
+                    station: slot.station, kind: slot.kind, sample: slot.sample.isEmpty ? nil : slot.sample,
+                    seen: hasSeen ? seen[index] : nil)
+            })
+    }
+}
+
 extension LogReader {
     /// One pass over the trials (after corrections) with their compact layouts and station
-    /// views; the counting is `Tally`'s. Reading compact text rather than joining 500,000
-    /// station rows keeps `stats` over 100,000 trials well under a second.
+    /// views; the grouping is `StatsGrouper`'s, the counting `Tally`'s. Reading compact text
+    /// rather than joining 500,000 station rows keeps `stats` over 100,000 trials well under a
+    /// second.
     public func stats(by grouping: StatsGrouping, _ filter: LogFilter = LogFilter()) throws -> [StatsRow] {
         try read { db in
             var labels: [String: String] = [:]
             if grouping == .sample {
                 for row in try Row.fetchAll(db, sql: "SELECT id, label FROM sample") { labels[row[0]] = row[1] }
             }
-            var groups: [String: Group] = [:]
-            func group(_ key: String, _ name: @autoclosure () -> String, _ update: (inout Group) -> Void) {
-                if groups[key] == nil { groups[key] = Group(name: name()) }
-                update(&groups[key]!)
+            var grouper = StatsGrouper(by: grouping, sampleLabels: labels)
+            try Self.scanTrials(db, filter, samples: grouper.needsSamples) { trial, context in
+                grouper.add(trial, context)
             }
-            try Self.scanTrials(db, filter, samples: grouping == .sample) { trial, context in
-                let lacking = trial.outcome != .aborted && !trial.hasStationData
-                switch grouping {
-                case .dog, .session:
-                    let key = grouping == .dog ? context.dogId : context.sessionId
-                    group(key, grouping == .dog ? context.dog : "\(context.dog) \(key)") { g in
-                        g.tally.add(trial)
-                        g.started = min(g.started, context.sessionWallNs)
-                        if lacking { g.sessionsWithoutStationData.insert(context.sessionId) }
-                    }
-                case .station, .sample:
-                    for station in trial.stations {
-                        let key = grouping == .station ? String(station.station) : station.sample ?? ""
-                        if grouping == .sample && key.isEmpty { continue }
-                        group(key, grouping == .station ? "station \(station.station)" : labels[key] ?? key) { g in
-                            if grouping == .sample { g.kind = g.kind ?? station.kind }
-                            g.tally.add(trial, station: station)
-                            if lacking { g.sessionsWithoutStationData.insert(context.sessionId) }
-                        }
-                    }
-                }
-            }
-            var iso = ISOTimeFormatter()
-            let rows = groups.map { key, g in
-                StatsRow(
-                    group: g.name, groupId: key,
-                    started: grouping == .session ? iso.string(wallNs: g.started) : nil, kind: g.kind,
-                    figures: g.tally.figures,
-                    sessionsWithoutStationData: g.sessionsWithoutStationData.sorted())
-            }
-            return rows.sorted { a, b in
-                switch grouping {
-                case .station:
-                    return (Int(a.groupId) ?? 0, a.groupId) < (Int(b.groupId) ?? 0, b.groupId)
-                case .session:
-                    // Oldest first, as a learning curve reads; the id breaks ties.
-                    return (a.started ?? "", a.groupId) < (b.started ?? "", b.groupId)
-                default:
-                    return (a.group, a.groupId) < (b.group, b.groupId)
-                }
-            }
+            return grouper.rows()
         }
     }
 
     /// Where a scanned trial belongs.
-    struct TrialContext {
-        var dogId: String
-        var dog: String
-        var sessionId: String
-        var sessionWallNs: Int64
+    public struct TrialContext: Sendable {
+        public var dogId: String
+        public var dog: String
+        public var sessionId: String
+        public var sessionWallNs: Int64
+
+        public init(dogId: String, dog: String, sessionId: String, sessionWallNs: Int64) {
+            self.dogId = dogId
+            self.dog = dog
+            self.sessionId = sessionId
+            self.sessionWallNs = sessionWallNs
+        }
     }
 
     /// Every trial (after corrections) matching `filter`, as the figures count it, oldest
@@ -168,8 +247,13 @@ extension LogReader {
                 decoding: UnsafeBufferPointer(start: bytes, count: Int(sqlite3_column_bytes(sqlite, column))),
                 as: UTF8.self)
         }
-        var slots: [StationInLayout] = []
-        var seen: [StationSeen] = []
+        var decoder = TrialRowDecoder(samples: samples)
+        func bytes(_ column: Int32) -> UnsafeRawBufferPointer? {
+            guard sqlite3_column_type(sqlite, column) != SQLITE_NULL else { return nil }
+            // The text pointer first: SQLite counts bytes of the value as last converted.
+            let base = sqlite3_column_text(sqlite, column)
+            return UnsafeRawBufferPointer(start: base, count: Int(sqlite3_column_bytes(sqlite, column)))
+        }
         while true {
             let rc = sqlite3_step(sqlite)
             if rc == SQLITE_DONE { break }
@@ -177,26 +261,9 @@ extension LogReader {
                 throw DatabaseError(
                     resultCode: ResultCode(rawValue: rc), message: String(cString: sqlite3_errmsg(db.sqliteConnection)))
             }
-            let outcome = TrialOutcome(rawValue: text(0)) ?? .aborted
             let latency: Int64? = sqlite3_column_type(sqlite, 1) == SQLITE_NULL ? nil : sqlite3_column_int64(sqlite, 1)
-            guard
-                parseLayout(
-                    sqlite3_column_text(sqlite, 2), Int(sqlite3_column_bytes(sqlite, 2)), into: &slots,
-                    samples: samples)
+            guard let trial = decoder.trial(outcome: text(0), latencyNs: latency, layout: bytes(2), seen: bytes(3))
             else { throw LogLimits.badLayout(trial: text(8)) }
-            // Trials of a log older than schema v3 have no `seen`: they are scored trials
-            // without station data, never counted by another rule.
-            let hasSeen =
-                sqlite3_column_type(sqlite, 3) != SQLITE_NULL
-                && parseSeen(sqlite3_column_text(sqlite, 3), Int(sqlite3_column_bytes(sqlite, 3)), into: &seen)
-                && seen.count == slots.count
-            let trial = ScoredTrial(
-                outcome: outcome, latencyNs: latency,
-                stations: slots.enumerated().map { index, slot in
-                    StationObservation(
-                        station: slot.station, kind: slot.kind, sample: slot.sample.isEmpty ? nil : slot.sample,
-                        seen: hasSeen ? seen[index] : nil)
-                })
             try body(
                 trial,
                 TrialContext(

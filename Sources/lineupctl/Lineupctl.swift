@@ -57,6 +57,7 @@ struct Bench: ParsableCommand {
             BenchClick.self, BenchDaemon.self, BenchEngine.self, BenchBlock.self, BenchLog.self, BenchFill.self,
             BenchExport.self,
             BenchStats.self, BenchReport.self, BenchStorage.self, BenchCheck.self, BenchSessions.self,
+            BenchLab.self,
         ]
     )
 }

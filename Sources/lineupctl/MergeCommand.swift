@@ -12,7 +12,10 @@ struct MergeCommand: ParsableCommand {
             when it is created). The same dog on two stations is matched by name (any case), \
             the same sample by label (its kind must agree), a handler by code, a program by the \
             hash of its text: the project's rule, in docs/session-log.md ("Several stations"). \
-            Every command, stats and report work on the merged file.
+            Every command, stats and report work on the merged file. \
+            A lab with a PostgreSQL server is better served by the lab store (docs/lab.md): each \
+            station syncs as it goes instead of being copied whole, dogs of one name on two \
+            stations stay two dogs, and `stats --lab` reads it.
 
             Example:
               lineupctl merge pi-1.db pi-2.db --into lab.db

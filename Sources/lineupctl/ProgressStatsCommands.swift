@@ -144,6 +144,10 @@ struct Stats: ParsableCommand {
               lineupctl stats --by dog --prevalence 0.01
               lineupctl stats --guesses --mode double-blind
 
+            --lab ADDRESS reads the lab store (docs/lab.md) instead of a log, through the same \
+            counting: the --by tables, text or --json, with --prevalence, over the whole store. \
+            The other options are not read from the store yet.
+
             --familiar-novel shows each dog's sensitivity and specificity on samples it had met \
             in an earlier trial and on samples new to it, with Fisher's exact test of the \
             difference, and flags a dog whose novel-sample sensitivity is well below its familiar \
@@ -155,6 +159,7 @@ struct Stats: ParsableCommand {
     @OptionGroup var log: LogOptions
     @OptionGroup var rows: RowFilterOptions
     @OptionGroup var selection: SelectionOptions
+    @OptionGroup var lab: LabOptions
     @Option(help: "Group by dog, session, sample or station.") var by: StatsGrouping = .dog
     @OptionGroup var extra: StatsExtraOptions
     @Flag(help: "Per dog: sensitivity and specificity on familiar and on novel samples, instead of the --by table.")
@@ -170,11 +175,21 @@ struct Stats: ParsableCommand {
     func run() throws {
         try researcherCommand {
             let prevalence = try extra.prevalence.map { try checkPrevalence($0) }
-            let reader = try log.reader()
-            if extra.guesses { return try printGuesses(reader, selection.filter(rows, reader)) }
-            if familiarNovel { return try printFamiliarNovel(reader, selection.filter(rows, reader)) }
-            if sources { return try printSources(reader, selection.filter(rows, reader)) }
-            let stats = try reader.stats(by: by, selection.filter(rows, reader))
+            try lab.refuseUnsupported(
+                db: log.db,
+                rows.given + selection.given + [
+                    ("--guesses", extra.guesses), ("--familiar-novel", familiarNovel), ("--sources", sources),
+                ])
+            let stats: [StatsRow]
+            if let address = lab.lab {
+                stats = try labStats(address, by: by)
+            } else {
+                let reader = try log.reader()
+                if extra.guesses { return try printGuesses(reader, selection.filter(rows, reader)) }
+                if familiarNovel { return try printFamiliarNovel(reader, selection.filter(rows, reader)) }
+                if sources { return try printSources(reader, selection.filter(rows, reader)) }
+                stats = try reader.stats(by: by, selection.filter(rows, reader))
+            }
             if log.json {
                 guard let prevalence else { return try printJSON(stats) }
                 return try printJSON(

@@ -15,7 +15,10 @@ struct PullCommand: ParsableCommand {
             dogs, samples, handlers and programs). Hosts are pulled one after another; a host \
             that fails gets one line on stderr, the others are still merged, and the exit \
             status is 1. The ssh login must be able to read the station's log (a member of the \
-            station's group).
+            station's group). \
+            A lab with a PostgreSQL server is better served by the lab store (docs/lab.md): each \
+            station syncs as it goes instead of being copied whole, dogs of one name on two \
+            stations stay two dogs, and `stats --lab` reads it.
 
             Examples:
               lineupctl pull pi-1 pi-2 --into lab.db

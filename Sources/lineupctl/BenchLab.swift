@@ -1,0 +1,155 @@
+import ArgumentParser
+import Foundation
+import Glibc
+import LabStore
+import LineupBench
+import SessionLog
+
+/// `lineupctl bench lab`: the lab store against the merged SQLite log, on a throwaway
+/// PostgreSQL of its own (Debian's binaries, as the tests use): rows/s into the store from one
+/// station and from several at once (`lineup-sync` processes, one per station, as on a lab's
+/// network), then `stats` on the store against `stats` on the merged logs.
+struct BenchLab: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "lab",
+        abstract: "Rows/s into the lab store, and stats on the store against the merged log (one JSON object).",
+        discussion: """
+            Starts a PostgreSQL server of its own in a temporary directory (initdb and pg_ctl \
+            from /usr/lib/postgresql/*/bin; as root they run as the postgres user), creates a \
+            lab store in it, fills --stations + 1 station logs (bench fill's generator, \
+            different dogs and samples on each) of --trials trials in all, and syncs them with \
+            lineup-sync (found beside this lineupctl): the first log alone, then the other \
+            --stations at once, one process each. It merges the same logs into one SQLite log \
+            (lineupctl merge's code) and times stats by dog, session, sample and station on each \
+            (the fastest of --runs), checking that both give the same rows. The report and \
+            export do not read the store yet, so they are not timed.
+
+            Example:
+              lineupctl bench lab --trials 1000000 --stations 10
+            """)
+
+    @Option(help: "Trials in all the logs together.") var trials = 100_000
+    @Option(help: "Stations syncing at once (one more log is synced alone first).") var stations = 10
+    @Option(help: "Raw events per trial in the generated logs.") var eventsPerTrial = 2
+    @Option(help: "Runs of each stats; the fastest counts.") var runs = 3
+
+    func validate() throws {
+        guard trials >= 1000 else { throw ValidationError("--trials \(trials): at least 1000") }
+        guard (1...50).contains(stations) else { throw ValidationError("--stations \(stations) is outside 1...50") }
+    }
+
+    struct Result: Encodable {
+        var trials: Int
+        var stationLogs: Int
+        var eventsPerTrial: Int
+        var rowsOneStation: Int
+        var secondsOneStation: Double
+        var rowsPerSecondOneStation: Double
+        var stationsAtOnce: Int
+        var rowsAtOnce: Int
+        var secondsAtOnce: Double
+        var rowsPerSecondAtOnce: Double
+        var statsSecondsStore: [String: Double]
+        var statsSecondsMergedLog: [String: Double]
+        /// Store over merged log, per grouping: the issue's goal is at most 2.
+        var statsRatio: [String: Double]
+        var sameRows: Bool
+        var loadAverage: String
+    }
+
+    func run() throws {
+        try researcherCommand {
+            let here = URL(fileURLWithPath: CommandLine.arguments[0]).resolvingSymlinksInPath()
+                .deletingLastPathComponent()
+            let sync = here.appendingPathComponent("lineup-sync").path
+            guard FileManager.default.isExecutableFile(atPath: sync) else {
+                throw SessionLogError.invalidInput("bench lab: no lineup-sync beside lineupctl (\(sync)): build both")
+            }
+            let server = try ScratchPostgres()
+            defer { server.remove() }
+            let dir = server.directory
+            let lab = try waitFor { try await server.makeLab() }
+            let stationFile = try server.connectionFile(lab.station, in: dir, name: "station.conf")
+
+            // The logs: one synced alone, then `stations` at once.
+            let logs = stations + 1
+            var paths: [String] = []
+            for index in 0..<logs {
+                var filler = LogFiller()
+                filler.dogs = 10
+                filler.trialsPerSession = 40
+                filler.sessionsPerDog = max(1, (trials / logs + 399) / 400)
+                filler.eventsPerTrial = eventsPerTrial
+                filler.seed = UInt64(100 + index)
+                filler.namePrefix = "S\(index + 1)-"
+                let path = "\(dir)/station-\(index + 1).db"
+                _ = try filler.fill(try SessionLog(path: path))
+                paths.append(path)
+            }
+
+            func syncAll(_ logs: [String]) throws -> (rows: Int, seconds: Double) {
+                let start = ContinuousClock.now
+                let processes = try logs.map { log in
+                    try ScratchPostgres.spawn(sync, ["--log", log, "--connection", stationFile, "--once", "--json"])
+                }
+                var rows = 0
+                for (log, process) in zip(logs, processes) {
+                    let (status, output) = process.wait()
+                    // Its report is the JSON line; stderr (merged) may say it found no lineupd to tell.
+                    let report = output.split(separator: "\n").lazy.compactMap {
+                        try? JSONDecoder().decode(SyncReport.self, from: Data($0.utf8))
+                    }.first
+                    guard status == 0, let report, report.complete else {
+                        throw SessionLogError.invalidInput("bench lab: lineup-sync of \(log) failed: \(output)")
+                    }
+                    rows += report.sentTotal
+                }
+                return (rows, start.duration(to: .now).seconds)
+            }
+            let one = try syncAll([paths[0]])
+            let many = try syncAll(Array(paths.dropFirst()))
+
+            let merged = "\(dir)/merged.db"
+            let log = try SessionLog(path: merged)
+            for path in paths { _ = try log.merge(from: path) }
+            let reader = try SessionLog.openReader(path: merged)
+            let researcher = lab.researcher
+
+            var onStore: [String: Double] = [:]
+            var onLog: [String: Double] = [:]
+            var ratio: [String: Double] = [:]
+            var same = true
+            for grouping in StatsGrouping.allCases {
+                var best = (store: Double.infinity, log: Double.infinity)
+                for _ in 0..<max(1, runs) {
+                    var start = ContinuousClock.now
+                    let logRows = try reader.stats(by: grouping)
+                    best.log = min(best.log, start.duration(to: .now).seconds)
+                    start = ContinuousClock.now
+                    let storeRows = try waitFor {
+                        let lab = try await LabReader.open(researcher)
+                        defer { Task { await lab.close() } }
+                        return try await lab.stats(by: grouping)
+                    }
+                    best.store = min(best.store, start.duration(to: .now).seconds)
+                    same = same && storeRows == logRows
+                }
+                onStore[grouping.rawValue] = best.store
+                onLog[grouping.rawValue] = best.log
+                ratio[grouping.rawValue] = (best.store / best.log * 100).rounded() / 100
+            }
+            let trialCount = try reader.trialRowCount()
+            try printJSON(
+                Result(
+                    trials: trialCount, stationLogs: logs, eventsPerTrial: eventsPerTrial,
+                    rowsOneStation: one.rows, secondsOneStation: one.seconds,
+                    rowsPerSecondOneStation: (Double(one.rows) / one.seconds).rounded(), stationsAtOnce: stations,
+                    rowsAtOnce: many.rows, secondsAtOnce: many.seconds,
+                    rowsPerSecondAtOnce: (Double(many.rows) / many.seconds).rounded(), statsSecondsStore: onStore,
+                    statsSecondsMergedLog: onLog, statsRatio: ratio, sameRows: same,
+                    loadAverage: (try? String(contentsOfFile: "/proc/loadavg", encoding: .utf8))?
+                        .split(separator: " ").prefix(3).joined(separator: " ") ?? "-"),
+                oneLine: true)
+        }
+    }
+}

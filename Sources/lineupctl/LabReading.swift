@@ -1,0 +1,75 @@
+import ArgumentParser
+import Foundation
+import LabStore
+import SessionLog
+
+/// `--lab`: the researcher's commands read the lab store instead of a log.
+struct LabOptions: ParsableArguments {
+    @Option(
+        help: ArgumentHelp(
+            "Read the lab store instead of a log: a connection file (mode 0600) or "
+                + "postgres://user@host:port/database, with no password in it (it comes from ~/.pgpass).",
+            valueName: "address"))
+    var lab: String?
+
+    /// What the store does not answer yet, refused in one line before anything is read.
+    func refuseUnsupported(db: String?, _ options: [(String, Bool)]) throws {
+        guard lab != nil else { return }
+        if db != nil { throw SessionLogError.invalidInput("give --db (a log) or --lab (the lab store), not both") }
+        if let (name, _) = options.first(where: { $0.1 }) {
+            throw SessionLogError.invalidInput(
+                "\(name) is not read from the lab store yet (the whole store is, by dog, session, sample or "
+                    + "station): use it on the merged logs (lineupctl merge) with --db")
+        }
+    }
+}
+
+extension RowFilterOptions {
+    /// Which of these options were given, by name, for `LabOptions.refuseUnsupported`.
+    var given: [(String, Bool)] {
+        [("--dog", dog != nil), ("--session", session != nil), ("--since", since != nil), ("--until", until != nil)]
+    }
+}
+
+extension SelectionOptions {
+    var given: [(String, Bool)] {
+        [
+            ("--mode", mode != nil), ("--program", program != nil), ("--step", step != nil),
+            ("--handler", handler != nil),
+        ]
+    }
+}
+
+/// `stats --by` on the lab store: the rows `LogReader.stats(by:)` gives on a log.
+func labStats(_ address: String, by grouping: StatsGrouping) throws -> [StatsRow] {
+    let connection = try LabConnection.argument(address)
+    return try waitFor {
+        let reader = try await LabReader.open(connection)
+        do {
+            let rows = try await reader.stats(by: grouping)
+            await reader.close()
+            return rows
+        } catch {
+            await reader.close()
+            throw error
+        }
+    }
+}
+
+/// Where an asynchronous read leaves its result for the synchronous command waiting on it.
+private final class ResultBox<T: Sendable>: @unchecked Sendable {
+    var result: Result<T, any Error>?
+}
+
+/// Runs the lab store's asynchronous client to its end from a synchronous command (lineupctl's
+/// commands are synchronous; only the lab store's client is not).
+func waitFor<T: Sendable>(_ work: @escaping @Sendable () async throws -> T) throws -> T {
+    let box = ResultBox<T>()
+    let done = DispatchSemaphore(value: 0)
+    Task {
+        do { box.result = .success(try await work()) } catch { box.result = .failure(error) }
+        done.signal()
+    }
+    done.wait()
+    return try box.result!.get()
+}
