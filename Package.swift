@@ -121,7 +121,7 @@ let package = Package(
             name: "lineupctl",
             dependencies: [
                 "StationConfig", "StationIO", "TrainingEngine", "ProgramFiles", "VirtualDog", "SessionLog",
-                "StationControl", "Report", "LineupBench", "StationLogging", "WebAccounts",
+                "StationControl", "Report", "LineupBench", "StationLogging", "WebAccounts", "LabStore",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]
@@ -158,7 +158,8 @@ let package = Package(
         .executableTarget(
             name: "lineup-sync",
             dependencies: [
-                "LabStore", "SessionLog", .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                "LabStore", "SessionLog", "StationControl", "TrainingEngine",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]
         ),
         // lineupctl reaches the malloc interposer at run time (Sources/lineupctl/MallocCounter.swift)
@@ -215,7 +216,8 @@ let package = Package(
         .testTarget(
             name: "LabStoreTests",
             dependencies: [
-                "LabStore", "SessionLog", "LineupBench", .product(name: "PostgresNIO", package: "postgres-nio"),
+                "LabStore", "SessionLog", "LineupBench", "StationControl",
+                .product(name: "PostgresNIO", package: "postgres-nio"),
             ]
         ),
         .testTarget(
