@@ -312,6 +312,64 @@ import Testing
             try await value("SELECT string_agg(name, ',' ORDER BY name) FROM store.dog", as: lab.owner)
                 == "Bella,Rex,Rex")
     }
+
+    @Test func lineupctlLabCommandsAsARegistrarRunsThem() async throws {
+        guard let server = try TestServer.startOrSkip("registry: lineupctl lab") else { return }
+        let lineupctl = try #require(builtProduct("lineupctl"), "lineupctl is not built: run `swift build` first")
+        let lab = try await server.makeLab()
+        let shared = SampleRecord(label: "T-7", kind: .target, maxUses: 20)
+        let a = try station(dogs: [("Rex", 2)], shared: shared)
+        let b = try station(dogs: [("Rex", 1)], shared: shared)
+        defer {
+            try? FileManager.default.removeItem(atPath: a.directory)
+            try? FileManager.default.removeItem(atPath: b.directory)
+        }
+        try await sync(a, into: lab)
+        try await sync(b, into: lab)
+        let login = try await makeLogin("registrar_k", role: LabSchema.registrarRole, lab)
+        let file = "\(a.directory)/registrar.conf"
+        let text =
+            "host = \(login.host)\nport = \(login.port)\ndatabase = lab\nuser = registrar_k\npassword = pw-registrar_k\n"
+        FileManager.default.createFile(atPath: file, contents: Data(text.utf8), attributes: [.posixPermissions: 0o600])
+        func command(_ arguments: [String]) throws -> SyncRun {
+            let process = Process()
+            process.executableURL = URL(fileURLWithPath: lineupctl)
+            process.arguments = ["lab"] + arguments + ["--lab", file]
+            let (out, err) = (Pipe(), Pipe())
+            process.standardOutput = out
+            process.standardError = err
+            try process.run()
+            let errData = err.fileHandleForReading.readDataToEndOfFile()
+            let outData = out.fileHandleForReading.readDataToEndOfFile()
+            process.waitUntilExit()
+            return SyncRun(
+                status: process.terminationStatus, stdout: String(decoding: outData, as: UTF8.self),
+                stderr: String(decoding: errData, as: UTF8.self))
+        }
+        let (rexA, rexB) = (a.dogIds["Rex"]!, b.dogIds["Rex"]!)
+        let dogs = try command(["dogs"])
+        #expect(dogs.status == 0 && dogs.stdout.contains(rexA) && dogs.stdout.contains(rexB), "\(dogs)")
+        let merged = try command(["dog-merge", String(rexA.prefix(8)), String(rexB.prefix(8)), "--why", "one chip"])
+        #expect(merged.status == 0 && merged.stdout.hasPrefix("merge "), "\(merged)")
+        let mergeId = try #require(merged.stdout.split(separator: " ").dropFirst().first.map(String.init))
+        let json = try command(["dogs", "--json"])
+        #expect(json.stdout.contains("\"merged_into\" : \"\(rexA)\""), "\(json.stdout)")
+        let itself = try command(["dog-merge", rexA, rexA, "--why", "x"])
+        #expect(itself.status == 1 && itself.stdout.isEmpty, "\(itself)")
+        #expect(itself.stderr.contains("cannot be merged into itself"), "\(itself.stderr)")
+        #expect(itself.stderr.split(separator: "\n").count == 1, "\(itself.stderr)")
+        #expect(try command(["dog-unmerge", mergeId, "--why", "two dogs"]).status == 0)
+        let twice = try command(["dog-unmerge", mergeId, "--why", "again"])
+        #expect(twice.status == 1 && twice.stderr.contains("was undone already"), "\(twice)")
+        let samples = try command(["samples"])
+        #expect(samples.status == 0, "\(samples)")
+        #expect(
+            samples.stdout.split(separator: "\n").contains { $0.hasPrefix("T-7 ") && $0.contains(" 3 ") },
+            "\(samples.stdout)")
+        chmod(file, 0o644)
+        let open = try command(["dogs"])
+        #expect(open.status == 2 && open.stderr.contains("chmod 600"), "\(open)")
+    }
 }
 
 /// lineup-sync --pull-registry --json, as a script reads it.
