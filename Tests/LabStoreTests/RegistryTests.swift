@@ -277,9 +277,11 @@ import Testing
 
         let first = try runSync(["--pull-registry", "--log", db, "--connection", file, "--socket", socket, "--json"])
         #expect(first.status == 0, "\(first.stdout)\(first.stderr)")
-        let report = try JSONDecoder().decode(PulledForTest.self, from: Data(first.stdout.utf8))
-        #expect(report.dogs_added == [a.dogIds["Bella"]!])
-        #expect(report.samples_added.count == 2 && report.samples_added.contains(shared.id.uuidString.lowercased()))
+        let decoder = JSONDecoder()
+        decoder.keyDecodingStrategy = .convertFromSnakeCase
+        let report = try decoder.decode(PulledForTest.self, from: Data(first.stdout.utf8))
+        #expect(report.dogsAdded == [a.dogIds["Bella"]!])
+        #expect(report.samplesAdded.count == 2 && report.samplesAdded.contains(shared.id.uuidString.lowercased()))
         // A's Rex is not B's Rex: left out, saying why.
         #expect(report.refused.map(\.id) == [a.dogIds["Rex"]!])
         #expect(report.refused.first?.reason.contains("named Rex") == true)
@@ -374,8 +376,8 @@ import Testing
 
 /// lineup-sync --pull-registry --json, as a script reads it.
 struct PulledForTest: Decodable {
-    var dogs_added: [String]
-    var samples_added: [String]
+    var dogsAdded: [String]
+    var samplesAdded: [String]
     var present: Int
     var refused: [RegistryRefusal]
     var error: String?
