@@ -158,7 +158,7 @@ let package = Package(
         .executableTarget(
             name: "lineup-sync",
             dependencies: [
-                "LabStore", "SessionLog", "StationControl",
+                "LabStore", "SessionLog", "StationControl", "TrainingEngine",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]
         ),

@@ -35,6 +35,7 @@ public enum LabSchema {
     public static let migrations: [Migration] = [
         Migration(version: "v1-station-log-mirror", statements: v1),
         Migration(version: "v2-trial-current-view", statements: reading),
+        Migration(version: "registry-dog-merges-and-lab-counts", statements: registry),
     ]
 
     /// Kinds and outcomes as the station log checks them.

@@ -29,7 +29,7 @@ public enum ControlCalls {
         StatusRequest.self, SessionRequest.self, LayoutRequest.self, ReadyRequest.self, AbortRequest.self,
         SessionEndRequest.self, WatchRequest.self, DogEntry.self, SampleEntry.self, SampleNoteEntry.self,
         TrialCorrectionEntry.self, SessionNoteEntry.self, SimulatedInput.self, AboutRequest.self,
-        VersionRequest.self, ButtonPress.self, DogNoteEntry.self, GuessEntry.self, SyncReportEntry.self,
+        VersionRequest.self, ButtonPress.self, DogNoteEntry.self, GuessEntry.self, SyncReportEntry.self, RegistryAddition.self,
     ]
 
     static let byName: [String: any ControlCall.Type] = Dictionary(
@@ -80,6 +80,10 @@ public protocol StationControlling: AnyObject, Sendable {
     func guess(_ entry: GuessEntry) throws(ControlRefusal) -> GuessRecorded
     /// lineup-sync's latest run, kept in memory for `status` (lineupd itself has no network).
     func reportSync(_ entry: SyncReportEntry) throws(ControlRefusal)
+
+    /// Dogs and samples of the lab's registry, written with their lab ids (lineup-sync
+    /// --pull-registry): one already in the log is left as it is.
+    func addFromRegistry(_ addition: RegistryAddition) throws(ControlRefusal) -> RegistryAdded
 }
 
 extension StationControlling {
@@ -96,6 +100,11 @@ extension StationControlling {
     /// A station that keeps no sync report (the tests' stand-ins) refuses it.
     public func reportSync(_ entry: SyncReportEntry) throws(ControlRefusal) {
         throw ControlRefusal(.failed, "this station keeps no lab sync report")
+    }
+
+    /// A station without a log of its own (the tests' stand-ins) takes nothing from the registry.
+    public func addFromRegistry(_ addition: RegistryAddition) throws(ControlRefusal) -> RegistryAdded {
+        throw ControlRefusal(.failed, "this station takes nothing from the lab's registry")
     }
 }
 
@@ -377,6 +386,94 @@ public struct LabSyncStatus: Sendable, Codable, Hashable {
         self.reportedAt = reportedAt
         self.lastSuccess = lastSuccess
         self.lastError = lastError
+    }
+}
+
+/// `registry-add`: dogs and samples made on other stations, from the lab store's registry,
+/// each with the id it was made with (lab-wide), so the trainer can start a session for a lab
+/// dog here and its sessions sync back under that id. Sent a few at a time: a request is one
+/// line of at most `ControlProtocol.maxLineBytes`.
+public struct RegistryAddition: StationCall {
+    public static let name = "registry-add"
+    public typealias Reply = RegistryAdded
+    public var dogs: [RegistryDog]
+    public var samples: [RegistrySample]
+
+    public init(dogs: [RegistryDog] = [], samples: [RegistrySample] = []) {
+        self.dogs = dogs
+        self.samples = samples
+    }
+
+    public func perform(on station: any StationControlling) throws(ControlRefusal) -> RegistryAdded {
+        try station.addFromRegistry(self)
+    }
+}
+
+/// A dog of the lab's registry: its lab id and what it was made with.
+public struct RegistryDog: Sendable, Codable, Hashable {
+    public var id: String
+    public var name: String
+    public var born: String?
+
+    public init(id: String, name: String, born: String? = nil) {
+        self.id = id
+        self.name = name
+        self.born = born
+    }
+}
+
+/// A sample of the lab's registry: its lab id, label, kind, research details and limits.
+public struct RegistrySample: Sendable, Codable, Hashable {
+    public var id: String
+    public var label: String
+    public var kind: SampleKind
+    public var diagnosis: String?
+    public var source: String?
+    public var collection: String?
+    public var processing: String?
+    public var collectedOn: String?
+    public var maxUses: Int?
+    public var maxUsesPerDog: Int?
+
+    public init(
+        id: String, label: String, kind: SampleKind, diagnosis: String? = nil, source: String? = nil,
+        collection: String? = nil, processing: String? = nil, collectedOn: String? = nil, maxUses: Int? = nil,
+        maxUsesPerDog: Int? = nil
+    ) {
+        self.id = id
+        self.label = label
+        self.kind = kind
+        self.diagnosis = diagnosis
+        self.source = source
+        self.collection = collection
+        self.processing = processing
+        self.collectedOn = collectedOn
+        self.maxUses = maxUses
+        self.maxUsesPerDog = maxUsesPerDog
+    }
+}
+
+/// `registry-add`'s reply: the ids written now, those the log had already, and those left out
+/// with why (a name or label this station already gives another dog or sample).
+public struct RegistryAdded: Sendable, Codable, Hashable {
+    public var added: [String]
+    public var present: [String]
+    public var refused: [RegistryRefusal]
+
+    public init(added: [String] = [], present: [String] = [], refused: [RegistryRefusal] = []) {
+        self.added = added
+        self.present = present
+        self.refused = refused
+    }
+}
+
+public struct RegistryRefusal: Sendable, Codable, Hashable {
+    public var id: String
+    public var reason: String
+
+    public init(id: String, reason: String) {
+        self.id = id
+        self.reason = reason
     }
 }
 

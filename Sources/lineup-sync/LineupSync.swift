@@ -45,7 +45,21 @@ struct LineupSync: AsyncParsableCommand {
     @Flag(help: "Create or migrate the store's schema and roles, then exit (run as the store's owner).")
     var migrate = false
 
+    @Flag(
+        name: .customLong("pull-registry"),
+        help: """
+            Bring the lab's dogs and samples this station's log lacks from the store to lineupd, over its \
+            control socket, with their lab ids; then exit.
+            """)
+    var pullRegistry = false
+
+    @Option(help: "lineupd's control socket (for --pull-registry).")
+    var socket = ControlProtocol.defaultSocketPath
+
     func validate() throws {
+        guard !(migrate && pullRegistry) else {
+            throw ValidationError("--migrate and --pull-registry are two runs: give one of them")
+        }
         guard interval >= 1, interval <= 86_400 else {
             throw ValidationError("--interval \(interval) is outside 1...86400 seconds")
         }
@@ -79,6 +93,20 @@ struct LineupSync: AsyncParsableCommand {
             reader = try SessionLog.openReader(path: log)
         } catch {
             fail("\(error)", code: 2)
+        }
+        if pullRegistry {
+            let pull = RegistryPull(settings: settings, reader: reader, socket: socket)
+            let report = await pull.run()
+            if json {
+                let encoder = JSONEncoder()
+                encoder.keyEncodingStrategy = .convertToSnakeCase
+                encoder.outputFormatting = [.sortedKeys]
+                say(String(decoding: try encoder.encode(report), as: UTF8.self))
+            } else {
+                for line in report.lines { say(line) }
+            }
+            if report.error != nil { throw ExitCode(1) }
+            return
         }
         // A test hook only (docs/tests.md): hold inside that batch until a line arrives on stdin.
         let hold = ProcessInfo.processInfo.environment["LINEUP_SYNC_HOLD_IN_BATCH"].flatMap(Int.init)

@@ -44,7 +44,7 @@ struct Lineupctl: ParsableCommand {
             VerifyBlindingCommand.self, MergeCommand.self, PullCommand.self, ProgramsCommand.self, ProgramCommand.self,
             StatusCommand.self, LayoutCommand.self, ReadyCommand.self, GuessCommand.self, WatchCommand.self,
             SimulateCommand.self,
-            WebCommand.self,
+            WebCommand.self, LabCommand.self,
         ]
     )
 }

@@ -123,6 +123,14 @@ struct ControlCallsTests {
                 endedWallNs: 9),
             #"{"behindRows":12,"complete":false,"endedWallNs":9,"error":"lost","id":1,"oldestUnsyncedWallNs":5,"request":"sync-report","sentRows":3,"v":1}"#
         ),
+        (
+            RegistryAddition(
+                dogs: [RegistryDog(id: "0b2f8e4c-1d3a-4f5e-9a6b-7c8d9e0f1a2b", name: "Bella", born: "2021-04-02")],
+                samples: [
+                    RegistrySample(id: "5d1c0e2b-3a4f-4b6c-8d7e-9f0a1b2c3d4e", label: "T-7", kind: .target, maxUses: 20)
+                ]),
+            #"{"dogs":[{"born":"2021-04-02","id":"0b2f8e4c-1d3a-4f5e-9a6b-7c8d9e0f1a2b","name":"Bella"}],"id":1,"request":"registry-add","samples":[{"id":"5d1c0e2b-3a4f-4b6c-8d7e-9f0a1b2c3d4e","kind":"target","label":"T-7","maxUses":20}],"v":1}"#
+        ),
     ]
 
     @Test("a request added to the table has its line, and decodes back to itself")

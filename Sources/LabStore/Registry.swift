@@ -1,0 +1,155 @@
+import Foundation
+import PostgresNIO
+
+/// A dog in the lab's registry, as `public.lab_dogs` shows it.
+public struct LabDog: Sendable, Codable, Equatable {
+    public var id: String
+    public var name: String
+    /// The station the dog was made on (its log's identity).
+    public var stationId: String
+    public var born: String?
+    /// The dog this one is merged into by a merge not undone, and that merge.
+    public var mergedInto: String?
+    public var mergeId: String?
+    /// The dog it counts as now, at the end of its merges (itself when none applies).
+    public var countsAs: String
+    public var countsAsName: String
+}
+
+/// A sample in the lab's registry with its uses over every station's trials.
+public struct LabSample: Sendable, Codable, Equatable {
+    public var id: String
+    public var label: String
+    public var kind: String
+    public var stationId: String
+    public var diagnosis: String?
+    public var source: String?
+    public var collection: String?
+    public var processing: String?
+    public var collectedOn: String?
+    public var maxUses: Int?
+    public var maxUsesPerDog: Int?
+    public var uses: Int
+    /// How many stations the sample has stood in a lineup on.
+    public var stationsUsed: Int
+}
+
+/// Why the registry could not find what it was asked for.
+public enum RegistryError: Error, Equatable, CustomStringConvertible {
+    case unknownDog(String)
+    case ambiguousDog(String, matches: Int)
+    case unknownMerge(String)
+    case ambiguousMerge(String, matches: Int)
+
+    public var description: String {
+        switch self {
+        case .unknownDog(let text):
+            "no dog `\(text)` in the lab's registry (give its id or an id prefix, as `lineupctl lab dogs` lists them)"
+        case .ambiguousDog(let text, let matches):
+            "`\(text)` is the start of \(matches) dogs' ids in the lab's registry: give more of the id"
+        case .unknownMerge(let text):
+            "no dog merge `\(text)` in the lab's registry (`lineupctl lab dogs` shows each dog's merge)"
+        case .ambiguousMerge(let text, let matches):
+            "`\(text)` is the start of \(matches) merges' ids: give more of the id"
+        }
+    }
+}
+
+/// The lab's registry of dogs and samples in the store. Dogs are named by id only, never by
+/// name: two dogs of one name on two stations are two dogs until a merge says otherwise.
+public struct LabRegistry: Sendable {
+    public let store: LabStore
+
+    public init(store: LabStore) {
+        self.store = store
+    }
+
+    public func dogs() async throws -> [LabDog] {
+        try await store.rows(
+            """
+            SELECT id, name, station_id, born, merged_into, merge_id, counts_as, counts_as_name
+            FROM public.lab_dogs ORDER BY name, wall_ns, id
+            """
+        ).map { row in
+            let (id, name, station, born, into, merge, counts, countsName) = try row.decode(
+                (String, String, String, String?, String?, String?, String, String).self)
+            return LabDog(
+                id: id, name: name, stationId: station, born: born, mergedInto: into, mergeId: merge,
+                countsAs: counts, countsAsName: countsName)
+        }
+    }
+
+    public func samples() async throws -> [LabSample] {
+        try await store.rows(
+            """
+            SELECT id, label, kind, station_id, diagnosis, source, collection, processing, collected_on, max_uses,
+                max_uses_per_dog, uses, stations_used
+            FROM public.lab_samples ORDER BY label, wall_ns, id
+            """
+        ).map { row in
+            let (
+                id, label, kind, station, diagnosis, source, collection, processing, collectedOn, maxUses, perDog, uses,
+                stations
+            ) =
+                try row.decode(
+                    (String, String, String, String, String?, String?, String?, String?, String?, Int?, Int?, Int, Int)
+                        .self)
+            return LabSample(
+                id: id, label: label, kind: kind, stationId: station, diagnosis: diagnosis, source: source,
+                collection: collection, processing: processing, collectedOn: collectedOn, maxUses: maxUses,
+                maxUsesPerDog: perDog, uses: uses, stationsUsed: stations)
+        }
+    }
+
+    /// A dog's full id from its id or a unique prefix of it.
+    public func resolveDog(_ text: String) async throws -> String {
+        let matches = try await idsStarting(with: text, in: "public.lab_dogs")
+        guard !matches.isEmpty else { throw RegistryError.unknownDog(text) }
+        guard matches.count == 1 else { throw RegistryError.ambiguousDog(text, matches: matches.count) }
+        return matches[0]
+    }
+
+    /// A merge's full id from its id or a unique prefix of it.
+    public func resolveMerge(_ text: String) async throws -> String {
+        let matches = try await idsStarting(with: text, in: "public.dog_merges")
+        guard !matches.isEmpty else { throw RegistryError.unknownMerge(text) }
+        guard matches.count == 1 else { throw RegistryError.ambiguousMerge(text, matches: matches.count) }
+        return matches[0]
+    }
+
+    /// Ids are lowercase UUIDs: text of anything but hex digits and dashes matches nothing.
+    func idsStarting(with text: String, in view: String) async throws -> [String] {
+        let prefix = text.lowercased()
+        guard !prefix.isEmpty, prefix.allSatisfy({ $0.isHexDigit || $0 == "-" }) else { return [] }
+        return try await store.rows(
+            "SELECT id FROM \(unescaped: view) WHERE starts_with(id, \(prefix)) ORDER BY id LIMIT 10"
+        ).map { try $0.decode(String.self) }
+    }
+
+    /// Records that `merged` is the same dog as `keep`; returns the merge's id. The store's
+    /// trigger refuses a dog merged into itself, a dog merged already, and a cycle.
+    public func mergeDogs(keep: String, merged: String, why: String) async throws -> String {
+        let kept = try await resolveDog(keep)
+        let merged = try await resolveDog(merged)
+        let id = UUID().uuidString.lowercased()
+        // Who and when are the server's, set by the trigger; the placeholders are overwritten.
+        try await store.execute(
+            """
+            INSERT INTO store.dog_merge (id, kept_dog_id, merged_dog_id, recorded_by, why, wall_ns)
+            VALUES (\(id), \(kept), \(merged), '', \(why), 0)
+            """)
+        return id
+    }
+
+    /// Records that a merge no longer applies; returns the undoing's id.
+    public func undoMerge(_ merge: String, why: String) async throws -> String {
+        let mergeId = try await resolveMerge(merge)
+        let id = UUID().uuidString.lowercased()
+        try await store.execute(
+            """
+            INSERT INTO store.dog_merge_undone (id, merge_id, recorded_by, why, wall_ns)
+            VALUES (\(id), \(mergeId), '', \(why), 0)
+            """)
+        return id
+    }
+}

@@ -1,0 +1,93 @@
+import Foundation
+import SessionLog
+import StationControl
+
+// Dogs and samples of the lab's registry, pulled from the lab store by lineup-sync and written
+// here by lineupd (the log's only writer) with the ids they were made with on their station, so
+// that a session for a lab dog syncs back under the lab's id.
+extension StationService {
+    /// The whole request is checked before anything is written; then each dog or sample is its
+    /// own transaction. One already in the log (by id) is left as it is, so pulling twice adds
+    /// nothing; one whose name or label this station gives another is left out with why, since
+    /// sessions and lineups name dogs and samples by them.
+    public func addFromRegistry(_ addition: RegistryAddition) throws(ControlRefusal) -> RegistryAdded {
+        var dogs: [DogRecord] = []
+        var samples: [SampleRecord] = []
+        do {
+            for dog in addition.dogs {
+                guard let id = UUID(uuidString: dog.id) else {
+                    throw ControlRefusal(.badRequest, "registry dog \(dog.name): `\(dog.id)` is not a UUID")
+                }
+                let name = dog.name.trimmingCharacters(in: .whitespacesAndNewlines)
+                guard !name.isEmpty else { throw ControlRefusal(.badRequest, "registry dog \(dog.id) has no name") }
+                dogs.append(
+                    DogRecord(id: id, name: name, born: try dog.born.map { try ResearcherDate.validateDay($0) }))
+            }
+            for sample in addition.samples {
+                guard let id = UUID(uuidString: sample.id) else {
+                    throw ControlRefusal(.badRequest, "registry sample \(sample.label): `\(sample.id)` is not a UUID")
+                }
+                for (name, limit) in [("max_uses", sample.maxUses), ("max_uses_per_dog", sample.maxUsesPerDog)] {
+                    if let limit, limit < 1 {
+                        throw ControlRefusal(
+                            .badRequest, "registry sample \(sample.label): \(name) \(limit) is below 1")
+                    }
+                }
+                samples.append(
+                    SampleRecord(
+                        id: id, label: sample.label, kind: sample.kind, diagnosis: sample.diagnosis,
+                        source: sample.source, collection: sample.collection, processing: sample.processing,
+                        collectedOn: try sample.collectedOn.map { try ResearcherDate.validateDay($0) },
+                        maxUses: sample.maxUses, maxUsesPerDog: sample.maxUsesPerDog))
+            }
+        } catch let refusal as ControlRefusal {
+            throw refusal
+        } catch {
+            throw ControlRefusal(.badRequest, "registry-add: \(error)")
+        }
+        var reply = RegistryAdded()
+        do {
+            let reader = log.reader
+            let haveDogs = try reader.dogs()
+            let dogIds = Set(haveDogs.map(\.id))
+            for dog in dogs {
+                let id = dog.id.uuidString.lowercased()
+                if dogIds.contains(id) {
+                    reply.present.append(id)
+                } else if let namesake = haveDogs.first(where: { $0.name.lowercased() == dog.name.lowercased() }) {
+                    reply.refused.append(
+                        RegistryRefusal(
+                            id: id,
+                            reason:
+                                "this station's dog \(namesake.id) is named \(namesake.name): a session names its dog, "
+                                + "so the lab's dog \(dog.name) (\(id)) was not added here"))
+                } else {
+                    try log.append([dog])
+                    reply.added.append(id)
+                }
+            }
+            let haveSamples = try reader.samples()
+            let sampleIds = Set(haveSamples.map(\.id))
+            for sample in samples {
+                let id = sample.id.uuidString.lowercased()
+                if sampleIds.contains(id) {
+                    reply.present.append(id)
+                } else if let namesake = haveSamples.first(where: { $0.label == sample.label }) {
+                    reply.refused.append(
+                        RegistryRefusal(
+                            id: id,
+                            reason: "this station's sample \(namesake.id) is labelled \(sample.label): a lineup names "
+                                + "its samples by label, so the lab's sample \(id) was not added here"))
+                } else {
+                    try log.append([sample])
+                    reply.added.append(id)
+                }
+            }
+        } catch let error as SessionLogError {
+            throw ControlRefusal(.failed, "cannot add from the lab's registry: \(error.description)")
+        } catch {
+            throw ControlRefusal(.failed, "cannot add from the lab's registry: \(error)")
+        }
+        return reply
+    }
+}
