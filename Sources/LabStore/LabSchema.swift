@@ -33,7 +33,8 @@ public enum LabSchema {
     ]
 
     public static let migrations: [Migration] = [
-        Migration(version: "v1-station-log-mirror", statements: v1)
+        Migration(version: "v1-station-log-mirror", statements: v1),
+        Migration(version: "station-heartbeat", statements: stationHeartbeat),
     ]
 
     /// Kinds and outcomes as the station log checks them.

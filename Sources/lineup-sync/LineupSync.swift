@@ -35,6 +35,12 @@ struct LineupSync: AsyncParsableCommand {
     @Flag(help: "Print each run's report as one JSON line.")
     var json = false
 
+    @Option(help: "This station's name on the lab's page (default: the host name).")
+    var name: String?
+
+    @Option(help: "lineupd's control socket, asked for the heartbeat (default: $LINEUP_SOCKET, else lineupd's).")
+    var socket: String?
+
     @Flag(help: "Create or migrate the store's schema and roles, then exit (run as the store's owner).")
     var migrate = false
 
@@ -77,6 +83,7 @@ struct LineupSync: AsyncParsableCommand {
         let hold = ProcessInfo.processInfo.environment["LINEUP_SYNC_HOLD_IN_BATCH"].flatMap(Int.init)
         while true {
             let report = await syncOnce(settings: settings, reader: reader, hold: hold)
+            await heartbeat(settings: settings, reader: reader, report: report)
             if json {
                 let encoder = JSONEncoder()
                 encoder.outputFormatting = [.sortedKeys]
