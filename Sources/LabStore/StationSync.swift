@@ -32,7 +32,8 @@ public struct SyncReport: Sendable, Codable, Equatable {
 /// Pushes a station's log into the lab store: table by table, parents before children, in
 /// batches that each commit with a row of `store.sync_progress` saying how far that table now
 /// is. The store is the truth of what it has, so a run killed at any point resumes where the
-/// last committed batch ended; rows go in by id with `ON CONFLICT DO NOTHING`, so a batch whose
+/// last committed batch ended; rows go in by their primary key (the row's id, or a trial's and
+/// station's number for trial_station) with `ON CONFLICT DO NOTHING`, so a batch whose
 /// commit arrived but whose answer did not adds nothing when sent again.
 public struct StationSync: Sendable {
     public let reader: LogReader
@@ -55,7 +56,8 @@ public struct StationSync: Sendable {
         var table: String
         /// The log's table (`log_identity` for `station`).
         var logTable: String
-        /// The columns that make a row unique in the store.
+        /// The columns that make a row unique in the store (its primary key). The insert names
+        /// no conflict target: a target needs SELECT on its columns, and a station may not read.
         var key: [String]
 
         static func of(_ table: String) -> Source {
@@ -237,7 +239,7 @@ public struct StationSync: Sendable {
         let insert = PostgresQuery(
             unsafeSQL: """
                 INSERT INTO store.\(source.table) (\(names.joined(separator: ", "))) VALUES \(tuples.joined(separator: ", "))
-                ON CONFLICT (\(source.key.joined(separator: ", "))) DO NOTHING
+                ON CONFLICT DO NOTHING
                 """, binds: binds)
         do {
             try await store.execute("BEGIN")

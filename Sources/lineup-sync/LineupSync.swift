@@ -2,6 +2,7 @@ import ArgumentParser
 import Foundation
 import LabStore
 import SessionLog
+import StationControl
 
 /// lineup-sync: the station's own small process that pushes its log into the lab's PostgreSQL
 /// store. lineupd keeps no network; this reads the log read-only beside it.
@@ -32,17 +33,20 @@ struct LineupSync: AsyncParsableCommand {
     @Option(help: "Rows per batch; each batch is one transaction.")
     var batch = 500
 
+    @Option(
+        help: ArgumentHelp(
+            "lineupd's control socket, told after each run how far the store is behind (default: $\(ControlProtocol.socketEnvironmentVariable), else \(ControlProtocol.defaultSocketPath)).",
+            valueName: "path"))
+    var socket: String?
+
     @Flag(help: "Print each run's report as one JSON line.")
     var json = false
 
-    @Option(help: "This station's name on the lab's page (default: the host name).")
-    var name: String?
-
-    @Option(help: "lineupd's control socket, asked for the heartbeat (default: $LINEUP_SOCKET, else lineupd's).")
-    var socket: String?
-
     @Flag(help: "Create or migrate the store's schema and roles, then exit (run as the store's owner).")
     var migrate = false
+
+    @Option(help: "This station's name on the lab's page (default: the host name).")
+    var name: String?
 
     func validate() throws {
         guard interval >= 1, interval <= 86_400 else {
