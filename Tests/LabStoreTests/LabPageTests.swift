@@ -230,6 +230,14 @@ func emptyStationLog() throws -> (directory: String, log: String) {
                 #expect(abs((row.secondsSinceSeen ?? 0) - 181) < 0.001)
                 #expect(reply.rule.contains("the project's rule"))
             }
+            // A station whose log reached the store but that never sent a heartbeat: never seen.
+            let station = try await LabStore.connect(lab.station)
+            try await station.execute("INSERT INTO store.station (id, mono_ns, wall_ns) VALUES ('lone', 0, 0)")
+            await station.close()
+            let reader = try #require(try await labLogin(client, "reader", "reader-password").cookie)
+            let both = try await stations(client, cookie: reader).stations
+            #expect(both.map(\.id).last == "lone" && both.count == 2)
+            #expect(both.last?.name == nil && both.last?.reachable == false && both.last?.lastSeen == nil)
             // The page and its script come from the binary, under the station page's CSP.
             let login = try #require(try await labLogin(client, "reader", "reader-password").cookie)
             let html = try await client.execute(uri: "/", method: .get, headers: [.cookie: login])
