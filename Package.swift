@@ -164,6 +164,15 @@ let package = Package(
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]
         ),
+        // lineupctl reaches the malloc interposer at run time (Sources/lineupctl/MallocCounter.swift)
+        // and does not link it, so an installed lineupctl needs no Swift shared library. This
+        // check links it, which is what makes `swift build` build libMallocInterposerSwift.so
+        // beside lineupctl for `lineupctl bench click|engine` to preload; run, it says whether
+        // the interposer counts allocations on this machine.
+        .executableTarget(
+            name: "lineup-malloc-check",
+            dependencies: [.product(name: "MallocInterposerSwift", package: "malloc-interposer")]
+        ),
         .target(
             name: "LabWeb",
             dependencies: [
@@ -179,15 +188,6 @@ let package = Package(
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]
-        ),
-        // lineupctl reaches the malloc interposer at run time (Sources/lineupctl/MallocCounter.swift)
-        // and does not link it, so an installed lineupctl needs no Swift shared library. This
-        // check links it, which is what makes `swift build` build libMallocInterposerSwift.so
-        // beside lineupctl for `lineupctl bench click|engine` to preload; run, it says whether
-        // the interposer counts allocations on this machine.
-        .executableTarget(
-            name: "lineup-malloc-check",
-            dependencies: [.product(name: "MallocInterposerSwift", package: "malloc-interposer")]
         ),
         .testTarget(name: "StationConfigTests", dependencies: ["StationConfig"]),
         .testTarget(
