@@ -88,7 +88,8 @@ enum LabAssets {
           } else if (s.lineupdReachable) {
             item(dl, 'Session', 'none (' + (s.state || 'idle') + ')');
           }
-          item(dl, 'Faults', s.faults.length ? s.faults.join('; ') : 'none');
+          // A station never seen has told nothing: no faults to say, not "none".
+          if (s.lastSeen) item(dl, 'Faults', s.faults.length ? s.faults.join('; ') : 'none');
           if (s.freeMegabytes != null) item(dl, 'Free space', s.freeMegabytes + ' MB');
           if (s.behindRows != null) {
             item(dl, 'Sync behind', s.behindRows + ' rows' + (s.oldestUnsynced ? ', oldest unsynced ' + s.oldestUnsynced : ''));
