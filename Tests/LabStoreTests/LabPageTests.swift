@@ -162,13 +162,17 @@ func emptyStationLog() throws -> (directory: String, log: String) {
         let (directory, log) = try emptyStationLog()
         let run = try runSync([
             "--once", "--log", log, "--connection", try lab.stationFile(in: directory), "--socket",
-            directory + "/no-lineupd.sock", "--name", "bench-b",
+            directory + "/no-lineupd.sock",
         ])
         #expect(run.status == 0, "\(run.stdout)\(run.stderr)")
         let beat = try await newestHeartbeat(lab)
         #expect(beat["lineupd_reachable"] as? Bool == false)
         #expect((beat["lineupd_problem"] as? String)?.contains("lineupd is not running") == true, "\(beat)")
         #expect(beat["session_id"] is NSNull)
+        // Without --name the station is named by its host name.
+        var host = [CChar](repeating: 0, count: 256)
+        #expect(gethostname(&host, 255) == 0)
+        #expect(beat["station_name"] as? String == String(cString: host))
         // Append-only as the rest of the store: a station inserts, it neither reads nor rewrites.
         let station = try await LabStore.connect(lab.station)
         await #expect(throws: LabStoreError.self) {
