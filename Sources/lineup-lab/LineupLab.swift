@@ -45,7 +45,8 @@ struct LineupLab: AsyncParsableCommand {
         } catch let error as LabStoreError {
             fail(error.description)
         } catch let error as UserStoreError {
-            fail(error.description)
+            // The lab page's accounts are its own file, not the station page's default.
+            fail("\(error.description); for the lab's page, with --users \(users)")
         }
         let app = LabPage.application(
             state: LabState(users: store, connection: settings), host: host, port: port)

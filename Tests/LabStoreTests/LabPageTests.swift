@@ -250,6 +250,27 @@ func emptyStationLog() throws -> (directory: String, log: String) {
         }
     }
 
+    /// Bad input to lineup-lab: one line naming what is wrong and where, exit 1, no server.
+    @Test func lineupLabRefusesBadInputInOneLine() throws {
+        let binary = try #require(builtProduct("lineup-lab"), "lineup-lab is not built: run `swift build`")
+        let (directory, _) = try emptyStationLog()
+        let missing = try runTool(binary, ["--connection", directory + "/none.conf", "--port", "1"])
+        #expect(missing.status == 1)
+        #expect(missing.stderr == "lineup-lab: connection file \(directory)/none.conf: No such file or directory\n")
+        let conf = directory + "/page.conf"
+        FileManager.default.createFile(
+            atPath: conf, contents: Data("host = /tmp\ndatabase = lab\nuser = u\npassword = pw-secret\n".utf8),
+            attributes: [.posixPermissions: 0o644])
+        let open = try runTool(binary, ["--connection", conf, "--port", "1"])
+        #expect(open.status == 1 && open.stderr.contains("chmod 600 \(conf)") && !open.stderr.contains("pw-secret"))
+        chmod(conf, 0o600)
+        let noUsers = try runTool(binary, ["--connection", conf, "--users", directory + "/users.db", "--port", "1"])
+        #expect(noUsers.status == 1 && noUsers.stdout.isEmpty)
+        #expect(
+            noUsers.stderr.hasSuffix("for the lab's page, with --users \(directory)/users.db\n"), "\(noUsers.stderr)")
+        #expect(noUsers.stderr.split(separator: "\n").count == 1)
+    }
+
     /// systemd/lineup-lab.service as systemd reads it, pointed at this build's lineup-lab.
     @Test func theLabPagesUnitVerifiesAndIsHardened() throws {
         guard FileManager.default.isExecutableFile(atPath: "/usr/bin/systemd-analyze") else {
