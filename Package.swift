@@ -21,6 +21,7 @@ import PackageDescription
 //   lineup-web           the station page's service: the only process with a network listener
 //   LabStore             the lab's PostgreSQL store: its schema, roles and the sync of a station's log
 //   lineup-sync          the station's sync into the lab store: its own process (lineupd has no network)
+//   LabWeb, lineup-lab   the lab's page: every station's heartbeat from the store, on the station page's stack
 let package = Package(
     name: "lineup",
     platforms: [.macOS(.v14)],
@@ -29,6 +30,7 @@ let package = Package(
         .executable(name: "lineupctl", targets: ["lineupctl"]),
         .executable(name: "lineup-web", targets: ["lineup-web"]),
         .executable(name: "lineup-sync", targets: ["lineup-sync"]),
+        .executable(name: "lineup-lab", targets: ["lineup-lab"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
@@ -151,7 +153,7 @@ let package = Package(
         .target(
             name: "LabStore",
             dependencies: [
-                "SessionLog", .product(name: "PostgresNIO", package: "postgres-nio"),
+                "SessionLog", "StationControl", .product(name: "PostgresNIO", package: "postgres-nio"),
                 .product(name: "Logging", package: "swift-log"),
             ]
         ),
@@ -170,6 +172,22 @@ let package = Package(
         .executableTarget(
             name: "lineup-malloc-check",
             dependencies: [.product(name: "MallocInterposerSwift", package: "malloc-interposer")]
+        ),
+        .target(
+            name: "LabWeb",
+            dependencies: [
+                "LabStore", "StationWeb", "WebAccounts", .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "HTTPTypes", package: "swift-http-types"),
+                .product(name: "PostgresNIO", package: "postgres-nio"),
+            ]
+        ),
+        .executableTarget(
+            name: "lineup-lab",
+            dependencies: [
+                "LabWeb", "LabStore", "StationWeb", "WebAccounts",
+                .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+            ]
         ),
         .testTarget(name: "StationConfigTests", dependencies: ["StationConfig"]),
         .testTarget(
@@ -216,8 +234,10 @@ let package = Package(
         .testTarget(
             name: "LabStoreTests",
             dependencies: [
-                "LabStore", "SessionLog", "LineupBench", "StationControl",
-                .product(name: "PostgresNIO", package: "postgres-nio"),
+                "LabStore", "SessionLog", "LineupBench", .product(name: "PostgresNIO", package: "postgres-nio"),
+                "LabWeb", "StationControl", "StationWeb", "WebAccounts",
+                .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "HummingbirdTesting", package: "hummingbird"),
             ]
         ),
         .testTarget(

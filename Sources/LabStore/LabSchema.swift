@@ -36,6 +36,7 @@ public enum LabSchema {
         Migration(version: "v1-station-log-mirror", statements: v1),
         Migration(version: "v2-trial-current-view", statements: reading),
         Migration(version: "registry-dog-merges-and-lab-counts", statements: registry),
+        Migration(version: "station-heartbeat", statements: stationHeartbeat),
     ]
 
     /// Kinds and outcomes as the station log checks them.

@@ -4,8 +4,8 @@ import NIOCore
 // The page's every asset, compiled into lineup-web: the station has no internet, so nothing
 // is fetched from elsewhere. Plain HTML, CSS and JavaScript, no framework.
 
-enum Assets {
-    static func response(_ text: String, type: String) -> Response {
+public enum Assets {
+    public static func response(_ text: String, type: String) -> Response {
         Response(
             status: .ok, headers: [.contentType: type, .cacheControl: "no-cache"],
             body: .init(byteBuffer: ByteBuffer(string: text)))
@@ -28,7 +28,7 @@ enum Assets {
         </main><script src="/static/login.js"></script></body></html>
         """
 
-    static let loginJS = """
+    public static let loginJS = """
         'use strict';
         document.getElementById('login').addEventListener('submit', async (e) => {
           e.preventDefault();
@@ -106,7 +106,7 @@ enum Assets {
         <script src="/static/app.js"></script><script src="/static/screens.js"></script></body></html>
         """
 
-    static let appCSS = """
+    public static let appCSS = """
         * { box-sizing: border-box; }
         [hidden] { display: none !important; }
         html { -webkit-text-size-adjust: 100%; }

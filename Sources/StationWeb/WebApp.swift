@@ -76,7 +76,7 @@ public struct WebError: Error, Sendable {
         self.message = message
     }
 
-    var response: Response {
+    public var response: Response {
         var fields = headers
         fields[.contentType] = "application/json; charset=utf-8"
         fields[.cacheControl] = "no-store"
@@ -132,12 +132,7 @@ public enum WebApp {
         }
 
         router.post("/api/login") { request, context in try await login(request, context, state) }
-        router.post("/api/logout") { _, context in
-            if let token = context.token { await state.sessions.close(token) }
-            var response = json(#"{"ok":true}"#)
-            response.headers[.setCookie] = "\(cookieName)=; Path=/; HttpOnly; SameSite=Strict; Max-Age=0"
-            return response
-        }
+        router.post("/api/logout") { _, context in await logout(context, state) }
         router.get("/api/me") { _, context in
             let login = try context.requireLogin()
             return json(
@@ -207,7 +202,14 @@ public enum WebApp {
         return router
     }
 
-    static func login(_ request: Request, _ context: WebContext, _ state: WebState) async throws -> Response {
+    public static func logout(_ context: WebContext, _ state: WebState) async -> Response {
+        if let token = context.token { await state.sessions.close(token) }
+        var response = json(#"{"ok":true}"#)
+        response.headers[.setCookie] = "\(cookieName)=; Path=/; HttpOnly; SameSite=Strict; Max-Age=0"
+        return response
+    }
+
+    public static func login(_ request: Request, _ context: WebContext, _ state: WebState) async throws -> Response {
         struct Credentials: Decodable {
             var name: String
             var password: String
@@ -247,7 +249,7 @@ public enum WebApp {
         return json(String(decoding: try encoder.encode(reply), as: UTF8.self))
     }
 
-    static func json(_ text: String, status: HTTPResponse.Status = .ok) -> Response {
+    public static func json(_ text: String, status: HTTPResponse.Status = .ok) -> Response {
         Response(
             status: status, headers: [.contentType: "application/json; charset=utf-8", .cacheControl: "no-store"],
             body: .init(byteBuffer: ByteBuffer(string: text)))
@@ -281,7 +283,7 @@ public enum WebApp {
 }
 
 extension WebContext {
-    func requireLogin() throws -> WebLogin {
+    public func requireLogin() throws -> WebLogin {
         guard let login else { throw WebError(.unauthorized, "login", "log in first") }
         return login
     }
@@ -297,11 +299,13 @@ extension WebContext {
 
 /// Every request passes here first: the session cookie, CSRF on anything that changes state,
 /// and the page's errors in one shape. Security headers on every answer.
-struct GuardMiddleware: RouterMiddleware {
-    typealias Context = WebContext
+public struct GuardMiddleware: RouterMiddleware {
+    public typealias Context = WebContext
     let state: WebState
 
-    func handle(_ request: Request, context: WebContext, next: (Request, WebContext) async throws -> Response)
+    public init(state: WebState) { self.state = state }
+
+    public func handle(_ request: Request, context: WebContext, next: (Request, WebContext) async throws -> Response)
         async throws -> Response
     {
         var response: Response

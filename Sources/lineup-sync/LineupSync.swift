@@ -35,7 +35,7 @@ struct LineupSync: AsyncParsableCommand {
 
     @Option(
         help: ArgumentHelp(
-            "lineupd's control socket, told after each run how far the store is behind (default: $\(ControlProtocol.socketEnvironmentVariable), else \(ControlProtocol.defaultSocketPath)).",
+            "lineupd's control socket, told after each run how far the store is behind, asked for its status for the lab's heartbeat, and given --pull-registry's dogs and samples (default: $\(ControlProtocol.socketEnvironmentVariable), else \(ControlProtocol.defaultSocketPath)).",
             valueName: "path"))
     var socket: String?
 
@@ -53,8 +53,9 @@ struct LineupSync: AsyncParsableCommand {
             """)
     var pullRegistry = false
 
-    @Option(help: "lineupd's control socket (for --pull-registry).")
-    var socket = ControlProtocol.defaultSocketPath
+
+    @Option(help: "This station's name on the lab's page (default: the host name).")
+    var name: String?
 
     func validate() throws {
         guard !(migrate && pullRegistry) else {
@@ -95,7 +96,7 @@ struct LineupSync: AsyncParsableCommand {
             fail("\(error)", code: 2)
         }
         if pullRegistry {
-            let pull = RegistryPull(settings: settings, reader: reader, socket: socket)
+            let pull = RegistryPull(settings: settings, reader: reader, socket: ControlClient.path(option: socket))
             let report = await pull.run()
             if json {
                 let encoder = JSONEncoder()
@@ -112,6 +113,7 @@ struct LineupSync: AsyncParsableCommand {
         let hold = ProcessInfo.processInfo.environment["LINEUP_SYNC_HOLD_IN_BATCH"].flatMap(Int.init)
         while true {
             let report = await syncOnce(settings: settings, reader: reader, hold: hold)
+            await heartbeat(settings: settings, reader: reader, report: report)
             if json {
                 let encoder = JSONEncoder()
                 encoder.outputFormatting = [.sortedKeys]
