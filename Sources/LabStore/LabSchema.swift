@@ -35,8 +35,8 @@ public enum LabSchema {
     public static let migrations: [Migration] = [
         Migration(version: "v1-station-log-mirror", statements: v1),
         Migration(version: "v2-trial-current-view", statements: reading),
-        Migration(version: "registry-dog-merges-and-lab-counts", statements: registry),
-        Migration(version: "station-heartbeat", statements: stationHeartbeat),
+        Migration(version: "v3-registry-dog-merges-and-lab-counts", statements: registry),
+        Migration(version: "v4-station-heartbeat", statements: stationHeartbeat),
     ]
 
     /// Kinds and outcomes as the station log checks them.

@@ -36,6 +36,9 @@ public struct SyncReport: Sendable, Codable, Equatable {
 /// station's number for trial_station) with `ON CONFLICT DO NOTHING`, so a batch whose
 /// commit arrived but whose answer did not adds nothing when sent again.
 public struct StationSync: Sendable {
+    /// Opened with `SessionLog.openReader(path:everything: true)`: the sync sends every row,
+    /// a running double-blind session's too, and reads tables by rowid, which the readings' views
+    /// in front of them (LiveDoubleBlind) do not have.
     public let reader: LogReader
     public let store: LabStore
     public var batchSize: Int

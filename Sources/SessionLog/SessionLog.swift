@@ -197,9 +197,13 @@ public final class SessionLog: Sendable {
 
     /// Opens the log read-only: it works while the daemon writes, never writes itself,
     /// and refuses a log whose schema this build does not know, or one `check` finds damaged.
-    public static func openReader(path: String, busyTimeout: TimeInterval = 2, check: LogCheck = .none) throws
-        -> LogReader
-    {
+    ///
+    /// `everything`: the running double-blind session too (`LiveDoubleBlind`); only for
+    /// lineup-sync, which copies the log to the lab's store, never shows it, and must not skip
+    /// rows it would then never send.
+    public static func openReader(
+        path: String, busyTimeout: TimeInterval = 2, check: LogCheck = .none, everything: Bool = false
+    ) throws -> LogReader {
         var isDirectory: ObjCBool = false
         guard FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory) else {
             throw SessionLogError.absent(path)
@@ -212,7 +216,7 @@ public final class SessionLog: Sendable {
         config.busyMode = .timeout(busyTimeout)
         config.label = "lineup.log.reader"
         // A running double-blind session stays out of every reading until it ends.
-        config.prepareDatabase { db in try LiveDoubleBlind.withhold(db, logPath: path) }
+        if !everything { config.prepareDatabase { db in try LiveDoubleBlind.withhold(db, logPath: path) } }
         // Strictly read-only, `-shm` included (LogFiles.swift says what was measured): reading
         // a log never changes a byte of it, whoever reads it.
         // Only a readable file is copied: an unreadable one is SQLite's own error, said as such.

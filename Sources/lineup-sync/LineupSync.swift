@@ -53,7 +53,6 @@ struct LineupSync: AsyncParsableCommand {
             """)
     var pullRegistry = false
 
-
     @Option(help: "This station's name on the lab's page (default: the host name).")
     var name: String?
 
@@ -91,7 +90,7 @@ struct LineupSync: AsyncParsableCommand {
         }
         let reader: LogReader
         do {
-            reader = try SessionLog.openReader(path: log)
+            reader = try SessionLog.openReader(path: log, everything: true)
         } catch {
             fail("\(error)", code: 2)
         }

@@ -19,10 +19,13 @@ struct LabCommand: ParsableCommand {
 }
 
 /// The connection file every lab command takes.
-struct LabOptions: ParsableArguments {
+struct LabRegistryOptions: ParsableArguments {
     @Option(
         name: .customLong("lab"),
-        help: ArgumentHelp("The lab store's connection file (key = value lines, mode 0600).", valueName: "file"))
+        help: ArgumentHelp(
+            "The lab store: a connection file (key = value lines, mode 0600) or "
+                + "postgres://user@host:port/database with no password in it (it comes from ~/.pgpass).",
+            valueName: "address"))
     var file = "/etc/lineup/lab-store.conf"
 
     /// Connects, runs `body` against the registry and closes; any failure is one line on
@@ -30,7 +33,7 @@ struct LabOptions: ParsableArguments {
     func run(_ body: @escaping @Sendable (LabRegistry) async throws -> Void) throws {
         let settings: LabConnection
         do {
-            settings = try LabConnection.read(path: file)
+            settings = try LabConnection.argument(file)
         } catch {
             printError("\(error)")
             throw ExitCode(2)
@@ -72,7 +75,7 @@ struct LabDogs: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "dogs",
         abstract: "List the lab's dogs: id, name, the station each was made on, the dog it is merged into.")
-    @OptionGroup var lab: LabOptions
+    @OptionGroup var lab: LabRegistryOptions
     @Flag(help: "Print JSON.") var json = false
 
     func run() throws {
@@ -101,7 +104,7 @@ struct LabDogMerge: ParsableCommand {
             when (the server's clock). Refused: an unknown dog, a dog merged into itself, a dog merged \
             already, and a merge that would make a cycle.
             """)
-    @OptionGroup var lab: LabOptions
+    @OptionGroup var lab: LabRegistryOptions
     @Argument(help: "The dog kept: its id or an id prefix.") var keep: String
     @Argument(help: "The dog merged into it: its id or an id prefix.") var merged: String
     @Option(help: "Why the two are one dog (kept with the merge).") var why: String
@@ -119,7 +122,7 @@ struct LabDogUnmerge: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "dog-unmerge",
         abstract: "Undo a dog merge: its two dogs are two again (the merge and its undoing both stay recorded).")
-    @OptionGroup var lab: LabOptions
+    @OptionGroup var lab: LabRegistryOptions
     @Argument(help: "The merge: its id or an id prefix (lab dogs shows it).") var merge: String
     @Option(help: "Why the merge no longer applies (kept with the undoing).") var why: String
 
@@ -136,7 +139,7 @@ struct LabSamples: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "samples",
         abstract: "List the lab's samples with their uses over every station's trials and their limits.")
-    @OptionGroup var lab: LabOptions
+    @OptionGroup var lab: LabRegistryOptions
     @Flag(help: "Print JSON.") var json = false
 
     func run() throws {

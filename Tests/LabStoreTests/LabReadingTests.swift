@@ -63,7 +63,7 @@ import Testing
             let report: SyncReport
             do {
                 report = try await StationSync(
-                    reader: try SessionLog.openReader(path: path), store: store, batchSize: 97
+                    reader: try SessionLog.openReader(path: path, everything: true), store: store, batchSize: 97
                 )
                 .run()
             } catch {

@@ -56,7 +56,9 @@ import Testing
     func sync(_ station: Station, into lab: TestServer.Lab) async throws {
         // As the owner: a station login's own sync and its grants are LabStoreTests'.
         let store = try await LabStore.connect(lab.owner)
-        let report = try await StationSync(reader: try SessionLog.openReader(path: station.path), store: store).run()
+        let report = try await StationSync(
+            reader: try SessionLog.openReader(path: station.path, everything: true), store: store
+        ).run()
         await store.close()
         #expect(report.complete && report.behindRows == 0)
     }
@@ -290,7 +292,7 @@ import Testing
         let again = try runSync(["--pull-registry", "--log", db, "--connection", file, "--socket", socket])
         #expect(again.status == 0, "\(again.stdout)\(again.stderr)")
         #expect(again.stdout.contains("0 dogs and 0 samples added, 3 already here, 1 not pulled"), "\(again.stdout)")
-        let reader = try SessionLog.openReader(path: db)
+        let reader = try SessionLog.openReader(path: db, everything: true)
         let bDogs = try reader.dogs()
         #expect(Set(bDogs.map(\.id)) == [rexB, a.dogIds["Bella"]!])
         #expect(try reader.samples().filter { $0.label == "T-7" }.map(\.id) == [shared.id.uuidString.lowercased()])
