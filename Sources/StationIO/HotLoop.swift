@@ -337,7 +337,7 @@ public final class HotLoop: @unchecked Sendable {
         edgesRead.add(UInt64(n), ordering: .relaxed)
         for k in 0..<min(n, batch.count) {
             let edge = batch[k]
-            while let settled = debouncer.settle(now: edge.timestamp) { act(on: settled, record: .settled(settled)) }
+            judgeWhatCameBefore(edge.timestamp)
             if let acted = debouncer.accept(edge) {
                 act(on: acted, record: .edge(edge, acted: true))
             } else {
@@ -471,6 +471,31 @@ public final class HotLoop: @unchecked Sendable {
         case .switchOff:
             _ = feeder.set(active: false)
             push(.feeder(feederSchedule.switchedOff(at: MonotonicClock.now())))
+        }
+    }
+
+    /// Everything due before an edge stamped `time`, in time order, before that edge: the
+    /// debouncer's settled levels and the handler's timers. When the loop was late (a loaded
+    /// machine, no realtime), an edge can be read together with a timer that fell before it:
+    /// a nose's hold that completed at t must be complete when a press stamped t + 100 ms is
+    /// judged (LivePageTests once saw the page's error press land before the hold it followed).
+    @inline(__always)
+    private func judgeWhatCameBefore(_ time: UInt64) {
+        // Bounded: a handler that re-arms a timer at once is left to `runDeadlines`, as before.
+        for _ in 0..<64 {
+            // A timer of 0 means "at once" (an automated block's first start): at this edge's time.
+            let timer = handler.nextDeadline == 0 ? time : handler.nextDeadline
+            if timer <= time && timer <= debouncer.nextDeadline {
+                pushedThisRound = true
+                decide(handler.deadline(now: timer), edgeTimestamp: timer)
+            } else if let settled = debouncer.settle(now: time) {
+                act(on: settled, record: .settled(settled))
+            } else if timer <= time {
+                pushedThisRound = true
+                decide(handler.deadline(now: timer), edgeTimestamp: timer)
+            } else {
+                return
+            }
         }
     }
 

@@ -1,0 +1,58 @@
+import Foundation
+import Glibc
+import StationIO
+import Synchronization
+import Testing
+
+/// When the hot loop is late (a loaded machine, no realtime), an edge is read together with a
+/// timer that fell before it. The timer is judged first, as it would have been on time: a
+/// nose's hold complete at t is complete when a press stamped t + 100 ms comes (LivePageTests
+/// once saw the page's error press judged before the hold it followed, and a false alert
+/// scored a miss).
+@Suite struct HotLoopLateTests {
+    /// Holds a timer 50 ms after the nose's edge and writes down what it was given, in order.
+    final class HoldTimer: HotPathHandler, @unchecked Sendable {
+        private let timer = Atomic<UInt64>(.max)
+        private let log = Mutex<[String]>([])
+        let nose: UInt32
+        init(nose: UInt32) { self.nose = nose }
+        var nextDeadline: UInt64 { timer.load(ordering: .acquiring) }
+        var calls: [String] { log.withLock { $0 } }
+        func handle(_ edge: SensorEdge) -> HotPathDecision {
+            if edge.line == nose && edge.isActive { timer.store(edge.timestamp + 50_000_000, ordering: .releasing) }
+            log.withLock { $0.append("edge \(edge.line) \(edge.isActive ? "down" : "up") at \(edge.timestamp)") }
+            return .none
+        }
+        func deadline(now: UInt64) -> HotPathDecision {
+            log.withLock { $0.append("hold complete at \(now)") }
+            timer.store(.max, ordering: .releasing)
+            return .none
+        }
+    }
+
+    @Test func aTimerDueBeforeAnEdgeReadLateIsJudgedBeforeIt() throws {
+        let board = try SimulatedLineup(lineCount: 3)
+        let buttons = try PageButtons(lines: [2])
+        let handler = HoldTimer(nose: 0)
+        // Both edges wait in their pipes before the loop first reads: it is a second late.
+        let t0 = MonotonicClock.now() - 1_000_000_000
+        #expect(board.inject(line: 0, active: true, at: t0))
+        #expect(buttons.press(line: 2, at: t0 + 100_000_000))
+        let loop = try HotLoop(
+            source: CombinedEdgeSource(board, buttons),
+            debouncer: Debouncer(lineCount: 3, windowNanoseconds: 5_000_000),
+            handler: handler, player: nil, records: EventRing<StationRecord>(capacity: 1024))
+        let thread = Thread { loop.run() }
+        thread.start()
+        defer {
+            loop.stop()
+            while !thread.isFinished { usleep(1000) }
+        }
+        // Waits (bounded, 5 s) for the loop to read; the order is the check, not the time.
+        for _ in 0..<500 where handler.calls.count < 3 { usleep(10_000) }
+        #expect(
+            Array(handler.calls.prefix(3)) == [
+                "edge 0 down at \(t0)", "hold complete at \(t0 + 50_000_000)", "edge 2 down at \(t0 + 100_000_000)",
+            ], "\(handler.calls)")
+    }
+}
