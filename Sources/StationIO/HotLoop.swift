@@ -1,3 +1,6 @@
+// Over 500 lines, and kept as one file: the hot loop's state (poll set, debouncer, handler,
+// ring, timers) is private to one class and shared by every step of a pass; split across
+// files it would have to be open to the whole module.
 import CStationShim
 import Glibc
 import Synchronization
