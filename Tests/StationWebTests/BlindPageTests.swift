@@ -52,10 +52,18 @@ import WebAccounts
                 #expect(
                     await assistantStream.waitFor(10) { $0.frames("layout").last?.contains("T-7") == true },
                     "trial \(trial): the assistant was not shown the layout")
+                // "Loaded" only while the station waits for this trial: a press that lands after
+                // this trial ended and the interval passed would start the next one, whose
+                // layout the assistant was then never shown at rest (CI once failed so).
                 var ended = false
                 for _ in 0..<200 where !ended {
-                    _ = try await client.post("/api/ready", json: "{}", headers: assistant.postHeaders)
-                    ended = ((try? control.status().trialsDone) ?? 0) >= trial
+                    let status = try? control.status()
+                    ended = (status?.trialsDone ?? 0) >= trial
+                    if !ended, status?.trialsDone == trial - 1,
+                        status?.state == .waitingForReady || status?.state == .blocked
+                    {
+                        _ = try await client.post("/api/ready", json: "{}", headers: assistant.postHeaders)
+                    }
                     if !ended { try await Task.sleep(for: .milliseconds(100)) }
                 }
                 #expect(ended, "trial \(trial) never ended")
