@@ -92,6 +92,7 @@ public final class UserStore: Sendable {
         do {
             var configuration = Configuration()
             configuration.busyMode = .timeout(5)
+            if exists { try Self.refuseOtherFiles(path: path) }
             if !exists {
                 // Created empty with the right mode before SQLite writes anything into it.
                 let fd = open(path, O_CREAT | O_EXCL | O_WRONLY | O_CLOEXEC, 0o600)
@@ -115,6 +116,35 @@ public final class UserStore: Sendable {
             throw error
         } catch {
             throw .unreadable(path: path, reason: String(describing: error))
+        }
+    }
+
+    /// An existing file given as the accounts file must be one (or empty): opened for writing,
+    /// a session log would get an accounts table made in it. Looked at read-only first, so a
+    /// wrong file is left exactly as it was.
+    static func refuseOtherFiles(path: String) throws {
+        var configuration = Configuration()
+        configuration.readonly = true
+        // `mode=ro` alone still writes read marks into a WAL file's -shm; `readonly_shm=1` does
+        // not (as SessionLog's readers open a log: LogFiles.swift).
+        let absolute = path.hasPrefix("/") ? path : FileManager.default.currentDirectoryPath + "/" + path
+        var allowed = CharacterSet.urlPathAllowed
+        allowed.remove(charactersIn: "?#%")
+        let uri =
+            "file:" + (absolute.addingPercentEncoding(withAllowedCharacters: allowed) ?? absolute)
+            + "?mode=ro&readonly_shm=1"
+        let tables = try DatabaseQueue(path: uri, configuration: configuration).read { db in
+            try String.fetchAll(
+                db,
+                sql: "SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%' ORDER BY name")
+        }
+        let others = tables.filter { !["users", "logins"].contains($0) }
+        guard others.isEmpty else {
+            let hint = others.contains("session") && others.contains("trial") ? " (a session log?)" : ""
+            throw UserStoreError.unreadable(
+                path: path,
+                reason: "it is not an accounts file: it holds the tables \(others.prefix(4).joined(separator: ", "))"
+                    + "\(others.count > 4 ? ", ..." : "")\(hint); nothing was changed in it")
         }
     }
 

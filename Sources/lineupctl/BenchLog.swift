@@ -27,6 +27,10 @@ struct BenchLog: ParsableCommand {
 
     func run() throws {
         try researcherCommand {
+            // Bench sessions written into a station's log would sit in its record for good.
+            if let db, FileManager.default.fileExists(atPath: db) {
+                throw SessionLogError.invalidInput("\(db) already exists; bench log writes a new log")
+            }
             let path = db ?? NSTemporaryDirectory() + "lineup-bench-\(getpid()).db"
             defer {
                 if db == nil {

@@ -61,6 +61,21 @@ import Testing
         #expect(fine.status == 0, "\(fine.stderr)")
     }
 
+    @Test func benchLogAndTheAccountsFileOptionPointedAtTheLogChangeNothing() async throws {
+        let log = directory + "/lineup.db"
+        try await station(log, trials: 2, seed: 3)
+        let before = try hashes(log)
+        let bench = try lineupctl(["bench", "log", "--db", log, "--seconds", "0.2"])
+        #expect(bench.status == 1, "\(bench.stdout)")
+        #expect(bench.stderr == "lineupctl: \(log) already exists; bench log writes a new log\n", "\(bench.stderr)")
+        let users = try lineupctl(["web", "user", "list", "--users", log])
+        #expect(users.status != 0)
+        #expect(users.stderr.split(separator: "\n").count == 1, "\(users.stderr)")
+        #expect(users.stderr.contains("it is not an accounts file"), "\(users.stderr)")
+        #expect(users.stderr.contains("(a session log?)"), "\(users.stderr)")
+        #expect(try hashes(log) == before)
+    }
+
     @Test func mergeAndPullLeaveEverySourceByteIdentical() async throws {
         let live = directory + "/pi-1.db"
         try await station(live, trials: 2, seed: 2)
