@@ -63,3 +63,19 @@ enum LiveDoubleBlind {
         }
     }
 }
+
+extension LogReader {
+    /// Whether this reader holds back the session's trials and events because it is a
+    /// double-blind session still running, so a listing can say why it shows none.
+    public func withholds(session id: String) throws -> Bool {
+        try read { db in
+            guard
+                try Bool.fetchOne(
+                    db, sql: "SELECT EXISTS (SELECT 1 FROM sqlite_temp_master WHERE name = 'live_double_blind')")
+                    == true
+            else { return false }
+            return try Bool.fetchOne(
+                db, sql: "SELECT EXISTS (SELECT 1 FROM temp.live_double_blind WHERE id = ?)", arguments: [id]) ?? false
+        }
+    }
+}

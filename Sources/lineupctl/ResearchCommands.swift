@@ -118,6 +118,12 @@ struct SessionCommand: ParsableCommand {
                         [$0.label ?? "(no sample id)", $0.kind.rawValue, "\($0.presented)", "\($0.indicated)"]
                     })
                 say("\nTrials\n")
+                if try reader.withholds(session: s.id) {
+                    // Listed empty without a word, the trainer would think nothing was logged.
+                    say(
+                        "  (withheld while this double-blind session runs: its layouts and outcomes "
+                            + "show once it has ended)\n")
+                }
                 printTable(
                     ["#", "OUTCOME", "INDICATED", "LATENCY", "STARTED", "LAYOUT", "NOTE"],
                     s.trials.map { t in

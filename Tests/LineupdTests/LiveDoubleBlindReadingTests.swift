@@ -67,10 +67,15 @@ import Testing
             #expect(layouts.isEmpty, "`lineupctl \(command.joined(separator: " "))` showed a layout mid-session")
         }
 
+        // `session show` says why its trials are missing, not only that there are none.
+        let midShow = try await runBuiltAwaited("lineupctl", ["session", "show", session], environment: environment)
+        #expect(midShow.stdout.contains("withheld while this double-blind session runs"), "\(midShow.stdout)")
+
         try client.endSession(suggestions: nil)
         // Ended: the same readings show it (so the check above could fail).
         let shown = try await runBuiltAwaited("lineupctl", ["session", "show", session], environment: environment)
         #expect(shown.stdout.contains("\(seed)"), "\(shown.stdout)")
+        #expect(!shown.stdout.contains("withheld"), "\(shown.stdout)")
         let listed = try await runBuiltAwaited("lineupctl", ["trials"], environment: environment)
         #expect(listed.stdout.contains(":target") || listed.stdout.contains(":blank"), "\(listed.stdout.prefix(400))")
         let trials = try await runBuiltAwaited("lineupctl", ["export", "--what", "trials"], environment: environment)
