@@ -8,7 +8,7 @@ extension LabConnection {
     /// lineup-lab.service get theirs) to a service's user as a root-owned file of mode 0400
     /// with an ACL entry `user:SERVICE:r--` wherever the credentials' file system has ACLs
     /// (systemd's `write_credential`: fchmod 0400, then `fd_add_uid_acl_permission`; it chowns
-    /// the file to the user only where there are none, as on systemd 252's ramfs). `stat` then
+    /// the file to the user only where there are none, on ramfs). `stat` then
     /// shows the ACL's mask in the group bits, mode 440, though no group may read the file;
     /// the mode alone would refuse systemd's own delivery. The ACL says who may: a file
     /// readable through it by no one but its owner and the reading user is private.
