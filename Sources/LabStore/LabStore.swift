@@ -59,12 +59,18 @@ public struct LabConnection: Sendable, Equatable {
     /// Reads `key = value` lines (host, port, database, user, password; `#` comments).
     /// Refuses a file its group or others may read: it holds the password.
     public static func read(path: String) throws -> LabConnection {
+        try read(path: path, reader: geteuid())
+    }
+
+    /// `reader` is the user the file is read for: systemd's credential gives it alone an ACL
+    /// entry (LabConnection+Credential.swift).
+    static func read(path: String, reader: uid_t) throws -> LabConnection {
         var info = stat()
         guard stat(path, &info) == 0 else {
             throw LabStoreError.connectionFile(path: path, problem: String(cString: strerror(errno)))
         }
         let mode = info.st_mode & 0o777
-        if mode & 0o077 != 0 {
+        if othersMayOpen(path: path, mode: mode, reader: reader) {
             throw LabStoreError.connectionFile(
                 path: path,
                 problem: "readable by its group or others (mode \(String(mode, radix: 8))) and it holds the "
