@@ -274,7 +274,9 @@ struct ServingFaultTests {
             start.stderr.contains("MB free on \(daemon.directory) (the log's disk); a session needs 10000000 MB"),
             "\(start.stderr)")
         #expect(start.stderr.split(separator: "\n").count == 1, "\(start.stderr)")
-        #expect(daemon.stderrSoFar.contains("session refused: only"), "\(daemon.stderrSoFar)")
+        // lineupd's stderr reaches this process through a pipe read on another thread: the
+        // reply can arrive before the line does.
+        #expect(eventually(10) { daemon.stderrSoFar.contains("session refused: only") }, "\(daemon.stderrSoFar)")
         let shown = try lineupctl(["status"], environment: ["LINEUP_SOCKET": daemon.socket])
         #expect(shown.stdout.contains("MB free (below 10000000 MB: sessions are refused)"), "\(shown.stdout)")
         #expect(try daemon.client.status().state == .idle)
@@ -299,7 +301,9 @@ struct ServingFaultTests {
         #expect(start.stderr.hasPrefix("lineupctl: warning: only "), "\(start.stderr)")
         #expect(start.stderr.contains("[log] warn_free_mb is 10000000 MB"), "\(start.stderr)")
         #expect(start.stderr.split(separator: "\n").count == 1, "\(start.stderr)")
-        #expect(daemon.stderrSoFar.contains("lineupd: warning: only "), "\(daemon.stderrSoFar)")
+        // lineupd's stderr reaches this process through a pipe read on another thread: the
+        // reply can arrive before the line does.
+        #expect(eventually(10) { daemon.stderrSoFar.contains("lineupd: warning: only ") }, "\(daemon.stderrSoFar)")
         try daemon.client.endSession(suggestions: nil)
         let answer = try daemon.client.sessionStart(
             SessionRequest(dog: "Rex", program: "research-5-station", step: "phase-3/1", unlabelled: true))
