@@ -39,7 +39,9 @@ public enum SessionLogError: Error, Equatable, CustomStringConvertible {
     public var description: String {
         switch self {
         case .databaseMissing(let path):
-            return "no session log at \(path) (use --db PATH or LINEUP_DB)"
+            // lineup-sync names the log with --log; every other program with --db.
+            let option = Self.program == "lineup-sync" ? "--log PATH" : "--db PATH or LINEUP_DB"
+            return "no session log at \(path) (use \(option))"
         case .databaseLocked(let path):
             return "the session log at \(path) is locked by another process; try again"
         case .newerSchema(let path, let unknown):

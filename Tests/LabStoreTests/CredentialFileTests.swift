@@ -179,4 +179,16 @@ import Testing
                 == "lineup-sync: connection file \(path): readable by its group or others (mode 440) and it holds the lab store's password: chmod 600 \(path)\n"
         )
     }
+    /// A log that is not there is named with lineup-sync's own option (`--log`), not lineupctl's.
+    @Test func aMissingLogIsNamedWithLineupSyncsOption() throws {
+        let directory = try scratch()
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let path = directory + "/lab-store.conf"
+        try writeCredential(path)
+        chmod(path, 0o600)
+        let sync = try #require(lineupSyncPath(), "lineup-sync is not built: run `swift build` before `swift test`")
+        let child = try Child([sync, "--once", "--log", directory + "/none.db", "--connection", path])
+        #expect(try child.wait(within: .seconds(60), for: "lineup-sync without a log") == 2)
+        #expect(child.stderr() == "lineup-sync: no session log at \(directory)/none.db (use --log PATH)\n")
+    }
 }
