@@ -34,6 +34,16 @@ public struct LabSample: Sendable, Codable, Equatable {
     public var stationsUsed: Int
 }
 
+/// A sample's uses on the stations other than the asking one, with one dog as the lab counts
+/// it (`dog_identity`'s `counts_as`): `uses` as `max_uses` counts them, `trials` as
+/// `max_uses_per_dog` does (`public.lab_sample_uses`).
+public struct LabSampleUse: Sendable, Codable, Equatable {
+    public var sampleId: String
+    public var dogCountsAs: String
+    public var uses: Int
+    public var trials: Int
+}
+
 /// Why the registry could not find what it was asked for.
 public enum RegistryError: Error, Equatable, CustomStringConvertible {
     case unknownDog(String)
@@ -99,6 +109,26 @@ public struct LabRegistry: Sendable {
                 collection: collection, processing: processing, collectedOn: collectedOn, maxUses: maxUses,
                 maxUsesPerDog: perDog, uses: uses, stationsUsed: stations)
         }
+    }
+
+    /// Every sample's uses on the lab's stations other than `station` (a log's identity), by
+    /// the dog each trial's dog counts as, and the store's wall time (ns since 1970) taken
+    /// before counting: the counts hold at least every trial the store had then.
+    public func usesElsewhere(than station: String) async throws -> (asOfWallNs: Int64, uses: [LabSampleUse]) {
+        let asOf =
+            try await store.rows(
+                "SELECT (extract(epoch FROM clock_timestamp()) * 1000000000)::bigint"
+            ).map { try $0.decode(Int64.self) }.first ?? 0
+        let uses = try await store.rows(
+            """
+            SELECT sample_id, dog_counts_as, sum(uses)::bigint, sum(trials)::bigint FROM public.lab_sample_uses
+            WHERE station_id <> \(station) GROUP BY sample_id, dog_counts_as ORDER BY sample_id, dog_counts_as
+            """
+        ).map { row in
+            let (sample, dog, uses, trials) = try row.decode((String, String, Int, Int).self)
+            return LabSampleUse(sampleId: sample, dogCountsAs: dog, uses: uses, trials: trials)
+        }
+        return (asOf, uses)
     }
 
     /// A dog's full id from its id or a unique prefix of it.
