@@ -50,6 +50,8 @@ public enum RegistryError: Error, Equatable, CustomStringConvertible {
     case ambiguousDog(String, matches: Int)
     case unknownMerge(String)
     case ambiguousMerge(String, matches: Int)
+    /// The store was migrated by an older lineup-sync: it lacks the view a pull reads.
+    case storeLacks(migration: String)
 
     public var description: String {
         switch self {
@@ -61,6 +63,9 @@ public enum RegistryError: Error, Equatable, CustomStringConvertible {
             "no dog merge `\(text)` in the lab's registry (`lineupctl lab dogs` shows each dog's merge)"
         case .ambiguousMerge(let text, let matches):
             "`\(text)` is the start of \(matches) merges' ids: give more of the id"
+        case .storeLacks(let migration):
+            "the lab store lacks migration \(migration), which counts samples' uses over the lab: "
+                + "run `lineup-sync --migrate` as the store's owner"
         }
     }
 }

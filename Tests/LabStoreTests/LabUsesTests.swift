@@ -242,5 +242,14 @@ import Testing
         #expect(report?.usesLogged == 1, "\(undone.stdout)")
         #expect(try station.labRows() == rows + 1)
         #expect(station.refusal(dog: "Rex", sample: "T-2", trials: 3) == nil)
+
+        // A store an older lineup-sync migrated (here: its view dropped) is named in one line.
+        let owner2 = try await LabStore.connect(lab.owner)
+        try await owner2.execute("DROP VIEW public.lab_sample_uses")
+        await owner2.close()
+        let (older, lacking) = try pull(station, file: file)
+        #expect(older.status == 1, "\(older.stdout)\(older.stderr)")
+        #expect(
+            lacking?.error?.contains("lacks migration v5-sample-uses-by-station-and-dog") == true, "\(older.stdout)")
     }
 }
