@@ -120,6 +120,10 @@ public struct LabRegistry: Sendable {
     /// the dog each trial's dog counts as, and the store's wall time (ns since 1970) taken
     /// before counting: the counts hold at least every trial the store had then.
     public func usesElsewhere(than station: String) async throws -> (asOfWallNs: Int64, uses: [LabSampleUse]) {
+        // to_regclass needs no privilege on the view, so any login learns it is missing.
+        let present = try await store.rows("SELECT to_regclass('public.lab_sample_uses') IS NOT NULL").first?
+            .decode(Bool.self)
+        guard present == true else { throw RegistryError.storeLacks(migration: "v5-sample-uses-by-station-and-dog") }
         let asOf =
             try await store.rows(
                 "SELECT (extract(epoch FROM clock_timestamp()) * 1000000000)::bigint"
