@@ -37,6 +37,7 @@ public enum LabSchema {
         Migration(version: "v2-trial-current-view", statements: reading),
         Migration(version: "v3-registry-dog-merges-and-lab-counts", statements: registry),
         Migration(version: "v4-station-heartbeat", statements: stationHeartbeat),
+        Migration(version: "v5-sample-uses-by-station-and-dog", statements: sampleUses),
     ]
 
     /// Kinds and outcomes as the station log checks them.

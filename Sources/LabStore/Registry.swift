@@ -34,12 +34,24 @@ public struct LabSample: Sendable, Codable, Equatable {
     public var stationsUsed: Int
 }
 
+/// A sample's uses on the stations other than the asking one, with one dog as the lab counts
+/// it (`dog_identity`'s `counts_as`): `uses` as `max_uses` counts them, `trials` as
+/// `max_uses_per_dog` does (`public.lab_sample_uses`).
+public struct LabSampleUse: Sendable, Codable, Equatable {
+    public var sampleId: String
+    public var dogCountsAs: String
+    public var uses: Int
+    public var trials: Int
+}
+
 /// Why the registry could not find what it was asked for.
 public enum RegistryError: Error, Equatable, CustomStringConvertible {
     case unknownDog(String)
     case ambiguousDog(String, matches: Int)
     case unknownMerge(String)
     case ambiguousMerge(String, matches: Int)
+    /// The store was migrated by an older lineup-sync: it lacks the view a pull reads.
+    case storeLacks(migration: String)
 
     public var description: String {
         switch self {
@@ -51,6 +63,9 @@ public enum RegistryError: Error, Equatable, CustomStringConvertible {
             "no dog merge `\(text)` in the lab's registry (`lineupctl lab dogs` shows each dog's merge)"
         case .ambiguousMerge(let text, let matches):
             "`\(text)` is the start of \(matches) merges' ids: give more of the id"
+        case .storeLacks(let migration):
+            "the lab store lacks migration \(migration), which counts samples' uses over the lab: "
+                + "run `lineup-sync --migrate` as the store's owner"
         }
     }
 }
@@ -99,6 +114,30 @@ public struct LabRegistry: Sendable {
                 collection: collection, processing: processing, collectedOn: collectedOn, maxUses: maxUses,
                 maxUsesPerDog: perDog, uses: uses, stationsUsed: stations)
         }
+    }
+
+    /// Every sample's uses on the lab's stations other than `station` (a log's identity), by
+    /// the dog each trial's dog counts as, and the store's wall time (ns since 1970) taken
+    /// before counting: the counts hold at least every trial the store had then.
+    public func usesElsewhere(than station: String) async throws -> (asOfWallNs: Int64, uses: [LabSampleUse]) {
+        // to_regclass needs no privilege on the view, so any login learns it is missing.
+        let present = try await store.rows("SELECT to_regclass('public.lab_sample_uses') IS NOT NULL").first?
+            .decode(Bool.self)
+        guard present == true else { throw RegistryError.storeLacks(migration: "v5-sample-uses-by-station-and-dog") }
+        let asOf =
+            try await store.rows(
+                "SELECT (extract(epoch FROM clock_timestamp()) * 1000000000)::bigint"
+            ).map { try $0.decode(Int64.self) }.first ?? 0
+        let uses = try await store.rows(
+            """
+            SELECT sample_id, dog_counts_as, sum(uses)::bigint, sum(trials)::bigint FROM public.lab_sample_uses
+            WHERE station_id <> \(station) GROUP BY sample_id, dog_counts_as ORDER BY sample_id, dog_counts_as
+            """
+        ).map { row in
+            let (sample, dog, uses, trials) = try row.decode((String, String, Int, Int).self)
+            return LabSampleUse(sampleId: sample, dogCountsAs: dog, uses: uses, trials: trials)
+        }
+        return (asOf, uses)
     }
 
     /// A dog's full id from its id or a unique prefix of it.

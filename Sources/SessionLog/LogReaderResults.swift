@@ -54,6 +54,8 @@ public struct SampleDetails: Sendable, Hashable, Codable {
     public var sample: SampleSummary
     public var notes: [NoteLine]
     public var usedBy: [SampleUse]
+    /// Its uses on the lab's other stations as last pulled (nil: never pulled; LabUses.swift).
+    public var lab: SampleLabUses? = nil
 }
 
 extension OutcomeCounts {

@@ -21,6 +21,7 @@ enum Schema {
         migrator.registerMigration("v7-sample-limits-novelty", migrate: sampleLimitsAndNovelty)
         migrator.registerMigration("v8-handler-guess", migrate: handlerGuess)
         migrator.registerMigration("v9-one-current-correction", migrate: oneCurrentCorrection)
+        migrator.registerMigration("v10-lab-sample-uses", migrate: labSampleUses)
         return migrator
     }
 

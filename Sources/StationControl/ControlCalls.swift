@@ -29,7 +29,9 @@ public enum ControlCalls {
         StatusRequest.self, SessionRequest.self, LayoutRequest.self, ReadyRequest.self, AbortRequest.self,
         SessionEndRequest.self, WatchRequest.self, DogEntry.self, SampleEntry.self, SampleNoteEntry.self,
         TrialCorrectionEntry.self, SessionNoteEntry.self, SimulatedInput.self, AboutRequest.self,
-        VersionRequest.self, ButtonPress.self, DogNoteEntry.self, GuessEntry.self, SyncReportEntry.self, RegistryAddition.self,
+        VersionRequest.self, ButtonPress.self, DogNoteEntry.self, GuessEntry.self, SyncReportEntry.self,
+        RegistryAddition.self,
+        RegistryUses.self,
     ]
 
     static let byName: [String: any ControlCall.Type] = Dictionary(
@@ -84,6 +86,10 @@ public protocol StationControlling: AnyObject, Sendable {
     /// Dogs and samples of the lab's registry, written with their lab ids (lineup-sync
     /// --pull-registry): one already in the log is left as it is.
     func addFromRegistry(_ addition: RegistryAddition) throws(ControlRefusal) -> RegistryAdded
+
+    /// The lab's counts of samples' uses on other stations (lineup-sync --pull-registry),
+    /// logged where they differ from the latest the log holds.
+    func logLabUses(_ uses: RegistryUses) throws(ControlRefusal) -> RegistryUsesLogged
 }
 
 extension StationControlling {
@@ -398,10 +404,14 @@ public struct RegistryAddition: StationCall {
     public typealias Reply = RegistryAdded
     public var dogs: [RegistryDog]
     public var samples: [RegistrySample]
+    /// True from a lineup-sync that sends `registry-uses` after: lineupd refuses a registry-add
+    /// without it, so an older lineup-sync (limits on this log only) is told, not obeyed.
+    public var labUsesFollow: Bool?
 
-    public init(dogs: [RegistryDog] = [], samples: [RegistrySample] = []) {
+    public init(dogs: [RegistryDog] = [], samples: [RegistrySample] = [], labUsesFollow: Bool? = nil) {
         self.dogs = dogs
         self.samples = samples
+        self.labUsesFollow = labUsesFollow
     }
 
     public func perform(on station: any StationControlling) throws(ControlRefusal) -> RegistryAdded {

@@ -11,6 +11,12 @@ extension StationService {
     /// nothing; one whose name or label this station gives another is left out with why, since
     /// sessions and lineups name dogs and samples by them.
     public func addFromRegistry(_ addition: RegistryAddition) throws(ControlRefusal) -> RegistryAdded {
+        guard addition.labUsesFollow == true else {
+            throw ControlRefusal(
+                .badVersion,
+                "registry-add from a lineup-sync older than this lineupd: it brings no lab-wide sample uses, "
+                    + "so this station's limits would count its own log only; update lineup-sync to pull")
+        }
         var dogs: [DogRecord] = []
         var samples: [SampleRecord] = []
         do {
@@ -89,5 +95,27 @@ extension StationService {
             throw ControlRefusal(.failed, "cannot add from the lab's registry: \(error)")
         }
         return reply
+    }
+}
+
+extension StationService {
+    /// The lab's counts of samples' uses on other stations, logged where they differ from the
+    /// latest the log holds (`SessionLog.logLabUses`); a session's start counts them beside
+    /// this log's own (`resolveSamples`).
+    public func logLabUses(_ uses: RegistryUses) throws(ControlRefusal) -> RegistryUsesLogged {
+        let pulled = uses.samples.map { sample in
+            LabSampleUsesPulled(
+                sampleId: sample.sample.lowercased(),
+                uses: sample.uses,
+                dogs: Dictionary(sample.dogs.map { ($0.dog.lowercased(), $0.trials) }, uniquingKeysWith: max))
+        }
+        do {
+            let (written, unchanged) = try log.logLabUses(pulled, asOfWallNs: uses.asOfWallNs)
+            return RegistryUsesLogged(written: written, unchanged: unchanged)
+        } catch let error as SessionLogError {
+            throw ControlRefusal(.failed, "cannot log the lab's sample uses: \(error.description)")
+        } catch {
+            throw ControlRefusal(.failed, "cannot log the lab's sample uses: \(error)")
+        }
     }
 }

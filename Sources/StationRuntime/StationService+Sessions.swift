@@ -119,7 +119,8 @@ extension StationService {
         } catch {
             throw ControlRefusal(.failed, "cannot read the dog's samples from the log: \(error)")
         }
-        let (samples, labels) = try resolveSamples(request.samples, exposure: exposure)
+        let (samples, labels) = try resolveSamples(
+            request.samples, exposure: exposure, dog: records.isEmpty ? dogId.uuidString.lowercased() : nil)
 
         var configuration = LineupMachine.Configuration(
             step: step, exercise: exercise, stationCount: used,

@@ -15,6 +15,10 @@ public struct Sample: Sendable, Hashable, Identifiable {
     public var dogUsageCount: Int
     /// The label on the container, for messages; the id when nil.
     public var label: String?
+    /// Its uses on the lab's other stations, as the station last heard (nil: never heard):
+    /// in all, and with this dog. The limits count them beside this log's; novelty does not.
+    public var usesElsewhere: UsesElsewhere?
+    public var dogUsesElsewhere: UsesElsewhere?
 
     public init(
         id: String, kind: SampleKind, usageLimit: Int? = nil, usageCount: Int = 0, usageLimitPerDog: Int? = nil,
@@ -29,24 +33,48 @@ public struct Sample: Sendable, Hashable, Identifiable {
         self.label = label
     }
 
+    /// Presentations in all and with this dog, here and on the lab's other stations.
+    public var labUsageCount: Int { usageCount + (usesElsewhere?.uses ?? 0) }
+    public var labDogUsageCount: Int { dogUsageCount + (dogUsesElsewhere?.uses ?? 0) }
+
     /// Presentations left before either limit stops it.
     public var remainingUses: Int {
         min(
-            usageLimit.map { max(0, $0 - usageCount) } ?? Int.max,
-            usageLimitPerDog.map { max(0, $0 - dogUsageCount) } ?? Int.max)
+            usageLimit.map { max(0, $0 - labUsageCount) } ?? Int.max,
+            usageLimitPerDog.map { max(0, $0 - labDogUsageCount) } ?? Int.max)
     }
 
     /// Whether the dog has never met it.
     public var isNovel: Bool { dogUsageCount == 0 }
 
-    /// Which limit stops it, in words ("T1: used 5 of max_uses 5"), or nil.
+    /// Which limit stops it, in words ("T1: used 5 times, max_uses 5"; with the lab's part
+    /// "T1: used 9 times (3 here, 6 on other stations as of ...), max_uses 9"), or nil.
     public var limitReached: String? {
         let name = label ?? id
-        if let limit = usageLimitPerDog, dogUsageCount >= limit {
-            return "\(name): met \(dogUsageCount) times by this dog, max_uses_per_dog \(limit)"
+        func parts(_ here: Int, _ elsewhere: UsesElsewhere?) -> String {
+            elsewhere.map { " (\(here) here, \($0.uses) on other stations as of \($0.asOf))" } ?? ""
         }
-        if let limit = usageLimit, usageCount >= limit { return "\(name): used \(usageCount) times, max_uses \(limit)" }
+        if let limit = usageLimitPerDog, labDogUsageCount >= limit {
+            return
+                "\(name): met \(labDogUsageCount) times by this dog\(parts(dogUsageCount, dogUsesElsewhere)), "
+                + "max_uses_per_dog \(limit)"
+        }
+        if let limit = usageLimit, labUsageCount >= limit {
+            return "\(name): used \(labUsageCount) times\(parts(usageCount, usesElsewhere)), max_uses \(limit)"
+        }
         return nil
+    }
+}
+
+/// A sample's uses on the lab's other stations, as the lab store said at a pull: the count,
+/// and when the store counted it, in words for messages (the engine reads no clock).
+public struct UsesElsewhere: Sendable, Hashable {
+    public var uses: Int
+    public var asOf: String
+
+    public init(uses: Int, asOf: String) {
+        self.uses = uses
+        self.asOf = asOf
     }
 }
 

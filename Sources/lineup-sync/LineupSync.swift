@@ -49,7 +49,8 @@ struct LineupSync: AsyncParsableCommand {
         name: .customLong("pull-registry"),
         help: """
             Bring the lab's dogs and samples this station's log lacks from the store to lineupd, over its \
-            control socket, with their lab ids; then exit.
+            control socket, with their lab ids, and each sample's uses on the lab's other stations for its \
+            usage limits; then exit.
             """)
     var pullRegistry = false
 

@@ -142,9 +142,15 @@ struct Samples: ParsableCommand {
         func run() throws {
             try researcherCommand {
                 let reader = try log.reader()
-                let details = try reader.sample(id: reader.resolveSample(sample))
+                var details = try reader.sample(id: reader.resolveSample(sample))
+                details.lab = try reader.sampleLabUses(sample: details.sample.id)
                 if log.json { return try printJSON(details) }
                 let s = details.sample
+                // The lab's part, once lineup-sync has pulled it: the limits count both.
+                let used =
+                    details.lab.map {
+                        "\(s.uses + $0.usesElsewhere) trial(s): \(s.uses) here, \($0.usesElsewhere) on other stations as of \($0.asOf)"
+                    } ?? "\(s.uses) trial(s)"
                 var text = """
                     Sample      \(s.label) (\(s.kind.rawValue))
                     Id          \(s.id)
@@ -154,14 +160,27 @@ struct Samples: ParsableCommand {
                     Processing  \(s.processing.orDash)
                     Collected   \(s.collectedOn.orDash)
                     Added       \(s.added)
-                    Used        \(s.uses) trial(s)\(s.maxUses.map { " (max_uses \($0))" } ?? "")
+                    Used        \(used)\(s.maxUses.map { " (max_uses \($0))" } ?? "")
 
                     """
                 // Uses per dog: each dog's exposure to the sample (docs/figures.md).
-                if !details.usedBy.isEmpty || s.maxUsesPerDog != nil {
+                let labDogs = details.lab?.dogs ?? []
+                if !details.usedBy.isEmpty || !labDogs.isEmpty || s.maxUsesPerDog != nil {
                     text += "Per dog\(s.maxUsesPerDog.map { " (max_uses_per_dog \($0))" } ?? "")\n"
                 }
-                for use in details.usedBy { text += "  \(use.dog): \(use.uses) trial(s), last \(use.lastUsed)\n" }
+                for use in details.usedBy {
+                    if let lab = labDogs.first(where: { $0.dog == use.dog }) {
+                        text +=
+                            "  \(use.dog): \(use.uses + lab.usesElsewhere) trial(s): \(use.uses) here, last \(use.lastUsed); "
+                            + "\(lab.usesElsewhere) on other stations as of \(lab.asOf)\n"
+                    } else {
+                        text += "  \(use.dog): \(use.uses) trial(s), last \(use.lastUsed)\n"
+                    }
+                }
+                for lab in labDogs where !details.usedBy.contains(where: { $0.dog == lab.dog }) {
+                    text +=
+                        "  \(lab.dog): \(lab.usesElsewhere) trial(s): 0 here; \(lab.usesElsewhere) on other stations as of \(lab.asOf)\n"
+                }
                 if !details.notes.isEmpty { text += "Notes\n" }
                 for note in details.notes { text += "  \(note.time)  \(note.text)\n" }
                 FileHandle.standardOutput.write(Data(text.utf8))

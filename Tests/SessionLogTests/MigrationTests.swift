@@ -31,6 +31,7 @@ import TrainingEngine
             applied == [
                 "v1", "v2-session-end", "v3-station-seen", "v4-station-identity", "v5-dog-note", "v6-layout-commitment",
                 "v7-sample-limits-novelty", "v8-handler-guess", "v9-one-current-correction",
+                "v10-lab-sample-uses",
             ])
         let counts = try reader.read { db in
             (

@@ -131,6 +131,21 @@ struct ControlCallsTests {
                 ]),
             #"{"dogs":[{"born":"2021-04-02","id":"0b2f8e4c-1d3a-4f5e-9a6b-7c8d9e0f1a2b","name":"Bella"}],"id":1,"request":"registry-add","samples":[{"id":"5d1c0e2b-3a4f-4b6c-8d7e-9f0a1b2c3d4e","kind":"target","label":"T-7","maxUses":20}],"v":1}"#
         ),
+        (
+            RegistryAddition(
+                dogs: [RegistryDog(id: "0b2f8e4c-1d3a-4f5e-9a6b-7c8d9e0f1a2b", name: "Bella")], labUsesFollow: true),
+            #"{"dogs":[{"id":"0b2f8e4c-1d3a-4f5e-9a6b-7c8d9e0f1a2b","name":"Bella"}],"id":1,"labUsesFollow":true,"request":"registry-add","samples":[],"v":1}"#
+        ),
+        (
+            RegistryUses(
+                asOfWallNs: 1_795_000_000_000_000_000,
+                samples: [
+                    RegistrySampleUses(
+                        sample: "5d1c0e2b-3a4f-4b6c-8d7e-9f0a1b2c3d4e", uses: 6,
+                        dogs: [RegistryDogUses(dog: "0b2f8e4c-1d3a-4f5e-9a6b-7c8d9e0f1a2b", trials: 3)])
+                ]),
+            #"{"asOfWallNs":1795000000000000000,"id":1,"request":"registry-uses","samples":[{"dogs":[{"dog":"0b2f8e4c-1d3a-4f5e-9a6b-7c8d9e0f1a2b","trials":3}],"sample":"5d1c0e2b-3a4f-4b6c-8d7e-9f0a1b2c3d4e","uses":6}],"v":1}"#
+        ),
     ]
 
     @Test("a request added to the table has its line, and decodes back to itself")

@@ -1,0 +1,73 @@
+import Foundation
+
+// The request that carries the lab's counts of samples' uses to a station (lineup-sync
+// --pull-registry), beside `registry-add` in ControlCalls.swift.
+
+extension StationControlling {
+    /// A station without a log of its own (the tests' stand-ins) logs no lab counts.
+    public func logLabUses(_ uses: RegistryUses) throws(ControlRefusal) -> RegistryUsesLogged {
+        throw ControlRefusal(.failed, "this station takes nothing from the lab's registry")
+    }
+}
+
+/// `registry-uses`: each sample's uses on the lab's other stations, as the lab store counted
+/// them at `asOfWallNs` (the store's clock), for the station's usage limits. Each entry is
+/// whole for its sample: a dog of this station left out of `dogs` met it on no other station.
+/// An older lineupd answers `unknown-request`, which lineup-sync says in one line.
+public struct RegistryUses: StationCall {
+    public static let name = "registry-uses"
+    public typealias Reply = RegistryUsesLogged
+    /// When the store counted them: its wall time, ns since 1970.
+    public var asOfWallNs: Int64
+    public var samples: [RegistrySampleUses]
+
+    public init(asOfWallNs: Int64, samples: [RegistrySampleUses]) {
+        self.asOfWallNs = asOfWallNs
+        self.samples = samples
+    }
+
+    public func perform(on station: any StationControlling) throws(ControlRefusal) -> RegistryUsesLogged {
+        guard asOfWallNs > 0 else { throw ControlRefusal(.badRequest, "registry-uses: asOfWallNs must be above 0") }
+        for sample in samples {
+            guard sample.uses >= 0, sample.dogs.allSatisfy({ $0.trials >= 0 }) else {
+                throw ControlRefusal(.badRequest, "registry-uses: sample \(sample.sample): a count is below 0")
+            }
+        }
+        return try station.logLabUses(self)
+    }
+}
+
+/// One sample's uses elsewhere: in all (`uses`, as `max_uses` counts), and the trials with
+/// each of this station's dogs (by its id here; as `max_uses_per_dog` counts) that met it there.
+public struct RegistrySampleUses: Sendable, Codable, Hashable {
+    public var sample: String
+    public var uses: Int
+    public var dogs: [RegistryDogUses]
+
+    public init(sample: String, uses: Int, dogs: [RegistryDogUses] = []) {
+        self.sample = sample
+        self.uses = uses
+        self.dogs = dogs
+    }
+}
+
+public struct RegistryDogUses: Sendable, Codable, Hashable {
+    public var dog: String
+    public var trials: Int
+
+    public init(dog: String, trials: Int) {
+        self.dog = dog
+        self.trials = trials
+    }
+}
+
+/// `registry-uses`' reply: the counts logged now, and those the log said already.
+public struct RegistryUsesLogged: Sendable, Codable, Hashable {
+    public var written: Int
+    public var unchanged: Int
+
+    public init(written: Int = 0, unchanged: Int = 0) {
+        self.written = written
+        self.unchanged = unchanged
+    }
+}
