@@ -11,7 +11,7 @@ extension StationService {
         guard !wanted.isEmpty else { return ([], [:]) }
         let all: [SampleSummary]
         do {
-            all = try SessionLog.openReader(path: options.databasePath).samples()
+            all = try log.reader.samples()
         } catch {
             throw ControlRefusal(.failed, "cannot read the samples: \(error)")
         }
