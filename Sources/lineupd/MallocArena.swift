@@ -13,7 +13,8 @@ import Glibc
 /// `brk`, which locked memory allows. Measured with `lineupctl bench sessions --cycles 1000`
 /// (debug build, as root so memory is locked): 12 arenas, +1.75 to +1.89 MB of anonymous
 /// memory from the 100th session to the 1,000th, 2.5 MB resident in one arena that malloc
-/// counted 1.6 MB; one arena, +0.79 MB, and the SQLite page cache filling is the rest.
+/// counted 1.6 MB; one arena, +0.86 MB. The rest was the log's page caches filling
+/// (`StationService.logCacheKibibytes`) and graduation's array (`ProgramProgress.read`).
 ///
 /// The hot path never allocates (`lineupctl bench click` counts it), so sharing the one
 /// arena's lock costs it nothing; the threads that do allocate (the control socket, the log's
