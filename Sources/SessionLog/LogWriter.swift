@@ -87,6 +87,10 @@ public final class LogWriter: @unchecked Sendable {
         pending.reserveCapacity(self.capacity)
         spare = []
         spare.reserveCapacity(self.capacity)
+        // The timings keep at most 4,096 each: at their full size from the start, rather than
+        // doubling into it over a station's first thousand sessions.
+        batchMillis.reserveCapacity(4_096)
+        lagMillis.reserveCapacity(4_096)
         pageSize = (try? pool.read { db in try Int.fetchOne(db, sql: "PRAGMA page_size") }) ?? 4096
         checkpointer = try? Checkpointer(
             path: path, interval: .milliseconds(250), checkpointFrames: checkpointFrames)

@@ -17,14 +17,17 @@ extension ProgramProgress {
     /// program tests double-blind.
     static func read(_ db: Database, dogId: String, program: Program) throws -> ProgramProgress {
         var progress = ProgramProgress(program: program)
-        let rows = try Row.fetchAll(
+        // A cursor, not an array: every session's end reads the dog's whole history on the
+        // program, and an array of it grew the daemon's peak (and with its memory locked, its
+        // size) with each session (`lineupctl bench sessions`).
+        let rows = try Row.fetchCursor(
             db,
             sql: """
                 SELECT s.phase, s.step, s.exercise, s.mode, t.outcome FROM trial_current t
                 JOIN session s ON s.id = t.session_id JOIN program p ON p.id = s.program_id
                 WHERE s.dog_id = ? AND p.name = ? ORDER BY t.wall_ns, t.number
                 """, arguments: [dogId, program.name])
-        for row in rows {
+        while let row = try rows.next() {
             guard let phase: String = row["phase"], let step: String = row["step"],
                 let outcome = TrialOutcome(rawValue: row["outcome"]),
                 program.step(phase: phase, step: step)?.mode.rawValue == row["mode"]

@@ -157,10 +157,14 @@ public final class SessionLog: Sendable {
     let pool: DatabasePool
 
     /// Opens the log for writing, creating it if `create` and migrating it forward.
+    /// `cacheKibibytes`: SQLite's page cache for each of its connections (the writer and two
+    /// readers).
     ///
     /// Refuses a log written by a newer lineup: its schema may hold rows this build
     /// would misread, so nothing is written to it.
-    public init(path: String, create: Bool = true, busyTimeout: TimeInterval = 5) throws {
+    public init(path: String, create: Bool = true, busyTimeout: TimeInterval = 5, cacheKibibytes: Int = 1024)
+        throws
+    {
         self.path = path
         if !create && !FileManager.default.fileExists(atPath: path) {
             throw SessionLogError.absent(path)
@@ -172,7 +176,7 @@ public final class SessionLog: Sendable {
         // daemon's memory small on a board.
         config.maximumReaderCount = 2
         config.prepareDatabase { db in
-            try db.execute(sql: "PRAGMA cache_size = -1024")
+            try db.execute(sql: "PRAGMA cache_size = \(-cacheKibibytes)")
             // FULL: each commit reaches the disk before commitTrial returns, so an
             // announced outcome survives a power cut, not only a crash.
             try db.execute(sql: "PRAGMA synchronous = FULL")

@@ -1,3 +1,4 @@
+import Glibc
 import Synchronization
 
 /// A fixed-size single-producer, single-consumer queue: the hot thread pushes, one consumer
@@ -18,6 +19,10 @@ public final class EventRing<Element: BitwiseCopyable>: @unchecked Sendable {
         self.capacity = size
         mask = size - 1
         storage = .allocate(capacity: size)
+        // Every slot touched now: the ring is resident (and, once the hot thread locks memory,
+        // locked) from the start, rather than page by page as it first wraps, which is a page
+        // fault on the hot path and a daemon that grows for its first thousands of sessions.
+        memset(storage, 0, size * MemoryLayout<Element>.stride)
     }
 
     deinit { storage.deallocate() }

@@ -15,7 +15,8 @@ extension StationService {
         let elsewhere: [String: LabUsesElsewhere]
         let dogElsewhere: [String: LabUsesElsewhere]
         do {
-            let reader = try SessionLog.openReader(path: options.databasePath)
+            // lineupd's own readers: a connection opened per session start grew its memory.
+            let reader = log.reader
             all = try reader.samples()
             elsewhere = try reader.labUsesElsewhere()
             dogElsewhere = try dog.map { try reader.labUsesElsewhere(dog: $0) } ?? [:]

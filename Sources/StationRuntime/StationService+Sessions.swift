@@ -86,12 +86,9 @@ extension StationService {
         // says it is a new dog: a misspelt name must not start a second record of one animal.
         let dogId: UUID
         var records: [any AppendableRecord] = []
-        let reader: LogReader
-        do {
-            reader = try SessionLog.openReader(path: options.databasePath)
-        } catch {
-            throw ControlRefusal(.failed, "cannot read the log: \(error)")
-        }
+        // The daemon's own readers, not a connection opened (its schema parsed, its cache
+        // filled) at every session start: lineupd must not grow session by session.
+        let reader = log.reader
         let known = try? reader.resolveDog(request.dog)
         if request.newDog == true {
             if known != nil {

@@ -161,13 +161,24 @@ public final class StationService: StationControlling, @unchecked Sendable {
         self.player = player
         // The lock before the log is opened (and migrated): one lineupd per log.
         logLock = try options.logLock ?? LogLock(logPath: options.databasePath)
-        log = try SessionLog(path: options.databasePath)
+        log = try SessionLog(path: options.databasePath, cacheKibibytes: Self.logCacheKibibytes)
         writer = log.makeWriter()
         recordsReady = makeEventFD()
         guard recordsReady >= 0 else { throw StationIOError(.system, "cannot make the log feeder's eventfd") }
     }
 
     deinit { close(recordsReady) }
+
+    /// SQLite's page cache for each of the daemon's connections to the log (the writer and two
+    /// readers). A cache fills as the log grows and its pages are touched, so a 1 MiB cache each
+    /// grew the daemon for hundreds of sessions (`lineupctl bench sessions`, whose sessions
+    /// write a few rows each: the writer's full at about the 480th, the reader's still filling at
+    /// the 1,000th). 256 KiB each were full by about the 200th. The station appends: what it
+    /// reads again is the B-trees' right edges, and anything else comes from the kernel's page
+    /// cache, a read away. `bench log` (20,000 events/s for 15 s, debug build) took the same CPU
+    /// with 256 KiB as with 1 MiB (5.6-6.2 s and 6.1-6.3 s user); its latencies on the shared
+    /// build machine were too noisy to tell apart.
+    static let logCacheKibibytes = 256
 
     /// Starts between sessions: the hot loop with no session, and the virtual dog if any.
     public func start() throws {

@@ -123,6 +123,8 @@ struct Lineupd: ParsableCommand {
     var faults: [String] = []
 
     func run() throws {
+        // Before any thread starts, so that every thread shares it (MallocArena.swift says why).
+        useOneMallocArena()
         StationLogging.bootstrap(program: "lineupd")
         guard trials >= 1 && trials <= 100_000 else { fail("--trials must be between 1 and 100000") }
         guard sensitivity >= 0 && sensitivity <= 1 else { fail("--sensitivity must be between 0 and 1") }
