@@ -50,9 +50,38 @@ import TrainingEngine
         return (logs, hit)
     }
 
-    /// Two double-blind sessions of the built-in research program's phase-3/1 (a step with a
-    /// criterion, so the report draws the rolling accuracy, which depends on the trials'
-    /// order), a milestone, a sensor's fault in a session and a fault outside any.
+    /// A step whose criterion looks at the last three trials: the rolling accuracy at a
+    /// session's end depends on the trials' order.
+    static let program = """
+        name = "order"
+        title = "Order"
+        description = "One double-blind step with a criterion over the last three trials."
+
+        [[phases]]
+        id = "p"
+        title = "P"
+        description = "The only phase."
+
+        [[phases.steps]]
+        id = "1"
+        title = "Target among a control and a blank"
+        mode = "double-blind"
+        lineup = { stations = 3, targets = 1, controls = 1, blanks = 1 }
+        hold_s = 2.0
+        inter_trial_s = 15
+        criterion = [{ kind = "accuracy-window", accuracy = 0.8, window = 3 }]
+
+        [[phases.steps.exercises]]
+        id = "1"
+        title = "Block of 12"
+        instruction = "Load as told."
+        duration_s = 60
+        trials = 12
+        """
+
+    /// Two double-blind sessions of that step, the second's trial 2 corrected from a hit to a
+    /// miss (its correction's row comes after the session's), a milestone, a sensor's fault in
+    /// a session and a fault outside any.
     func addCriterionSessions(to path: String) throws {
         let log = try SessionLog(path: path)
         var wall: Int64 = 1_760_000_000_000_000_000
@@ -60,22 +89,22 @@ import TrainingEngine
             wall += 7_000_000_000
             return LogTime(monoNs: wall - 1_700_000_000_000_000_000, wallNs: wall)
         }
-        let program = ProgramRecord(
-            name: "research-5-station", content: "built-in:research-5-station.toml", time: tick())
+        let program = ProgramRecord(name: "order", content: Self.program, time: tick())
         let dog = DogRecord(name: "C-Rex", time: tick())
         let target = SampleRecord(label: "C-T-1", kind: .target, source: "clinic C", time: tick())
         let control = SampleRecord(label: "C-C-1", kind: .control, source: "clinic D", time: tick())
         try log.append([program, dog, target, control])
         var random = SeededGenerator(seed: 17)
+        var corrected: UUID?
         for sessionIndex in 0..<2 {
             let session = SessionRecord(
-                dogId: dog.id, programId: program.id, phase: "phase-3", phaseSteps: 1, step: "1", exercise: "1",
+                dogId: dog.id, programId: program.id, phase: "p", phaseSteps: 1, step: "1", exercise: "1",
                 mode: .doubleBlind, station: "bench-c", bootId: nil, time: tick())
             var records: [any AppendableRecord] = [session]
             for number in 1...12 {
                 let started = tick()
                 let at = Int.random(in: 1...3, using: &random)
-                let hit = Bool.random(using: &random)
+                let hit = number % 4 != 0
                 let layout = (1...3).map { station in
                     let isTarget = station == at
                     return StationSlot(
@@ -91,6 +120,7 @@ import TrainingEngine
                     indicatedStation: hit ? at : nil, latencyNs: hit ? 3_000_000_000 : nil, searchNs: 5_000_000_000,
                     started: started, ended: tick())
                 records.append(trial)
+                if sessionIndex == 1 && number == 2 { corrected = trial.id }
                 if hit {
                     records.append(
                         LoggedEvent(
@@ -106,8 +136,10 @@ import TrainingEngine
             records.append(SessionEnd(sessionId: session.id, how: .ended, detail: "ended", time: tick()))
             try log.append(records)
         }
+        _ = try log.correctTrial(
+            corrected!.uuidString.lowercased(), outcome: .miss, indicatedStation: nil, reason: "video review")
         try log.append([
-            MilestoneRecord(dogId: dog.id, phase: "phase-3", step: "1", criterion: "by hand", time: tick()),
+            MilestoneRecord(dogId: dog.id, phase: "p", step: "1", criterion: "by hand", time: tick()),
             LoggedEvent(kind: .fault, time: tick(), detail: #"{"fault":"log-events-dropped"}"#),
         ])
     }
@@ -177,7 +209,10 @@ import TrainingEngine
         #expect(labHTML.contains("data-trials=\"184\""))
         for dog in ["A-Aino", "A-Bruno", "B-Aino", "B-Bruno", "C-Rex"] { #expect(labHTML.contains(dog), "\(dog)") }
         #expect(labHTML.contains("double-blind"))
-        #expect(labHTML.contains("data-rolling-accuracy"), "no rolling accuracy drawn")
+        // C-Rex's sessions end on trials 10, 11 and 12 (hit, hit, miss); the correction of the
+        // second session's trial 2 counts there, not last.
+        #expect(labHTML.contains("data-rolling-accuracy=\"0.6666666666666666\""), "no rolling accuracy drawn")
+        #expect(!labHTML.contains("data-rolling-accuracy=\"0.3333333333333333\""))
         #expect(labHTML.contains("sensor stuck at station 2") && labHTML.contains("log-events-dropped"))
         #expect(
             try await value(
