@@ -57,7 +57,9 @@ extension LabReader {
         }
         var assembly = try ReportAssembly(
             filter: filter, maxPoints: maxPoints, sessions: sessions, programs: programs)
-        try await scanReportTrials { trial, dogId, dog, sessionId in
+        var dogs: [String: (id: String, name: String)] = [:]
+        for session in sessions { dogs[session.id] = (session.dogId, session.dog) }
+        try await scanReportTrials(dogs: dogs) { trial, dogId, dog, sessionId in
             assembly.addTrial(trial, dogId: dogId, dog: dog, sessionId: sessionId, inScope: true)
         }
         for row in try await store.rows(
@@ -105,9 +107,12 @@ extension LabReader {
 
     /// Every trial of the store after corrections, in the report's order (start, session id,
     /// number: the order `LogReader.report` reads the merged logs in), decoded by the same
-    /// `TrialRowDecoder`. Streamed, not gathered. A layout no station writes is refused,
+    /// `TrialRowDecoder` straight from the cells' bytes (a text value's bytes are its UTF-8 in
+    /// either of PostgreSQL's formats); each trial's dog comes from its session (`dogs`), so
+    /// the query joins nothing. Streamed, not gathered. A layout no station writes is refused,
     /// naming the trial.
     func scanReportTrials(
+        dogs: [String: (id: String, name: String)],
         _ body: (_ trial: ScoredTrial, _ dogId: String, _ dog: String, _ sessionId: String) throws -> Void
     ) async throws {
         var decoder = TrialRowDecoder(samples: true)
@@ -115,10 +120,8 @@ extension LabReader {
         do {
             rows = try await store.connection.query(
                 """
-                SELECT t.outcome, t.latency_ns, t.layout, t.seen, s.dog_id, d.name, s.id, t.id
-                FROM store.trial_current t JOIN store.session s ON s.id = t.session_id
-                    JOIN store.dog d ON d.id = s.dog_id
-                ORDER BY t.started_wall_ns, s.id COLLATE "C", t.number
+                SELECT outcome, latency_ns, layout, seen, session_id, id FROM store.trial_current
+                ORDER BY started_wall_ns, session_id COLLATE "C", number
                 """, logger: store.logger)
         } catch {
             throw store.map(error)
@@ -128,24 +131,34 @@ extension LabReader {
             let next: PostgresRow?
             do { next = try await iterator.next() } catch { throw store.map(error) }
             guard let row = next else { break }
-            let (outcome, latency, layout, seen, dogId, dog, sessionId, trialId) = try readable("trial") {
-                try row.decode((String, Int64?, String, String?, String, String, String, String).self)
+            var cells = row.makeIterator()
+            guard let outcomeCell = cells.next(), let latencyCell = cells.next(), let layoutCell = cells.next(),
+                let seenCell = cells.next(), let sessionCell = cells.next(), let idCell = cells.next()
+            else {
+                throw LabStoreError.refused(
+                    store: store.display, message: "store.trial_current answered fewer columns than asked")
             }
-            var layoutText = layout
-            var seenText = seen
-            let trial = layoutText.withUTF8 { layoutBytes in
-                guard seenText != nil else {
-                    return decoder.trial(
-                        outcome: outcome, latencyNs: latency, layout: UnsafeRawBufferPointer(layoutBytes), seen: nil)
+            let (outcome, latency, sessionId) = try readable("trial") {
+                (
+                    try outcomeCell.decode(String.self), try latencyCell.decode(Int64?.self),
+                    try sessionCell.decode(String.self)
+                )
+            }
+            // The session is in the same snapshot (a trial's session is a foreign key).
+            guard let dog = dogs[sessionId] else { continue }
+            let layout = layoutCell.bytes ?? ByteBuffer()
+            let trial = layout.withUnsafeReadableBytes { layoutBytes in
+                guard let seen = seenCell.bytes else {
+                    return decoder.trial(outcome: outcome, latencyNs: latency, layout: layoutBytes, seen: nil)
                 }
-                return seenText!.withUTF8 { seenBytes in
-                    decoder.trial(
-                        outcome: outcome, latencyNs: latency, layout: UnsafeRawBufferPointer(layoutBytes),
-                        seen: UnsafeRawBufferPointer(seenBytes))
+                return seen.withUnsafeReadableBytes { seenBytes in
+                    decoder.trial(outcome: outcome, latencyNs: latency, layout: layoutBytes, seen: seenBytes)
                 }
             }
-            guard let trial else { throw LogLimits.badLayout(trial: trialId) }
-            try body(trial, dogId, dog, sessionId)
+            guard let trial else {
+                throw LogLimits.badLayout(trial: (try? idCell.decode(String.self)) ?? "(no id)")
+            }
+            try body(trial, dog.id, dog.name, sessionId)
         }
     }
 
