@@ -132,7 +132,11 @@ struct ConfoundCounter {
     /// Per dog (by name) and detail, sorted; a detail no sample of the dog's trials records is
     /// left out.
     func rows(_ db: Database) throws -> [ConfoundRow] {
-        let details = try LogReader.sampleRegistryDetails(db)
+        rows(details: try LogReader.sampleRegistryDetails(db))
+    }
+
+    /// The same, with the registry's details given (the report reads them from its source).
+    func rows(details: [String: SampleRegistryDetails]) -> [ConfoundRow] {
         var bySample = bySample
         if !dogId.isEmpty { bySample[dogId] = current }
         struct Key: Hashable {

@@ -8,11 +8,12 @@ import SessionLog
 /// `lineupctl bench lab`: the lab store against the merged SQLite log, on a throwaway
 /// PostgreSQL of its own (Debian's binaries, as the tests use): rows/s into the store from one
 /// station and from several at once (`lineup-sync` processes, one per station, as on a lab's
-/// network), then `stats` on the store against `stats` on the merged logs.
+/// network), then `stats` and `report` on the store against the same on the merged logs.
 struct BenchLab: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "lab",
-        abstract: "Rows/s into the lab store, and stats on the store against the merged log (one JSON object).",
+        abstract:
+            "Rows/s into the lab store, and stats and report on the store against the merged log (one JSON object).",
         discussion: """
             Starts a PostgreSQL server of its own in a temporary directory (initdb and pg_ctl \
             from /usr/lib/postgresql/*/bin; as root they run as the postgres user), creates a \
@@ -21,8 +22,9 @@ struct BenchLab: ParsableCommand {
             lineup-sync (found beside this lineupctl): the first log alone, then the other \
             --stations at once, one process each. It merges the same logs into one SQLite log \
             (lineupctl merge's code) and times stats by dog, session, sample and station on each \
-            (the fastest of --runs), checking that both give the same rows. The report and \
-            export do not read the store yet, so they are not timed.
+            (the fastest of --runs), checking that both give the same rows, then the HTML report \
+            on each, checking that both give the same HTML (made at the same time). Export is \
+            not timed.
 
             Example:
               lineupctl bench lab --trials 1000000 --stations 10
@@ -55,6 +57,8 @@ struct BenchLab: ParsableCommand {
         var statsRatio: [String: Double]
         var sameRows: Bool
         var loadAverage: String
+        /// The report on each (BenchLab+Report.swift).
+        var report: ReportTimes? = nil
     }
 
     func run() throws {
@@ -139,7 +143,7 @@ struct BenchLab: ParsableCommand {
                 ratio[grouping.rawValue] = (best.store / best.log * 100).rounded() / 100
             }
             let trialCount = try reader.trialRowCount()
-            try printJSON(
+            var result =
                 Result(
                     trials: trialCount, stationLogs: logs, eventsPerTrial: eventsPerTrial,
                     rowsOneStation: one.rows, secondsOneStation: one.seconds,
@@ -148,8 +152,9 @@ struct BenchLab: ParsableCommand {
                     rowsPerSecondAtOnce: (Double(many.rows) / many.seconds).rounded(), statsSecondsStore: onStore,
                     statsSecondsMergedLog: onLog, statsRatio: ratio, sameRows: same,
                     loadAverage: (try? String(contentsOfFile: "/proc/loadavg", encoding: .utf8))?
-                        .split(separator: " ").prefix(3).joined(separator: " ") ?? "-"),
-                oneLine: true)
+                        .split(separator: " ").prefix(3).joined(separator: " ") ?? "-")
+            result.report = try timeReports(reader, researcher)
+            try printJSON(result, oneLine: true)
         }
     }
 }

@@ -1,5 +1,6 @@
 import ArgumentParser
 import Foundation
+import LabStore
 import Report
 import SessionLog
 
@@ -18,6 +19,10 @@ struct ReportCommand: ParsableCommand {
             it. docs/session-log.md ("The report") says what each chart shows; docs/figures.md \
             ("What the figures mean") defines every figure.
 
+            --lab ADDRESS reports the whole lab store (docs/lab.md) instead of a log: the same \
+            report, counted by the same code, as on the stations' logs merged by lineupctl merge. \
+            The selection options are not read from the store yet.
+
             Examples:
               ssh pi lineupctl report > report.html
               lineupctl report --dog Aino --since 2025-05-01 -o aino.html
@@ -25,12 +30,14 @@ struct ReportCommand: ParsableCommand {
     @OptionGroup var log: LogOptions
     @OptionGroup var rows: RowFilterOptions
     @OptionGroup var selection: SelectionOptions
+    @OptionGroup var lab: LabOptions
     @Option(name: .shortAndLong, help: ArgumentHelp("Write to this file (default: stdout).", valueName: "file"))
     var output: String?
 
     func run() throws {
         try researcherCommand {
             if log.json { throw SessionLogError.invalidInput("report writes HTML; --json does not apply") }
+            if let address = lab.lab { return try reportLab(address) }
             // integrity_check: a report is what a researcher keeps and shows, so a changed
             // value (which only an index disagreeing with its row reveals) must not reach it.
             let reader = try log.reader(checking: .integrity)
@@ -43,6 +50,36 @@ struct ReportCommand: ParsableCommand {
             } else {
                 FileHandle.standardOutput.write(Data(html.utf8))
             }
+        }
+    }
+}
+
+extension ReportCommand {
+    /// `report --lab`: the whole store, assembled by the same code as on a log.
+    func reportLab(_ address: String) throws {
+        try lab.refuseUnsupported(db: log.db, [])
+        if let (name, _) = (rows.given + selection.given).first(where: { $0.1 }) {
+            throw SessionLogError.invalidInput(
+                "\(name) is not read by report --lab yet (it reports the whole store): "
+                    + "use it on the merged logs (lineupctl merge) with --db")
+        }
+        let connection = try LabConnection.argument(address)
+        let data = try waitFor {
+            let reader = try await LabReader.open(connection)
+            do {
+                let data = try await reader.report()
+                await reader.close()
+                return data
+            } catch {
+                await reader.close()
+                throw error
+            }
+        }
+        let html = ReportHTML.render(data, scope: describeSelection(rows, selection))
+        if let output {
+            try writeAtomically(html, to: output)
+        } else {
+            FileHandle.standardOutput.write(Data(html.utf8))
         }
     }
 }

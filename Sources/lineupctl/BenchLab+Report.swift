@@ -1,0 +1,57 @@
+import Foundation
+import LabStore
+import Report
+import SessionLog
+
+/// The report's part of `bench lab`: gathered and drawn (read, count, draw, as `bench report`
+/// times it) on the merged log and on the store, the fastest of `runs` each.
+struct ReportTimes: Encodable {
+    var secondsStore: Double
+    var secondsMergedLog: Double
+    /// Store over merged log: the goal is at most 2.
+    var ratio: Double
+    var trials: Int
+    var bytes: Int
+    /// Whether both gave the same HTML, made at the same time.
+    var sameHtml: Bool
+}
+
+extension BenchLab {
+    func timeReports(_ reader: LogReader, _ researcher: LabConnection) throws -> ReportTimes {
+        var best = (store: Double.infinity, log: Double.infinity)
+        var same = true
+        var bytes = 0
+        var trials = 0
+        for _ in 0..<max(1, runs) {
+            var start = ContinuousClock.now
+            var onLog = try reader.report()
+            let logHTML = ReportHTML.render(onLog, scope: "all dogs")
+            best.log = min(best.log, start.duration(to: .now).seconds)
+            start = ContinuousClock.now
+            var onStore = try waitFor {
+                let lab = try await LabReader.open(researcher)
+                do {
+                    let data = try await lab.report()
+                    await lab.close()
+                    return data
+                } catch {
+                    await lab.close()
+                    throw error
+                }
+            }
+            let storeHTML = ReportHTML.render(onStore, scope: "all dogs")
+            best.store = min(best.store, start.duration(to: .now).seconds)
+            // Compared as made at one time: the only line that differs by when it ran.
+            onLog.generated = ""
+            onStore.generated = ""
+            same =
+                same && ReportHTML.render(onLog, scope: "all dogs") == ReportHTML.render(onStore, scope: "all dogs")
+            bytes = logHTML.utf8.count
+            trials = onLog.trials
+            withExtendedLifetime(storeHTML) {}
+        }
+        return ReportTimes(
+            secondsStore: best.store, secondsMergedLog: best.log, ratio: (best.store / best.log * 100).rounded() / 100,
+            trials: trials, bytes: bytes, sameHtml: same)
+    }
+}
