@@ -73,6 +73,24 @@ func labStats(
     }
 }
 
+/// `export --lab`: the store's rows through the log's writer, streamed to standard output.
+func labExport(
+    _ address: String, _ table: ExportTable, format: ExportFormat, _ rows: RowFilterOptions,
+    _ selection: SelectionOptions
+) throws {
+    try withLab(address) { reader in
+        let filter = try selection.filter(rows, LabResolver(reader: reader))
+        let sink = SendableSink(ByteSink())
+        _ = try waitFor { try await reader.export(table, format: format, filter: filter, to: sink.sink) }
+    }
+}
+
+/// The export's sink, used by the one task that writes it while the command waits.
+private final class SendableSink: @unchecked Sendable {
+    let sink: ByteSink
+    init(_ sink: ByteSink) { self.sink = sink }
+}
+
 /// Where an asynchronous read leaves its result for the synchronous command waiting on it.
 private final class ResultBox<T: Sendable>: @unchecked Sendable {
     var result: Result<T, any Error>?
