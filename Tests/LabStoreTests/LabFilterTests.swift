@@ -34,6 +34,8 @@ struct SyncedAndMerged {
             filler.eventsPerTrial = 3
             filler.seed = UInt64(31 + index)
             filler.namePrefix = prefix
+            // An hour apart, so no two stations' rows share a time an export orders by.
+            filler.startWallNs += Int64(index) * 3_600_000_000_000
             _ = try filler.fill(try SessionLog(path: path))
             logs.append(path)
         }
@@ -44,8 +46,12 @@ struct SyncedAndMerged {
         guard block.status == 0 else { throw TestServerError(message: "lineupd --simulate: \(block.stderr)") }
         logs.append(blockLog)
         for path in logs { try await sync(path, into: lab) }
+        // Merged in the order of the stations' identities, the order the store's events
+        // export keeps between stations (a merged log's events are in merge order).
+        let identities = try logs.map { try sqlite($0, "SELECT id FROM log_identity") }
+        let byIdentity = zip(identities, logs).sorted { $0.0.utf8.lexicographicallyPrecedes($1.0.utf8) }.map(\.1)
         let merged = "\(directory)/merged.db"
-        let merge = try lineupctl(["merge"] + logs + ["--into", merged])
+        let merge = try lineupctl(["merge"] + byIdentity + ["--into", merged])
         guard merge.status == 0 else { throw TestServerError(message: "merge: \(merge.stderr)") }
         return SyncedAndMerged(
             server: server, directory: directory, logs: logs, merged: merged,
