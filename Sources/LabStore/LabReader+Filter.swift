@@ -73,6 +73,25 @@ extension LabReader {
         return grouper.rows()
     }
 
+    /// `stats --sources`: per dog and sample detail, what `LogReader.confoundStats` gives on the
+    /// merged logs, counted by the same `ConfoundCounter` from the same trials.
+    public func confoundStats(_ filter: LogFilter) async throws -> [ConfoundRow] {
+        var counter = ConfoundCounter()
+        try await scanTrials(filter, samples: true) { trial, context in
+            counter.add(trial, dogId: context.dogId, dog: context.dog)
+        }
+        var details: [String: SampleRegistryDetails] = [:]
+        for row in try await store.rows("SELECT id, kind, source, collection, processing FROM store.sample") {
+            let (id, kind, source, collection, processing) = try row.decode(
+                (String, String, String?, String?, String?).self)
+            // As the log reads it: a kind lineup does not know is a blank.
+            details[id] = SampleRegistryDetails(
+                kind: SampleKind(rawValue: kind) ?? .blank, source: source, collection: collection,
+                processing: processing)
+        }
+        return counter.rows(details: details)
+    }
+
     /// The trials after corrections that `filter` selects, decoded as on a log. Streamed.
     func scanTrials(
         _ filter: LogFilter, samples: Bool, _ body: (ScoredTrial, LogReader.TrialContext) throws -> Void

@@ -101,14 +101,16 @@ extension LogReader {
 
 /// The confound figures' counts over a stream of trials (any order); `rows` folds them by
 /// each sample's details.
-struct ConfoundCounter {
+public struct ConfoundCounter {
     // Counted per dog and sample first (one lookup per station), then folded by detail.
     private var names: [String: String] = [:]
     private var bySample: [String: [String: DetailCounts]] = [:]
     private var dogId = ""
     private var current: [String: DetailCounts] = [:]
 
-    mutating func add(_ trial: ScoredTrial, dogId id: String, dog: String) {
+    public init() {}
+
+    public mutating func add(_ trial: ScoredTrial, dogId id: String, dog: String) {
         guard trial.outcome != .aborted, trial.hasStationData else { return }
         // Trials come by session: keep the dog's counts at hand.
         if id != dogId {
@@ -132,7 +134,11 @@ struct ConfoundCounter {
     /// Per dog (by name) and detail, sorted; a detail no sample of the dog's trials records is
     /// left out.
     func rows(_ db: Database) throws -> [ConfoundRow] {
-        let details = try LogReader.sampleRegistryDetails(db)
+        rows(details: try LogReader.sampleRegistryDetails(db))
+    }
+
+    /// The same from the samples' details by id, however the source read them.
+    public func rows(details: [String: SampleRegistryDetails]) -> [ConfoundRow] {
         var bySample = bySample
         if !dogId.isEmpty { bySample[dogId] = current }
         struct Key: Hashable {

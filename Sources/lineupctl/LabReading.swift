@@ -73,6 +73,14 @@ func labStats(
     }
 }
 
+/// `stats --sources` on the lab store: the rows `LogReader.confoundStats` gives on a log.
+func labSources(_ address: String, _ rows: RowFilterOptions, _ selection: SelectionOptions) throws -> [ConfoundRow] {
+    try withLab(address) { reader in
+        let filter = try selection.filter(rows, LabResolver(reader: reader))
+        return try waitFor { try await reader.confoundStats(filter) }
+    }
+}
+
 /// `export --lab`: the store's rows through the log's writer, streamed to standard output.
 func labExport(
     _ address: String, _ table: ExportTable, format: ExportFormat, _ rows: RowFilterOptions,
