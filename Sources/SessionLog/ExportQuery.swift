@@ -2,8 +2,8 @@ import Foundation
 import GRDB
 import GRDBSQLite
 
-/// How a column's SQLite value is written.
-enum ExportStyle {
+/// How a column's value is written.
+public enum ExportStyle: Sendable {
     case integer
     case text
     /// Integer nanoseconds since 1970 (UTC), written as ISO 8601 with offset.
@@ -12,16 +12,23 @@ enum ExportStyle {
     case unsigned
 }
 
-struct ExportColumn {
-    var name: String
-    var expression: String
-    var style: ExportStyle
+/// One exported column: its name in the header, its SQL, how its value is written.
+public struct ExportColumn: Sendable {
+    public var name: String
+    public var expression: String
+    public var style: ExportStyle
+
+    public init(name: String, expression: String, style: ExportStyle) {
+        self.name = name
+        self.expression = expression
+        self.style = style
+    }
 }
 
 /// The queries behind `export`, public so a benchmark can hand the same rows to
 /// `sqlite3 -csv`.
 public struct ExportQuery {
-    let columns: [ExportColumn]
+    public let columns: [ExportColumn]
     let from: String
     let order: String
     let values: [DatabaseValue]
@@ -47,6 +54,11 @@ public struct ExportQuery {
             text = text.replacingOccurrences(of: "?\(index + 1)", with: literal)
         }
         return text
+    }
+
+    /// The columns of `table`'s export (names, how each is written), the same from any source.
+    public static func columns(_ table: ExportTable, stations: Int) -> [ExportColumn] {
+        make(table, LogFilter(), stations: stations).columns
     }
 
     static func make(_ table: ExportTable, _ filter: LogFilter, stations: Int) -> ExportQuery {

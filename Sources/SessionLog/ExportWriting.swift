@@ -94,8 +94,34 @@ public final class ByteSink {
     }
 }
 
-/// Formats rows straight from SQLite's column accessors into the sink's buffer.
-struct RowWriter {
+/// One row of an export as its source hands it over: SQLite's column accessors, or a row of
+/// the lab store. Text is the column's UTF-8 bytes; integers are read only from integer columns.
+public protocol ExportRow {
+    func isNull(_ column: Int) -> Bool
+    func int64(_ column: Int) -> Int64
+    /// The text's bytes, handed to `body` (nil for NULL).
+    func withText(_ column: Int, _ body: (UnsafeBufferPointer<UInt8>) -> Void)
+}
+
+/// A row at SQLite's statement cursor.
+struct SQLiteExportRow: ExportRow {
+    let statement: OpaquePointer
+
+    @inline(__always) func isNull(_ column: Int) -> Bool {
+        sqlite3_column_type(statement, Int32(column)) == SQLITE_NULL
+    }
+
+    @inline(__always) func int64(_ column: Int) -> Int64 { sqlite3_column_int64(statement, Int32(column)) }
+
+    @inline(__always) func withText(_ column: Int, _ body: (UnsafeBufferPointer<UInt8>) -> Void) {
+        guard let text = sqlite3_column_text(statement, Int32(column)) else { return }
+        body(UnsafeBufferPointer(start: text, count: Int(sqlite3_column_bytes(statement, Int32(column)))))
+    }
+}
+
+/// Formats rows into the sink's buffer, from either source: one formatter, so a log's export
+/// and the lab store's are the same bytes for the same rows.
+public struct RowWriter {
     let columns: [ExportColumn]
     let format: ExportFormat
     let sink: ByteSink
@@ -103,7 +129,7 @@ struct RowWriter {
     // Pre-encoded `"name":` keys for JSON Lines.
     let keys: [[UInt8]]
 
-    init(columns: [ExportColumn], format: ExportFormat, sink: ByteSink, timeZone: TimeZone) {
+    public init(columns: [ExportColumn], format: ExportFormat, sink: ByteSink, timeZone: TimeZone) {
         self.columns = columns
         self.format = format
         self.sink = sink
@@ -111,15 +137,26 @@ struct RowWriter {
         keys = columns.map { Array("\"\($0.name)\":".utf8) }
     }
 
-    mutating func write(_ statement: OpaquePointer) throws -> Int {
-        if format == .csv {
-            for (index, column) in columns.enumerated() {
-                if index > 0 { sink.buffer.append(UInt8(ascii: ",")) }
-                sink.append(column.name)
-            }
-            sink.buffer.append(13)
-            sink.buffer.append(10)
+    /// The CSV header (JSON Lines has none).
+    public func writeHeader() {
+        guard format == .csv else { return }
+        for (index, column) in columns.enumerated() {
+            if index > 0 { sink.buffer.append(UInt8(ascii: ",")) }
+            sink.append(column.name)
         }
+        sink.buffer.append(13)
+        sink.buffer.append(10)
+    }
+
+    /// One row; false once the sink's reader went away (the export stops quietly).
+    @inline(__always) public mutating func write(_ row: some ExportRow) throws -> Bool {
+        if format == .csv { writeCSVRow(row) } else { writeJSONRow(row) }
+        try sink.flushIfFull()
+        return !sink.closedByReader
+    }
+
+    mutating func write(_ statement: OpaquePointer) throws -> Int {
+        writeHeader()
         var count = 0
         while true {
             let rc = sqlite3_step(statement)
@@ -129,33 +166,28 @@ struct RowWriter {
                     resultCode: ResultCode(rawValue: rc),
                     message: String(cString: sqlite3_errmsg(sqlite3_db_handle(statement))))
             }
-            if format == .csv { writeCSVRow(statement) } else { writeJSONRow(statement) }
             count += 1
-            try sink.flushIfFull()
-            if sink.closedByReader { break }
+            if !(try write(SQLiteExportRow(statement: statement))) { break }
         }
         return count
     }
 
-    private mutating func writeCSVRow(_ statement: OpaquePointer) {
+    private mutating func writeCSVRow(_ row: some ExportRow) {
         for index in columns.indices {
             if index > 0 { sink.buffer.append(UInt8(ascii: ",")) }
-            let i = Int32(index)
-            if sqlite3_column_type(statement, i) == SQLITE_NULL { continue }
+            if row.isNull(index) { continue }
             switch columns[index].style {
-            case .integer: sink.append(int: sqlite3_column_int64(statement, i))
-            case .unsigned: sink.append(unsigned: UInt64(bitPattern: sqlite3_column_int64(statement, i)))
-            case .isoTime: iso.append(wallNs: sqlite3_column_int64(statement, i), to: &sink.buffer)
-            case .text: appendCSVText(statement, i)
+            case .integer: sink.append(int: row.int64(index))
+            case .unsigned: sink.append(unsigned: UInt64(bitPattern: row.int64(index)))
+            case .isoTime: iso.append(wallNs: row.int64(index), to: &sink.buffer)
+            case .text: row.withText(index) { appendCSVText($0) }
             }
         }
         sink.buffer.append(13)
         sink.buffer.append(10)
     }
 
-    private func appendCSVText(_ statement: OpaquePointer, _ i: Int32) {
-        guard let text = sqlite3_column_text(statement, i) else { return }
-        let bytes = UnsafeBufferPointer(start: text, count: Int(sqlite3_column_bytes(statement, i)))
+    private func appendCSVText(_ bytes: UnsafeBufferPointer<UInt8>) {
         // RFC 4180: quote a field holding a comma, a quote or a line break; double quotes.
         let needsQuotes = bytes.contains { (byte: UInt8) -> Bool in
             byte == 44 || byte == 34 || byte == 10 || byte == 13
@@ -172,30 +204,29 @@ struct RowWriter {
         sink.buffer.append(34)
     }
 
-    private mutating func writeJSONRow(_ statement: OpaquePointer) {
+    private mutating func writeJSONRow(_ row: some ExportRow) {
         sink.buffer.append(UInt8(ascii: "{"))
         for index in columns.indices {
             if index > 0 { sink.buffer.append(UInt8(ascii: ",")) }
             sink.buffer.append(contentsOf: keys[index])
-            let i = Int32(index)
-            if sqlite3_column_type(statement, i) == SQLITE_NULL {
+            if row.isNull(index) {
                 sink.append("null")
                 continue
             }
             switch columns[index].style {
-            case .integer: sink.append(int: sqlite3_column_int64(statement, i))
-            case .unsigned: sink.append(unsigned: UInt64(bitPattern: sqlite3_column_int64(statement, i)))
+            case .integer: sink.append(int: row.int64(index))
+            case .unsigned: sink.append(unsigned: UInt64(bitPattern: row.int64(index)))
             case .isoTime:
                 sink.buffer.append(34)
-                iso.append(wallNs: sqlite3_column_int64(statement, i), to: &sink.buffer)
+                iso.append(wallNs: row.int64(index), to: &sink.buffer)
                 sink.buffer.append(34)
             case .text:
-                guard let text = sqlite3_column_text(statement, i) else {
-                    sink.append("null")
-                    continue
+                var wrote = false
+                row.withText(index) {
+                    appendJSONString($0)
+                    wrote = true
                 }
-                let bytes = UnsafeBufferPointer(start: text, count: Int(sqlite3_column_bytes(statement, i)))
-                appendJSONString(bytes)
+                if !wrote { sink.append("null") }
             }
         }
         sink.buffer.append(UInt8(ascii: "}"))

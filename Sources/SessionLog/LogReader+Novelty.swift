@@ -14,11 +14,18 @@ struct ExposedTrial {
 }
 
 /// What the registry says of a sample, as the confound figures group it.
-struct SampleRegistryDetails {
+public struct SampleRegistryDetails: Sendable {
     var kind: SampleKind
     var source: String?
     var collection: String?
     var processing: String?
+
+    public init(kind: SampleKind, source: String?, collection: String?, processing: String?) {
+        self.kind = kind
+        self.source = source
+        self.collection = collection
+        self.processing = processing
+    }
 }
 
 extension LogReader {

@@ -11,9 +11,7 @@ extension LogReader {
             if let id = try Self.resolve(db, table: "dog", text: text, kind: "dog") { return id }
             let byName = try String.fetchAll(
                 db, sql: "SELECT id FROM dog WHERE name = ? COLLATE NOCASE", arguments: [text])
-            if byName.count == 1 { return byName[0] }
-            if byName.count > 1 { throw SessionLogError.ambiguousId(text, kind: "dog") }
-            throw SessionLogError.unknownDog(text)
+            return try FilterRules.chooseDogByName(text, matches: byName)
         }
     }
 
@@ -57,11 +55,7 @@ extension LogReader {
         try read { db in
             let known = try String.fetchAll(
                 db, sql: "SELECT DISTINCT p.name FROM session s JOIN program p ON p.id = s.program_id ORDER BY p.name")
-            guard known.contains(name) else {
-                throw SessionLogError.invalidInput(
-                    "--program \(name): no session of a program so named in the log (\(Self.listing(known)))")
-            }
-            return name
+            return try FilterRules.checkProgram(name, known: known, in: "the log")
         }
     }
 
@@ -69,40 +63,22 @@ extension LogReader {
     public func resolveHandler(_ code: String) throws -> String {
         try read { db in
             let known = try String.fetchAll(db, sql: "SELECT code FROM handler ORDER BY code")
-            guard known.contains(code) else {
-                throw SessionLogError.invalidInput(
-                    "--handler \(code): no handler so coded in the log (\(Self.listing(known)))")
-            }
-            return code
+            return try FilterRules.checkHandler(code, known: known, in: "the log")
         }
     }
 
     /// `PHASE/STEP` (as `session start --step` takes it) or a whole `PHASE`, checked against the
     /// steps sessions were logged with.
     public func resolveStep(_ text: String) throws -> (phase: String, step: String?) {
-        let parts = text.split(separator: "/", maxSplits: 1, omittingEmptySubsequences: false).map(String.init)
-        guard !parts[0].isEmpty, parts.count == 1 || !parts[1].isEmpty else {
-            throw SessionLogError.invalidInput("--step \(text): give PHASE/STEP (discrimination/1) or a whole PHASE")
-        }
+        _ = try FilterRules.stepWords(text)
         return try read { db in
             let rows = try Row.fetchAll(
                 db,
                 sql: """
                     SELECT DISTINCT phase, step FROM session WHERE phase IS NOT NULL ORDER BY phase, step
                     """)
-            let known = rows.map { row -> String in
-                let phase: String = row["phase"]
-                return (row["step"] as String?).map { "\(phase)/\($0)" } ?? phase
-            }
-            let found = rows.contains { row in
-                row["phase"] == parts[0] && (parts.count == 1 || (row["step"] as String?) == parts[1])
-            }
-            guard found else {
-                throw SessionLogError.invalidInput(
-                    "--step \(text): no session of that \(parts.count == 1 ? "phase" : "step") in the log (\(Self.listing(known)))"
-                )
-            }
-            return (parts[0], parts.count == 2 ? parts[1] : nil)
+            let known = rows.map { row in (phase: row["phase"] as String, step: row["step"] as String?) }
+            return try FilterRules.checkStep(text, known: known, in: "the log")
         }
     }
 
@@ -133,26 +109,17 @@ extension LogReader {
         }
     }
 
-    /// `known: a, b, c` (at most 12 named), or `it has none`.
-    static func listing(_ known: [String]) -> String {
-        guard !known.isEmpty else { return "it has none" }
-        let shown = known.prefix(12).joined(separator: ", ")
-        return "known: " + shown + (known.count > 12 ? ", and \(known.count - 12) more" : "")
-    }
-
     static func resolve(_ db: Database, table: String, text: String, kind: String) throws -> String? {
-        let lowered = text.lowercased()
-        if try String.fetchOne(db, sql: "SELECT id FROM \(table) WHERE id = ?", arguments: [lowered])
+        let words = FilterRules.idWords(text)
+        if try String.fetchOne(db, sql: "SELECT id FROM \(table) WHERE id = ?", arguments: [words.whole])
             != nil
         {
-            return lowered
+            return words.whole
         }
-        // Only hex digits and dashes can be an id prefix; anything else is not an id.
-        guard lowered.count >= 4, lowered.allSatisfy({ $0.isHexDigit || $0 == "-" }) else { return nil }
+        guard let prefix = words.prefix else { return nil }
         let matches = try String.fetchAll(
             db, sql: "SELECT id FROM \(table) WHERE id >= ? AND id < ? LIMIT 2",
-            arguments: [lowered, lowered + "~"])
-        if matches.count > 1 { throw SessionLogError.ambiguousId(text, kind: kind) }
-        return matches.first
+            arguments: [prefix, prefix + "~"])
+        return try FilterRules.chooseByPrefix(text, matches: matches, kind: kind)
     }
 }

@@ -15,6 +15,8 @@ public enum SessionLogError: Error, Equatable, CustomStringConvertible {
     case unknownSample(String)
     case unknownTrial(String)
     case ambiguousId(String, kind: String)
+    /// A name two or more dogs share (two stations' "Rex" are two dogs): their ids, to choose by.
+    case ambiguousDogName(String, ids: [String])
     case duplicateSample(label: String)
     case duplicateDog(name: String, id: String)
     case malformedDate(String)
@@ -60,6 +62,9 @@ public enum SessionLogError: Error, Equatable, CustomStringConvertible {
         case .unknownTrial(let text): return "no trial \"\(text)\" in the log"
         case .ambiguousId(let text, let kind):
             return "\"\(text)\" matches more than one \(kind); give more of the id"
+        case .ambiguousDogName(let name, let ids):
+            return
+                "\"\(name)\" names \(ids.count) dogs (ids \(ids.joined(separator: ", "))): give the one meant by its id or an id prefix"
         case .duplicateSample(let label): return "a sample labelled \"\(label)\" is already in the log"
         case .duplicateDog(let name, let id):
             return "a dog named \"\(name)\" is already in the log (id \(id.prefix(8))); give the new dog another name"

@@ -101,14 +101,16 @@ extension LogReader {
 
 /// The confound figures' counts over a stream of trials (any order); `rows` folds them by
 /// each sample's details.
-struct ConfoundCounter {
+public struct ConfoundCounter {
     // Counted per dog and sample first (one lookup per station), then folded by detail.
     private var names: [String: String] = [:]
     private var bySample: [String: [String: DetailCounts]] = [:]
     private var dogId = ""
     private var current: [String: DetailCounts] = [:]
 
-    mutating func add(_ trial: ScoredTrial, dogId id: String, dog: String) {
+    public init() {}
+
+    public mutating func add(_ trial: ScoredTrial, dogId id: String, dog: String) {
         guard trial.outcome != .aborted, trial.hasStationData else { return }
         // Trials come by session: keep the dog's counts at hand.
         if id != dogId {
@@ -135,8 +137,9 @@ struct ConfoundCounter {
         rows(details: try LogReader.sampleRegistryDetails(db))
     }
 
-    /// The same, with the registry's details given (the report reads them from its source).
-    func rows(details: [String: SampleRegistryDetails]) -> [ConfoundRow] {
+    /// The same from the samples' details by id, however the source read them (the report and
+    /// `stats --sources --lab` read them from their own source).
+    public func rows(details: [String: SampleRegistryDetails]) -> [ConfoundRow] {
         var bySample = bySample
         if !dogId.isEmpty { bySample[dogId] = current }
         struct Key: Hashable {

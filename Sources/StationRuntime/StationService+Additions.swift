@@ -91,7 +91,7 @@ extension StationService {
         } catch let error as SessionLogError {
             switch error {
             case .invalidInput, .malformedDate: throw ControlRefusal(.badRequest, error.description)
-            case .unknownDog, .unknownSample, .unknownTrial, .unknownSession, .ambiguousId:
+            case .unknownDog, .unknownSample, .unknownTrial, .unknownSession, .ambiguousId, .ambiguousDogName:
                 throw ControlRefusal(.unknown, error.description)
             case .duplicateDog, .duplicateSample: throw ControlRefusal(.duplicate, error.description)
             default: throw ControlRefusal(.failed, error.description)

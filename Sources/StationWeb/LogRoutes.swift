@@ -246,7 +246,7 @@ extension WebApp {
             switch error {
             case .unknownDog, .unknownSession, .unknownSample, .unknownTrial:
                 throw WebError(.notFound, "unknown", error.description)
-            case .ambiguousId, .invalidInput, .malformedDate:
+            case .ambiguousId, .ambiguousDogName, .invalidInput, .malformedDate:
                 throw WebError(.badRequest, "bad-request", error.description)
             default:
                 throw WebError(.serviceUnavailable, "log", error.description)

@@ -17,6 +17,11 @@ struct Export: ParsableCommand {
             trained on. Samples and dogs are selected by --since and --until by when they were \
             added. pandas.read_csv and R's read.csv load it without options.
 
+            --lab ADDRESS exports from the lab store (docs/lab.md) instead of a log: the same \
+            columns and bytes as the merged logs' export, with the same options. A store keeps \
+            two stations' dogs of one name apart (a merged log makes them one), and has each \
+            station's events in that station's order, stations by id.
+
             Examples:
               lineupctl export --what trials > trials.csv
               lineupctl export --what milestones --dog Aino > milestones.csv
@@ -25,11 +30,16 @@ struct Export: ParsableCommand {
     @OptionGroup var log: LogOptions
     @OptionGroup var rows: RowFilterOptions
     @OptionGroup var selection: SelectionOptions
+    @OptionGroup var lab: LabOptions
     @Option(help: "sessions, trials, events, samples, milestones or dogs.") var what: ExportTable
     @Option(help: "csv or jsonl.") var format: ExportFormat = .csv
 
     func run() throws {
         try researcherCommand {
+            try lab.refuseUnsupported(db: log.db, [])
+            if let address = lab.lab {
+                return try labExport(address, what, format: format, rows, selection)
+            }
             // The whole file: an export is the log taken away, and reads most of it anyway.
             let reader = try log.reader(checking: .quick)
             try reader.export(what, format: format, filter: selection.filter(rows, reader), to: ByteSink())

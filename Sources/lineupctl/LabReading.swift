@@ -18,8 +18,7 @@ struct LabOptions: ParsableArguments {
         if db != nil { throw SessionLogError.invalidInput("give --db (a log) or --lab (the lab store), not both") }
         if let (name, _) = options.first(where: { $0.1 }) {
             throw SessionLogError.invalidInput(
-                "\(name) is not read from the lab store yet (the whole store is, by dog, session, sample or "
-                    + "station): use it on the merged logs (lineupctl merge) with --db")
+                "\(name) is not read from the lab store yet: use it on the merged logs (lineupctl merge) with --db")
         }
     }
 }
@@ -40,20 +39,64 @@ extension SelectionOptions {
     }
 }
 
-/// `stats --by` on the lab store: the rows `LogReader.stats(by:)` gives on a log.
-func labStats(_ address: String, by grouping: StatsGrouping) throws -> [StatsRow] {
+/// Runs `body` with a reader of the lab store at `address`, closed after it whatever happens
+/// (an unclosed connection traps in postgres-nio).
+func withLab<T: Sendable>(_ address: String, _ body: (LabReader) throws -> T) throws -> T {
     let connection = try LabConnection.argument(address)
-    return try waitFor {
-        let reader = try await LabReader.open(connection)
-        do {
-            let rows = try await reader.stats(by: grouping)
-            await reader.close()
-            return rows
-        } catch {
-            await reader.close()
-            throw error
-        }
+    let reader = try waitFor { try await LabReader.open(connection) }
+    defer { _ = try? waitFor { await reader.close() } }
+    return try body(reader)
+}
+
+/// The filter words resolved against the lab store, by the same rules as on a log.
+struct LabResolver: FilterResolving {
+    let reader: LabReader
+
+    func resolveDog(_ text: String) throws -> String { try waitFor { try await reader.resolveDog(text) } }
+    func resolveSession(_ text: String) throws -> String { try waitFor { try await reader.resolveSession(text) } }
+    func resolveProgram(_ name: String) throws -> String { try waitFor { try await reader.resolveProgram(name) } }
+    func resolveHandler(_ code: String) throws -> String { try waitFor { try await reader.resolveHandler(code) } }
+    func resolveStep(_ text: String) throws -> (phase: String, step: String?) {
+        let resolved = try waitFor { try await reader.resolveStep(text) }
+        return resolved
     }
+}
+
+/// `stats --by` on the lab store, with the options' filter: the rows `LogReader.stats(by:_:)`
+/// gives on a log.
+func labStats(
+    _ address: String, by grouping: StatsGrouping, _ rows: RowFilterOptions, _ selection: SelectionOptions
+) throws -> [StatsRow] {
+    try withLab(address) { reader in
+        let filter = try selection.filter(rows, LabResolver(reader: reader))
+        return try waitFor { try await reader.stats(by: grouping, filter) }
+    }
+}
+
+/// `stats --sources` on the lab store: the rows `LogReader.confoundStats` gives on a log.
+func labSources(_ address: String, _ rows: RowFilterOptions, _ selection: SelectionOptions) throws -> [ConfoundRow] {
+    try withLab(address) { reader in
+        let filter = try selection.filter(rows, LabResolver(reader: reader))
+        return try waitFor { try await reader.confoundStats(filter) }
+    }
+}
+
+/// `export --lab`: the store's rows through the log's writer, streamed to standard output.
+func labExport(
+    _ address: String, _ table: ExportTable, format: ExportFormat, _ rows: RowFilterOptions,
+    _ selection: SelectionOptions
+) throws {
+    try withLab(address) { reader in
+        let filter = try selection.filter(rows, LabResolver(reader: reader))
+        let sink = SendableSink(ByteSink())
+        _ = try waitFor { try await reader.export(table, format: format, filter: filter, to: sink.sink) }
+    }
+}
+
+/// The export's sink, used by the one task that writes it while the command waits.
+private final class SendableSink: @unchecked Sendable {
+    let sink: ByteSink
+    init(_ sink: ByteSink) { self.sink = sink }
 }
 
 /// Where an asynchronous read leaves its result for the synchronous command waiting on it.

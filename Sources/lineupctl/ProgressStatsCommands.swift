@@ -145,8 +145,11 @@ struct Stats: ParsableCommand {
               lineupctl stats --guesses --mode double-blind
 
             --lab ADDRESS reads the lab store (docs/lab.md) instead of a log, through the same \
-            counting: the --by tables, text or --json, with --prevalence, over the whole store. \
-            The other options are not read from the store yet.
+            counting: the --by tables, text or --json, with --prevalence and the options that \
+            narrow the trials (--dog, --session, --since, --until, --mode, --program, --step, \
+            --handler), each meaning what it means on a log. Two dogs of one name on two stations \
+            are two dogs in the store: --dog with that name is refused, naming both ids. \
+            --sources reads the store too; --familiar-novel and --guesses are not read from it yet.
 
             --familiar-novel shows each dog's sensitivity and specificity on samples it had met \
             in an earlier trial and on samples new to it, with Fisher's exact test of the \
@@ -175,19 +178,17 @@ struct Stats: ParsableCommand {
     func run() throws {
         try researcherCommand {
             let prevalence = try extra.prevalence.map { try checkPrevalence($0) }
-            try lab.refuseUnsupported(
-                db: log.db,
-                rows.given + selection.given + [
-                    ("--guesses", extra.guesses), ("--familiar-novel", familiarNovel), ("--sources", sources),
-                ])
+            try lab.refuseUnsupported(db: log.db, [("--guesses", extra.guesses), ("--familiar-novel", familiarNovel)])
             let stats: [StatsRow]
-            if let address = lab.lab {
-                stats = try labStats(address, by: by)
+            if let address = lab.lab, sources {
+                return try printSources(labSources(address, rows, selection))
+            } else if let address = lab.lab {
+                stats = try labStats(address, by: by, rows, selection)
             } else {
                 let reader = try log.reader()
                 if extra.guesses { return try printGuesses(reader, selection.filter(rows, reader)) }
                 if familiarNovel { return try printFamiliarNovel(reader, selection.filter(rows, reader)) }
-                if sources { return try printSources(reader, selection.filter(rows, reader)) }
+                if sources { return try printSources(reader.confoundStats(selection.filter(rows, reader))) }
                 stats = try reader.stats(by: by, selection.filter(rows, reader))
             }
             if log.json {

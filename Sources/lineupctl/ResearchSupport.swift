@@ -140,8 +140,8 @@ struct RowFilterOptions: ParsableArguments {
     @Option(help: ArgumentHelp("Before this time; a bare date includes that whole day.", valueName: "date"))
     var until: String?
 
-    /// Resolves what was typed against the log; unknown ids and bad dates throw.
-    func filter(_ reader: LogReader) throws -> LogFilter {
+    /// Resolves what was typed against the log or the lab store; unknown ids and bad dates throw.
+    func filter(_ reader: some FilterResolving) throws -> LogFilter {
         var filter = LogFilter()
         filter.since = try since.map { text in try named("--since", text) { try ResearcherDate.parse($0) } }
         filter.until = try until.map { text in try named("--until", text) { try ResearcherDate.parseUpperBound($0) } }
@@ -183,9 +183,9 @@ struct SelectionOptions: ParsableArguments {
     @Option(help: ArgumentHelp("Only sessions run by this handler (the pseudonymous code).", valueName: "code"))
     var handler: String?
 
-    /// The row filter narrowed by these choices, each checked against the log (one line naming
+    /// The row filter narrowed by these choices, each checked against the log or store (one line naming
     /// the option, the value and what the log has, when it does not fit).
-    func filter(_ rows: RowFilterOptions, _ reader: LogReader) throws -> LogFilter {
+    func filter(_ rows: RowFilterOptions, _ reader: some FilterResolving) throws -> LogFilter {
         var filter = try rows.filter(reader)
         if let mode {
             guard let chosen = TrainingMode(rawValue: mode) else {

@@ -54,8 +54,7 @@ extension Stats {
         for r in rows where r.memorisation { say(memorisationFlagLine(r)) }
     }
 
-    func printSources(_ reader: LogReader, _ filter: LogFilter) throws {
-        let rows = try reader.confoundStats(filter)
+    func printSources(_ rows: [ConfoundRow]) throws {
         if log.json { return try printJSON(rows) }
         say("Trials of \(describeSelection(self.rows, selection))")
         if rows.isEmpty {
