@@ -197,8 +197,17 @@ func lineupctl(_ arguments: [String], environment extra: [String: String] = [:])
     process.standardError = err
     process.standardInput = FileHandle.nullDevice
     try process.run()
-    let errData = err.fileHandleForReading.readDataToEndOfFile()
+    // stderr is read on its own thread while stdout is read here: read one after the other, a
+    // child writing more than a pipe holds (64 KiB) to the unread one would wait for ever.
+    let errRead = DispatchSemaphore(value: 0)
+    nonisolated(unsafe) var errData = Data()
+    let errHandle = err.fileHandleForReading
+    Thread.detachNewThread {
+        errData = errHandle.readDataToEndOfFile()
+        errRead.signal()
+    }
     let outData = out.fileHandleForReading.readDataToEndOfFile()
+    errRead.wait()
     process.waitUntilExit()
     return SyncRun(
         status: process.terminationStatus, stdout: String(decoding: outData, as: UTF8.self),
