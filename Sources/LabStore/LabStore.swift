@@ -195,8 +195,8 @@ public struct LabStore: Sendable {
             if watch.silent.load(ordering: .relaxed) {
                 throw LabStoreError.unreachable(
                     store: display,
-                    reason: "no answer within \(deadline.components.seconds) s "
-                        + "(after \(watch.rows.load(ordering: .relaxed)) rows of the query)")
+                    reason: "no answer to a query within \(deadline.components.seconds) s "
+                        + "(after \(watch.rows.load(ordering: .relaxed)) of its rows)")
             }
             throw map(error)
         }
