@@ -37,6 +37,7 @@ public enum LabSchema {
         Migration(version: "v2-trial-current-view", statements: reading),
         Migration(version: "v3-registry-dog-merges-and-lab-counts", statements: registry),
         Migration(version: "v4-station-heartbeat", statements: stationHeartbeat),
+        Migration(version: "v5-trial-current-corrections-in-one-hash", statements: speed),
     ]
 
     /// Kinds and outcomes as the station log checks them.
