@@ -38,6 +38,7 @@ public enum LabSchema {
         Migration(version: "v3-registry-dog-merges-and-lab-counts", statements: registry),
         Migration(version: "v4-station-heartbeat", statements: stationHeartbeat),
         Migration(version: "v5-sample-uses-by-station-and-dog", statements: sampleUses),
+        Migration(version: "v6-trial-current-corrections-in-one-hash", statements: speed),
     ]
 
     /// Kinds and outcomes as the station log checks them.

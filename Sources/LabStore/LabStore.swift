@@ -1,6 +1,7 @@
 import Foundation
 import Logging
 import PostgresNIO
+import Synchronization
 
 /// What went wrong with the lab store, each with what a person needs to act.
 public enum LabStoreError: Error, Equatable, CustomStringConvertible {
@@ -160,6 +161,54 @@ public struct LabStore: Sendable {
         }
     }
 
+    /// Streams the rows of one query to `body` as they arrive. The deadline bounds each silence,
+    /// not the whole stream (a million trials may rightly take longer than one statement): the
+    /// server must answer the query, then send rows, within `deadline` of each other; the watch
+    /// looks once a deadline, so a silence is noticed within two. A silence past it, or the
+    /// connection's close, ends the stream in one `.unreachable`; `body`'s own errors pass as
+    /// they are.
+    public func stream(_ query: PostgresQuery, _ body: (PostgresRow) throws -> Void) async throws {
+        guard !connection.isClosed else {
+            throw LabStoreError.unreachable(store: display, reason: "the server closed the connection")
+        }
+        let watch = StreamWatch()
+        let connection = connection
+        let deadline = deadline
+        let watchdog = Task {
+            var before = -1
+            while (try? await Task.sleep(for: deadline)) != nil {
+                let now = watch.rows.load(ordering: .relaxed)
+                if now == before {
+                    watch.silent.store(true, ordering: .relaxed)
+                    // Closing is what ends the wait for the next row.
+                    try? await connection.close()
+                    return
+                }
+                before = now
+            }
+        }
+        defer { watchdog.cancel() }
+        var failure: (any Error)?
+        do {
+            for try await row in try await connection.query(query, logger: logger) {
+                watch.rows.add(1, ordering: .relaxed)
+                do { try body(row) } catch {
+                    failure = error
+                    break
+                }
+            }
+        } catch {
+            if watch.silent.load(ordering: .relaxed) {
+                throw LabStoreError.unreachable(
+                    store: display,
+                    reason: "no answer to a query within \(deadline.components.seconds) s "
+                        + "(after \(watch.rows.load(ordering: .relaxed)) of its rows)")
+            }
+            throw map(error)
+        }
+        if let failure { throw failure }
+    }
+
     /// Runs one statement against the connection's close and the deadline, whichever comes
     /// first. postgres-nio 1.33 never answers a query written after the server closed the
     /// connection (the write to the closed channel drops the query's promise): lineup-sync
@@ -302,4 +351,10 @@ final class FirstAnswer<T: Sendable>: @unchecked Sendable {
         timer?.cancel()
         continuation?.resume(with: result)
     }
+}
+
+/// How a stream is going, for its watch: rows so far, and whether the watch gave up on it.
+final class StreamWatch: Sendable {
+    let rows = Atomic<Int>(0)
+    let silent = Atomic<Bool>(false)
 }

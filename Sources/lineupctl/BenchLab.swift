@@ -34,6 +34,11 @@ struct BenchLab: ParsableCommand {
     @Option(help: "Stations syncing at once (one more log is synced alone first).") var stations = 10
     @Option(help: "Raw events per trial in the generated logs.") var eventsPerTrial = 2
     @Option(help: "Runs of each stats; the fastest counts.") var runs = 3
+    @Flag(
+        help: ArgumentHelp(
+            "Leave the PostgreSQL server running with its store, logs and merged log, and say how to reach it "
+                + "(psql, lineupctl --lab, pg_ctl stop): for EXPLAIN ANALYZE and profiles without syncing again."))
+    var keep = false
 
     func validate() throws {
         guard trials >= 1000 else { throw ValidationError("--trials \(trials): at least 1000") }
@@ -70,10 +75,18 @@ struct BenchLab: ParsableCommand {
                 throw SessionLogError.invalidInput("bench lab: no lineup-sync beside lineupctl (\(sync)): build both")
             }
             let server = try ScratchPostgres()
-            defer { server.remove() }
+            defer {
+                // Several lines, for a person to copy from: not lineupctl's one-line error voice.
+                if keep {
+                    FileHandle.standardError.write(Data((server.howToReach() + "\n").utf8))
+                } else {
+                    server.remove()
+                }
+            }
             let dir = server.directory
             let lab = try waitFor { try await server.makeLab() }
             let stationFile = try server.connectionFile(lab.station, in: dir, name: "station.conf")
+            if keep { _ = try server.connectionFile(lab.researcher, in: dir, name: "researcher.conf") }
 
             // The logs: one synced alone, then `stations` at once.
             let logs = stations + 1

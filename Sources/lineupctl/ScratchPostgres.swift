@@ -55,6 +55,20 @@ final class ScratchPostgres: @unchecked Sendable {
         try? FileManager.default.removeItem(atPath: directory)
     }
 
+    /// For `bench lab --keep`: the server left running, what is in its directory, and the
+    /// commands that reach and stop it.
+    func howToReach() -> String {
+        let runAs = asUser.map { "runuser -u \($0) -- " } ?? ""
+        return """
+            bench lab: the server is left running in \(directory) (port \(port)): researcher.conf, merged.db and \
+            the station logs are there.
+              PGPASSWORD=reader-pw psql -h \(directory) -p \(port) -U bench_reader lab
+              lineupctl stats --lab \(directory)/researcher.conf --by dog
+              lineupctl stats --db \(directory)/merged.db --by dog
+              \(runAs)\(binaries)/pg_ctl -D \(directory)/data -m immediate stop && rm -r \(directory)
+            """
+    }
+
     func connection(user: String, password: String, database: String) -> LabConnection {
         LabConnection(host: directory, port: port, database: database, user: user, password: password)
     }

@@ -1,0 +1,128 @@
+import Foundation
+import Glibc
+import PostgresNIO
+import SessionLog
+import Testing
+
+@testable import LabStore
+
+/// `stats --lab` reads every trial of the store in one streamed query. A server that falls
+/// silent in the middle of it must end the read in one clear error, never hang it; and a row
+/// the figures cannot read is named as that row, not as a lost connection.
+///
+/// Not tested: a server that closes the connection while the reader is behind on the stream
+/// (`pg_ctl stop -m immediate` mid-stream). postgres-nio 1.33.2 traps then, in
+/// RowStreamStateMachine.channelReadComplete ("How can we receive a body part, after a
+/// channelReadComplete, but no read has been forwarded yet"), before lineup sees an error.
+@Suite(.serialized) struct LabStreamTests {
+    /// One station, dog and session and `trials` trials of five stations each, written by the
+    /// store's owner in one statement: enough rows (about 20 MB) that postgres-nio's buffer (at
+    /// most 16,384 rows) and the socket's cannot hold them all, so a silent server is noticed
+    /// mid-stream.
+    func fill(_ lab: TestServer.Lab, trials: Int, layout: String = Self.layout) async throws {
+        let owner = try await LabStore.connect(lab.owner)
+        do {
+            try await owner.execute("INSERT INTO store.station (id, mono_ns, wall_ns) VALUES ('st-1', 0, 0)")
+            try await owner.execute(
+                "INSERT INTO store.dog (id, station_id, name, mono_ns, wall_ns) VALUES ('dog-1', 'st-1', 'Aino', 0, 0)")
+            try await owner.execute(
+                """
+                INSERT INTO store.session (id, station_id, dog_id, mode, mono_ns, wall_ns)
+                VALUES ('session-1', 'st-1', 'dog-1', 'automated', 0, 1700000000000000000)
+                """)
+            try await owner.execute(
+                """
+                INSERT INTO store.trial (id, station_id, session_id, number, outcome, latency_ns, started_mono_ns,
+                    started_wall_ns, layout, seen, mono_ns, wall_ns)
+                SELECT 'trial-' || n, 'st-1', 'session-1', n, 'hit', 1500000000, n, n, \(unescaped: layout), \(unescaped: Self.seen), n, n
+                FROM generate_series(1, \(trials)) n
+                """)
+        } catch {
+            await owner.close()
+            throw error
+        }
+        await owner.close()
+    }
+
+    static let layout =
+        "'1:target:' || md5('a') || ';2:blank:;3:control:' || md5('b') || ';4:distractor:' || md5('c') || ';5:blank:'"
+    static let seen = "'1:1:1500000000:2:2000000000;0:0::0:0;1:0::1:500000000;1:0::1:400000000;0:0::0:0'"
+
+    /// A researcher's reader whose statements may stay unanswered for `deadline` at most.
+    func reader(_ lab: TestServer.Lab, deadline: Duration) async throws -> LabReader {
+        var store = try await LabStore.connect(lab.researcher)
+        store.deadline = deadline
+        return LabReader(store: store)
+    }
+
+    /// The server process serving the reader's connection.
+    func backend(of reader: LabReader) async throws -> pid_t {
+        let rows = try await reader.store.rows("SELECT pg_backend_pid()")
+        return pid_t(try rows[0].decode(Int32.self))
+    }
+
+    // Without the deadline on the stream this waited for ever: the time limit makes it a failure.
+    @Test(.timeLimit(.minutes(1))) func aServerFallingSilentMidStreamEndsTheReadInOneError() async throws {
+        guard let server = try TestServer.startOrSkip("aServerFallingSilentMidStreamEndsTheReadInOneError") else {
+            return
+        }
+        let lab = try await server.makeLab()
+        try await fill(lab, trials: 60_000)
+        let reader = try await reader(lab, deadline: .seconds(1))
+        let backend = try await backend(of: reader)
+        // Whatever happens, the stopped backend goes on (and ends, its connection closed).
+        defer { kill(backend, SIGCONT) }
+        var scanned = 0
+        let started = ContinuousClock.now
+        let error = await #expect(throws: LabStoreError.self) {
+            try await reader.scanTrials(samples: false) { _, _ in
+                // The server stops sending after the first row: the rows already on their way
+                // arrive, then nothing.
+                if scanned == 0 { kill(backend, SIGSTOP) }
+                scanned += 1
+            }
+        }
+        await reader.close()
+        let waited = started.duration(to: .now)
+        guard case .unreachable(let store, let reason) = error else {
+            Issue.record("not a lost connection: \(String(describing: error))")
+            return
+        }
+        #expect(store == lab.researcher.display)
+        #expect(reason.contains("within 1 s"), "\(reason)")
+        #expect(scanned > 0 && scanned < 60_000, "\(scanned) rows before the silence")
+        // Noticed within two deadlines (the watch looks once a deadline), not after minutes.
+        #expect(waited < .seconds(30), "\(waited)")
+    }
+
+    @Test(.timeLimit(.minutes(1))) func aQueryNeverAnsweredEndsInOneError() async throws {
+        guard let server = try TestServer.startOrSkip("aQueryNeverAnsweredEndsInOneError") else { return }
+        let lab = try await server.makeLab()
+        try await fill(lab, trials: 10)
+        let reader = try await reader(lab, deadline: .seconds(1))
+        let backend = try await backend(of: reader)
+        defer { kill(backend, SIGCONT) }
+        kill(backend, SIGSTOP)
+        let error = await #expect(throws: LabStoreError.self) { _ = try await reader.stats(by: .dog) }
+        await reader.close()
+        guard case .unreachable(_, let reason) = error else {
+            Issue.record("not a lost connection: \(String(describing: error))")
+            return
+        }
+        #expect(reason.contains("within 1 s"), "\(reason)")
+    }
+
+    /// A trial whose layout no station writes is that trial's fault, named, and the store was
+    /// reached: `stats --lab` said it "cannot be reached".
+    @Test func aLayoutTheFiguresCannotReadIsNamedNotALostStore() async throws {
+        guard let server = try TestServer.startOrSkip("aLayoutTheFiguresCannotReadIsNamedNotALostStore") else {
+            return
+        }
+        let lab = try await server.makeLab()
+        try await fill(lab, trials: 3, layout: "CASE WHEN n = 2 THEN '999:target:;' ELSE '1:blank:' END")
+        let reader = try await reader(lab, deadline: .seconds(120))
+        let error = await #expect(throws: SessionLogError.self) { _ = try await reader.stats(by: .dog) }
+        await reader.close()
+        #expect(error == LogLimits.badLayout(trial: "trial-2"))
+    }
+}
