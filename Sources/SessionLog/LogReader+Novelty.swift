@@ -36,66 +36,13 @@ extension LogReader {
     static func scanExposedTrials(
         _ db: Database, _ filter: LogFilter, _ body: (ExposedTrial) throws -> Void
     ) throws {
-        let statement = try db.makeStatement(
-            sql: """
-                SELECT t.outcome, t.latency_ns, t.layout, t.seen, s.dog_id, d.name,
-                    ((?2 IS NULL OR s.id = ?2) AND (?3 IS NULL OR t.wall_ns >= ?3) AND (?4 IS NULL OR t.wall_ns < ?4)
-                        AND \(filter.sessionCondition(from: 5))) AS in_scope, t.id
-                FROM trial_current t JOIN session s ON s.id = t.session_id JOIN dog d ON d.id = s.dog_id
-                WHERE (?1 IS NULL OR s.dog_id = ?1)
-                ORDER BY t.started_wall_ns, s.id, t.number
-                """)
-        try statement.setArguments(
-            StatementArguments(
-                [
-                    filter.dogId.databaseValue, filter.sessionId.databaseValue, filter.since.databaseValue,
-                    filter.until.databaseValue,
-                ] + filter.sessionArguments))
-        // Straight from SQLite's column accessors, as `scanTrials`: the report reads every trial.
-        let sqlite = statement.sqliteStatement
-        func text(_ column: Int32) -> String {
-            guard let bytes = sqlite3_column_text(sqlite, column) else { return "" }
-            return String(
-                decoding: UnsafeBufferPointer(start: bytes, count: Int(sqlite3_column_bytes(sqlite, column))),
-                as: UTF8.self)
-        }
+        // The report's ordered pass (the same query, order and decoder), with exposure on top.
         var exposure = Exposure()
-        var slots: [StationInLayout] = []
-        var seen: [StationSeen] = []
-        var dogId = ""
-        var dog = ""
-        while true {
-            let rc = sqlite3_step(sqlite)
-            if rc == SQLITE_DONE { break }
-            guard rc == SQLITE_ROW else {
-                throw DatabaseError(
-                    resultCode: ResultCode(rawValue: rc), message: String(cString: sqlite3_errmsg(db.sqliteConnection)))
-            }
-            guard parseLayout(sqlite3_column_text(sqlite, 2), Int(sqlite3_column_bytes(sqlite, 2)), into: &slots)
-            else { throw LogLimits.badLayout(trial: text(7)) }
-            // As `scanTrials`: a trial without `seen` (before schema v3) has no station data.
-            let hasSeen =
-                sqlite3_column_type(sqlite, 3) != SQLITE_NULL
-                && parseSeen(sqlite3_column_text(sqlite, 3), Int(sqlite3_column_bytes(sqlite, 3)), into: &seen)
-                && seen.count == slots.count
-            let trial = ScoredTrial(
-                outcome: TrialOutcome(rawValue: text(0)) ?? .aborted,
-                latencyNs: sqlite3_column_type(sqlite, 1) == SQLITE_NULL ? nil : sqlite3_column_int64(sqlite, 1),
-                stations: slots.enumerated().map { index, slot in
-                    StationObservation(
-                        station: slot.station, kind: slot.kind, sample: slot.sample.isEmpty ? nil : slot.sample,
-                        seen: hasSeen ? seen[index] : nil)
-                })
-            // Trials come by session: one dog's id and name for the run of them.
-            let id = text(4)
-            if id != dogId {
-                dogId = id
-                dog = text(5)
-            }
+        try scanReportTrials(db, filter) { trial, dogId, dog, _, inScope in
             var next = exposure.meet(dogId: dogId, samples: trial.stations.compactMap(\.sample)).makeIterator()
             try body(
                 ExposedTrial(
-                    dogId: dogId, dog: dog, inScope: sqlite3_column_int64(sqlite, 6) != 0, trial: trial,
+                    dogId: dogId, dog: dog, inScope: inScope, trial: trial,
                     exposures: trial.stations.map { $0.sample == nil ? nil : next.next() }))
         }
     }
