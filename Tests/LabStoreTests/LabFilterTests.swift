@@ -17,7 +17,7 @@ struct SyncedAndMerged {
     let conf: String
 
     static func make(_ test: String) async throws -> SyncedAndMerged? {
-        guard let server = try TestServer.startOrSkip(test) else { return nil }
+        guard let server = try await TestServer.startOrSkip(test) else { return nil }
         guard let lineupd = builtProduct("lineupd") else {
             throw TestServerError(message: "lineupd is not built: run `swift build` before `swift test`")
         }
@@ -163,7 +163,7 @@ func lineupctlLike(_ path: String, _ arguments: [String]) throws -> SyncRun {
     /// Two stations' "Aino" are two dogs in the store (merge makes them one in a lab log):
     /// `--dog Aino` is refused naming both ids, and each id gives that station's Aino alone.
     @Test func aNameTwoDogsShareIsRefusedNamingBoth() async throws {
-        guard let server = try TestServer.startOrSkip("aNameTwoDogsShareIsRefusedNamingBoth") else { return }
+        guard let server = try await TestServer.startOrSkip("aNameTwoDogsShareIsRefusedNamingBoth") else { return }
         let lab = try await server.makeLab()
         let reading = LabReadingTests()
         let directory = try reading.directory()

@@ -105,7 +105,7 @@ func emptyStationLog() throws -> (directory: String, log: String) {
     /// A served simulated station: lineup-sync asks the real lineupd over its socket and the
     /// store holds how the station is, then a double-blind block's heartbeat names no dog.
     @Test func aServedStationsHeartbeatReachesTheStore() async throws {
-        guard let server = try TestServer.startOrSkip("aServedStationsHeartbeatReachesTheStore") else { return }
+        guard let server = try await TestServer.startOrSkip("aServedStationsHeartbeatReachesTheStore") else { return }
         let lab = try await server.makeLab()
         guard let station = try HeartbeatStation() else { return }
         defer { station.terminate() }
@@ -157,7 +157,7 @@ func emptyStationLog() throws -> (directory: String, log: String) {
 
     /// A station whose lineupd does not answer: the heartbeat still arrives and says so.
     @Test func aStationWhoseDaemonIsDownSaysSo() async throws {
-        guard let server = try TestServer.startOrSkip("aStationWhoseDaemonIsDownSaysSo") else { return }
+        guard let server = try await TestServer.startOrSkip("aStationWhoseDaemonIsDownSaysSo") else { return }
         let lab = try await server.makeLab()
         let (directory, log) = try emptyStationLog()
         let run = try runSync([
@@ -187,7 +187,7 @@ func emptyStationLog() throws -> (directory: String, log: String) {
     /// lineup-lab's API over HTTP: login required, any role reads, and a station gone silent
     /// for more than 3 × its interval is shown as last seen (virtual time on the page's side).
     @Test func theLabPageListsStationsBehindALogin() async throws {
-        guard let server = try TestServer.startOrSkip("theLabPageListsStationsBehindALogin") else { return }
+        guard let server = try await TestServer.startOrSkip("theLabPageListsStationsBehindALogin") else { return }
         let lab = try await server.makeLab()
         let (directory, log) = try emptyStationLog()
         let run = try runSync([

@@ -51,7 +51,7 @@ import Testing
     }
 
     @Test func statsOnTheLabEqualStatsOnTheMergedLogs() async throws {
-        guard let server = try TestServer.startOrSkip("statsOnTheLabEqualStatsOnTheMergedLogs") else { return }
+        guard let server = try await TestServer.startOrSkip("statsOnTheLabEqualStatsOnTheMergedLogs") else { return }
         let lab = try await server.makeLab()
         let directory = try directory()
         defer { try? FileManager.default.removeItem(atPath: directory) }
@@ -148,7 +148,7 @@ import Testing
             attributes: [.posixPermissions: 0o644])
         try refused(["stats", "--lab", open], saying: ["readable by its group or others", "chmod 600"])
 
-        guard let server = try TestServer.startOrSkip("theLabIsRefusedInOneLine") else { return }
+        guard let server = try await TestServer.startOrSkip("theLabIsRefusedInOneLine") else { return }
         let lab = try await server.makeLab()
         let conf = researcherFile(lab, in: directory)
         #expect(try lineupctl(["stats", "--lab", conf]).status == 0)

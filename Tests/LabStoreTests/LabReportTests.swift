@@ -178,7 +178,7 @@ import TrainingEngine
     }
 
     @Test func reportOnTheLabIsTheReportOnTheMergedLogs() async throws {
-        guard let server = try TestServer.startOrSkip("reportOnTheLabIsTheReportOnTheMergedLogs") else { return }
+        guard let server = try await TestServer.startOrSkip("reportOnTheLabIsTheReportOnTheMergedLogs") else { return }
         let lab = try await server.makeLab()
         let directory = try directory()
         defer { try? FileManager.default.removeItem(atPath: directory) }
@@ -242,7 +242,7 @@ import TrainingEngine
             saying: ["--dog is not read by report --lab yet"])
         try refused(["report", "--db", "x.db", "--lab", "postgres://reader_r@db.example/lab"], saying: ["not both"])
 
-        guard let server = try TestServer.startOrSkip("reportOnTheLabIsRefusedInOneLine") else { return }
+        guard let server = try await TestServer.startOrSkip("reportOnTheLabIsRefusedInOneLine") else { return }
         let lab = try await server.makeLab()
         var filler = LogFiller()
         filler.dogs = 1

@@ -7,7 +7,7 @@ import Testing
 /// many there are: the corrections are hashed once, in one batch (LabSchema+Speed.swift).
 @Suite(.serialized) struct LabSpeedTests {
     @Test func theCorrectionsAreHashedAsTheFewTheyAre() async throws {
-        guard let server = try TestServer.startOrSkip("theCorrectionsAreHashedAsTheFewTheyAre") else { return }
+        guard let server = try await TestServer.startOrSkip("theCorrectionsAreHashedAsTheFewTheyAre") else { return }
         let lab = try await server.makeLab()
         try await LabStreamTests().fill(lab, trials: 5_000)
         let owner = try await LabStore.connect(lab.owner)

@@ -48,7 +48,7 @@ import Testing
     }
 
     @Test func rolesLetAStationOnlyInsertAndAResearcherOnlyRead() async throws {
-        guard let server = try TestServer.startOrSkip("roles") else { return }
+        guard let server = try await TestServer.startOrSkip("roles") else { return }
         let lab = try await server.makeLab()
         // Migrating again applies nothing.
         let owner = try await LabStore.connect(lab.owner)
@@ -101,7 +101,7 @@ import Testing
     }
 
     @Test func aStationLogIsSyncedRowForRowAndASecondSyncAddsNothing() async throws {
-        guard let server = try TestServer.startOrSkip("row for row") else { return }
+        guard let server = try await TestServer.startOrSkip("row for row") else { return }
         let lab = try await server.makeLab()
         let (directory, log) = try stationLog()
         defer { try? FileManager.default.removeItem(atPath: directory) }
@@ -139,7 +139,7 @@ import Testing
     }
 
     @Test func killedInTheMiddleOfABatchThenRerunEveryRowIsThereOnce() async throws {
-        guard let server = try TestServer.startOrSkip("kill -9") else { return }
+        guard let server = try await TestServer.startOrSkip("kill -9") else { return }
         let lab = try await server.makeLab()
         let (directory, log) = try stationLog(seed: 11)
         defer { try? FileManager.default.removeItem(atPath: directory) }
@@ -168,7 +168,7 @@ import Testing
     }
 
     @Test func theServerRestartedMidSyncIsSaidAndTheNextRunCompletes() async throws {
-        guard let server = try TestServer.startOrSkip("server restart") else { return }
+        guard let server = try await TestServer.startOrSkip("server restart") else { return }
         let lab = try await server.makeLab()
         let (directory, log) = try stationLog(seed: 13)
         defer { try? FileManager.default.removeItem(atPath: directory) }
@@ -214,7 +214,7 @@ import Testing
     /// shows how far behind the store is; with no lineupd running it syncs all the same and
     /// says it could not report.
     @Test func theSyncTellsTheRunningStationAndSyncsWithoutOne() async throws {
-        guard let server = try TestServer.startOrSkip("sync report") else { return }
+        guard let server = try await TestServer.startOrSkip("sync report") else { return }
         guard let lineupd = builtProduct("lineupd") else {
             Issue.record("lineupd is not built: run `swift build` before `swift test`")
             return

@@ -119,7 +119,7 @@ import Testing
     }
 
     @Test func aSampleUsedOnAnotherStationCountsAgainstItsMaxUsesOnceTheStationPulls() async throws {
-        guard let server = try TestServer.startOrSkip("lab uses: max_uses over two stations") else { return }
+        guard let server = try await TestServer.startOrSkip("lab uses: max_uses over two stations") else { return }
         let lab = try await server.makeLab()
         let shared = SampleRecord(label: "T-1", kind: .target, maxUses: 10)
         // Station A: Ada met T-1 in 6 trials. Station B: Rex in 3, also synced, which B's own
@@ -194,7 +194,7 @@ import Testing
     }
 
     @Test func aPerDogLimitCountsTheDogTheLabMergedIntoAndNotOnceTheMergeIsUndone() async throws {
-        guard let server = try TestServer.startOrSkip("lab uses: max_uses_per_dog across a merge") else { return }
+        guard let server = try await TestServer.startOrSkip("lab uses: max_uses_per_dog across a merge") else { return }
         let lab = try await server.makeLab()
         let shared = SampleRecord(label: "T-2", kind: .target, maxUsesPerDog: 4)
         let rexA = DogRecord(name: "Rex")

@@ -91,7 +91,7 @@ import Testing
     }
 
     @Test func twoDogsNamedRexStayTwoUntilAMergeAndAreTwoAgainWhenItIsUndone() async throws {
-        guard let server = try TestServer.startOrSkip("registry: two dogs named Rex") else { return }
+        guard let server = try await TestServer.startOrSkip("registry: two dogs named Rex") else { return }
         let lab = try await server.makeLab()
         let shared = SampleRecord(label: "T-7", kind: .target, maxUses: 20)
         let a = try station(dogs: [("Rex", 3), ("Bella", 1)], shared: shared)
@@ -189,7 +189,7 @@ import Testing
     }
 
     @Test func onlyARegistrarRecordsAMergeAndNobodyRewritesOne() async throws {
-        guard let server = try TestServer.startOrSkip("registry: roles") else { return }
+        guard let server = try await TestServer.startOrSkip("registry: roles") else { return }
         let lab = try await server.makeLab()
         let shared = SampleRecord(label: "T-7", kind: .target)
         let a = try station(dogs: [("Rex", 1), ("Max", 1)], shared: shared)
@@ -247,7 +247,7 @@ import Testing
     }
 
     @Test func aStationPullsTheLabsDogsAndSamplesWithTheirIdsAndTheirSessionsSyncBack() async throws {
-        guard let server = try TestServer.startOrSkip("registry: a station pulls") else { return }
+        guard let server = try await TestServer.startOrSkip("registry: a station pulls") else { return }
         let lineupd = try #require(builtProduct("lineupd"), "lineupd is not built: run `swift build` first")
         let lab = try await server.makeLab()
         let shared = SampleRecord(label: "T-7", kind: .target, maxUses: 20)
@@ -318,7 +318,7 @@ import Testing
     }
 
     @Test func lineupctlLabCommandsAsARegistrarRunsThem() async throws {
-        guard let server = try TestServer.startOrSkip("registry: lineupctl lab") else { return }
+        guard let server = try await TestServer.startOrSkip("registry: lineupctl lab") else { return }
         let lineupctl = try #require(builtProduct("lineupctl"), "lineupctl is not built: run `swift build` first")
         let lab = try await server.makeLab()
         let shared = SampleRecord(label: "T-7", kind: .target, maxUses: 20)

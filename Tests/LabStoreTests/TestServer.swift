@@ -30,13 +30,17 @@ final class TestServer: @unchecked Sendable {
 
     /// Skips (with the reason printed) only when the binaries are absent; .ci/run installs
     /// them and fails when this line appears in its test log.
-    static func startOrSkip(_ test: String) throws -> TestServer? {
+    /// Starts the server on a thread of its own: `initdb` and `pg_ctl` block for seconds (tens
+    /// on a loaded machine), and blocking Swift's cooperative pool (one thread per core, two
+    /// here) starved every other test in the process: LivePageTests' live page got no status
+    /// frame within 5 s, and LabStreamTests' 1 s deadline could not fire within its time limit.
+    static func startOrSkip(_ test: String) async throws -> TestServer? {
         guard let binaries = binaries() else {
             print("LabStoreTests skipped \(test): PostgreSQL is not installed (apt-get install postgresql)")
             return nil
         }
         print("LabStoreTests ran \(test) against a real PostgreSQL (\(binaries))")
-        return try TestServer(binaries: binaries)
+        return try await offThePool { try TestServer(binaries: binaries) }
     }
 
     init(binaries: String) throws {
@@ -366,5 +370,13 @@ func waitUntil(_ limit: Duration, for what: String, _ condition: () async throws
             throw TestServerError(message: "waited \(limit) for \(what)")
         }
         try await Task.sleep(for: .milliseconds(20))
+    }
+}
+
+/// Runs blocking work (a child process waited for) on a thread of its own, so Swift's
+/// cooperative pool stays free for the tests running beside it.
+func offThePool<T: Sendable>(_ work: @escaping @Sendable () throws -> T) async throws -> T {
+    try await withCheckedThrowingContinuation { continuation in
+        Thread.detachNewThread { continuation.resume(with: Result { try work() }) }
     }
 }

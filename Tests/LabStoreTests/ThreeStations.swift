@@ -39,7 +39,7 @@ struct ThreeStationLab {
 
     /// The whole scenario, or nil when PostgreSQL is not installed (said by startOrSkip).
     static func synced(_ test: String) async throws -> ThreeStationLab? {
-        guard let server = try TestServer.startOrSkip(test) else { return nil }
+        guard let server = try await TestServer.startOrSkip(test) else { return nil }
         guard let lineupd = builtProduct("lineupd") else {
             throw TestServerError(message: "lineupd is not built: run `swift build` before `swift test`")
         }
