@@ -118,12 +118,14 @@ if [ -n "$systemd_mode" ]; then
     append="$append systemd.unit=lineup-vm-test.target systemd.show_status=error systemd.firstboot=no"
 fi
 
-# 6. Boot. TCG only: no -enable-kvm (KVM hangs on this kind of machine, and CI must not
+# 6. Boot. 2 GiB: the systemd phase installs the station's debug package into a tmpfs (half the
+# guest's memory), and with lineup-sync in it 1 GiB left lineupd's log 103 MB free, under its
+# 200 MB warning. TCG only: no -enable-kvm (KVM hangs on this kind of machine, and CI must not
 # depend on it). The whole run is bounded by timeout(1).
 log "booting $kernel under qemu (TCG), timeout ${timeout_s}s"
 set +e
 timeout --kill-after=10 "$timeout_s" qemu-system-x86_64 \
-    -machine pc -accel tcg -cpu max -m 1024 -smp 1 \
+    -machine pc -accel tcg -cpu max -m 2048 -smp 1 \
     -nographic -no-reboot -monitor none -nic none \
     -kernel "$kernel" -initrd "$cache/initramfs-$kver.cpio.gz" \
     -append "$append" \
