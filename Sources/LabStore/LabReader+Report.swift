@@ -4,22 +4,58 @@ import SessionLog
 import TrainingEngine
 
 extension LabReader {
-    /// `lineupctl report` over the whole store: the rows `LogReader.report` reads from the
-    /// merged logs of the same stations, read from `store.*` and handed to the same
-    /// `ReportAssembly`. One snapshot (REPEATABLE READ): a sync committing meanwhile does not
-    /// give a trial without its session.
-    public func report(maxPoints: Int = 120) async throws -> ReportData {
-        let filter = LogFilter()
+    /// `lineupctl report` over the store: the rows `LogReader.report` reads from the merged
+    /// logs of the same stations with the same filter, read from `store.*` and handed to the
+    /// same `ReportAssembly`. One snapshot (REPEATABLE READ): a sync committing meanwhile does
+    /// not give a trial without its session.
+    public func report(_ filter: LogFilter = LogFilter(), maxPoints: Int = 120) async throws -> ReportData {
+        try await inSnapshot { try await gatherReport(filter, maxPoints: maxPoints) }
+    }
+
+    /// `stats --familiar-novel` over the store: what `LogReader.familiarNovelStats` gives on the
+    /// merged logs, counted by the same `FamiliarNovelCounter` over the same ordered pass.
+    public func familiarNovelStats(_ filter: LogFilter = LogFilter()) async throws -> [FamiliarNovelRow] {
+        try await inSnapshot {
+            var counter = FamiliarNovelCounter()
+            try await scanReportTrials(filter, dogs: try await sessionDogs(filter)) {
+                trial, dogId, dog, _, inScope in
+                counter.add(trial, dogId: dogId, dog: dog, inScope: inScope)
+            }
+            return counter.rows
+        }
+    }
+
+    /// `work` in one read-only snapshot of the store.
+    func inSnapshot<T>(_ work: () async throws -> T) async throws -> T {
         do {
             try await store.execute("BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY")
-            let data = try await gatherReport(filter, maxPoints: maxPoints)
+            let result = try await work()
             try await store.execute("COMMIT")
-            return data
+            return result
         } catch {
             // A transaction left open would be closed with the connection; a failed one, too.
             _ = try? await store.execute("ROLLBACK")
             throw error
         }
+    }
+
+    /// Each session's dog (id, name) whose trials the ordered pass reads: the chosen dog's, or
+    /// every dog's. Read once, so the pass over the trials joins nothing.
+    func sessionDogs(_ filter: LogFilter) async throws -> [String: (id: String, name: String)] {
+        var dogs: [String: (id: String, name: String)] = [:]
+        var binds = PostgresBindings(capacity: 1)
+        binds.append(filter.dogId)
+        for row in try await store.rows(
+            PostgresQuery(
+                unsafeSQL: """
+                    SELECT s.id, s.dog_id, d.name FROM store.session s JOIN store.dog d ON d.id = s.dog_id
+                    WHERE ($1::text IS NULL OR s.dog_id = $1::text)
+                    """, binds: binds))
+        {
+            let (id, dogId, dog) = try readable("session") { try row.decode((String, String, String).self) }
+            dogs[id] = (dogId, dog)
+        }
+        return dogs
     }
 
     private func gatherReport(_ filter: LogFilter, maxPoints: Int) async throws -> ReportData {
@@ -30,16 +66,23 @@ extension LabReader {
         }
         // Each session's first end, as the log's report takes it. Ids are ordered as SQLite
         // orders them (bytes), whatever the database's collation.
+        // Sessions of the chosen dog or session, mode, program, step and handler. The time
+        // window ($3, $4) is the assembly's to apply; it is named here only because
+        // PostgreSQL must type every parameter it is given.
         var sessions: [ReportAssembly.SessionRow] = []
         for row in try await store.rows(
-            """
-            SELECT s.id, s.dog_id, d.name, s.wall_ns, s.phase, s.step, s.exercise, s.mode, s.station, s.station_id,
-                s.program_id, e.how, e.detail
-            FROM store.session s JOIN store.dog d ON d.id = s.dog_id
-                LEFT JOIN (SELECT DISTINCT ON (session_id) session_id, how, detail FROM store.session_end
-                    ORDER BY session_id, wall_ns) e ON e.session_id = s.id
-            ORDER BY s.wall_ns, s.id COLLATE "C"
-            """)
+            PostgresQuery(
+                unsafeSQL: """
+                    SELECT s.id, s.dog_id, d.name, s.wall_ns, s.phase, s.step, s.exercise, s.mode, s.station,
+                        s.station_id, s.program_id, e.how, e.detail
+                    FROM store.session s JOIN store.dog d ON d.id = s.dog_id
+                        LEFT JOIN (SELECT DISTINCT ON (session_id) session_id, how, detail FROM store.session_end
+                            ORDER BY session_id, wall_ns) e ON e.session_id = s.id
+                    WHERE ($1::text IS NULL OR s.dog_id = $1::text) AND ($2::text IS NULL OR s.id = $2::text)
+                        AND ($3::bigint IS NULL OR TRUE) AND ($4::bigint IS NULL OR TRUE)
+                        AND \(filter.labSessionCondition())
+                    ORDER BY s.wall_ns, s.id COLLATE "C"
+                    """, binds: filter.labBindings))
         {
             let (id, dogId, dog, wallNs, phase, step, exercise, mode, station, stationId, programId, how, detail) =
                 try readable("session") {
@@ -57,10 +100,16 @@ extension LabReader {
         }
         var assembly = try ReportAssembly(
             filter: filter, maxPoints: maxPoints, sessions: sessions, programs: programs)
+        // Unfiltered, the sessions read are every session; else every session of the chosen
+        // dog (or of every dog) is read for the trials' exposure.
         var dogs: [String: (id: String, name: String)] = [:]
-        for session in sessions { dogs[session.id] = (session.dogId, session.dog) }
-        try await scanReportTrials(dogs: dogs) { trial, dogId, dog, sessionId in
-            assembly.addTrial(trial, dogId: dogId, dog: dog, sessionId: sessionId, inScope: true)
+        if filter == LogFilter() {
+            for session in sessions { dogs[session.id] = (session.dogId, session.dog) }
+        } else {
+            dogs = try await sessionDogs(filter)
+        }
+        try await scanReportTrials(filter, dogs: dogs) { trial, dogId, dog, sessionId, inScope in
+            assembly.addTrial(trial, dogId: dogId, dog: dog, sessionId: sessionId, inScope: inScope)
         }
         for row in try await store.rows(
             "SELECT session_id, kind, text FROM store.session_note ORDER BY wall_ns, mono_ns, id COLLATE \"C\"")
@@ -68,24 +117,37 @@ extension LabReader {
             let (sessionId, kind, text) = try readable("session_note") { try row.decode((String, String, String).self) }
             assembly.addNote(sessionId: sessionId, kind: kind, text: text)
         }
+        // Clicks and faults in the time window (since inclusive, until exclusive).
+        var window = PostgresBindings(capacity: 2)
+        window.append(filter.since)
+        window.append(filter.until)
+        let inWindow = "($1::bigint IS NULL OR wall_ns >= $1::bigint) AND ($2::bigint IS NULL OR wall_ns < $2::bigint)"
         for row in try await store.rows(
-            """
-            SELECT session_id, click_onset_latency_ns FROM store.event
-            WHERE kind = 'click' AND click_onset_latency_ns IS NOT NULL
-            """)
+            PostgresQuery(
+                unsafeSQL: """
+                    SELECT session_id, click_onset_latency_ns FROM store.event
+                    WHERE kind = 'click' AND click_onset_latency_ns IS NOT NULL AND \(inWindow)
+                    """, binds: window))
         {
             let (sessionId, onset) = try readable("event") { try row.decode((String?, Int64).self) }
             assembly.addClick(sessionId: sessionId, onsetNs: onset)
         }
-        for row in try await store.rows("SELECT session_id, detail, station FROM store.event WHERE kind = 'fault'") {
+        for row in try await store.rows(
+            PostgresQuery(
+                unsafeSQL: "SELECT session_id, detail, station FROM store.event WHERE kind = 'fault' AND \(inWindow)",
+                binds: window))
+        {
             let (sessionId, detail, station) = try readable("event") { try row.decode((String?, String?, Int64?).self) }
             assembly.addFault(sessionId: sessionId, detail: detail, station: station.map { Int($0) })
         }
+        var dog = PostgresBindings(capacity: 1)
+        dog.append(filter.dogId)
         for row in try await store.rows(
-            """
-            SELECT dog_id, session_id, phase, step, criterion, wall_ns FROM store.milestone
-            ORDER BY wall_ns, id COLLATE "C"
-            """)
+            PostgresQuery(
+                unsafeSQL: """
+                    SELECT dog_id, session_id, phase, step, criterion, wall_ns FROM store.milestone
+                    WHERE ($1::text IS NULL OR dog_id = $1::text) ORDER BY wall_ns, id COLLATE "C"
+                    """, binds: dog))
         {
             let (dogId, sessionId, phase, step, criterion, wallNs) = try readable("milestone") {
                 try row.decode((String, String?, String, String?, String?, Int64).self)
@@ -105,24 +167,43 @@ extension LabReader {
         return assembly.finish(samples: samples, generatedWallNs: LogTime.now().wallNs)
     }
 
-    /// Every trial of the store after corrections, in the report's order (start, session id,
-    /// number: the order `LogReader.report` reads the merged logs in), decoded by the same
-    /// `TrialRowDecoder` straight from the cells' bytes (a text value's bytes are its UTF-8 in
-    /// either of PostgreSQL's formats); each trial's dog comes from its session (`dogs`), so
-    /// the query joins nothing. Streamed, not gathered. A layout no station writes is refused,
-    /// naming the trial.
+    /// Every trial of the store after corrections of the chosen dog, or of every dog, in the
+    /// report's order (start, session id, number: the order `LogReader.scanReportTrials` reads
+    /// the merged logs in), each with whether the filter chose it (`inScope`), decoded by the
+    /// same `TrialRowDecoder` straight from the cells' bytes (a text value's bytes are its
+    /// UTF-8 in either of PostgreSQL's formats). Each trial's dog comes from its session
+    /// (`dogs`): unfiltered, the query joins nothing. Streamed, not gathered. A layout no
+    /// station writes is refused, naming the trial.
     func scanReportTrials(
-        dogs: [String: (id: String, name: String)],
-        _ body: (_ trial: ScoredTrial, _ dogId: String, _ dog: String, _ sessionId: String) throws -> Void
+        _ filter: LogFilter, dogs: [String: (id: String, name: String)],
+        _ body: (_ trial: ScoredTrial, _ dogId: String, _ dog: String, _ sessionId: String, _ inScope: Bool) throws ->
+            Void
     ) async throws {
         var decoder = TrialRowDecoder(samples: true)
+        let query: PostgresQuery
+        if filter == LogFilter() {
+            query = """
+                SELECT outcome, latency_ns, layout, seen, session_id, id, true FROM store.trial_current
+                ORDER BY started_wall_ns, session_id COLLATE "C", number
+                """
+        } else {
+            // As on a log: the dog chooses the trials read; the session, the trial's own wall
+            // time and the session's choices say which are counted.
+            query = PostgresQuery(
+                unsafeSQL: """
+                    SELECT t.outcome, t.latency_ns, t.layout, t.seen, t.session_id, t.id,
+                        (($2::text IS NULL OR s.id = $2::text)
+                            AND ($3::bigint IS NULL OR t.wall_ns >= $3::bigint)
+                            AND ($4::bigint IS NULL OR t.wall_ns < $4::bigint)
+                            AND \(filter.labSessionCondition())) IS TRUE
+                    FROM store.trial_current t JOIN store.session s ON s.id = t.session_id
+                    WHERE ($1::text IS NULL OR s.dog_id = $1::text)
+                    ORDER BY t.started_wall_ns, t.session_id COLLATE "C", t.number
+                    """, binds: filter.labBindings)
+        }
         let rows: PostgresRowSequence
         do {
-            rows = try await store.connection.query(
-                """
-                SELECT outcome, latency_ns, layout, seen, session_id, id FROM store.trial_current
-                ORDER BY started_wall_ns, session_id COLLATE "C", number
-                """, logger: store.logger)
+            rows = try await store.connection.query(query, logger: store.logger)
         } catch {
             throw store.map(error)
         }
@@ -133,15 +214,16 @@ extension LabReader {
             guard let row = next else { break }
             var cells = row.makeIterator()
             guard let outcomeCell = cells.next(), let latencyCell = cells.next(), let layoutCell = cells.next(),
-                let seenCell = cells.next(), let sessionCell = cells.next(), let idCell = cells.next()
+                let seenCell = cells.next(), let sessionCell = cells.next(), let idCell = cells.next(),
+                let inScopeCell = cells.next()
             else {
                 throw LabStoreError.refused(
                     store: store.display, message: "store.trial_current answered fewer columns than asked")
             }
-            let (outcome, latency, sessionId) = try readable("trial") {
+            let (outcome, latency, sessionId, inScope) = try readable("trial") {
                 (
                     try outcomeCell.decode(String.self), try latencyCell.decode(Int64?.self),
-                    try sessionCell.decode(String.self)
+                    try sessionCell.decode(String.self), try inScopeCell.decode(Bool.self)
                 )
             }
             // The session is in the same snapshot (a trial's session is a foreign key).
@@ -158,7 +240,7 @@ extension LabReader {
             guard let trial else {
                 throw LogLimits.badLayout(trial: (try? idCell.decode(String.self)) ?? "(no id)")
             }
-            try body(trial, dog.id, dog.name, sessionId)
+            try body(trial, dog.id, dog.name, sessionId, inScope)
         }
     }
 

@@ -104,7 +104,6 @@ public struct ReportAssembly {
     var trials = 0
     /// Each dog's scored trials per step with a criterion, in trial order, for the rolling accuracy.
     var stepResults: [String: [(session: Int, correct: Bool)]] = [:]
-    var exposure = Exposure()
     var familiarNovel = FamiliarNovelCounter()
     var confound = ConfoundCounter()
     var trialsClosed = false
@@ -200,11 +199,7 @@ public struct ReportAssembly {
         _ trial: ScoredTrial, dogId: String, dog: String, sessionId: String, inScope: Bool
     ) {
         precondition(!trialsClosed, "a trial after the report's notes, clicks or faults")
-        var met = exposure.meet(dogId: dogId, samples: trial.stations.compactMap(\.sample)).makeIterator()
-        let exposed = ExposedTrial(
-            dogId: dogId, dog: dog, inScope: inScope, trial: trial,
-            exposures: trial.stations.map { $0.sample == nil ? nil : met.next() })
-        familiarNovel.add(exposed)
+        familiarNovel.add(trial, dogId: dogId, dog: dog, inScope: inScope)
         guard inScope else { return }
         confound.add(trial, dogId: dogId, dog: dog)
         guard let i = index[sessionId] else { return }

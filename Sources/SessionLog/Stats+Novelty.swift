@@ -69,38 +69,52 @@ extension LogReader {
     /// Per dog (by name), sensitivity and specificity on familiar and on novel samples of the
     /// trials `filter` chooses; novelty counts every trial of the log before them.
     public func familiarNovelStats(_ filter: LogFilter = LogFilter()) throws -> [FamiliarNovelRow] {
-        try read { db in try Self.familiarNovelStats(db, filter) }
-    }
-
-    static func familiarNovelStats(_ db: Database, _ filter: LogFilter) throws -> [FamiliarNovelRow] {
-        var counter = FamiliarNovelCounter()
-        try Self.scanExposedTrials(db, filter) { counter.add($0) }
-        return counter.rows
+        try read { db in
+            // The report's ordered pass (the same query, order and decoder): every trial of the
+            // chosen dog, or of every dog, counts toward exposure; the filter's are counted.
+            var counter = FamiliarNovelCounter()
+            try Self.scanReportTrials(db, filter) { trial, dogId, dog, _, inScope in
+                counter.add(trial, dogId: dogId, dog: dog, inScope: inScope)
+            }
+            return counter.rows
+        }
     }
 }
 
-/// The familiar and novel tallies over a stream of exposed trials.
-struct FamiliarNovelCounter {
+/// The familiar and novel tallies over the ordered pass of trials (after corrections, by
+/// start, then session id, then number): the one place they are counted, for `stats
+/// --familiar-novel` and the report, on a log and on the lab store.
+public struct FamiliarNovelCounter: Sendable {
+    private var exposure = Exposure()
     private var dogs: [String: (name: String, familiar: Tally, novel: Tally)] = [:]
 
-    mutating func add(_ exposed: ExposedTrial) {
-        guard exposed.inScope else { return }
-        let id = exposed.dogId
-        if dogs[id] == nil { dogs[id] = (exposed.dog, Tally(), Tally()) }
-        // Stations without a sample (blanks) are neither familiar nor novel. Added in place:
-        // a copy of the tally per trial would copy its latencies each time.
-        for (station, exposure) in zip(exposed.trial.stations, exposed.exposures) {
-            guard let exposure else { continue }
+    public init() {}
+
+    /// The next trial of the pass. Every trial counts toward its samples' exposure (narrowing
+    /// to a week must not make the week's first trial of an old sample novel); only those the
+    /// filter chose (`inScope`) are counted. The trial's sample ids must be read
+    /// (`TrialRowDecoder(samples: true)`).
+    public mutating func add(_ trial: ScoredTrial, dogId: String, dog: String, inScope: Bool) {
+        let exposures = exposure.meet(dogId: dogId, samples: trial.stations.compactMap(\.sample))
+        guard inScope else { return }
+        let id = dogId
+        if dogs[id] == nil { dogs[id] = (dog, Tally(), Tally()) }
+        // Stations without a sample (blanks) are neither familiar nor novel; the exposures
+        // come in the order of the stations that have one. Added in place: a copy of the
+        // tally per trial would copy its latencies each time.
+        var next = exposures.makeIterator()
+        for station in trial.stations where station.sample != nil {
+            guard let exposure = next.next() else { break }
             if exposure == 0 {
-                dogs[id]!.novel.add(exposed.trial, station: station)
+                dogs[id]!.novel.add(trial, station: station)
             } else {
-                dogs[id]!.familiar.add(exposed.trial, station: station)
+                dogs[id]!.familiar.add(trial, station: station)
             }
         }
     }
 
     /// Per dog, by name.
-    var rows: [FamiliarNovelRow] {
+    public var rows: [FamiliarNovelRow] {
         return dogs.map { id, entry in
             let familiar = entry.familiar.figures
             let novel = entry.novel.figures

@@ -81,6 +81,16 @@ func labSources(_ address: String, _ rows: RowFilterOptions, _ selection: Select
     }
 }
 
+/// `stats --familiar-novel` on the lab store: the rows `LogReader.familiarNovelStats` gives on a log.
+func labFamiliarNovel(_ address: String, _ rows: RowFilterOptions, _ selection: SelectionOptions) throws
+    -> [FamiliarNovelRow]
+{
+    try withLab(address) { reader in
+        let filter = try selection.filter(rows, LabResolver(reader: reader))
+        return try waitFor { try await reader.familiarNovelStats(filter) }
+    }
+}
+
 /// `export --lab`: the store's rows through the log's writer, streamed to standard output.
 func labExport(
     _ address: String, _ table: ExportTable, format: ExportFormat, _ rows: RowFilterOptions,

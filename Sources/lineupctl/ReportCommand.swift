@@ -19,9 +19,9 @@ struct ReportCommand: ParsableCommand {
             it. docs/session-log.md ("The report") says what each chart shows; docs/figures.md \
             ("What the figures mean") defines every figure.
 
-            --lab ADDRESS reports the whole lab store (docs/lab.md) instead of a log: the same \
-            report, counted by the same code, as on the stations' logs merged by lineupctl merge. \
-            The selection options are not read from the store yet.
+            --lab ADDRESS reports the lab store (docs/lab.md) instead of a log: the same report, \
+            with the same selection options, counted by the same code, as on the stations' logs \
+            merged by lineupctl merge.
 
             Examples:
               ssh pi lineupctl report > report.html
@@ -55,25 +55,12 @@ struct ReportCommand: ParsableCommand {
 }
 
 extension ReportCommand {
-    /// `report --lab`: the whole store, assembled by the same code as on a log.
+    /// `report --lab`: the store, with the same selection, assembled by the same code as on a log.
     func reportLab(_ address: String) throws {
         try lab.refuseUnsupported(db: log.db, [])
-        if let (name, _) = (rows.given + selection.given).first(where: { $0.1 }) {
-            throw SessionLogError.invalidInput(
-                "\(name) is not read by report --lab yet (it reports the whole store): "
-                    + "use it on the merged logs (lineupctl merge) with --db")
-        }
-        let connection = try LabConnection.argument(address)
-        let data = try waitFor {
-            let reader = try await LabReader.open(connection)
-            do {
-                let data = try await reader.report()
-                await reader.close()
-                return data
-            } catch {
-                await reader.close()
-                throw error
-            }
+        let data = try withLab(address) { reader in
+            let filter = try selection.filter(rows, LabResolver(reader: reader))
+            return try waitFor { try await reader.report(filter) }
         }
         let html = ReportHTML.render(data, scope: describeSelection(rows, selection))
         if let output {

@@ -33,8 +33,8 @@ func confoundFlagLine(_ r: ConfoundRow) -> String {
 }
 
 extension Stats {
-    func printFamiliarNovel(_ reader: LogReader, _ filter: LogFilter) throws {
-        let rows = try reader.familiarNovelStats(filter)
+    /// `rows`: from `LogReader.familiarNovelStats` or `LabReader.familiarNovelStats`.
+    func printFamiliarNovel(_ rows: [FamiliarNovelRow]) throws {
         if log.json { return try printJSON(rows) }
         say("Trials of \(describeSelection(self.rows, selection)); novel: a sample the dog met in no earlier trial")
         printTable(

@@ -237,9 +237,6 @@ import TrainingEngine
             ["report", "--lab", "postgres://reader_r@%2Ftmp%2Fno-lab-here:5432/lab"],
             saying: ["the lab store reader_r@/tmp/no-lab-here:5432/lab cannot be reached"],
             environment: ["PGPASSFILE": "/nonexistent"])
-        try refused(
-            ["report", "--dog", "Aino", "--lab", "postgres://reader_r@db.example/lab"],
-            saying: ["--dog is not read by report --lab yet"])
         try refused(["report", "--db", "x.db", "--lab", "postgres://reader_r@db.example/lab"], saying: ["not both"])
 
         guard let server = try await TestServer.startOrSkip("reportOnTheLabIsRefusedInOneLine") else { return }
@@ -254,6 +251,9 @@ import TrainingEngine
         try await sync([log], into: lab)
         let conf = researcherFile(lab, in: directory)
         #expect(try lineupctl(["report", "--lab", conf, "-o", "\(directory)/fine.html"]).status == 0)
+        // A selection word the store has nothing for, named as on a log.
+        try refused(["report", "--dog", "Nobody", "--lab", conf], saying: ["no dog \"Nobody\" in the lab store"])
+        try refused(["report", "--step", "p/9", "--lab", conf], saying: ["--step p/9", "in the lab store"])
 
         // A row no station writes, put in by the owner: a layout naming station 300000000.
         let owner = try await LabStore.connect(lab.owner)
