@@ -16,22 +16,35 @@ struct ReportTimes: Encodable {
     var sameHtml: Bool
 }
 
+/// `stats --familiar-novel` on the store against the merged log, the fastest of `runs` each.
+struct FamiliarNovelTimes: Encodable {
+    var secondsStore: Double
+    var secondsMergedLog: Double
+    var ratio: Double
+    var dogs: Int
+    var sameRows: Bool
+}
+
 extension BenchLab {
-    func timeReports(_ reader: LogReader, _ researcher: LabConnection) throws -> ReportTimes {
+    /// `filter`: the whole store, or one selection (the report's other path: trials joined to
+    /// their sessions, each with whether the selection chose it).
+    func timeReports(_ reader: LogReader, _ researcher: LabConnection, _ filter: LogFilter = LogFilter()) throws
+        -> ReportTimes
+    {
         var best = (store: Double.infinity, log: Double.infinity)
         var same = true
         var bytes = 0
         var trials = 0
         for _ in 0..<max(1, runs) {
             var start = ContinuousClock.now
-            var onLog = try reader.report()
+            var onLog = try reader.report(filter)
             let logHTML = ReportHTML.render(onLog, scope: "all dogs")
             best.log = min(best.log, start.duration(to: .now).seconds)
             start = ContinuousClock.now
             var onStore = try waitFor {
                 let lab = try await LabReader.open(researcher)
                 do {
-                    let data = try await lab.report()
+                    let data = try await lab.report(filter)
                     await lab.close()
                     return data
                 } catch {
@@ -53,5 +66,36 @@ extension BenchLab {
         return ReportTimes(
             secondsStore: best.store, secondsMergedLog: best.log, ratio: (best.store / best.log * 100).rounded() / 100,
             trials: trials, bytes: bytes, sameHtml: same)
+    }
+}
+
+extension BenchLab {
+    func timeFamiliarNovel(_ reader: LogReader, _ researcher: LabConnection) throws -> FamiliarNovelTimes {
+        var best = (store: Double.infinity, log: Double.infinity)
+        var same = true
+        var dogs = 0
+        for _ in 0..<max(1, runs) {
+            var start = ContinuousClock.now
+            let onLog = try reader.familiarNovelStats()
+            best.log = min(best.log, start.duration(to: .now).seconds)
+            start = ContinuousClock.now
+            let onStore = try waitFor {
+                let lab = try await LabReader.open(researcher)
+                do {
+                    let rows = try await lab.familiarNovelStats()
+                    await lab.close()
+                    return rows
+                } catch {
+                    await lab.close()
+                    throw error
+                }
+            }
+            best.store = min(best.store, start.duration(to: .now).seconds)
+            same = same && onStore == onLog
+            dogs = onLog.count
+        }
+        return FamiliarNovelTimes(
+            secondsStore: best.store, secondsMergedLog: best.log, ratio: (best.store / best.log * 100).rounded() / 100,
+            dogs: dogs, sameRows: same)
     }
 }

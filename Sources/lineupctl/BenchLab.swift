@@ -64,6 +64,9 @@ struct BenchLab: ParsableCommand {
         var loadAverage: String
         /// The report on each (BenchLab+Report.swift).
         var report: ReportTimes? = nil
+        /// The report of one dog (the merged log's first by id): the selection's path.
+        var reportOneDog: ReportTimes? = nil
+        var familiarNovel: FamiliarNovelTimes? = nil
     }
 
     func run() throws {
@@ -167,6 +170,10 @@ struct BenchLab: ParsableCommand {
                     loadAverage: (try? String(contentsOfFile: "/proc/loadavg", encoding: .utf8))?
                         .split(separator: " ").prefix(3).joined(separator: " ") ?? "-")
             result.report = try timeReports(reader, researcher)
+            var oneDog = LogFilter()
+            oneDog.dogId = try reader.read { db in try String.fetchOne(db, sql: "SELECT min(id) FROM dog") }
+            result.reportOneDog = try timeReports(reader, researcher, oneDog)
+            result.familiarNovel = try timeFamiliarNovel(reader, researcher)
             try printJSON(result, oneLine: true)
         }
     }
