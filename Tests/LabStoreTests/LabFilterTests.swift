@@ -76,6 +76,26 @@ struct SyncedAndMerged {
     }
 
     func remove() { try? FileManager.default.removeItem(atPath: directory) }
+
+    /// The selections the researcher uses, each keeping some trials and leaving some out: a dog
+    /// (by name, any case, and id prefix), a session, a window of time on either side, a mode, a
+    /// program, a step (whole phase or one step), a handler, and several at once.
+    func selections() throws -> [[String]] {
+        let aDog = try sqlite(merged, "SELECT id FROM dog WHERE name = 'A-Bruno'")
+        let aSession = try sqlite(
+            merged,
+            "SELECT s.id FROM session s JOIN dog d ON d.id = s.dog_id WHERE d.name = 'B-Aino' ORDER BY s.wall_ns LIMIT 1 OFFSET 1"
+        )
+        return [
+            ["--dog", "A-Aino"], ["--dog", "a-aino"], ["--dog", String(aDog.prefix(6))],
+            ["--session", String(aSession.prefix(8))],
+            ["--since", "2025-03-01T09:10Z"], ["--until", "2025-03-01T09:20Z"],
+            ["--since", "2025-03-01T09:10Z", "--until", "2025-03-01T09:20Z"], ["--since", "2026-01-01"],
+            ["--mode", "automated"], ["--mode", "double-blind"], ["--program", "default"],
+            ["--step", "simulation"], ["--step", "3 discrimination/step 3"], ["--step", "1 learning to indicate"],
+            ["--handler", "H1"], ["--dog", "B-Bruno", "--mode", "automated", "--step", "2 learning the target scent"],
+        ]
+    }
 }
 
 /// Any built program run to its end (lineupctl's runner, another binary).
@@ -103,22 +123,9 @@ func lineupctlLike(_ path: String, _ arguments: [String]) throws -> SyncRun {
     @Test func eachFilterOnTheLabEqualsItOnTheMergedLogs() async throws {
         guard let lab = try await SyncedAndMerged.make("eachFilterOnTheLabEqualsItOnTheMergedLogs") else { return }
         defer { lab.remove() }
-        let aDog = try sqlite(lab.merged, "SELECT id FROM dog WHERE name = 'A-Bruno'")
-        let aSession = try sqlite(
-            lab.merged,
-            "SELECT s.id FROM session s JOIN dog d ON d.id = s.dog_id WHERE d.name = 'B-Aino' ORDER BY s.wall_ns LIMIT 1 OFFSET 1"
-        )
         let total = try trials(["stats", "--by", "dog", "--json", "--db", lab.merged])
         #expect(total == 60 + 60 + 30)
-        let filters: [[String]] = [
-            ["--dog", "A-Aino"], ["--dog", "a-aino"], ["--dog", String(aDog.prefix(6))],
-            ["--session", String(aSession.prefix(8))],
-            ["--since", "2025-03-01T09:10Z"], ["--until", "2025-03-01T09:20Z"],
-            ["--since", "2025-03-01T09:10Z", "--until", "2025-03-01T09:20Z"], ["--since", "2026-01-01"],
-            ["--mode", "automated"], ["--mode", "double-blind"], ["--program", "default"],
-            ["--step", "simulation"], ["--step", "3 discrimination/step 3"], ["--step", "1 learning to indicate"],
-            ["--handler", "H1"], ["--dog", "B-Bruno", "--mode", "automated", "--step", "2 learning the target scent"],
-        ]
+        let filters = try lab.selections()
         for filter in filters {
             // Not an empty agreement: each filter keeps some trials and leaves some out.
             let kept = try trials(["stats", "--by", "dog", "--json", "--db", lab.merged] + filter)

@@ -8,33 +8,13 @@ import Testing
 /// filter means what the log's means, for the trials counted and for the trials that only count
 /// toward a sample's exposure (the dog's earlier trials, outside the selection).
 @Suite(.serialized, .timeLimit(.minutes(10))) struct LabReportFilterTests {
-    /// The selections the lab's researcher uses: a dog (by name, any case, and id prefix), a
-    /// session, a window of time on either side, a mode, a program, a step, a handler, and
-    /// several at once.
-    func selections(_ lab: SyncedAndMerged) throws -> [[String]] {
-        let aDog = try sqlite(lab.merged, "SELECT id FROM dog WHERE name = 'A-Bruno'")
-        let aSession = try sqlite(
-            lab.merged,
-            "SELECT s.id FROM session s JOIN dog d ON d.id = s.dog_id WHERE d.name = 'B-Aino' ORDER BY s.wall_ns LIMIT 1 OFFSET 1"
-        )
-        return [
-            ["--dog", "A-Aino"], ["--dog", "b-bruno"], ["--dog", String(aDog.prefix(6))],
-            ["--session", String(aSession.prefix(8))],
-            ["--since", "2025-03-01T09:10Z"], ["--until", "2025-03-01T09:20Z"],
-            ["--since", "2025-03-01T09:10Z", "--until", "2025-03-01T09:20Z"], ["--since", "2026-01-01"],
-            ["--mode", "automated"], ["--mode", "double-blind"], ["--program", "default"],
-            ["--step", "simulation"], ["--step", "3 discrimination/step 3"], ["--handler", "H1"],
-            ["--dog", "B-Bruno", "--mode", "automated", "--step", "2 learning the target scent"],
-        ]
-    }
-
     @Test func eachSelectionOfTheReportOnTheLabEqualsItOnTheMergedLogs() async throws {
         guard let lab = try await SyncedAndMerged.make("eachSelectionOfTheReportOnTheLabEqualsItOnTheMergedLogs")
         else { return }
         defer { lab.remove() }
         let report = LabReportTests()
         let whole = try String(contentsOfFile: try reportFile(["--db", lab.merged], lab, "whole"), encoding: .utf8)
-        for selection in try selections(lab) {
+        for selection in try lab.selections() {
             let name = selection.joined(separator: " ")
             let logHTML = try String(
                 contentsOfFile: try reportFile(selection + ["--db", lab.merged], lab, "log"), encoding: .utf8)
@@ -53,7 +33,7 @@ import Testing
                 "familiarAndNovelOnTheLabEqualTheMergedLogsForEachSelection")
         else { return }
         defer { lab.remove() }
-        for selection in [[]] + (try selections(lab)) {
+        for selection in [[]] + (try lab.selections()) {
             for format in [[], ["--json"]] {
                 let arguments = ["stats", "--familiar-novel"] + selection + format
                 let onLog = try lineupctl(arguments + ["--db", lab.merged])
