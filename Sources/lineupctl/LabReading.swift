@@ -81,6 +81,16 @@ func labSources(_ address: String, _ rows: RowFilterOptions, _ selection: Select
     }
 }
 
+/// `stats --guesses` on the lab store: the rows `LogReader.guessStats(by:_:)` gives on a log.
+func labGuesses(
+    _ address: String, by grouping: GuessGrouping, _ rows: RowFilterOptions, _ selection: SelectionOptions
+) throws -> [GuessFigures] {
+    try withLab(address) { reader in
+        let filter = try selection.filter(rows, LabResolver(reader: reader))
+        return try waitFor { try await reader.guessStats(by: grouping, filter) }
+    }
+}
+
 /// `export --lab`: the store's rows through the log's writer, streamed to standard output.
 func labExport(
     _ address: String, _ table: ExportTable, format: ExportFormat, _ rows: RowFilterOptions,

@@ -149,7 +149,7 @@ struct Stats: ParsableCommand {
             narrow the trials (--dog, --session, --since, --until, --mode, --program, --step, \
             --handler), each meaning what it means on a log. Two dogs of one name on two stations \
             are two dogs in the store: --dog with that name is refused, naming both ids. \
-            --sources reads the store too; --familiar-novel and --guesses are not read from it yet.
+            --sources and --guesses read the store too; --familiar-novel is not read from it yet.
 
             --familiar-novel shows each dog's sensitivity and specificity on samples it had met \
             in an earlier trial and on samples new to it, with Fisher's exact test of the \
@@ -178,15 +178,19 @@ struct Stats: ParsableCommand {
     func run() throws {
         try researcherCommand {
             let prevalence = try extra.prevalence.map { try checkPrevalence($0) }
-            try lab.refuseUnsupported(db: log.db, [("--guesses", extra.guesses), ("--familiar-novel", familiarNovel)])
+            try lab.refuseUnsupported(db: log.db, [("--familiar-novel", familiarNovel)])
             let stats: [StatsRow]
-            if let address = lab.lab, sources {
+            if let address = lab.lab, extra.guesses {
+                return try printGuesses(labGuesses(address, by: guessGrouping, rows, selection))
+            } else if let address = lab.lab, sources {
                 return try printSources(labSources(address, rows, selection))
             } else if let address = lab.lab {
                 stats = try labStats(address, by: by, rows, selection)
             } else {
                 let reader = try log.reader()
-                if extra.guesses { return try printGuesses(reader, selection.filter(rows, reader)) }
+                if extra.guesses {
+                    return try printGuesses(reader.guessStats(by: guessGrouping, selection.filter(rows, reader)))
+                }
                 if familiarNovel { return try printFamiliarNovel(reader, selection.filter(rows, reader)) }
                 if sources { return try printSources(reader.confoundStats(selection.filter(rows, reader))) }
                 stats = try reader.stats(by: by, selection.filter(rows, reader))
