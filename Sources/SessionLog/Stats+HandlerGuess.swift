@@ -148,6 +148,45 @@ public struct GuessTally: Sendable, Hashable {
     }
 }
 
+/// The handler's guesses counted row by row, grouped by handler code or by session: what a
+/// log's `guessStats` and the lab store's count with, so both give the same figures from the
+/// same rows (a guess joined to its trial as it stands after corrections, in session order).
+public struct GuessCounter {
+    public let grouping: GuessGrouping
+    private var order: [String] = []
+    private var groups: [String: (name: String, tally: GuessTally)] = [:]
+    private var decoder = TrialRowDecoder(samples: true)
+
+    public init(by grouping: GuessGrouping) { self.grouping = grouping }
+
+    /// One guess of `station` made at `guessedAtMonoNs`, with its trial's row (`outcome`,
+    /// `layout` and `seen` as the log spells them, its start and latency) and its session's.
+    /// A layout no station writes is refused naming `trialId`.
+    public mutating func add(
+        guess station: Int, guessedAtMonoNs: Int64, trialId: String, outcome: String, layout: UnsafeRawBufferPointer,
+        seen: UnsafeRawBufferPointer?, startedMonoNs: Int64, latencyNs: Int64?, sessionId: String, dog: String,
+        handler: String?
+    ) throws {
+        guard let trial = decoder.trial(outcome: outcome, latencyNs: latencyNs, layout: layout, seen: seen) else {
+            throw LogLimits.badLayout(trial: trialId)
+        }
+        let firstIndication = trial.latencyNs.map { startedMonoNs + $0 }
+        let key = grouping == .session ? sessionId : handler ?? ""
+        if groups[key] == nil {
+            let name = grouping == .session ? "\(dog) \(sessionId)" : handler ?? "(no handler code)"
+            groups[key] = (name, GuessTally())
+            order.append(key)
+        }
+        groups[key]!.tally.add(
+            guess: station, trial: trial, beforeIndication: firstIndication.map { guessedAtMonoNs < $0 } ?? true)
+    }
+
+    /// Each group's figures, in the order its first guess came.
+    public var figures: [GuessFigures] {
+        order.map { GuessFigures(group: groups[$0]!.name, groupId: $0, tally: groups[$0]!.tally) }
+    }
+}
+
 extension LogReader {
     /// The handler's guesses in the trials `filter` selects, as they stand after corrections
     /// (a guess is for its trial, and for the correction of it), by handler code or by session.
@@ -173,45 +212,23 @@ extension LogReader {
                         filter.dogId.databaseValue, filter.sessionId.databaseValue, filter.since.databaseValue,
                         filter.until.databaseValue,
                     ] + filter.sessionArguments))
-            var order: [String] = []
-            var groups: [String: (name: String, tally: GuessTally)] = [:]
-            var slots: [StationInLayout] = []
-            var seen: [StationSeen] = []
+            var counter = GuessCounter(by: grouping)
             for row in rows {
                 var layout: String = row["layout"]
-                guard layout.withUTF8({ LogReader.parseLayout($0.baseAddress, $0.count, into: &slots) }) else {
-                    throw LogLimits.badLayout(trial: row["trial_id"])
+                var seen: String? = row["seen"]
+                let add = { (layout: UnsafeRawBufferPointer, seen: UnsafeRawBufferPointer?) in
+                    try counter.add(
+                        guess: row["station"], guessedAtMonoNs: row["mono_ns"], trialId: row["trial_id"],
+                        outcome: row["outcome"], layout: layout, seen: seen, startedMonoNs: row["started_mono_ns"],
+                        latencyNs: row["latency_ns"], sessionId: row["session_id"], dog: row["dog"],
+                        handler: row["handler"])
                 }
-                var hasSeen = false
-                if var text: String = row["seen"] {
-                    hasSeen = text.withUTF8 { LogReader.parseSeen($0.baseAddress, $0.count, into: &seen) }
+                try layout.withUTF8 { layoutBytes in
+                    guard seen != nil else { return try add(UnsafeRawBufferPointer(layoutBytes), nil) }
+                    try seen!.withUTF8 { try add(UnsafeRawBufferPointer(layoutBytes), UnsafeRawBufferPointer($0)) }
                 }
-                hasSeen = hasSeen && seen.count == slots.count
-                let outcome: String = row["outcome"]
-                let trial = ScoredTrial(
-                    outcome: TrialOutcome(rawValue: outcome) ?? .aborted, latencyNs: row["latency_ns"],
-                    stations: slots.enumerated().map { i, slot in
-                        StationObservation(
-                            station: slot.station, kind: slot.kind, sample: slot.sample.isEmpty ? nil : slot.sample,
-                            seen: hasSeen ? seen[i] : nil)
-                    })
-                let guessedAt: Int64 = row["mono_ns"]
-                let startedAt: Int64 = row["started_mono_ns"]
-                let firstIndication = trial.latencyNs.map { startedAt + $0 }
-                let sessionId: String = row["session_id"]
-                let handler: String? = row["handler"]
-                let key = grouping == .session ? sessionId : handler ?? ""
-                if groups[key] == nil {
-                    let dog: String = row["dog"]
-                    let name = grouping == .session ? "\(dog) \(sessionId)" : handler ?? "(no handler code)"
-                    groups[key] = (name, GuessTally())
-                    order.append(key)
-                }
-                groups[key]!.tally.add(
-                    guess: row["station"], trial: trial,
-                    beforeIndication: firstIndication.map { guessedAt < $0 } ?? true)
             }
-            return order.map { GuessFigures(group: groups[$0]!.name, groupId: $0, tally: groups[$0]!.tally) }
+            return counter.figures
         }
     }
 }

@@ -36,7 +36,7 @@ struct Export: ParsableCommand {
 
     func run() throws {
         try researcherCommand {
-            try lab.refuseUnsupported(db: log.db, [])
+            try lab.refuseBoth(db: log.db)
             if let address = lab.lab {
                 return try labExport(address, what, format: format, rows, selection)
             }

@@ -77,9 +77,12 @@ func describePValue(_ p: Double?) -> String {
 
 extension Stats {
     /// `stats --guesses`: the handler's guesses by handler code (`--by session`: by session).
-    func printGuesses(_ reader: LogReader, _ filter: LogFilter) throws {
-        let grouping: GuessGrouping = by == .session ? .session : .handler
-        let rows = try reader.guessStats(by: grouping, filter)
+    /// How `--guesses` groups: by session with `--by session`, else by handler code.
+    var guessGrouping: GuessGrouping { by == .session ? .session : .handler }
+
+    /// The guesses' figures, from a log or the lab store, as a table or `--json`.
+    func printGuesses(_ rows: [GuessFigures]) throws {
+        let grouping = guessGrouping
         if log.json { return try printJSON(rows) }
         say("The handler's guesses in trials of \(describeSelection(self.rows, selection))")
         guard !rows.isEmpty else {

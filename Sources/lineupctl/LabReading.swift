@@ -12,30 +12,10 @@ struct LabOptions: ParsableArguments {
             valueName: "address"))
     var lab: String?
 
-    /// What the store does not answer yet, refused in one line before anything is read.
-    func refuseUnsupported(db: String?, _ options: [(String, Bool)]) throws {
-        guard lab != nil else { return }
-        if db != nil { throw SessionLogError.invalidInput("give --db (a log) or --lab (the lab store), not both") }
-        if let (name, _) = options.first(where: { $0.1 }) {
-            throw SessionLogError.invalidInput(
-                "\(name) is not read from the lab store yet: use it on the merged logs (lineupctl merge) with --db")
-        }
-    }
-}
-
-extension RowFilterOptions {
-    /// Which of these options were given, by name, for `LabOptions.refuseUnsupported`.
-    var given: [(String, Bool)] {
-        [("--dog", dog != nil), ("--session", session != nil), ("--since", since != nil), ("--until", until != nil)]
-    }
-}
-
-extension SelectionOptions {
-    var given: [(String, Bool)] {
-        [
-            ("--mode", mode != nil), ("--program", program != nil), ("--step", step != nil),
-            ("--handler", handler != nil),
-        ]
+    /// A log and the store at once, refused in one line before anything is read.
+    func refuseBoth(db: String?) throws {
+        guard lab != nil, db != nil else { return }
+        throw SessionLogError.invalidInput("give --db (a log) or --lab (the lab store), not both")
     }
 }
 
@@ -88,6 +68,16 @@ func labFamiliarNovel(_ address: String, _ rows: RowFilterOptions, _ selection: 
     try withLab(address) { reader in
         let filter = try selection.filter(rows, LabResolver(reader: reader))
         return try waitFor { try await reader.familiarNovelStats(filter) }
+    }
+}
+
+/// `stats --guesses` on the lab store: the rows `LogReader.guessStats(by:_:)` gives on a log.
+func labGuesses(
+    _ address: String, by grouping: GuessGrouping, _ rows: RowFilterOptions, _ selection: SelectionOptions
+) throws -> [GuessFigures] {
+    try withLab(address) { reader in
+        let filter = try selection.filter(rows, LabResolver(reader: reader))
+        return try waitFor { try await reader.guessStats(by: grouping, filter) }
     }
 }
 

@@ -149,7 +149,7 @@ struct Stats: ParsableCommand {
             narrow the trials (--dog, --session, --since, --until, --mode, --program, --step, \
             --handler), each meaning what it means on a log. Two dogs of one name on two stations \
             are two dogs in the store: --dog with that name is refused, naming both ids. \
-            --sources and --familiar-novel read the store too; --guesses is not read from it yet.
+            --sources, --familiar-novel and --guesses read the store too.
 
             --familiar-novel shows each dog's sensitivity and specificity on samples it had met \
             in an earlier trial and on samples new to it, with Fisher's exact test of the \
@@ -178,9 +178,11 @@ struct Stats: ParsableCommand {
     func run() throws {
         try researcherCommand {
             let prevalence = try extra.prevalence.map { try checkPrevalence($0) }
-            try lab.refuseUnsupported(db: log.db, [("--guesses", extra.guesses)])
+            try lab.refuseBoth(db: log.db)
             let stats: [StatsRow]
-            if let address = lab.lab, sources {
+            if let address = lab.lab, extra.guesses {
+                return try printGuesses(labGuesses(address, by: guessGrouping, rows, selection))
+            } else if let address = lab.lab, sources {
                 return try printSources(labSources(address, rows, selection))
             } else if let address = lab.lab, familiarNovel {
                 return try printFamiliarNovel(labFamiliarNovel(address, rows, selection))
@@ -188,7 +190,9 @@ struct Stats: ParsableCommand {
                 stats = try labStats(address, by: by, rows, selection)
             } else {
                 let reader = try log.reader()
-                if extra.guesses { return try printGuesses(reader, selection.filter(rows, reader)) }
+                if extra.guesses {
+                    return try printGuesses(reader.guessStats(by: guessGrouping, selection.filter(rows, reader)))
+                }
                 if familiarNovel {
                     return try printFamiliarNovel(reader.familiarNovelStats(selection.filter(rows, reader)))
                 }

@@ -57,7 +57,7 @@ struct ReportCommand: ParsableCommand {
 extension ReportCommand {
     /// `report --lab`: the store, with the same selection, assembled by the same code as on a log.
     func reportLab(_ address: String) throws {
-        try lab.refuseUnsupported(db: log.db, [])
+        try lab.refuseBoth(db: log.db)
         let data = try withLab(address) { reader in
             let filter = try selection.filter(rows, LabResolver(reader: reader))
             return try waitFor { try await reader.report(filter) }

@@ -159,12 +159,6 @@ func lineupctlLike(_ path: String, _ arguments: [String]) throws -> SyncRun {
                 onLab.stdout.isEmpty && onLab.stderr.split(separator: "\n").count == 1, "\(filter): \(onLab.stderr)")
             for word in words { #expect(onLab.stderr.contains(word), "\(filter): \(onLab.stderr) lacks \(word)") }
         }
-        // Still refused: what the store does not answer yet, naming the option.
-        for option in ["--guesses"] {
-            let run = try lineupctl(["stats", option, "--lab", lab.conf])
-            #expect(run.status == 1 && run.stderr.contains("\(option) is not read from the lab store yet"))
-            #expect(run.stderr.split(separator: "\n").count == 1, "\(run.stderr)")
-        }
     }
 
     /// Two stations' "Aino" are two dogs in the store (merge makes them one in a lab log):

@@ -138,9 +138,6 @@ import Testing
             environment: ["PGPASSFILE": "/nonexistent"])
         try refused(["stats", "--lab", "postgres://reader_r@db.example/"], saying: ["names no database"])
         try refused(
-            ["stats", "--guesses", "--dog", "Aino", "--lab", "postgres://reader_r@db.example/lab"],
-            saying: ["--guesses is not read from the lab store yet"])
-        try refused(
             ["stats", "--db", "x.db", "--lab", "postgres://reader_r@db.example/lab"], saying: ["not both"])
         let open = "\(directory)/open.conf"
         FileManager.default.createFile(
