@@ -5,16 +5,19 @@ import SessionLog
 extension LabReader {
     /// `stats --guesses`: the handler's guesses in the trials `filter` selects, what
     /// `LogReader.guessStats(by:_:)` gives on the merged logs. The same join (a guess is for its
-    /// trial and for the correction of it), the same filter and order, ids ordered by their
+    /// trial and whatever corrects it, down the chain of corrections), the same filter and order, ids ordered by their
     /// bytes as SQLite orders them, and the rows counted by the same `GuessCounter`.
     public func guessStats(by grouping: GuessGrouping, _ filter: LogFilter) async throws -> [GuessFigures] {
         var counter = GuessCounter(by: grouping)
         let query = PostgresQuery(
             unsafeSQL: """
+                WITH RECURSIVE chain(guessed, id) AS (
+                    SELECT trial_id, trial_id FROM store.handler_guess
+                    UNION SELECT chain.guessed, c.id FROM store.trial c JOIN chain ON c.corrects = chain.id)
                 SELECT g.station, g.mono_ns, t.id, t.outcome, t.layout, t.seen, t.started_mono_ns, t.latency_ns,
                     s.id, d.name, h.code
-                FROM store.handler_guess g
-                JOIN store.trial_current t ON t.id = g.trial_id OR t.corrects = g.trial_id
+                FROM store.handler_guess g JOIN chain ON chain.guessed = g.trial_id
+                JOIN store.trial_current t ON t.id = chain.id
                 JOIN store.session s ON s.id = t.session_id JOIN store.dog d ON d.id = s.dog_id
                 LEFT JOIN store.handler h ON h.id = s.handler_id
                 WHERE \(filter.labTrialCondition)

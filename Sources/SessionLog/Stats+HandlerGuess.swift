@@ -189,17 +189,21 @@ public struct GuessCounter {
 
 extension LogReader {
     /// The handler's guesses in the trials `filter` selects, as they stand after corrections
-    /// (a guess is for its trial, and for the correction of it), by handler code or by session.
+    /// (a guess is for its trial and for whatever corrects it: the correction, the correction
+    /// of that, and so on, as `chain` follows them), by handler code or by session.
     public func guessStats(by grouping: GuessGrouping, _ filter: LogFilter = LogFilter()) throws -> [GuessFigures] {
         try read { db in
             guard try db.tableExists("handler_guess") else { return [] }
             let rows = try Row.fetchAll(
                 db,
                 sql: """
+                    WITH RECURSIVE chain(guessed, id) AS (
+                        SELECT trial_id, trial_id FROM handler_guess
+                        UNION SELECT chain.guessed, c.id FROM trial c JOIN chain ON c.corrects = chain.id)
                     SELECT g.station, g.mono_ns, t.id AS trial_id, t.outcome, t.layout, t.seen, t.started_mono_ns, t.latency_ns,
                         s.id AS session_id, s.wall_ns AS session_wall_ns, d.name AS dog, h.code AS handler
-                    FROM handler_guess g
-                    JOIN trial_current t ON t.id = g.trial_id OR t.corrects = g.trial_id
+                    FROM handler_guess g JOIN chain ON chain.guessed = g.trial_id
+                    JOIN trial_current t ON t.id = chain.id
                     JOIN session s ON s.id = t.session_id JOIN dog d ON d.id = s.dog_id
                     LEFT JOIN handler h ON h.id = s.handler_id
                     WHERE (?1 IS NULL OR s.dog_id = ?1) AND (?2 IS NULL OR s.id = ?2)

@@ -136,8 +136,13 @@ import TrainingEngine
             ])
         // A hit whose guess was right, corrected to a miss: still one guess, still right. A
         // trial whose guess was wrong, corrected to aborted: its guess drops out.
-        _ = try a.log.correctTrial(
+        let correction = try a.log.correctTrial(
             aTrials[0].uuidString.lowercased(), outcome: .miss, indicatedStation: nil, reason: "video: no hold")
+        // That correction corrected in turn (back to a hit at the target, station 1): the guess
+        // follows down the chain of corrections, still one guess, still right.
+        _ = try a.log.correctTrial(
+            correction.id.uuidString.lowercased(), outcome: .hit, indicatedStation: 1,
+            reason: "second look: held after all")
         _ = try a.log.correctTrial(
             aTrials[6].uuidString.lowercased(), outcome: .aborted, indicatedStation: nil, reason: "lid open")
         var lastH2 = Self.found(6, right: 4)

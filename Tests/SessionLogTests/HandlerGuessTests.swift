@@ -164,9 +164,15 @@ struct HandlerGuessTests {
         var builder = try Builder(log: log, handler: "H2")
         let first = try builder.trial(target: 2, indicated: [2], guess: 2)
         let second = try builder.trial(target: 4, indicated: [4], guess: 1)
-        _ = try log.correctTrial(
+        let correction = try log.correctTrial(
             first.uuidString.lowercased(), outcome: .miss, indicatedStation: nil, reason: "video: no hold")
         var row = try #require(try log.reader.guessStats(by: .handler).first)
+        #expect(row.guesses == 2)
+        #expect(row.hits == 1)
+        // The correction corrected in turn: the guess follows down the chain to the trial as it stands.
+        _ = try log.correctTrial(
+            correction.id.uuidString.lowercased(), outcome: .hit, indicatedStation: 2, reason: "second look: held")
+        row = try #require(try log.reader.guessStats(by: .handler).first)
         #expect(row.guesses == 2)
         #expect(row.hits == 1)
         _ = try log.correctTrial(
