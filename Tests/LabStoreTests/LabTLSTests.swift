@@ -135,6 +135,10 @@ private func message(_ body: () throws -> Void) -> String {
                 == LabConnection(
                     host: "db.example", port: 5433, database: "lab", user: "reader_r",
                     password: nil, sslMode: .verifyFull, rootCertificate: ca))
+        // libpq takes the path unencoded too.
+        let unencoded = try LabConnection.argument(
+            "postgres://reader_r@db.example/lab?sslmode=verify-ca&sslrootcert=\(ca)", environment: [:])
+        #expect(unencoded.sslMode == .verifyCA && unencoded.rootCertificate == ca && unencoded.database == "lab")
         #expect(try LabConnection.argument("postgres://r@db.example/lab", environment: [:]).sslMode == nil)
         #expect(
             try LabConnection.argument("postgres://r@db.example/lab?sslmode=require", environment: [:]).sslMode
