@@ -99,8 +99,9 @@ extension LabConnection {
         }
         guard let ssl = underlying as? NIOSSLError else { return nil }
         if case .handshakeFailed(let failure) = ssl, "\(failure)".contains("CERTIFICATE_VERIFY_FAILED") {
+            // BoringSSL says only that the check failed, not which part of it.
             return "TLS: the server's certificate is not signed by the CA in sslrootcert "
-                + "\(rootCertificate ?? "(none)") (\(mode))"
+                + "\(rootCertificate ?? "(none)"), or is out of date (\(mode))"
         }
         return "TLS failed (\(mode)): \(ssl)"
     }

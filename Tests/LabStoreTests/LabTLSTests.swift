@@ -215,13 +215,13 @@ private func message(_ body: () throws -> Void) -> String {
             await connecting(over(reader, .verifyFull, otherCA))
                 == cannot(
                     "localhost",
-                    "TLS: the server's certificate is not signed by the CA in sslrootcert \(otherCA) (sslmode verify-full)"
+                    "TLS: the server's certificate is not signed by the CA in sslrootcert \(otherCA), or is out of date (sslmode verify-full)"
                 ))
         #expect(
             await connecting(over(reader, .verifyCA, otherCA))
                 == cannot(
                     "localhost",
-                    "TLS: the server's certificate is not signed by the CA in sslrootcert \(otherCA) (sslmode verify-ca)"
+                    "TLS: the server's certificate is not signed by the CA in sslrootcert \(otherCA), or is out of date (sslmode verify-ca)"
                 ))
         #expect(
             await connecting(over(reader, host: "127.0.0.1", .verifyFull, ca))
