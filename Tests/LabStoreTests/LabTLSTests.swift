@@ -1,8 +1,10 @@
 import Foundation
 import LabStore
+import LabWeb
 import LineupBench
 import SessionLog
 import Testing
+import WebAccounts
 
 /// A connection file of `lines`, mode 0600, in `directory`.
 private func connectionFile(_ lines: [String], in directory: String, name: String = "lab.conf") -> String {
@@ -268,6 +270,18 @@ private func message(_ body: () throws -> Void) -> String {
         #expect(refused.status == 1 && refused.stdout.isEmpty)
         #expect(refused.stderr.split(separator: "\n").count == 1, "\(refused.stderr)")
         #expect(refused.stderr.contains("is not signed by the CA in sslrootcert \(otherCA)"), "\(refused.stderr)")
+
+        // The lab's page reads the store with the same settings: the sync's heartbeat over
+        // verify-full, and the other CA refused.
+        let users = try UserStore(path: "\(directory)/users.db", create: true, cost: 4)
+        let page = try await LabPage.stations(LabState(users: users, connection: over(reader, .verifyFull, ca)))
+        #expect(page.stations.count == 1, "\(page.stations)")
+        do {
+            _ = try await LabPage.stations(LabState(users: users, connection: over(reader, .verifyFull, otherCA)))
+            Issue.record("the lab's page read the store through a certificate another CA signed")
+        } catch {
+            #expect("\(error)".contains("is not signed by the CA in sslrootcert \(otherCA)"), "\(error)")
+        }
 
         // A server without TLS: never used in the clear when TLS was asked for.
         try await server.setSSL(false)
