@@ -45,6 +45,8 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-http-types", from: "1.0.0"),
         // The lab store's client: for LabStore and lineup-sync only; lineupd must never link it.
         .package(url: "https://github.com/vapor/postgres-nio", from: "1.33.2"),
+        // postgres-nio's own TLS: named so LabStore may build the store's TLS settings (sslmode).
+        .package(url: "https://github.com/apple/swift-nio-ssl", from: "2.37.6"),
     ],
     targets: [
         .systemLibrary(
@@ -154,7 +156,7 @@ let package = Package(
             name: "LabStore",
             dependencies: [
                 "SessionLog", "StationControl", .product(name: "PostgresNIO", package: "postgres-nio"),
-                .product(name: "Logging", package: "swift-log"),
+                .product(name: "NIOSSL", package: "swift-nio-ssl"), .product(name: "Logging", package: "swift-log"),
             ]
         ),
         .executableTarget(

@@ -12,7 +12,8 @@ public enum LabAddressError: Error, Equatable, CustomStringConvertible {
             "the lab store's URL \(shown): a URL carrying a password is refused (it would sit in `ps` and the "
                 + "shell's history): drop it from the URL and put it in ~/.pgpass (mode 0600), or use a connection file"
         case .badURL(let url, let problem):
-            "the lab store's URL \(url): \(problem) (the form: postgres://user@host:port/database)"
+            "the lab store's URL \(url): \(problem) "
+                + "(the form: postgres://user@host:port/database?sslmode=verify-full&sslrootcert=PATH)"
         }
     }
 }
@@ -23,7 +24,8 @@ extension LabConnection {
     /// password (it would sit in `ps` and the shell's history): it is refused, and the password
     /// comes from the password file PostgreSQL's own clients read ($PGPASSFILE, else
     /// ~/.pgpass). A Unix-socket directory is written as the host percent-encoded
-    /// (`postgres://reader@%2Frun%2Fpostgresql/lab`), as libpq takes it.
+    /// (`postgres://reader@%2Frun%2Fpostgresql/lab`), as libpq takes it. The options taken after
+    /// `?` are libpq's `sslmode` and `sslrootcert` (`&` between them, percent-encoded values).
     public static func argument(_ text: String, environment: [String: String] = ProcessInfo.processInfo.environment)
         throws -> LabConnection
     {
@@ -41,9 +43,28 @@ extension LabConnection {
         guard let user = String(userPart).removingPercentEncoding, !user.isEmpty else { throw bad("names no user") }
         let afterAt = rest[rest.index(after: at)...]
         guard let slash = afterAt.firstIndex(of: "/") else { throw bad("names no database") }
-        let database = String(afterAt[afterAt.index(after: slash)...])
-        guard !database.isEmpty, !database.contains("?"), !database.contains("/") else {
-            throw bad("names no database, or has options after it (none are taken)")
+        let path = afterAt[afterAt.index(after: slash)...]
+        let database = String(path.prefix { $0 != "?" })
+        guard !database.isEmpty, !database.contains("/") else { throw bad("names no database") }
+        var options: [String: String] = [:]
+        if let question = path.firstIndex(of: "?") {
+            for pair in path[path.index(after: question)...].split(separator: "&") {
+                let parts = pair.split(separator: "=", maxSplits: 1, omittingEmptySubsequences: false)
+                let key = String(parts[0])
+                if key == "password" {
+                    throw LabAddressError.passwordInURL(shown: "\(scheme)\(userPart)@…?password=…")
+                }
+                guard ["sslmode", "sslrootcert"].contains(key) else {
+                    throw bad("option `\(key)` is not taken (taken: sslmode, sslrootcert)")
+                }
+                guard parts.count == 2, let value = String(parts[1]).removingPercentEncoding else {
+                    throw bad("option `\(key)` has no value")
+                }
+                options[key] = value
+            }
+        }
+        let tls = try LabSSLMode.settings(mode: options["sslmode"], rootCertificate: options["sslrootcert"]) {
+            bad($0)
         }
         var hostPort = afterAt[..<slash]
         var port = 5432
@@ -58,7 +79,9 @@ extension LabConnection {
         guard let host = String(hostPort).removingPercentEncoding, !host.isEmpty else { throw bad("names no host") }
         let password = try passwordFromFile(
             host: host, port: port, database: database, user: user, environment: environment)
-        return LabConnection(host: host, port: port, database: database, user: user, password: password)
+        return LabConnection(
+            host: host, port: port, database: database, user: user, password: password, sslMode: tls.mode,
+            rootCertificate: tls.rootCertificate)
     }
 
     /// The password for these settings from libpq's password file (`host:port:database:user:password`

@@ -36,28 +36,37 @@ public struct LabConnection: Sendable, Equatable {
     public var database: String
     public var user: String
     public var password: String?
+    /// libpq's sslmode; nil is the project's default (`effectiveSSLMode`, LabConnection+TLS.swift).
+    public var sslMode: LabSSLMode?
+    /// The CA's certificate (PEM) the server's must be signed by: libpq's sslrootcert.
+    public var rootCertificate: String?
 
-    public init(host: String, port: Int = 5432, database: String, user: String, password: String?) {
+    public init(
+        host: String, port: Int = 5432, database: String, user: String, password: String?,
+        sslMode: LabSSLMode? = nil, rootCertificate: String? = nil
+    ) {
         self.host = host
         self.port = port
         self.database = database
         self.user = user
         self.password = password
+        self.sslMode = sslMode
+        self.rootCertificate = rootCertificate
     }
 
     /// Names the store in messages: host, port, database and user, never the password.
     public var display: String { "\(user)@\(host):\(port)/\(database)" }
 
-    var configuration: PostgresConnection.Configuration {
-        if host.hasPrefix("/") {
+    func configuration() throws -> PostgresConnection.Configuration {
+        if isSocket {
             return .init(
                 unixSocketPath: "\(host)/.s.PGSQL.\(port)", username: user, password: password, database: database)
         }
-        // TLS is not built yet: reach a remote store over a trusted network or a tunnel (docs/lab.md).
-        return .init(host: host, port: port, username: user, password: password, database: database, tls: .disable)
+        return .init(host: host, port: port, username: user, password: password, database: database, tls: try tls())
     }
 
-    /// Reads `key = value` lines (host, port, database, user, password; `#` comments).
+    /// Reads `key = value` lines (host, port, database, user, password, sslmode, sslrootcert;
+    /// `#` comments).
     /// Refuses a file its group or others may read: it holds the password.
     public static func read(path: String) throws -> LabConnection {
         try read(path: path, reader: geteuid())
@@ -94,10 +103,11 @@ public struct LabConnection: Sendable, Equatable {
             }
             let key = line[..<equals].trimmingCharacters(in: .whitespaces)
             let value = line[line.index(after: equals)...].trimmingCharacters(in: .whitespaces)
-            guard ["host", "port", "database", "user", "password"].contains(key) else {
+            let known = ["host", "port", "database", "user", "password", "sslmode", "sslrootcert"]
+            guard known.contains(key) else {
                 throw LabStoreError.connectionFile(
                     path: path,
-                    problem: "line \(index + 1): unknown key `\(key)` (known: host, port, database, user, password)")
+                    problem: "line \(index + 1): unknown key `\(key)` (known: \(known.joined(separator: ", ")))")
             }
             values[key] = value
         }
@@ -111,9 +121,12 @@ public struct LabConnection: Sendable, Equatable {
             }
             port = number
         }
+        let tls = try LabSSLMode.settings(mode: values["sslmode"], rootCertificate: values["sslrootcert"]) {
+            LabStoreError.connectionFile(path: path, problem: $0)
+        }
         return LabConnection(
             host: values["host"]!, port: port, database: values["database"]!, user: values["user"]!,
-            password: values["password"])
+            password: values["password"], sslMode: tls.mode, rootCertificate: tls.rootCertificate)
     }
 }
 
@@ -126,12 +139,20 @@ public struct LabStore: Sendable {
     public static func connect(_ settings: LabConnection) async throws -> LabStore {
         var logger = Logger(label: "lineup.lab-store")
         logger.logLevel = .critical
+        let configuration: PostgresConnection.Configuration
         do {
-            let connection = try await PostgresConnection.connect(
-                configuration: settings.configuration, id: 1, logger: logger)
+            configuration = try settings.configuration()
+        } catch {
+            // The CA's file was checked when the settings were read; it changed since.
+            throw LabStoreError.unreachable(
+                store: settings.display, reason: "sslrootcert \(settings.rootCertificate ?? ""): \(error)")
+        }
+        do {
+            let connection = try await PostgresConnection.connect(configuration: configuration, id: 1, logger: logger)
             return LabStore(connection: connection, display: settings.display, logger: logger)
         } catch {
-            throw LabStoreError.unreachable(store: settings.display, reason: Self.reason(error))
+            throw LabStoreError.unreachable(
+                store: settings.display, reason: settings.tlsFailure(error) ?? Self.reason(error))
         }
     }
 

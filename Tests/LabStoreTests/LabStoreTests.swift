@@ -263,8 +263,8 @@ import Testing
                 && alone.stderr.hasSuffix("; the sync itself went on\n"), "\(alone.stderr)")
     }
 
-    /// lineupd keeps no network: the PostgreSQL client (and NIO under it) must not be linked
-    /// into it; lineup-sync, which does link it, shows the check can see the client.
+    /// lineupd keeps no network: the PostgreSQL client (and NIO and its TLS under it) must not
+    /// be linked into it; lineup-sync, which does link them, shows the check can see them.
     @Test func lineupdDoesNotLinkThePostgreSQLClient() throws {
         guard let lineupd = builtProduct("lineupd"), let sync = builtProduct("lineup-sync") else {
             Issue.record("lineupd and lineup-sync are not built: run `swift build` before `swift test`")
@@ -272,7 +272,7 @@ import Testing
         }
         let daemon = try Data(contentsOf: URL(fileURLWithPath: lineupd))
         let client = try Data(contentsOf: URL(fileURLWithPath: sync))
-        for marker in ["PostgresNIO", "NIOPosix"] {
+        for marker in ["PostgresNIO", "NIOPosix", "NIOSSL"] {
             #expect(client.range(of: Data(marker.utf8)) != nil, "lineup-sync should contain \(marker)")
             #expect(daemon.range(of: Data(marker.utf8)) == nil, "lineupd contains \(marker)")
         }

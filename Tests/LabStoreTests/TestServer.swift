@@ -6,7 +6,8 @@ import SessionLog
 import Testing
 
 /// A throwaway PostgreSQL server of the test's own: initdb into a temporary directory, its Unix
-/// socket in that directory, no TCP. PostgreSQL refuses to run as root, so as root its programs
+/// socket in that directory, no TCP; with `tls`, also TCP on 127.0.0.1 with TLS certificates of
+/// its own (`TestCertificates`). PostgreSQL refuses to run as root, so as root its programs
 /// run as the `postgres` user (Debian's package makes it) in a directory that user may write
 /// (chown is not allowed in every sandbox, so the directory is opened instead).
 final class TestServer: @unchecked Sendable {
@@ -14,6 +15,8 @@ final class TestServer: @unchecked Sendable {
     let port: Int
     let binaries: String
     let asUser: String?
+    /// The certificates of a TLS server (nil: socket only).
+    let certificates: TestCertificates?
     static let adminPassword = "admin-not-a-secret"
 
     /// Debian's binaries, newest version first; nil when PostgreSQL is not installed.
@@ -34,21 +37,23 @@ final class TestServer: @unchecked Sendable {
     /// on a loaded machine), and blocking Swift's cooperative pool (one thread per core, two
     /// here) starved every other test in the process: LivePageTests' live page got no status
     /// frame within 5 s, and LabStreamTests' 1 s deadline could not fire within its time limit.
-    static func startOrSkip(_ test: String) async throws -> TestServer? {
+    static func startOrSkip(_ test: String, tls: Bool = false) async throws -> TestServer? {
         guard let binaries = binaries() else {
             print("LabStoreTests skipped \(test): PostgreSQL is not installed (apt-get install postgresql)")
             return nil
         }
         print("LabStoreTests ran \(test) against a real PostgreSQL (\(binaries))")
-        return try await offThePool { try TestServer(binaries: binaries) }
+        return try await offThePool { try TestServer(binaries: binaries, tls: tls) }
     }
 
-    init(binaries: String) throws {
+    init(binaries: String, tls: Bool = false) throws {
         self.binaries = binaries
         directory = "/tmp/lineup-pg-\(UUID().uuidString.prefix(8))"
-        // Only the socket file's name depends on the port; any number is free in our own directory.
-        port = Int.random(in: 20_000...60_000)
+        // Only the socket file's name depends on the port; any number is free in our own
+        // directory. Over TCP the port must be free on the machine: the kernel picks one.
+        port = try tls ? Self.freeTCPPort() : Int.random(in: 20_000...60_000)
         asUser = getuid() == 0 ? "postgres" : nil
+        certificates = tls ? TestCertificates(directory: "\(directory)/tls") : nil
         Self.stopLeftovers()
         try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
         // Whose server this is, so a later run can stop it if this test process was killed.
@@ -65,16 +70,32 @@ final class TestServer: @unchecked Sendable {
                 "-D", "\(directory)/data", "-U", "lineup_admin", "--auth=scram-sha-256", "--pwfile=\(passwordFile)",
                 "--no-sync", "-E", "UTF8", "--locale=C",
             ])
+        if let certificates { try certificates.make(self) }
         try start()
+    }
+
+    /// Whether a TLS server has `ssl = on` (`setSSL` turns it off to show a server without TLS).
+    var ssl: Bool {
+        get { sslLock.withLock { sslOn } }
+        set { sslLock.withLock { sslOn = newValue } }
+    }
+    private var sslOn = true
+    private let sslLock = NSLock()
+
+    /// pg_ctl's `-o`: the socket, the port, and for a TLS server TCP on 127.0.0.1 with its
+    /// certificate and its own pg_hba.conf (TCP only with TLS).
+    var serverOptions: String {
+        let base = "-k \(directory) -p \(port) -c fsync=off"
+        guard let tls = certificates else { return base + " -c listen_addresses=''" }
+        return base
+            + " -c listen_addresses=127.0.0.1 -c ssl=\(ssl ? "on" : "off") -c ssl_cert_file=\(tls.directory)/server.crt"
+            + " -c ssl_key_file=\(tls.directory)/server.key -c hba_file=\(tls.directory)/pg_hba.conf"
     }
 
     func start() throws {
         try run(
             "\(binaries)/pg_ctl",
-            [
-                "-D", "\(directory)/data", "-l", "\(directory)/server.log", "-w", "-o",
-                "-k \(directory) -p \(port) -c listen_addresses='' -c fsync=off", "start",
-            ])
+            ["-D", "\(directory)/data", "-l", "\(directory)/server.log", "-w", "-o", serverOptions, "start"])
     }
 
     func stop(mode: String = "fast") throws {
@@ -86,8 +107,32 @@ final class TestServer: @unchecked Sendable {
             "\(binaries)/pg_ctl",
             [
                 "-D", "\(directory)/data", "-l", "\(directory)/server.log", "-m", "fast", "-w", "-o",
-                "-k \(directory) -p \(port) -c listen_addresses='' -c fsync=off", "restart",
+                serverOptions, "restart",
             ])
+    }
+
+    /// A TCP port no one listens on now, as the kernel picks it.
+    static func freeTCPPort() throws -> Int {
+        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        guard fd >= 0 else { throw TestServerError(message: "socket: \(String(cString: strerror(errno)))") }
+        defer { close(fd) }
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+        let bound = withUnsafeMutablePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { pointer -> Bool in
+                bind(fd, pointer, length) == 0 && getsockname(fd, pointer, &length) == 0
+            }
+        }
+        guard bound else { throw TestServerError(message: "bind: \(String(cString: strerror(errno)))") }
+        return Int(UInt16(bigEndian: address.sin_port))
+    }
+
+    /// Restarts the server with TLS on or off.
+    func setSSL(_ on: Bool) async throws {
+        ssl = on
+        try await offThePool { try self.restart() }
     }
 
     /// Runs when the test ends, passed or failed (the test's last reference goes).
@@ -168,6 +213,52 @@ final class TestServer: @unchecked Sendable {
                 atPath: path, contents: Data(text.utf8), attributes: [.posixPermissions: 0o600])
             return path
         }
+    }
+}
+
+/// A TLS server's certificates, made by the `openssl` program: a throwaway CA, a certificate
+/// for `localhost` (and no address) signed by it, and a second CA that signed nothing here.
+struct TestCertificates: Sendable {
+    let directory: String
+    var authority: String { "\(directory)/ca.crt" }
+    var otherAuthority: String { "\(directory)/other-ca.crt" }
+
+    /// Made as the server's user (its key must be that user's, mode 0600).
+    func make(_ server: TestServer) throws {
+        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+        if server.asUser != nil { chmod(directory, 0o777) }
+        let openssl = "/usr/bin/openssl"
+        // Elliptic-curve keys: made in milliseconds, where RSA takes a loaded machine seconds.
+        let key = ["-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1", "-nodes"]
+        for name in ["ca", "other-ca"] {
+            try server.run(
+                openssl,
+                ["req", "-x509"] + key + [
+                    "-keyout", "\(directory)/\(name).key", "-out", "\(directory)/\(name).crt", "-days", "2",
+                    "-subj", "/CN=lineup test \(name)",
+                ])
+        }
+        try server.run(
+            openssl,
+            ["req"] + key + [
+                "-keyout", "\(directory)/server.key", "-out", "\(directory)/server.csr", "-subj", "/CN=localhost",
+            ])
+        let extensions = "\(directory)/server.ext"
+        FileManager.default.createFile(
+            atPath: extensions, contents: Data("subjectAltName = DNS:localhost\n".utf8),
+            attributes: [.posixPermissions: 0o644])
+        try server.run(
+            openssl,
+            [
+                "x509", "-req", "-in", "\(directory)/server.csr", "-CA", authority, "-CAkey", "\(directory)/ca.key",
+                "-CAcreateserial", "-out", "\(directory)/server.crt", "-days", "2", "-extfile", extensions,
+            ])
+        try server.run("/bin/chmod", ["600", "\(directory)/server.key"])
+        // TCP only with TLS, as docs/lab.md sets up a lab's server; the socket as before.
+        FileManager.default.createFile(
+            atPath: "\(directory)/pg_hba.conf",
+            contents: Data("local all all scram-sha-256\nhostssl all all 127.0.0.1/32 scram-sha-256\n".utf8),
+            attributes: [.posixPermissions: 0o644])
     }
 }
 
