@@ -17,12 +17,8 @@ enum LabExportQuery {
 
     static func make(_ table: ExportTable, _ filter: LogFilter, stations: Int) -> PostgresQuery {
         if table == .guesses {
-            // The inputs `GuessExportRows` computes a guess's row from, as a log selects them.
-            let inputs = [
-                "g.id", "s.id", "d.name", "h.code", "t.id", "g.trial_id", "t.number", "g.station", "t.outcome",
-                "g.wall_ns", "g.mono_ns", "t.started_mono_ns", "t.latency_ns", "t.layout", "t.seen",
-            ]
-            let selection = zip(GuessInput.allCases, inputs).map { input, expression in
+            // The inputs `GuessExportRows` computes a guess's row from: a log's SQL, the same names here.
+            let selection = zip(GuessInput.allCases, GuessInput.selection).map { input, expression in
                 input.isInteger ? "(\(expression))::bigint" : "(\(expression))::text"
             }
             return PostgresQuery(

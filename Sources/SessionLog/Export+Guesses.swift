@@ -12,8 +12,9 @@ public enum GuessInput: Int, CaseIterable {
     case guessId, sessionId, dog, handler, trialId, guessedTrialId, trialNumber, guessedStation, outcome, time
     case monoNs, startedMonoNs, latencyNs, layout, seen
 
-    /// The log's SQL for each input (`LogReader.guessRows` names the tables).
-    static let selection = [
+    /// The SQL of each input, in `LogReader.guessRows`'s names for the tables (the lab store's
+    /// query names them alike).
+    public static let selection = [
         "g.id", "s.id", "d.name", "h.code", "t.id", "g.trial_id", "t.number", "g.station", "t.outcome", "g.wall_ns",
         "g.mono_ns", "t.started_mono_ns", "t.latency_ns", "t.layout", "t.seen",
     ]
