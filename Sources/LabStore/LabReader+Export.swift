@@ -16,6 +16,14 @@ enum LabExportQuery {
         "translate(d.name, 'ABCDEFGHIJKLMNOPQRSTUVWXYZ', 'abcdefghijklmnopqrstuvwxyz') COLLATE \"C\""
 
     static func make(_ table: ExportTable, _ filter: LogFilter, stations: Int) -> PostgresQuery {
+        if table == .guesses {
+            // The inputs `GuessExportRows` computes a guess's row from: a log's SQL, the same names here.
+            let selection = zip(GuessInput.allCases, GuessInput.selection).map { input, expression in
+                input.isInteger ? "(\(expression))::bigint" : "(\(expression))::text"
+            }
+            return PostgresQuery(
+                unsafeSQL: LabReader.guessQuery(selection.joined(separator: ", "), filter), binds: filter.labBindings)
+        }
         let columns = ExportQuery.columns(table, stations: stations)
         let (expressions, from) = sql(table, filter, stations: stations)
         let select = columns.map { column -> String in
@@ -34,6 +42,8 @@ enum LabExportQuery {
     static func sql(_ table: ExportTable, _ filter: LogFilter, stations: Int) -> ([String: String], String) {
         let chosenSessions = filter.labSessionCondition()
         switch table {
+        case .guesses:
+            preconditionFailure("a guess's columns are computed from its inputs (make)")
         case .events:
             return (
                 [
@@ -291,14 +301,19 @@ extension LabReader {
                 timeZone: timeZone)
             writer.writeHeader()
             var cells = LabExportRow()
+            var guesses = GuessExportRows()
             for try await row in try await store.connection.query(query, logger: store.logger) {
                 cells.load(row)
                 count += 1
-                if !(try writer.write(cells)) { break }
+                let more = table == .guesses ? try writer.write(try guesses.row(cells)) : try writer.write(cells)
+                if !more { break }
             }
         } catch let error as LabExportError {
             throw error
         } catch let error as LabStoreError {
+            throw error
+        } catch let error as SessionLogError {
+            // A trial's layout no station writes, or the export's reader: said as on a log.
             throw error
         } catch {
             throw store.map(error)

@@ -4,7 +4,7 @@ import GRDBSQLite
 
 /// What `export` writes.
 public enum ExportTable: String, Sendable, CaseIterable {
-    case sessions, trials, events, samples, milestones, dogs
+    case sessions, trials, events, samples, milestones, dogs, guesses
 }
 
 public enum ExportFormat: String, Sendable, CaseIterable {
@@ -18,11 +18,17 @@ extension LogReader {
     /// The query `export` runs, for benchmarks and tests.
     public func exportQuery(_ table: ExportTable, _ filter: LogFilter = LogFilter()) throws -> ExportQuery {
         // The highest station sizes the trials' columns: every station is checked first.
-        let stations = try read { db in
+        let (stations, hasGuesses) = try read { db in
             try LogLimits.checkStations(db)
-            return try Int.fetchOne(db, sql: "SELECT max(station) FROM trial_station") ?? 0
+            return (
+                try Int.fetchOne(db, sql: "SELECT max(station) FROM trial_station") ?? 0,
+                try db.tableExists("handler_guess")
+            )
         }
-        return ExportQuery.make(table, filter, stations: stations)
+        var query = ExportQuery.make(table, filter, stations: stations)
+        // A log older than the handler's guess: no guesses, the header alone (as `stats --guesses` gives []).
+        if table == .guesses && !hasGuesses { query.prefix = ExportQuery.noGuesses }
+        return query
     }
 
     /// Streams rows to `sink` from one read transaction (a consistent snapshot, while
@@ -38,7 +44,10 @@ extension LogReader {
             let statement = try db.makeStatement(sql: query.sql)
             try statement.setArguments(query.arguments)
             var writer = RowWriter(columns: query.columns, format: format, sink: sink, timeZone: timeZone)
-            return try writer.write(statement.sqliteStatement)
+            guard table == .guesses else { return try writer.write(statement.sqliteStatement) }
+            // A guess's row is computed from its trial's by the rules its figures are counted by.
+            var guesses = GuessExportRows()
+            return try writer.write(statement.sqliteStatement) { try guesses.row($0) }
         }
         try sink.flush()
         return rows

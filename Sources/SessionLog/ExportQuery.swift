@@ -12,7 +12,8 @@ public enum ExportStyle: Sendable {
     case unsigned
 }
 
-/// One exported column: its name in the header, its SQL, how its value is written.
+/// One exported column: its name in the header, its SQL, how its value is written. A guess's
+/// columns are computed from what the query selects (`GuessExportRows`): their SQL is empty.
 public struct ExportColumn: Sendable {
     public var name: String
     public var expression: String
@@ -32,11 +33,16 @@ public struct ExportQuery {
     let from: String
     let order: String
     let values: [DatabaseValue]
+    /// What the SQL selects when it is not the columns' SQL: a guess's inputs (`GuessInput`).
+    var selection: [String]? = nil
+    /// Written before the SELECT: the guesses' WITH clause.
+    var prefix = ""
     var arguments: StatementArguments { StatementArguments(values) }
 
     /// The SQL that selects the exported rows.
     public var sql: String {
-        "SELECT " + columns.map(\.expression).joined(separator: ", ") + "\n" + from + "\n" + order
+        prefix + "SELECT " + (selection ?? columns.map(\.expression)).joined(separator: ", ") + "\n" + from + "\n"
+            + order
     }
 
     public var header: [String] { columns.map(\.name) }
@@ -75,6 +81,10 @@ public struct ExportQuery {
             ExportColumn(name: name, expression: expression, style: style)
         }
         switch table {
+        case .guesses:
+            return ExportQuery(
+                columns: GuessInput.columns, from: LogReader.guessRows(chosenSessions), order: LogReader.guessOrder,
+                values: arguments, selection: GuessInput.selection, prefix: LogReader.guessChain)
         case .events:
             return ExportQuery(
                 columns: [

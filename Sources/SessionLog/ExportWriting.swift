@@ -155,7 +155,12 @@ public struct RowWriter {
         return !sink.closedByReader
     }
 
-    mutating func write(_ statement: OpaquePointer) throws -> Int {
+    mutating func write(_ statement: OpaquePointer) throws -> Int { try write(statement) { $0 } }
+
+    /// The rows `make` turns each selected row into (a guess's, computed from its trial's).
+    mutating func write<Row: ExportRow>(_ statement: OpaquePointer, _ make: (SQLiteExportRow) throws -> Row) throws
+        -> Int
+    {
         writeHeader()
         var count = 0
         while true {
@@ -167,7 +172,7 @@ public struct RowWriter {
                     message: String(cString: sqlite3_errmsg(sqlite3_db_handle(statement))))
             }
             count += 1
-            if !(try write(SQLiteExportRow(statement: statement))) { break }
+            if !(try write(try make(SQLiteExportRow(statement: statement)))) { break }
         }
         return count
     }

@@ -139,12 +139,25 @@ public struct GuessTally: Sendable, Hashable {
         guard !hit, trial.hasStationData else { return }
         let nonTargets = n - targets
         guard nonTargets > 0 else { return }
-        for s in trial.stations where s.kind != .target && s.seen?.indicated == true {
+        for falseAlert in Self.falseAlertStations(in: trial) {
             falseAlerts += 1
-            if s.station == station { falseAlertsAtGuess += 1 }
+            if falseAlert == station { falseAlertsAtGuess += 1 }
             falseAlertExpectedSum += 1 / Double(nonTargets)
             nonTargetCounts.insert(nonTargets)
         }
+    }
+
+    /// Whether a guess made at `guessedAtMonoNs` came before the dog's first indication in its
+    /// trial (started at `startedMonoNs`, first indication `latencyNs` later; none: before).
+    /// The counter and the guesses' export both ask this, so their rule is one.
+    public static func beforeIndication(guessedAtMonoNs: Int64, startedMonoNs: Int64, latencyNs: Int64?) -> Bool {
+        latencyNs.map { guessedAtMonoNs < startedMonoNs + $0 } ?? true
+    }
+
+    /// The stations without the target the dog indicated in `trial`, in station order: its
+    /// false alerts, which a wrong guess is compared with (the counter and the export).
+    public static func falseAlertStations(in trial: ScoredTrial) -> [Int] {
+        trial.stations.filter { $0.kind != .target && $0.seen?.indicated == true }.map(\.station)
     }
 }
 
@@ -170,7 +183,6 @@ public struct GuessCounter {
         guard let trial = decoder.trial(outcome: outcome, latencyNs: latencyNs, layout: layout, seen: seen) else {
             throw LogLimits.badLayout(trial: trialId)
         }
-        let firstIndication = trial.latencyNs.map { startedMonoNs + $0 }
         let key = grouping == .session ? sessionId : handler ?? ""
         if groups[key] == nil {
             let name = grouping == .session ? "\(dog) \(sessionId)" : handler ?? "(no handler code)"
@@ -178,7 +190,9 @@ public struct GuessCounter {
             order.append(key)
         }
         groups[key]!.tally.add(
-            guess: station, trial: trial, beforeIndication: firstIndication.map { guessedAtMonoNs < $0 } ?? true)
+            guess: station, trial: trial,
+            beforeIndication: GuessTally.beforeIndication(
+                guessedAtMonoNs: guessedAtMonoNs, startedMonoNs: startedMonoNs, latencyNs: trial.latencyNs))
     }
 
     /// Each group's figures, in the order its first guess came.
@@ -188,6 +202,32 @@ public struct GuessCounter {
 }
 
 extension LogReader {
+    /// The chain of corrections a guess follows: from the trial it was made for to each
+    /// correction of it, of that correction, and so on (on the `corrects` index).
+    static let guessChain = """
+        WITH RECURSIVE chain(guessed, id) AS (
+            SELECT trial_id, trial_id FROM handler_guess
+            UNION SELECT chain.guessed, c.id FROM trial c JOIN chain ON c.corrects = chain.id)
+
+        """
+
+    /// Each guess with its trial as it stands after corrections (`t`), its session, dog and
+    /// handler, in the trials ?1 to ?4 and `chosenSessions` select: what `stats --guesses`
+    /// counts and `export --what guesses` writes.
+    static func guessRows(_ chosenSessions: String) -> String {
+        """
+        FROM handler_guess g JOIN chain ON chain.guessed = g.trial_id
+        JOIN trial_current t ON t.id = chain.id
+        JOIN session s ON s.id = t.session_id JOIN dog d ON d.id = s.dog_id
+        LEFT JOIN handler h ON h.id = s.handler_id
+        WHERE (?1 IS NULL OR s.dog_id = ?1) AND (?2 IS NULL OR s.id = ?2)
+            AND (?3 IS NULL OR t.wall_ns >= ?3) AND (?4 IS NULL OR t.wall_ns < ?4)
+            AND \(chosenSessions)
+        """
+    }
+
+    static let guessOrder = "ORDER BY s.wall_ns, s.id, t.number"
+
     /// The handler's guesses in the trials `filter` selects, as they stand after corrections
     /// (a guess is for its trial and for whatever corrects it: the correction, the correction
     /// of that, and so on, as `chain` follows them), by handler code or by session.
@@ -197,19 +237,10 @@ extension LogReader {
             let rows = try Row.fetchAll(
                 db,
                 sql: """
-                    WITH RECURSIVE chain(guessed, id) AS (
-                        SELECT trial_id, trial_id FROM handler_guess
-                        UNION SELECT chain.guessed, c.id FROM trial c JOIN chain ON c.corrects = chain.id)
-                    SELECT g.station, g.mono_ns, t.id AS trial_id, t.outcome, t.layout, t.seen, t.started_mono_ns, t.latency_ns,
-                        s.id AS session_id, s.wall_ns AS session_wall_ns, d.name AS dog, h.code AS handler
-                    FROM handler_guess g JOIN chain ON chain.guessed = g.trial_id
-                    JOIN trial_current t ON t.id = chain.id
-                    JOIN session s ON s.id = t.session_id JOIN dog d ON d.id = s.dog_id
-                    LEFT JOIN handler h ON h.id = s.handler_id
-                    WHERE (?1 IS NULL OR s.dog_id = ?1) AND (?2 IS NULL OR s.id = ?2)
-                        AND (?3 IS NULL OR t.wall_ns >= ?3) AND (?4 IS NULL OR t.wall_ns < ?4)
-                        AND \(filter.sessionCondition(from: 5))
-                    ORDER BY s.wall_ns, s.id, t.number
+                    \(Self.guessChain)SELECT g.station, g.mono_ns, t.id AS trial_id, t.outcome, t.layout, t.seen,
+                        t.started_mono_ns, t.latency_ns, s.id AS session_id, d.name AS dog, h.code AS handler
+                    \(Self.guessRows(filter.sessionCondition(from: 5)))
+                    \(Self.guessOrder)
                     """,
                 arguments: StatementArguments(
                     [

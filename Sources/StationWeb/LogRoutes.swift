@@ -148,7 +148,9 @@ extension WebApp {
             guard let format = ExportFormat(rawValue: formatText) else {
                 throw WebError(.badRequest, "bad-request", "format '\(formatText)': give csv or jsonl")
             }
-            if what == .trials || what == .events { try await refuseWhileBlind(state, "an export of \(what.rawValue)") }
+            if what == .trials || what == .events || what == .guesses {
+                try await refuseWhileBlind(state, "an export of \(what.rawValue)")
+            }
             // The log is opened, the dog and session named resolved (as `lineupctl export --dog
             // --session` resolves them) and the query made before the answer starts: a log that
             // cannot be read, or a dog it does not know, is an error status, not a download cut short.

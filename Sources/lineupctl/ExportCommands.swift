@@ -8,14 +8,18 @@ import TrainingEngine
 
 struct Export: ParsableCommand {
     static let configuration = CommandConfiguration(
-        abstract: "Stream sessions, trials, events, samples, milestones or dogs as CSV or JSON Lines to stdout.",
+        abstract:
+            "Stream sessions, trials, events, samples, milestones, dogs or guesses as CSV or JSON Lines to stdout.",
         discussion: """
             CSV follows RFC 4180 with a header row; times are ISO 8601 with the station's \
             offset, beside monotonic nanoseconds. Trials carry the sample and kind of every \
             station as columns. Milestones are the steps passed and phases graduated, with the \
             session and station that earned them; dogs carry their counts and the stations they \
-            trained on. Samples and dogs are selected by --since and --until by when they were \
-            added. pandas.read_csv and R's read.csv load it without options.
+            trained on. Guesses are the handler's guesses in the chosen trials, one row each with \
+            its trial as it stands after corrections (aborted ones included), from which every \
+            figure of stats --guesses can be recomputed (docs/figures.md, "The handler's guess"). \
+            Samples and dogs are selected by --since and --until by when they were added. \
+            pandas.read_csv and R's read.csv load it without options.
 
             --lab ADDRESS exports from the lab store (docs/lab.md) instead of a log: the same \
             columns and bytes as the merged logs' export, with the same options. A store keeps \
@@ -26,12 +30,13 @@ struct Export: ParsableCommand {
               lineupctl export --what trials > trials.csv
               lineupctl export --what milestones --dog Aino > milestones.csv
               lineupctl export --what events --session 3f2a9c1e --format jsonl > events.jsonl
+              lineupctl export --what guesses > guesses.csv
             """)
     @OptionGroup var log: LogOptions
     @OptionGroup var rows: RowFilterOptions
     @OptionGroup var selection: SelectionOptions
     @OptionGroup var lab: LabOptions
-    @Option(help: "sessions, trials, events, samples, milestones or dogs.") var what: ExportTable
+    @Option(help: "sessions, trials, events, samples, milestones, dogs or guesses.") var what: ExportTable
     @Option(help: "csv or jsonl.") var format: ExportFormat = .csv
 
     func run() throws {

@@ -252,4 +252,47 @@ import TrainingEngine
         #expect(unknown.status == 1 && unknown.stdout.isEmpty, "\(unknown.stderr)")
         #expect(unknown.stderr.contains("--handler H9") && unknown.stderr.split(separator: "\n").count == 1)
     }
+
+    /// `export --what guesses --lab` writes the merged logs' bytes: the store's rows through the
+    /// log's writer, each guess's computed columns by the same code.
+    @Test func guessExportOfTheLabEqualsTheMergedLogs() async throws {
+        guard let server = try await TestServer.startOrSkip("guessExportOfTheLabEqualsTheMergedLogs") else { return }
+        let lab = try await server.makeLab()
+        let reading = LabReadingTests()
+        let directory = try reading.directory()
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let logs = try stationLogs(in: directory)
+        for path in logs { try await SyncedAndMerged.sync(path, into: lab) }
+        let merged = "\(directory)/merged.db"
+        let merge = try lineupctl(["merge"] + logs + ["--into", merged])
+        #expect(merge.status == 0, "\(merge.stderr)")
+        let conf = reading.researcherFile(lab, in: directory)
+
+        let filters: [[String]] = [
+            [], ["--handler", "H1"], ["--dog", "A-Rex", "--until", "2025-03-01T10:00Z"], ["--mode", "automated"],
+            ["--step", "2 discrimination/step 2", "--since", "2025-03-01T09:05Z"],
+        ]
+        for filter in filters {
+            for format in ExportFormat.allCases {
+                let arguments = ["export", "--what", "guesses", "--format", format.rawValue] + filter
+                let onLog = try exported(arguments + ["--db", merged])
+                let onLab = try exported(arguments + ["--lab", conf])
+                #expect(onLog.status == 0 && onLab.status == 0, "\(arguments): \(onLog.stderr) \(onLab.stderr)")
+                #expect(onLab.stderr.isEmpty, "\(arguments): \(onLab.stderr)")
+                #expect(onLab.stdout == onLog.stdout, "\(arguments)")
+            }
+        }
+        // Not an empty agreement: every guess of the three stations, the one corrected to
+        // aborted and the late one included; the filters narrow.
+        let whole = try exported(["export", "--what", "guesses", "--lab", conf]).stdout
+        let lines = whole.split(separator: "\r\n").dropFirst()
+        let guesses = 12 + 6 + 8 + 5
+        #expect(lines.count == guesses, "\(whole)")
+        #expect(lines.filter { $0.contains(",aborted,") }.count == 1)
+        let h1 = try exported(["export", "--what", "guesses", "--handler", "H1", "--lab", conf]).stdout
+        let h1Rows = 1 + 12 + 8
+        #expect(h1.split(separator: "\r\n").count == h1Rows, "\(h1)")
+        let automated = try exported(["export", "--what", "guesses", "--mode", "automated", "--lab", conf]).stdout
+        #expect(automated.split(separator: "\r\n").count == 1, "\(automated)")
+    }
 }

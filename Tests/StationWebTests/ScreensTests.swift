@@ -226,7 +226,8 @@ final class AddingLink: StationLink {
         let labels = try reader.samples().map(\.label)
         let blindRoutes = [
             "/api/sessions/\(ended)", "/api/trials", "/api/stats?by=station", "/api/stats?by=sample", "/api/report",
-            "/api/export?what=trials", "/api/export?what=events", "/api/sessions", "/api/dogs/Aino",
+            "/api/export?what=trials", "/api/export?what=events", "/api/export?what=guesses", "/api/sessions",
+            "/api/dogs/Aino",
             "/api/stats?by=dog", "/api/stats?by=session", "/api/samples/\(try #require(labels.first))",
         ]
         try await app(log).test(.router) { client in
