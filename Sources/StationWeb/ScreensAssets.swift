@@ -2,7 +2,13 @@
 // researcher's): plain JavaScript that fetches the log routes (LogRoutes.swift) and draws
 // with textContent only, so no name from the log is ever read as HTML.
 
+import SessionLog
+
 extension Assets {
+    /// Every table `lineupctl export --what` writes, as the Research screen lists them: one
+    /// list, so a new table is offered on the page as soon as the route serves it.
+    static let exportTables = ExportTable.allCases.map { "'\($0.rawValue)'" }.joined(separator: ", ")
+
     static let screensJS = """
         'use strict';
         (() => {
@@ -299,7 +305,7 @@ extension Assets {
         const seconds = (ms) => (typeof ms === 'number') ? fixed(ms / 1000, 2) + ' s' : '-';
         const stepOf = (s) => (s.phase || '') + (s.step ? '/' + s.step : '');
         function back() { const p = el('p'); p.append(link('← Research', research)); return p; }
-        const exports = ['trials', 'sessions', 'events', 'samples', 'milestones', 'dogs'];
+        const exports = [\(exportTables)];
         async function research() {
           const b = clear('Research'); b.append(el('p', 'Read only: the log as lineupctl reads it.', 'hint'));
           b.append(el('h2', 'Statistics'));

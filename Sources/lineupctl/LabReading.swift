@@ -24,7 +24,7 @@ struct LabOptions: ParsableArguments {
 func withLab<T: Sendable>(_ address: String, _ body: (LabReader) throws -> T) throws -> T {
     let connection = try LabConnection.argument(address)
     let reader = try waitFor { try await LabReader.open(connection) }
-    defer { _ = try? waitFor { await reader.close() } }
+    defer { _ = waitFor { await reader.close() } }
     return try body(reader)
 }
 
@@ -42,43 +42,42 @@ struct LabResolver: FilterResolving {
     }
 }
 
-/// `stats --by` on the lab store, with the options' filter: the rows `LogReader.stats(by:_:)`
-/// gives on a log.
+/// One reading of the lab store with the options' filter, resolved on the store by the same
+/// rules as on a log: `read` gets the reader and the filter.
+func labRead<T: Sendable>(
+    _ address: String, _ rows: RowFilterOptions, _ selection: SelectionOptions,
+    _ read: @escaping @Sendable (LabReader, LogFilter) async throws -> T
+) throws -> T {
+    try withLab(address) { reader in
+        let filter = try selection.filter(rows, LabResolver(reader: reader))
+        return try waitFor { try await read(reader, filter) }
+    }
+}
+
+/// `stats --by` on the lab store: the rows `LogReader.stats(by:_:)` gives on a log.
 func labStats(
     _ address: String, by grouping: StatsGrouping, _ rows: RowFilterOptions, _ selection: SelectionOptions
 ) throws -> [StatsRow] {
-    try withLab(address) { reader in
-        let filter = try selection.filter(rows, LabResolver(reader: reader))
-        return try waitFor { try await reader.stats(by: grouping, filter) }
-    }
+    try labRead(address, rows, selection) { reader, filter in try await reader.stats(by: grouping, filter) }
 }
 
 /// `stats --sources` on the lab store: the rows `LogReader.confoundStats` gives on a log.
 func labSources(_ address: String, _ rows: RowFilterOptions, _ selection: SelectionOptions) throws -> [ConfoundRow] {
-    try withLab(address) { reader in
-        let filter = try selection.filter(rows, LabResolver(reader: reader))
-        return try waitFor { try await reader.confoundStats(filter) }
-    }
+    try labRead(address, rows, selection) { reader, filter in try await reader.confoundStats(filter) }
 }
 
 /// `stats --familiar-novel` on the lab store: the rows `LogReader.familiarNovelStats` gives on a log.
 func labFamiliarNovel(_ address: String, _ rows: RowFilterOptions, _ selection: SelectionOptions) throws
     -> [FamiliarNovelRow]
 {
-    try withLab(address) { reader in
-        let filter = try selection.filter(rows, LabResolver(reader: reader))
-        return try waitFor { try await reader.familiarNovelStats(filter) }
-    }
+    try labRead(address, rows, selection) { reader, filter in try await reader.familiarNovelStats(filter) }
 }
 
 /// `stats --guesses` on the lab store: the rows `LogReader.guessStats(by:_:)` gives on a log.
 func labGuesses(
     _ address: String, by grouping: GuessGrouping, _ rows: RowFilterOptions, _ selection: SelectionOptions
 ) throws -> [GuessFigures] {
-    try withLab(address) { reader in
-        let filter = try selection.filter(rows, LabResolver(reader: reader))
-        return try waitFor { try await reader.guessStats(by: grouping, filter) }
-    }
+    try labRead(address, rows, selection) { reader, filter in try await reader.guessStats(by: grouping, filter) }
 }
 
 /// `export --lab`: the store's rows through the log's writer, streamed to standard output.
@@ -86,17 +85,10 @@ func labExport(
     _ address: String, _ table: ExportTable, format: ExportFormat, _ rows: RowFilterOptions,
     _ selection: SelectionOptions
 ) throws {
-    try withLab(address) { reader in
-        let filter = try selection.filter(rows, LabResolver(reader: reader))
-        let sink = SendableSink(ByteSink())
-        _ = try waitFor { try await reader.export(table, format: format, filter: filter, to: sink.sink) }
+    // The sink is made by the one task that writes it.
+    _ = try labRead(address, rows, selection) { reader, filter in
+        try await reader.export(table, format: format, filter: filter, to: ByteSink())
     }
-}
-
-/// The export's sink, used by the one task that writes it while the command waits.
-private final class SendableSink: @unchecked Sendable {
-    let sink: ByteSink
-    init(_ sink: ByteSink) { self.sink = sink }
 }
 
 /// Where an asynchronous read leaves its result for the synchronous command waiting on it.
