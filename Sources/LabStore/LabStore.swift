@@ -200,7 +200,9 @@ public struct LabStore: Sendable {
             while (try? await Task.sleep(for: deadline)) != nil {
                 let now = watch.rows.load(ordering: .relaxed)
                 if now == before {
-                    watch.silent.store(true, ordering: .relaxed)
+                    // Only a stream still running is given up: one that ended as the watch
+                    // woke keeps its connection.
+                    guard watch.giveUp() else { return }
                     // Closing is what ends the wait for the next row.
                     try? await connection.close()
                     return
@@ -218,16 +220,21 @@ public struct LabStore: Sendable {
                     break
                 }
             }
+            // Rows that stopped because the watch closed the connection are not the whole answer.
+            if !watch.end() { throw silence(watch, deadline) }
         } catch {
-            if watch.silent.load(ordering: .relaxed) {
-                throw LabStoreError.unreachable(
-                    store: display,
-                    reason: "no answer to a query within \(deadline.components.seconds) s "
-                        + "(after \(watch.rows.load(ordering: .relaxed)) of its rows)")
-            }
+            if watch.wasGivenUp { throw silence(watch, deadline) }
             throw map(error)
         }
         if let failure { throw failure }
+    }
+
+    /// A stream the watch gave up: no row for a whole deadline.
+    private func silence(_ watch: StreamWatch, _ deadline: Duration) -> LabStoreError {
+        .unreachable(
+            store: display,
+            reason: "no answer to a query within \(deadline.components.seconds) s "
+                + "(after \(watch.rows.load(ordering: .relaxed)) of its rows)")
     }
 
     /// Runs one statement against the connection's close and the deadline, whichever comes
@@ -248,9 +255,14 @@ public struct LabStore: Sendable {
                 connection.closeFuture.whenComplete { _ in gate.fail(lost) }
                 gate.timer = Task {
                     guard (try? await Task.sleep(for: deadline)) != nil else { return }
-                    gate.fail(
-                        LabStoreError.unreachable(
-                            store: display, reason: "no answer to a statement within \(deadline.components.seconds) s"))
+                    // Only a deadline that came first closes: an answer that arrived as the timer
+                    // woke keeps its connection (closing it anyway failed the next statement).
+                    guard
+                        gate.fail(
+                            LabStoreError.unreachable(
+                                store: display,
+                                reason: "no answer to a statement within \(deadline.components.seconds) s"))
+                    else { return }
                     // The statement is abandoned: close so nothing more is sent on this connection.
                     try? await connection.close()
                 }
@@ -360,22 +372,33 @@ final class FirstAnswer<T: Sendable>: @unchecked Sendable {
         }
     }
 
-    func fail(_ error: any Error) { resume(.failure(error)) }
+    /// Whether this failure was the first answer (else it is dropped).
+    @discardableResult func fail(_ error: any Error) -> Bool { resume(.failure(error)) }
 
-    private func resume(_ result: Result<T, any Error>) {
-        let (continuation, timer) = lock.withLock { () -> (CheckedContinuation<T, any Error>?, Task<Void, Never>?) in
-            guard !done else { return (nil, nil) }
+    @discardableResult private func resume(_ result: Result<T, any Error>) -> Bool {
+        let (first, continuation, timer) = lock.withLock {
+            () -> (Bool, CheckedContinuation<T, any Error>?, Task<Void, Never>?) in
+            guard !done else { return (false, nil, nil) }
             done = true
             defer { self.continuation = nil }
-            return (self.continuation, storedTimer)
+            return (true, self.continuation, storedTimer)
         }
         timer?.cancel()
         continuation?.resume(with: result)
+        return first
     }
 }
 
 /// How a stream is going, for its watch: rows so far, and whether the watch gave up on it.
 final class StreamWatch: Sendable {
     let rows = Atomic<Int>(0)
-    let silent = Atomic<Bool>(false)
+    /// 0 running, 1 ended, 2 given up by the watch: whichever of the last two comes first.
+    private let state = Atomic<Int>(0)
+
+    /// The watch gives the stream up, unless it has ended; whether it did.
+    func giveUp() -> Bool { state.compareExchange(expected: 0, desired: 2, ordering: .relaxed).exchanged }
+    /// The stream ended (its rows all read, or its body's error) before the watch gave it up;
+    /// whether it did.
+    func end() -> Bool { state.compareExchange(expected: 0, desired: 1, ordering: .relaxed).exchanged }
+    var wasGivenUp: Bool { state.load(ordering: .relaxed) == 2 }
 }

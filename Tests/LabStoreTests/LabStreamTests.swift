@@ -70,7 +70,9 @@ import Testing
         }
         let lab = try await server.makeLab()
         try await fill(lab, trials: 60_000)
-        let reader = try await reader(lab, deadline: .seconds(1))
+        // 3 s: the statements and the first rows before the silence must come within it, and a
+        // loaded CI machine has taken about 1 s to answer them.
+        let reader = try await reader(lab, deadline: .seconds(3))
         let backend = try await backend(of: reader)
         // Whatever happens, the stopped backend goes on (and ends, its connection closed).
         defer { kill(backend, SIGCONT) }
@@ -91,7 +93,7 @@ import Testing
             return
         }
         #expect(store == lab.researcher.display)
-        #expect(reason.contains("within 1 s"), "\(reason)")
+        #expect(reason.contains("within 3 s"), "\(reason)")
         #expect(scanned > 0 && scanned < 60_000, "\(scanned) rows before the silence")
         // Noticed within two deadlines (the watch looks once a deadline), not after minutes.
         #expect(waited < .seconds(30), "\(waited)")
