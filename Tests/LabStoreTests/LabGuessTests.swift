@@ -180,20 +180,31 @@ import TrainingEngine
         return try decoder.decode([Figures].self, from: Data(json.utf8))
     }
 
+    /// The three stations' logs synced into a new store of `server` and merged by `lineupctl
+    /// merge`: their directory, the merged log and a researcher's connection file.
+    func syncedAndMerged(_ server: TestServer) async throws -> (directory: String, merged: String, conf: String) {
+        let lab = try await server.makeLab()
+        let reading = LabReadingTests()
+        let directory = try reading.directory()
+        do {
+            let logs = try stationLogs(in: directory)
+            for path in logs { try await SyncedAndMerged.sync(path, into: lab) }
+            let merged = "\(directory)/merged.db"
+            let merge = try lineupctl(["merge"] + logs + ["--into", merged])
+            guard merge.status == 0 else { throw TestServerError(message: "merge: \(merge.stderr)") }
+            return (directory, merged, reading.researcherFile(lab, in: directory))
+        } catch {
+            try? FileManager.default.removeItem(atPath: directory)
+            throw error
+        }
+    }
+
     @Test func guessesOnTheLabEqualGuessesOnTheMergedLogs() async throws {
         guard let server = try await TestServer.startOrSkip("guessesOnTheLabEqualGuessesOnTheMergedLogs") else {
             return
         }
-        let lab = try await server.makeLab()
-        let reading = LabReadingTests()
-        let directory = try reading.directory()
+        let (directory, merged, conf) = try await syncedAndMerged(server)
         defer { try? FileManager.default.removeItem(atPath: directory) }
-        let logs = try stationLogs(in: directory)
-        for path in logs { try await SyncedAndMerged.sync(path, into: lab) }
-        let merged = "\(directory)/merged.db"
-        let merge = try lineupctl(["merge"] + logs + ["--into", merged])
-        #expect(merge.status == 0, "\(merge.stderr)")
-        let conf = reading.researcherFile(lab, in: directory)
 
         // Not an empty agreement: the figures are those the fixture was written for.
         let all = try lineupctl(["stats", "--guesses", "--json", "--lab", conf])
@@ -257,16 +268,8 @@ import TrainingEngine
     /// log's writer, each guess's computed columns by the same code.
     @Test func guessExportOfTheLabEqualsTheMergedLogs() async throws {
         guard let server = try await TestServer.startOrSkip("guessExportOfTheLabEqualsTheMergedLogs") else { return }
-        let lab = try await server.makeLab()
-        let reading = LabReadingTests()
-        let directory = try reading.directory()
+        let (directory, merged, conf) = try await syncedAndMerged(server)
         defer { try? FileManager.default.removeItem(atPath: directory) }
-        let logs = try stationLogs(in: directory)
-        for path in logs { try await SyncedAndMerged.sync(path, into: lab) }
-        let merged = "\(directory)/merged.db"
-        let merge = try lineupctl(["merge"] + logs + ["--into", merged])
-        #expect(merge.status == 0, "\(merge.stderr)")
-        let conf = reading.researcherFile(lab, in: directory)
 
         let filters: [[String]] = [
             [], ["--handler", "H1"], ["--dog", "A-Rex", "--until", "2025-03-01T10:00Z"], ["--mode", "automated"],
