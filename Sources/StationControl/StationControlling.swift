@@ -47,6 +47,10 @@ public struct SessionRequest: Sendable, Codable, Hashable {
     /// The board stations the step uses (names or numbers, in the lineup's order), as many as
     /// its containers; nil: the board's first N.
     public var stations: [String]?
+    /// Who asks: lineupctl at the station (nil or `station`), or the station's page for one of
+    /// its accounts (`page`, set by lineup-web whatever the browser sent). lineupd decides by it
+    /// who may fix a double-blind step's seed or layouts (`SessionAsker.mayFixBlindLayouts`).
+    public var asker: SessionAsker?
 
     public init(
         dog: String, program: String, step: String, exercise: String? = nil, mode: TrainingMode? = nil,
@@ -85,7 +89,23 @@ public struct SessionRequest: Sendable, Codable, Hashable {
         newDog = try c.decodeIfPresent(Bool.self, forKey: .newDog)
         durationSeconds = try c.decodeIfPresent(Double.self, forKey: .durationSeconds)
         stations = try c.decodeIfPresent([String].self, forKey: .stations)
+        asker = try c.decodeIfPresent(SessionAsker.self, forKey: .asker)
     }
+}
+
+/// Who asks for a session to start.
+public enum SessionAsker: String, Sendable, Codable, Hashable {
+    /// `lineupctl session start` over the control socket: a member of the station's group at
+    /// the station (the researcher who plans a block).
+    case station
+    /// The station's page, for any of its accounts: a trainer or admin is the handler's side.
+    case page
+
+    /// Whether this asker may fix a double-blind step's layouts (a seed, or a layout sheet):
+    /// whoever fixes them knows every target's station (a simulator with the seed predicts
+    /// them), so never the page, whose accounts are the handler's side. The one rule; lineupd
+    /// applies it at every session start.
+    public var mayFixBlindLayouts: Bool { self == .station }
 }
 
 /// The station now, for `lineupctl status`.

@@ -40,6 +40,14 @@ extension StationService {
                     + "(leave out --mode: the step decides)")
         }
         let mode = step.mode
+        if mode == .doubleBlind, request.seed != nil || request.layouts != nil,
+            !(request.asker ?? .station).mayFixBlindLayouts
+        {
+            throw ControlRefusal(
+                .blind,
+                "step \(request.step) of \(program.name) is double-blind: the page may not fix its seed or layouts "
+                    + "(whoever fixes them knows where each target stands)")
+        }
         var exercise: Exercise
         if let id = request.exercise {
             guard let e = step.exercises.first(where: { $0.id == id }) else {
@@ -223,6 +231,10 @@ extension StationService {
             next = "press ready (or `lineupctl ready`) to start each repetition (\(exercise.repeats))"
         } else if step.ready == .auto {
             next = "trial 1 of \(layouts.count) starts by itself once no station is active (ready = auto)"
+        } else if mode == .doubleBlind {
+            // The answer goes to whoever started it, the handler's page too: what the station
+            // waits for, nothing of the loading assistant's part.
+            next = "trial 1 of \(layouts.count) waits for ready (the ready button or `lineupctl ready`)"
         } else {
             next =
                 "load trial 1 of \(layouts.count) (lineupctl layout --assistant), then press ready (or `lineupctl ready`)"
@@ -307,8 +319,8 @@ extension StationService {
         defer { switching.unlock() }
         guard let current, let segment else { throw ControlRefusal(.noSession, "no session is running") }
         guard !(current.mode == .doubleBlind && view == .handler) else {
-            throw ControlRefusal(
-                .blind, "double-blind session: the layout is for the loading assistant (lineupctl layout --assistant)")
+            // What is refused, not how to get round it: this reaches the handler's page too.
+            throw ControlRefusal(.blind, "double-blind session: the layout is not shown to the handler")
         }
         // Trials and trainer-led rounds alike: the one running, or the next to load.
         let done = segment.feeder.committed.load(ordering: .acquiring)

@@ -19,7 +19,8 @@ extension StationService {
                 engine: segment.handler.snapshot.read(), total: segment.layouts.count,
                 done: segment.feeder.committed.load(ordering: .acquiring), trainerLed: current.mode == .trainerLed,
                 aborted: current.aborted, autoStart: current.autoStart, usedStations: segment.usedStations,
-                stationNames: stationNames, speed: options.speed, now: MonotonicClock.now()),
+                stationNames: stationNames, speed: options.speed, now: MonotonicClock.now(),
+                blind: current.mode == .doubleBlind),
             into: &status)
     }
 
@@ -39,6 +40,10 @@ extension StationService {
         var speed: Double
         /// Monotonic ns.
         var now: UInt64
+        /// A double-blind session: status is read by the handler too (the page sends it to every
+        /// role), so it says what the station waits for, never what to load (the loading
+        /// assistant's instructions are the layout, theirs alone).
+        var blind = false
     }
 
     static func describe(_ inputs: StatusInputs, into status: inout StationStatus) {
@@ -66,9 +71,14 @@ extension StationService {
             activity =
                 engine.readyPending
                 ? "interval after trial \(trial); trial \(trial + 1) is loaded and starts when it is over"
-                : engine.begun < total
-                    ? "interval after trial \(trial); load trial \(trial + 1), then press ready"
-                    : "interval after the last trial (\(trial))"
+                : engine.begun >= total
+                    ? "interval after the last trial (\(trial))"
+                    : inputs.autoStart
+                        ? "interval after trial \(trial); trial \(trial + 1) starts by itself once it is over and no "
+                            + "station is active"
+                        : inputs.blind
+                            ? "interval after trial \(trial); then trial \(trial + 1) waits for ready"
+                            : "interval after trial \(trial); load trial \(trial + 1), then press ready"
         case .loading:
             trial = engine.begun
             state = .blocked
@@ -77,7 +87,9 @@ extension StationService {
                 station >= 0 && station < inputs.usedStations.count
                     && inputs.usedStations[station] < inputs.stationNames.count
                 ? inputs.stationNames[inputs.usedStations[station]] : "a station"
-            activity = "trial \(trial) of \(total) cannot start: station \(name) is active; clear it, then press ready"
+            activity =
+                "trial \(trial) of \(total) cannot start: station \(name) is active; "
+                + (inputs.autoStart ? "it starts by itself once the station is clear" : "clear it, then press ready")
         case .exercise:
             trial = engine.begun
             state = .roundRunning
@@ -107,7 +119,9 @@ extension StationService {
                     ? "press ready to start repetition \(trial) of \(total)"
                     : inputs.autoStart
                         ? "trial \(trial) of \(total) starts by itself once no station is active"
-                        : "load trial \(trial) of \(total), then press ready"
+                        : inputs.blind
+                            ? "trial \(trial) of \(total) waits for ready"
+                            : "load trial \(trial) of \(total), then press ready"
             }
         }
         status.state = state

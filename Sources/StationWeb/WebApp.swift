@@ -146,7 +146,10 @@ public enum WebApp {
         }
         router.post("/api/session/start") { request, context in
             try context.require(\.runsSessions, "start a session")
-            let call = try await decodeBody(SessionRequest.self, request, context)
+            var call = try await decodeBody(SessionRequest.self, request, context)
+            // The page asks, whatever the body claims: lineupd's rule of who may fix a
+            // double-blind step's layouts rests on it.
+            call.asker = .page
             return try await forward(call, state)
         }
         router.post("/api/ready") { request, context in
@@ -292,7 +295,9 @@ extension WebContext {
     func require(_ allowed: KeyPath<WebRole, Bool>, _ action: String) throws {
         let login = try requireLogin()
         guard login.role[keyPath: allowed] else {
-            throw WebError(.forbidden, "role", "a \(login.role.rawValue) may not \(action)")
+            let role = login.role.rawValue
+            let article = role.first.map { "aeiou".contains($0) } == true ? "an" : "a"
+            throw WebError(.forbidden, "role", "\(article) \(role) may not \(action)")
         }
     }
 }

@@ -200,7 +200,9 @@ struct SessionStart: ParsableCommand {
             The program's step fixes the mode; --mode may repeat it, and one that contradicts \
             it is refused. An automated or double-blind step lays out a different sample in \
             each target and control station (one control more when some trials have no \
-            target); --unlabelled runs without samples, and the log says so.
+            target); --unlabelled runs without samples, and the log says so. A double-blind step's \
+            --seed and --layout are fixed here, at the station, or not at all: whoever fixes them \
+            knows where each target stands, so the station's page may not (docs/web.md).
 
             --program names a built-in program (study, research-5-station, olfactometer-rig) or a file
             NAME.toml in the station's programs directory (/etc/lineup/programs).

@@ -134,7 +134,7 @@ def main():
 
         status, reply = fetch(handler, "/api/session/start", "POST", {
             "dog": "Rex", "program": "research-5-station", "step": "phase-3/1", "trials": TRIALS,
-            "seed": 5, "samples": SAMPLES})
+            "samples": SAMPLES})
         if status != 200:
             raise SystemExit(f"the handler's page could not start the block: {status} {reply}")
         def done():
@@ -174,6 +174,12 @@ def main():
                 raise SystemExit(f"the handler's browser received {word!r}: …{mine[max(0, at - 120):at + 120]}…")
             if word not in theirs:
                 raise SystemExit(f"the assistant's browser never received {word!r}: the check cannot fail")
+        # No assistant's command or instruction reaches the handler: a refusal says what is refused.
+        page_text = handler.find_element(By.TAG_NAME, "body").text
+        for where, said in [("received", mine), ("shown", page_text)]:
+            found = re.search(r"--assistant|[Ll]oad trial \d", said)
+            if found:
+                raise SystemExit(f"the handler's browser {where} the assistant's part: {found.group(0)!r}")
         fetch(handler, "/api/session/end", "POST", {})
         # The handler's side was shown each trial's commitment before it started; once the
         # session is over, lineupctl verify-blinding recomputes the same digests from the log.

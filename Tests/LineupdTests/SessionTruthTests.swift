@@ -64,7 +64,8 @@ import TrainingEngine
         #expect(started.status == 0, "\(started.stderr)")
         let reply = try JSONDecoder().decode(SessionStarted.self, from: Data(started.stdout.utf8))
         #expect(reply.mode == .doubleBlind)
-        #expect(reply.message?.contains("load trial 1 of 20") == true, "\(reply.message ?? "")")
+        // Double-blind: the answer (the handler's page gets it too) says what the station waits for.
+        #expect(reply.message?.contains("trial 1 of 20 waits for ready") == true, "\(reply.message ?? "")")
         let layout = try daemon.client.layout(view: .assistant)
         #expect(layout.allSatisfy { $0.kind == .blank || $0.sample != nil }, "\(layout)")
         try daemon.client.abort()
@@ -105,7 +106,7 @@ import TrainingEngine
         #expect(
             status.state == .waitingForReady && status.trial == 1 && status.trials == 2 && status.trialsDone == 0)
         #expect(status.step == "phase-3/1" && status.program == "research-5-station")
-        #expect(status.activity == "load trial 1 of 2, then press ready", "\(status.activity ?? "")")
+        #expect(status.activity == "trial 1 of 2 waits for ready", "\(status.activity ?? "")")
 
         // A station active: the start is refused, naming it, exit 1.
         try client.simulate(SimulatedInput(input: "C", active: true))

@@ -28,7 +28,7 @@ import TrainingEngine
                 engine: rig.handler.snapshot.read(), total: rig.layouts.count,
                 done: rig.feeder.committed.load(ordering: .acquiring), trainerLed: false, aborted: false,
                 autoStart: false, usedStations: Array(0..<rig.stations), stationNames: ["A", "B", "C", "D", "E"],
-                speed: 1, now: rig.now),
+                speed: 1, now: rig.now, blind: rig.configuration.mode == .doubleBlind),
             into: &status)
         return status
     }
@@ -45,7 +45,8 @@ import TrainingEngine
         #expect(rig.configuration.mode == .doubleBlind)
         var now = try status(rig)
         #expect(now.state == .waitingForReady && now.trial == 1 && now.trials == 2 && now.trialsDone == 0)
-        #expect(now.activity == "load trial 1 of 2, then press ready")
+        // Double-blind: status reaches the handler's page too, so it gives no loading instruction.
+        #expect(now.activity == "trial 1 of 2 waits for ready")
 
         // A station active: the start is refused, naming it.
         rig.nose(at: 2, true)
@@ -76,7 +77,7 @@ import TrainingEngine
         #expect(now.trialsDone == 1 && now.state == .interval && now.trial == 1, "\(now)")
         let intervalLeft = try #require(now.secondsLeft)
         #expect(intervalLeft > 0 && intervalLeft < Double(rig.configuration.interTrialInterval) / 1e9)
-        #expect(now.activity == "interval after trial 1; load trial 2, then press ready")
+        #expect(now.activity == "interval after trial 1; then trial 2 waits for ready")
         // Loaded during the interval: queued, said so.
         #expect(
             try press(rig)

@@ -43,7 +43,7 @@ import WebAccounts
             let start = try await client.post(
                 "/api/session/start",
                 json:
-                    #"{"dog":"Rex","program":"research-5-station","step":"phase-3/1","trials":3,"seed":5,"samples":[\#(samples)]}"#,
+                    #"{"dog":"Rex","program":"research-5-station","step":"phase-3/1","trials":3,"samples":[\#(samples)]}"#,
                 headers: handler.postHeaders)
             handlerReplies += text(start.body)
             #expect(start.status == .ok, "\(text(start.body))")
@@ -74,8 +74,19 @@ import WebAccounts
                 let status = try await client.execute(uri: "/api/status", method: .get, headers: handler.getHeaders)
                 handlerReplies += text(status.body)
             }
+            // The page's own files, as the handler's browser loads them.
+            for path in ["/", "/static/app.js", "/static/screens.js"] {
+                handlerReplies += text(
+                    try await client.execute(uri: path, method: .get, headers: handler.getHeaders).body)
+            }
             // Until the session ends: everything the handler's page was sent.
             let handlerBytes = handlerStream.text + handlerReplies
+            // No assistant's command or instruction (issue 32): a refusal says what is refused.
+            #expect(!handlerBytes.contains("--assistant"), "the handler's page was told the assistant's command")
+            #expect(
+                handlerBytes.range(of: #"[Ll]oad trial [0-9]"#, options: .regularExpression) == nil,
+                "the handler's page was told what to load")
+            #expect(handlerBytes.contains("not shown to the handler"), "the layout's refusal never reached the page")
             let assistantBytes = assistantStream.text
             #expect(handlerBytes.contains(#""state":"#), "the handler's page got no status at all")
             #expect(!handlerStream.frames("watch").isEmpty, "the handler's page got no events")
@@ -89,5 +100,55 @@ import WebAccounts
             }
             _ = try await client.post("/api/session/end", json: "{}", headers: handler.postHeaders)
         }
+    }
+
+    /// Who may fix a double-blind step's seed or layouts, asked through the page by every role
+    /// of a real lineupd: no account of the page (lineupd's rule, `SessionAsker`); the same
+    /// start without them is accepted, so the refusals are the seed's and the layouts'.
+    @Test func noPageAccountFixesADoubleBlindStepsLayouts() async throws {
+        guard let station = try SimulatedStation() else { return }
+        defer { station.terminate() }
+        #expect(await station.waitReady())
+        let control = station.client
+        _ = try control.addDog(DogEntry(name: "Rex"))
+        for label in Self.samples {
+            _ = try control.addSample(SampleEntry(label: label, kind: label.hasPrefix("T") ? .target : .control))
+        }
+        let link = SocketLink(path: station.socket)
+        let state = WebState(users: try makeUsers(), link: link, hub: LiveHub(link: link, pollSeconds: 0.2))
+        try await Application(router: WebApp.router(state: state)).test(.router) { client in
+            let samples = Self.samples.map { #""\#($0)""# }.joined(separator: ",")
+            let base =
+                #""dog":"Rex","program":"research-5-station","step":"phase-3/1","trials":2,"samples":[\#(samples)]"#
+            let fixes = [
+                #","seed":4242"#, #","layouts":[["target","control","control","control","control"]]"#,
+                #","seed":4242,"asker":"station""#,
+            ]
+            for name in ["trainer1", "admin1", "assistant1", "researcher1"] {
+                let page = try #require(try await client.login(name).1)
+                for fix in fixes {
+                    let response = try await client.post(
+                        "/api/session/start", json: "{" + base + fix + "}", headers: page.postHeaders)
+                    #expect(response.status == .forbidden, "\(name) \(fix): \(text(response.body))")
+                    let expected = name.hasPrefix("trainer") || name.hasPrefix("admin") ? "blind" : "role"
+                    #expect(
+                        text(response.body).contains(#""code":"\#(expected)""#),
+                        "\(name) \(fix): \(text(response.body))")
+                    #expect(try control.status().session == nil, "\(name) \(fix) started a session")
+                }
+            }
+            let trainer = try #require(try await client.login("trainer1").1)
+            let drawn = try await client.post(
+                "/api/session/start", json: "{" + base + "}", headers: trainer.postHeaders)
+            #expect(drawn.status == .ok, "\(text(drawn.body))")
+            _ = try await client.post("/api/session/end", json: "{}", headers: trainer.postHeaders)
+        }
+        // At the station, lineupctl's asker, the researcher may (the same rule's other side).
+        let started = try control.startSession(
+            SessionRequest(
+                dog: "Rex", program: "research-5-station", step: "phase-3/1", trials: 2, samples: Self.samples,
+                seed: 4242))
+        #expect(!started.isEmpty)
+        try control.endSession(suggestions: nil)
     }
 }
