@@ -36,6 +36,8 @@ extension LogReader {
     /// (revealed early), or when its commitment or opening is missing or doubled.
     public func verifyBlinding(session: String) throws -> BlindingVerification {
         try read { db in
+            // Running and double-blind: its trials are withheld, so nothing can be verified yet.
+            try LiveDoubleBlind.refuse(db, session: session)
             guard
                 let sessionRow = try Row.fetchOne(
                     db, sql: "SELECT mode FROM session WHERE id = ?", arguments: [session])

@@ -15,12 +15,14 @@ extension LogReader {
         }
     }
 
-    /// A session by full id or unique id prefix.
+    /// A session by full id or unique id prefix. A double-blind session still running is
+    /// refused as withheld (`LiveDoubleBlind`), not as unknown: it is there, and readable once it ends.
     public func resolveSession(_ text: String) throws -> String {
         try read { db in
-            guard let id = try Self.resolve(db, table: "session", text: text, kind: "session") else {
+            guard let id = try Self.resolve(db, table: "main.session", text: text, kind: "session") else {
                 throw SessionLogError.unknownSession(text)
             }
+            try LiveDoubleBlind.refuse(db, session: id)
             return id
         }
     }

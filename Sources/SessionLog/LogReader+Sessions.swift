@@ -50,6 +50,7 @@ extension LogReader {
 
     /// Everything the study's session-details view shows.
     public func session(id: String) throws -> SessionDetails {
+        try read { db in try LiveDoubleBlind.refuse(db, session: id) }
         let trials = try trials(LogFilter(sessionId: id))
         return try read { db in
             var iso = ISOTimeFormatter()

@@ -37,6 +37,9 @@ public enum SessionLogError: Error, Equatable, CustomStringConvertible {
     /// A row holds a number out of its range (hostile or damaged): which table and row, and
     /// what is wrong with it. Nothing is sized by it.
     case badRow(table: String, row: String, problem: String)
+    /// The session is a double-blind session still running: a reader withholds it until it
+    /// ends (`LiveDoubleBlind`), so nothing of it can be shown or checked yet.
+    case withheld(WithheldSession)
 
     public var description: String {
         switch self {
@@ -91,6 +94,8 @@ public enum SessionLogError: Error, Equatable, CustomStringConvertible {
         case .badRow(let table, let row, let problem):
             return
                 "the log's \(table) row \(row) has \(problem); the log is damaged or was edited by hand: nothing was read from it"
+        case .withheld(let session):
+            return WithheldSession.sentence([session], "its trials, layouts, outcomes and events are")
         }
     }
 

@@ -18,7 +18,12 @@ extension WebApp {
     static func addLogRoutes(_ router: Router<WebContext>, state: WebState) {
         router.get("/api/dogs") { _, context in
             _ = try context.requireLogin()
-            return try encoded(try state.reader().dogs())
+            let dogs = try readLog { try state.reader().dogs() }
+            // The counts leave a running double-blind session out: without them, with why.
+            if let why = try await blindReason(state, "the dogs' session and trial counts are") {
+                return try encoded(dogs.map { DogWithoutCounts($0, withheld: why) })
+            }
+            return try encoded(dogs)
         }
         router.post("/api/dogs") { request, context in
             try context.require(\.runsSessions, "add a dog")
@@ -32,7 +37,7 @@ extension WebApp {
             let name = try pathPart(context, "dog")
             // Its sessions' outcome counts grow trial by trial: a handler would learn each
             // double-blind trial's outcome as it happens (the rule of docs/daemon.md, "Security").
-            try await refuseWhileBlind(state, "a dog's sessions and progress")
+            try await refuseWhileBlind(state, "a dog's sessions and progress are")
             return try readLog {
                 let reader = try state.reader()
                 let id = try reader.resolveDog(name)
@@ -69,7 +74,7 @@ extension WebApp {
             let samples = try readLog { try state.reader().samples(kind: kind) }
             // A sample's use count grows with each trial it stands in: while a double-blind
             // session runs it would say which samples are in the lineup now.
-            if let why = try await blindReason(state, "the samples' use counts") {
+            if let why = try await blindReason(state, "the samples' use counts are") {
                 return try encoded(samples.map { SampleWithoutUses($0, withheld: why) })
             }
             return try encoded(samples)
@@ -77,7 +82,7 @@ extension WebApp {
         router.get("/api/samples/{sample}") { _, context in
             _ = try context.requireLogin()
             let label = try pathPart(context, "sample")
-            try await refuseWhileBlind(state, "a sample's uses")
+            try await refuseWhileBlind(state, "a sample's uses are")
             return try readLog {
                 let reader = try state.reader()
                 return try encoded(try reader.sample(id: reader.resolveSample(label)))
@@ -85,7 +90,7 @@ extension WebApp {
         }
         router.get("/api/sessions") { _, context in
             _ = try context.requireLogin()
-            try await refuseWhileBlind(state, "the sessions with their outcome counts")
+            try await refuseWhileBlind(state, "the sessions with their outcome counts are")
             var filter = LogFilter()
             filter.newestFirst = true
             return try readLog { try encoded(try state.reader().sessions(filter, limit: 200)) }
@@ -93,7 +98,7 @@ extension WebApp {
         router.get("/api/sessions/{session}") { _, context in
             _ = try context.requireLogin()
             let id = try pathPart(context, "session")
-            try await refuseWhileBlind(state, "a session's trials and layouts")
+            try await refuseWhileBlind(state, "a session's trials and layouts are")
             return try readLog {
                 let reader = try state.reader()
                 return try encoded(try reader.session(id: reader.resolveSession(id)))
@@ -112,7 +117,7 @@ extension WebApp {
         }
         router.get("/api/trials") { _, context in
             _ = try context.requireLogin()
-            try await refuseWhileBlind(state, "trials and their layouts")
+            try await refuseWhileBlind(state, "trials and their layouts are")
             var filter = LogFilter()
             filter.newestFirst = true
             return try readLog { try encoded(try state.reader().trials(filter, limit: 500)) }
@@ -125,12 +130,12 @@ extension WebApp {
             }
             // By station or sample a table says where the targets stood; by dog or session its
             // counts grow with each double-blind trial's outcome.
-            try await refuseWhileBlind(state, "statistics by \(by.rawValue)")
+            try await refuseWhileBlind(state, "statistics by \(by.rawValue) are")
             return try readLog { try encoded(try state.reader().stats(by: by)) }
         }
         router.get("/api/report") { _, context in
             _ = try context.requireLogin()
-            try await refuseWhileBlind(state, "the report")
+            try await refuseWhileBlind(state, "the report is")
             return try readLog {
                 let html = ReportHTML.render(try state.reader().report(), scope: "all dogs")
                 return download(html, type: "text/html; charset=utf-8", name: "lineup-report.html", attach: false)
@@ -148,9 +153,9 @@ extension WebApp {
             guard let format = ExportFormat(rawValue: formatText) else {
                 throw WebError(.badRequest, "bad-request", "format '\(formatText)': give csv or jsonl")
             }
-            if what == .trials || what == .events || what == .guesses {
-                try await refuseWhileBlind(state, "an export of \(what.rawValue)")
-            }
+            // A download cannot say what it leaves out: while a double-blind session runs, every
+            // table would leave it out (its session, trials, events, guesses, samples' uses).
+            try await refuseWhileBlind(state, "exports of \(what.rawValue) are")
             // The log is opened, the dog and session named resolved (as `lineupctl export --dog
             // --session` resolves them) and the query made before the answer starts: a log that
             // cannot be read, or a dog it does not know, is an error status, not a download cut short.
@@ -216,26 +221,17 @@ extension WebApp {
     }
 
     /// While a double-blind session runs, nothing that names a station of a trial's layout
-    /// leaves lineup-web, for any role: the handler may be logged in under any account. Asked
-    /// of lineupd and of the log (a session started and not ended); if lineupd does not
-    /// answer, the log alone decides.
+    /// leaves lineup-web, for any role: the handler may be logged in under any account. The
+    /// one rule of "running" is the log reader's (`LogReader.withheldSessions`, the rule every
+    /// `lineupctl` reading follows): the refusal names the session and says when it is readable.
     static func refuseWhileBlind(_ state: WebState, _ what: String) async throws {
         if let why = try await blindReason(state, what) { throw WebError(.forbidden, "blind", why) }
     }
 
-    /// Why `what` is withheld now (a double-blind session runs), or nil.
+    /// Why `what` (with its verb: "the report is") is withheld now, or nil.
     static func blindReason(_ state: WebState, _ what: String) async throws -> String? {
-        if let status = try? await state.link.send(StatusRequest()), status.session != nil,
-            status.mode == .doubleBlind
-        {
-            return "a double-blind session is running: \(what) are shown once it ends"
-        }
-        let open = try readLog { () -> Bool in
-            var filter = LogFilter(mode: .doubleBlind)
-            filter.newestFirst = true
-            return try state.reader().sessions(filter, limit: 20).contains { $0.endedHow == nil }
-        }
-        return open ? "a double-blind session is running in the log (not ended): \(what) are shown once it ends" : nil
+        let withheld = try readLog { try state.reader().withheldSessions() }
+        return withheld.isEmpty ? nil : WithheldSession.sentence(withheld, what)
     }
 
     /// The log's errors as the page shows them: an unknown name is 404, the rest its words.
@@ -248,6 +244,8 @@ extension WebApp {
             switch error {
             case .unknownDog, .unknownSession, .unknownSample, .unknownTrial:
                 throw WebError(.notFound, "unknown", error.description)
+            case .withheld:
+                throw WebError(.forbidden, "blind", error.description)
             case .ambiguousId, .ambiguousDogName, .invalidInput, .malformedDate:
                 throw WebError(.badRequest, "bad-request", error.description)
             default:
@@ -336,6 +334,25 @@ extension WebState {
             throw WebError(.serviceUnavailable, "log", "lineup-web was started without the log (--db)")
         }
         return try SessionLog.openReader(path: logPath)
+    }
+}
+
+/// A dog of the list without its session and trial counts, and why they are withheld.
+struct DogWithoutCounts: Encodable {
+    var id: String
+    var name: String
+    var born: String?
+    var notes: String?
+    var added: String
+    var countsWithheld: String
+
+    init(_ dog: DogSummary, withheld: String) {
+        id = dog.id
+        name = dog.name
+        born = dog.born
+        notes = dog.notes
+        added = dog.added
+        countsWithheld = withheld
     }
 }
 

@@ -52,7 +52,10 @@ extension Assets {
         async function dogs() {
           const b = clear('Dogs'); const list = await get('/api/dogs'); if (!list) return;
           b.append(table(['Dog', 'Born', 'Sessions', 'Trials', 'Last session'],
-            list.map((d) => [link(d.name, () => dog(d.name)), d.born || '–', d.sessions, d.trials, d.lastSession || '–'])));
+            list.map((d) => [link(d.name, () => dog(d.name)), d.born || '–', (d.sessions === undefined ? '–' : d.sessions), (d.trials === undefined ? '–' : d.trials), d.lastSession || '–'])));
+          // While a double-blind session runs its session and trials are left out of the counts.
+          const withheld = list.find((d) => d.countsWithheld);
+          if (withheld) b.append(el('p', 'Counts: ' + withheld.countsWithheld + '.', 'hint'));
           if (window.lineupRole === 'trainer' || window.lineupRole === 'admin') {
             b.append(el('h2', 'Add a dog'));
             b.append(form([['name', 'Name'], ['born', 'Born (YYYY-MM-DD)'], ['notes', 'Notes', 'textarea']], 'Add the dog', async (i) => {

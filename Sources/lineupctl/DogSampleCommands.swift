@@ -24,7 +24,11 @@ struct Dogs: ParsableCommand {
 
         func run() throws {
             try researcherCommand {
-                let dogs = try log.reader().dogs()
+                let reader = try log.reader()
+                let dogs = try reader.dogs()
+                // The counts leave out a running double-blind session: said after them.
+                let withheld = try reader.withheldSessions()
+                defer { sayWithheld(withheld, "its session and trials are", toStandardError: log.json) }
                 if log.json { return try printJSON(dogs) }
                 printTable(
                     ["DOG", "ID", "BORN", "SESSIONS", "TRIALS", "LAST SESSION"],
@@ -120,7 +124,10 @@ struct Samples: ParsableCommand {
 
         func run() throws {
             try researcherCommand {
-                let samples = try log.reader().samples(kind: kind)
+                let reader = try log.reader()
+                let samples = try reader.samples(kind: kind)
+                let withheld = try reader.withheldSessions()
+                defer { sayWithheld(withheld, "its uses of the samples are", toStandardError: log.json) }
                 if log.json { return try printJSON(samples) }
                 printTable(
                     ["SAMPLE", "KIND", "DIAGNOSIS", "SOURCE", "COLLECTED", "USES", "NOTES"],
@@ -144,6 +151,13 @@ struct Samples: ParsableCommand {
                 let reader = try log.reader()
                 var details = try reader.sample(id: reader.resolveSample(sample))
                 details.lab = try reader.sampleLabUses(sample: details.sample.id)
+                // Its uses in a running double-blind session started with it are not counted yet.
+                let withheld = try reader.withheldSessions().filter {
+                    $0.uses(sample: details.sample.id, label: details.sample.label)
+                }
+                defer {
+                    sayWithheld(withheld, "its uses of \(details.sample.label) are", toStandardError: log.json)
+                }
                 if log.json { return try printJSON(details) }
                 let s = details.sample
                 // The lab's part, once lineup-sync has pulled it: the limits count both.

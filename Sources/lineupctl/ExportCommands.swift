@@ -47,7 +47,11 @@ struct Export: ParsableCommand {
             }
             // The whole file: an export is the log taken away, and reads most of it anyway.
             let reader = try log.reader(checking: .quick)
-            try reader.export(what, format: format, filter: selection.filter(rows, reader), to: ByteSink())
+            let filter = try selection.filter(rows, reader)
+            // Standard output is the file: what a running double-blind session withholds is said on stderr.
+            let withheld = try reader.withheldSessions(filter)
+            try reader.export(what, format: format, filter: filter, to: ByteSink())
+            sayWithheld(withheld, "its rows are", toStandardError: true)
         }
     }
 }

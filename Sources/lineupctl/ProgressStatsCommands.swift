@@ -49,8 +49,15 @@ struct Progress: ParsableCommand {
                     chosen = try Program.parse(toml: text, source: program)
                 }
             }
-            let phases = try reader.progress(dogId: reader.resolveDog(dog), program: chosen)
+            let dogId = try reader.resolveDog(dog)
+            let phases = try reader.progress(dogId: dogId, program: chosen)
+            let withheld = try reader.withheldSessions(LogFilter(dogId: dogId))
+            defer { sayWithheld(withheld, "its session and trials are", toStandardError: log.json) }
             if log.json { return try printJSON(phases) }
+            // A dog with no sessions: said, not an empty answer (an unknown dog is refused above).
+            if phases.isEmpty {
+                return say("\(dog) has no \(withheld.isEmpty ? "" : "other ")sessions in the log: no progress to show")
+            }
             // One block per program, in the order the reader gives them.
             var blocks: [(program: String?, phases: [PhaseProgress])] = []
             for phase in phases {
@@ -180,6 +187,13 @@ struct Stats: ParsableCommand {
             let prevalence = try extra.prevalence.map { try checkPrevalence($0) }
             try lab.refuseBoth(db: log.db)
             let stats: [StatsRow]
+            // Whichever table, the trials of a running double-blind session are left out: said after it.
+            var withheld: [WithheldSession] = []
+            defer {
+                sayWithheld(
+                    withheld, extra.guesses ? "its guesses and trials are" : "its trials are",
+                    toStandardError: log.json)
+            }
             if let address = lab.lab, extra.guesses {
                 return try printGuesses(labGuesses(address, by: guessGrouping, rows, selection))
             } else if let address = lab.lab, sources {
@@ -190,14 +204,12 @@ struct Stats: ParsableCommand {
                 stats = try labStats(address, by: by, rows, selection)
             } else {
                 let reader = try log.reader()
-                if extra.guesses {
-                    return try printGuesses(reader.guessStats(by: guessGrouping, selection.filter(rows, reader)))
-                }
-                if familiarNovel {
-                    return try printFamiliarNovel(reader.familiarNovelStats(selection.filter(rows, reader)))
-                }
-                if sources { return try printSources(reader.confoundStats(selection.filter(rows, reader))) }
-                stats = try reader.stats(by: by, selection.filter(rows, reader))
+                let filter = try selection.filter(rows, reader)
+                withheld = try reader.withheldSessions(filter)
+                if extra.guesses { return try printGuesses(reader.guessStats(by: guessGrouping, filter)) }
+                if familiarNovel { return try printFamiliarNovel(reader.familiarNovelStats(filter)) }
+                if sources { return try printSources(reader.confoundStats(filter)) }
+                stats = try reader.stats(by: by, filter)
             }
             if log.json {
                 guard let prevalence else { return try printJSON(stats) }

@@ -43,6 +43,7 @@ struct ReportCommand: ParsableCommand {
             let reader = try log.reader(checking: .integrity)
             if let output { try SessionLog.refuseLogFiles(output: output, log: reader.path, writing: "report") }
             let filter = try selection.filter(rows, reader)
+            let withheld = try reader.withheldSessions(filter)
             let data = try reader.report(filter)
             let html = ReportHTML.render(data, scope: describeSelection(rows, selection))
             if let output {
@@ -50,6 +51,8 @@ struct ReportCommand: ParsableCommand {
             } else {
                 FileHandle.standardOutput.write(Data(html.utf8))
             }
+            // The report leaves a running double-blind session out: said beside it, on stderr.
+            sayWithheld(withheld, "its trials are", toStandardError: true)
         }
     }
 }

@@ -52,6 +52,9 @@ struct Sessions: ParsableCommand {
                 filter.newestFirst = newestFirst
                 return try reader.sessions(filter, limit: limit)
             }
+            let withheld = try reader.withheldSessions(filter)
+            // A running double-blind session is not listed: said in one line, after the rows.
+            defer { sayWithheld(withheld, "it and its trials are", toStandardError: log.json) }
             if log.json { return try printJSON(sessions) }
             printTable(
                 [
@@ -118,12 +121,6 @@ struct SessionCommand: ParsableCommand {
                         [$0.label ?? "(no sample id)", $0.kind.rawValue, "\($0.presented)", "\($0.indicated)"]
                     })
                 say("\nTrials\n")
-                if try reader.withholds(session: s.id) {
-                    // Listed empty without a word, the trainer would think nothing was logged.
-                    say(
-                        "  (withheld while this double-blind session runs: its layouts and outcomes "
-                            + "show once it has ended)\n")
-                }
                 printTable(
                     ["#", "OUTCOME", "INDICATED", "LATENCY", "STARTED", "LAYOUT", "NOTE"],
                     s.trials.map { t in
@@ -170,6 +167,8 @@ struct Trials: ParsableCommand {
                 filter.newestFirst = newestFirst
                 return try reader.trials(filter, limit: limit)
             }
+            let withheld = try reader.withheldSessions(filter)
+            defer { sayWithheld(withheld, toStandardError: log.json) }
             if log.json { return try printJSON(trials) }
             printTable(
                 ["TRIAL", "DOG", "SESSION", "#", "OUTCOME", "INDICATED", "LATENCY", "ENDED", "LAYOUT", "NOTE"],
@@ -208,6 +207,8 @@ struct Events: ParsableCommand {
                 filter.newestFirst = newestFirst
                 return try reader.events(filter, limit: limit)
             }
+            let withheld = try reader.withheldSessions(filter)
+            defer { sayWithheld(withheld, "its events are", toStandardError: log.json) }
             if log.json { return try printJSON(events) }
             printTable(
                 ["SEQ", "TIME", "KIND", "STATION", "MONO NS", "KERNEL NS", "VALUE", "DURATION", "ONSET", "DETAIL"],

@@ -231,6 +231,24 @@ func describeSelection(_ rows: RowFilterOptions, _ selection: SelectionOptions) 
     return text + "; " + (dates.isEmpty ? "all dates" : dates.joined(separator: " "))
 }
 
+/// Says, in one line, which running double-blind sessions a reading left out (the reader's
+/// `withheldSessions`, docs/session-log.md): after a table on standard output, or on standard
+/// error when standard output carries JSON, CSV or HTML. Nothing when none is withheld.
+/// `what` names what is left out, with its verb ("its trials are"). Read before the reading's
+/// output is printed, said after it (a `defer`), so a table stays whole.
+func sayWithheld(
+    _ sessions: [WithheldSession], _ what: String = "its trials, layouts and outcomes are", toStandardError: Bool
+) {
+    guard !sessions.isEmpty else { return }
+    let line = WithheldSession.sentence(sessions, what)
+    if toStandardError {
+        StationLogging.bootstrap(program: "lineupctl")
+        lineupctlLog.notice("\(line)")
+    } else {
+        say("\n(\(line))")
+    }
+}
+
 /// Runs a command's body; any failure becomes one line on stderr and exit status 1.
 func researcherCommand(_ body: () throws -> Void) throws {
     do {

@@ -14,7 +14,8 @@ struct VerifyBlindingCommand: ParsableCommand {
             This recomputes every commitment from the trial's logged layout and salt and names each \
             trial whose layout does not match (changed after it was committed), whose commitment was \
             logged after it started or opened before it ended (revealed early), or whose commitment or \
-            salt is missing. Exit status 1 when any trial fails. --json prints each trial's digest and \
+            salt is missing. Exit status 1 when any trial fails, and when the session is a double-blind \
+            session still running (its trials are withheld until it ends: nothing can be verified yet). --json prints each trial's digest and \
             salt, to recompute them with sha256sum (docs/figures.md says which bytes).
 
             Example:
@@ -27,7 +28,15 @@ struct VerifyBlindingCommand: ParsableCommand {
     func run() throws {
         try researcherCommand {
             let reader = try log.reader()
-            let v = try reader.verifyBlinding(session: reader.resolveSession(session))
+            let v: BlindingVerification
+            do {
+                v = try reader.verifyBlinding(session: reader.resolveSession(session))
+            } catch SessionLogError.withheld(let running) {
+                // Its trials are withheld while it runs: nothing is verified, so it does not pass.
+                throw SessionLogError.invalidInput(
+                    "session \(running.id.prefix(8)) cannot be verified yet: "
+                        + WithheldSession.sentence([running], "its trials and layouts are"))
+            }
             if log.json {
                 try printJSON(v)
             } else {

@@ -127,6 +127,9 @@ import TrainingEngine
             #expect(text(before.body) == (try ScreensTests.json(try reader.samples())))
             #expect(text(before.body).contains(#""uses":"#))
 
+            // Running: a lineupd holds the log's lock (the reader's rule, LiveDoubleBlind).
+            let lock = try LogLock(logPath: log.path)
+            defer { withExtendedLifetime(lock) {} }
             let running = SessionRecord(dogId: UUID(uuidString: try reader.resolveDog("Aino"))!, mode: .doubleBlind)
             try log.append([running])
             for uri in ["/api/samples", "/api/samples?kind=target"] {

@@ -245,6 +245,9 @@ final class AddingLink: StationLink {
                 let response = try await client.execute(uri: path, method: .get, headers: trainer.getHeaders)
                 #expect(labels.contains { text(response.body).contains($0) }, "\(path) named no sample")
             }
+            // Running: a lineupd holds the log's lock (the reader's rule, LiveDoubleBlind).
+            let lock = try LogLock(logPath: log.path)
+            defer { withExtendedLifetime(lock) {} }
             let running = SessionRecord(dogId: UUID(uuidString: dog)!, mode: .doubleBlind)
             try log.append([running])
             for page in pages {
