@@ -62,4 +62,18 @@ import TrainingEngine
         #expect(try after.withheldSessions().isEmpty)
         #expect(try after.session(id: after.resolveSession(id)).trials.count == 1)
     }
+
+    /// Issue 32: `progress` for a dog with no sessions says so in one line (exit 0: the dog is
+    /// there); a dog the log does not know is an error, as elsewhere.
+    @Test func progressSaysADogHasNoSessions() throws {
+        let path = temporaryLogPath()
+        let log = try SessionLog(path: path)
+        _ = try log.addDog(name: "Fido", born: nil, notes: nil)
+        let none = try runLineupctl(["progress", "--dog", "Fido", "--db", path])
+        #expect(none.status == 0, "\(none.stderr)")
+        #expect(none.stdout == "Fido has no sessions in the log: no progress to show\n", "\(none.stdout)")
+        let unknown = try runLineupctl(["progress", "--dog", "Fidi", "--db", path])
+        #expect(unknown.status == 1)
+        #expect(unknown.stderr.contains("no dog \"Fidi\" in the log"), "\(unknown.stderr)")
+    }
 }
