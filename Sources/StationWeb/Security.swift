@@ -130,11 +130,18 @@ public actor WebSessions {
     }
 }
 
-/// The login rate limit, the project's rule: each client address and each user name has a
-/// bucket of 5 attempts that refills one attempt every 12 s (so 5 a minute, sustained); every
-/// attempt, right or wrong, takes one from both, and an attempt finding either empty is
-/// refused without checking the password. 100 wrong passwords for one name take at least
-/// 95 × 12 s = 19 minutes, from any number of addresses.
+/// The login rate limit, the project's rule. Each bucket holds 5 attempts and refills one
+/// every 12 s (so 5 a minute, sustained); every attempt, right or wrong, takes one from each
+/// of its buckets, and an attempt finding one empty is refused without checking the password.
+///
+/// - A browser the page does not remember for the name: a bucket for its client address and
+///   one for the name, shared by every address. 100 wrong passwords for one name take at least
+///   95 × 12 s = 19 minutes from any number of addresses.
+/// - A browser the page remembers for the name (its device cookie, from a right password for
+///   that name; `UserStore.rememberDevice`): one bucket of its own for that name, and neither
+///   of the others. Nobody elsewhere can empty it, so hammering "tom" from other addresses,
+///   or from tom's own address, never keeps tom's browser out; a stolen cookie is worth 3
+///   wrong passwords before the page forgets it.
 public struct LoginLimiter: Sendable {
     public static let burst = 5.0
     public static let refillSeconds = 12.0
@@ -147,9 +154,11 @@ public struct LoginLimiter: Sendable {
 
     public init() {}
 
-    /// Takes an attempt for both keys, or says how many seconds until one is free.
-    public mutating func take(address: String, user: String, now: Double) -> Double? {
-        let keys = ["address " + address, "user " + user.lowercased()]
+    /// Takes an attempt from each of the attempt's buckets, or says how many seconds until
+    /// one is free. `device`: the digest of a device cookie the page remembers for `user`.
+    public mutating func take(address: String, user: String, device: String? = nil, now: Double) -> Double? {
+        let name = user.lowercased()
+        let keys = device.map { ["device \($0) " + name] } ?? ["address " + address, "user " + name]
         var waits: [Double] = []
         for key in keys {
             let bucket = refilled(key, now: now)

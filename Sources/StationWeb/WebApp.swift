@@ -31,14 +31,18 @@ public final class WebState: Sendable {
     /// The session log, opened read-only for each request that reads it; nil: no log screens.
     public let logPath: String?
     let limiter = LimiterBox()
+    /// The password checks' own thread and lines (PasswordChecks.swift).
+    public let checks: PasswordChecks
     /// Seconds on a monotonic scale; a test hands in its own.
     public let now: @Sendable () -> Double
 
     public init(
         users: UserStore, link: any StationLink, hub: LiveHub? = nil, logPath: String? = nil,
+        checks: PasswordChecks = PasswordChecks(),
         now: @escaping @Sendable () -> Double = { Double(DispatchTime.now().uptimeNanoseconds) / 1e9 }
     ) {
         self.users = users
+        self.checks = checks
         self.link = link
         self.sessions = WebSessions(store: users)
         self.hub = hub ?? LiveHub(link: link)
@@ -58,8 +62,8 @@ public final class WebState: Sendable {
 
 actor LimiterBox {
     var limiter = LoginLimiter()
-    func take(address: String, user: String, now: Double) -> Double? {
-        limiter.take(address: address, user: user, now: now)
+    func take(address: String, user: String, device: String?, now: Double) -> Double? {
+        limiter.take(address: address, user: user, device: device, now: now)
     }
 }
 
@@ -106,6 +110,9 @@ public enum WebApp {
     /// The largest request body: a session start with its samples is under 2 KiB.
     public static let maxBody = 16 * 1024
     public static let cookieName = "lineup_session"
+    /// The browser's own cookie, sent only to the login: the page remembers a browser that
+    /// logged in as a name (`LoginLimiter`). A year, renewed at each login.
+    public static let deviceCookieName = "lineup_device"
     /// Answered without a session: the login page, its call, and the static assets.
     static func isPublic(_ method: HTTPRequest.Method, _ path: String) -> Bool {
         (method == .get && (path == "/login" || path.hasPrefix("/static/")))
@@ -218,7 +225,20 @@ public enum WebApp {
             var password: String
         }
         let credentials = try await decodeBody(Credentials.self, request, context)
-        if let wait = await state.limiter.take(address: context.address, user: credentials.name, now: state.now()) {
+        // A device cookie counts only if the page remembers it for this very name.
+        let deviceToken = request.cookies[deviceCookieName]?.value ?? ""
+        let deviceKey = deviceToken.isEmpty ? nil : WebSessions.key(deviceToken)
+        var device: String?
+        if let deviceKey {
+            do throws(UserStoreError) {
+                if try state.users.deviceRemembers(key: deviceKey, name: credentials.name) { device = deviceKey }
+            } catch {
+                throw WebError(.internalServerError, "accounts", error.description)
+            }
+        }
+        if let wait = await state.limiter.take(
+            address: context.address, user: credentials.name, device: device, now: state.now())
+        {
             let seconds = Int(wait.rounded(.up))
             var error = WebError(
                 .tooManyRequests, "rate-limited",
@@ -226,17 +246,46 @@ public enum WebApp {
             error.headers[.retryAfter] = "\(seconds)"
             throw error
         }
+        let (users, name, password) = (state.users, credentials.name, credentials.password)
+        let checked = await state.checks.run(remembered: device != nil) {
+            Result { () throws(UserStoreError) -> WebUser? in try users.check(name: name, password: password) }
+        }
+        guard let checked else {
+            var error = WebError(
+                .serviceUnavailable, "busy", "the station is checking too many logins: try again in a few seconds")
+            error.headers[.retryAfter] = "5"
+            throw error
+        }
         let user: WebUser?
-        do { user = try state.users.check(name: credentials.name, password: credentials.password) } catch {
+        do { user = try checked.get() } catch {
             throw WebError(.internalServerError, "accounts", error.description)
         }
-        guard let user else { throw WebError(.unauthorized, "login", "wrong name or password") }
+        guard let user else {
+            if let device { try? state.users.deviceWrongPassword(key: device, name: credentials.name) }
+            throw WebError(.unauthorized, "login", "wrong name or password")
+        }
+        // Remembered for this name: the cookie's own token when the page knows it (a browser
+        // remembered for another name too), else a new one (never a token the page did not make).
+        let known = deviceKey.map { (try? state.users.deviceIsKnown(key: $0)) == true } ?? false
+        let newDevice = known ? deviceToken : randomToken()
+        do {
+            try state.users.rememberDevice(
+                key: WebSessions.key(newDevice), name: user.name, now: Date().timeIntervalSince1970)
+        } catch {
+            FileHandle.standardError.write(
+                Data("lineup-web: a browser was not remembered: \(error.description)\n".utf8))
+        }
         let (token, login) = await state.sessions.open(
             name: user.name, role: user.role, credential: user.passwordHash, now: state.now())
         var response = json(
             #"{"name":"# + jsonString(login.name) + #","role":"# + jsonString(login.role.rawValue) + #","csrf":"#
                 + jsonString(login.csrf) + "}")
         response.headers[.setCookie] = "\(cookieName)=\(token); Path=/; HttpOnly; SameSite=Strict"
+        response.headers.append(
+            HTTPField(
+                name: .setCookie,
+                value: "\(deviceCookieName)=\(newDevice); Path=/api/login; HttpOnly; SameSite=Strict; Max-Age=31536000")
+        )
         return response
     }
 
@@ -376,11 +425,14 @@ public enum WebServer {
     public static let defaultHost = "0.0.0.0"
     public static let defaultPort = 8080
 
-    public static func application(state: WebState, host: String, port: Int)
-        -> some ApplicationProtocol
-    {
-        Application(
+    /// The page's server: every connection guarded by `limits` (ConnectionGuard.swift).
+    public static func application(
+        state: WebState, host: String, port: Int, limits: ConnectionLimits = ConnectionLimits()
+    ) -> some ApplicationProtocol {
+        let table = ConnectionTable(limits: limits)
+        return Application(
             router: WebApp.router(state: state),
+            server: .http1(configuration: .init(additionalChannelHandlers: [ConnectionGuardHandler(table: table)])),
             configuration: .init(address: .hostname(host, port: port), serverName: nil))
     }
 }

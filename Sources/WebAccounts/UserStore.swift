@@ -1,6 +1,7 @@
 import Foundation
 import GRDB
 import HummingbirdBcrypt
+import Synchronization
 
 // The station page's accounts, in a small SQLite file of their own (not the session log: the
 // log is the research record, and lineup-web reads it read-only). SQLite rather than a JSON
@@ -73,6 +74,7 @@ public final class UserStore: Sendable {
 
     public let path: String
     let queue: DatabaseQueue
+    private let decoy = Mutex<String?>(nil)
 
     /// The path a command or the service uses: the flag, else the environment, else the default.
     public static func path(option: String?) -> String {
@@ -111,6 +113,7 @@ public final class UserStore: Sendable {
                         )
                         """)
                 try Self.createLoginsTable(db)
+                try Self.createDevicesTable(db)
             }
         } catch let error as UserStoreError {
             throw error
@@ -138,7 +141,7 @@ public final class UserStore: Sendable {
                 db,
                 sql: "SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%' ORDER BY name")
         }
-        let others = tables.filter { !["users", "logins"].contains($0) }
+        let others = tables.filter { !["users", "logins", "devices"].contains($0) }
         guard others.isEmpty else {
             let hint = others.contains("session") && others.contains("trial") ? " (a session log?)" : ""
             throw UserStoreError.unreadable(
@@ -252,11 +255,19 @@ public final class UserStore: Sendable {
     /// a bcrypt check all the same, so the time taken does not tell which names exist.
     public func check(name: String, password: String) throws(UserStoreError) -> WebUser? {
         let found = try user(named: name)
-        let hash = found?.passwordHash ?? Self.decoyHash
+        let hash = found?.passwordHash ?? decoyHash
         let matches = Bcrypt.verify(password, hash: hash)
         return matches ? found : nil
     }
 
-    /// A hash of nothing anyone types, for the check of a name that does not exist.
-    private static let decoyHash = Bcrypt.hash("lineup-web decoy \(UInt64.random(in: 0...UInt64.max))", cost: 10)
+    /// A hash of nothing anyone types, at this file's cost, for the check of a name that does
+    /// not exist (made at the first such check).
+    private var decoyHash: String {
+        decoy.withLock { decoy in
+            if let decoy { return decoy }
+            let made = Bcrypt.hash("lineup-web decoy \(UInt64.random(in: 0...UInt64.max))", cost: cost)
+            decoy = made
+            return made
+        }
+    }
 }

@@ -43,8 +43,18 @@ struct LineupWeb: AsyncParsableCommand {
             valueName: "path"))
     var db: String?
 
+    @Option(help: "Connections open at once, in all (docs/web.md, \"What an attacker on the network can do\").")
+    var maxConnections = ConnectionLimits().total
+
+    @Option(help: "Connections open at once from one client address (raise it behind a reverse proxy).")
+    var maxConnectionsPerAddress = ConnectionLimits().perAddress
+
     func validate() throws {
         guard (1...65535).contains(port) else { throw ValidationError("--port must be 1 to 65535") }
+        guard maxConnections >= 1 else { throw ValidationError("--max-connections must be at least 1") }
+        guard maxConnectionsPerAddress >= 1 else {
+            throw ValidationError("--max-connections-per-address must be at least 1")
+        }
     }
 
     func run() async throws {
@@ -57,7 +67,16 @@ struct LineupWeb: AsyncParsableCommand {
         }
         let link = SocketLink(path: ControlClient.path(option: socket))
         let state = WebState(users: store, link: link, logPath: db ?? SessionLog.pathFromEnvironment)
-        let app = WebServer.application(state: state, host: host, port: port)
+        var limits = ConnectionLimits(total: maxConnections, perAddress: maxConnectionsPerAddress)
+        let descriptors = DescriptorBudget.raise(toFit: limits.total)
+        if descriptors.connections < limits.total {
+            FileHandle.standardError.write(
+                Data(
+                    ("lineup-web: only \(descriptors.limit) open files are allowed (LimitNOFILE): at most "
+                        + "\(descriptors.connections) connections, not \(limits.total)\n").utf8))
+            limits.total = descriptors.connections
+        }
+        let app = WebServer.application(state: state, host: host, port: port, limits: limits)
         FileHandle.standardError.write(Data("lineup-web: serving http://\(host):\(port)/\n".utf8))
         do {
             try await app.runService()

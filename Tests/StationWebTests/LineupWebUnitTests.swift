@@ -1,4 +1,5 @@
 import Foundation
+import StationWeb
 import Testing
 import WebAccounts
 
@@ -58,6 +59,19 @@ import WebAccounts
         #expect(text.contains("RestrictAddressFamilies=AF_UNIX AF_INET AF_INET6"))
         #expect(text.contains("ReadOnlyPaths=/var/lib/lineup"))
         #expect(text.contains("SupplementaryGroups=lineup"))
+        // Room for lineup-web's connections and its own files, and a smaller CPU share than
+        // lineupd's (whose unit sets none: the default weight, 100).
+        func value(_ key: String) -> Int? {
+            text.split(separator: "\n").first { $0.hasPrefix(key + "=") }.flatMap { Int($0.dropFirst(key.count + 1)) }
+        }
+        let files = try #require(value("LimitNOFILE"), "lineup-web.service sets no LimitNOFILE")
+        #expect(files >= ConnectionLimits().total + DescriptorBudget.reserve)
+        let weight = try #require(value("CPUWeight"), "lineup-web.service sets no CPUWeight")
+        #expect(weight < 100)
+        let daemon = try String(
+            contentsOf: packageRoot.appendingPathComponent("systemd/lineupd.service"), encoding: .utf8)
+        #expect(!daemon.contains("CPUWeight="))
+        #expect(value("TasksMax") != nil && text.contains("MemoryMax="))
     }
 
     @Test func webUserAddReadsThePasswordFromStdinAndRefusesBadInputInOneLine() throws {

@@ -1,0 +1,75 @@
+import Foundation
+import Glibc
+
+/// The page's password checks (bcrypt, about 0.1 s of a Pi's core each): one at a time, on a
+/// thread of their own at the lowest priority (nice 19), resting after each check as long as
+/// it took, so all of them together take at most half of one core and never the page's threads.
+/// A flood of logins then waits here, or is refused when `waitingLimit` are already waiting,
+/// while the pages of those logged in and the click path keep their cores (issue 33: 250
+/// addresses sending logins kept bcrypt on every core, and the page's Click went from 2 ms
+/// to 360 ms). A name that does not exist waits in the same line and costs the same check
+/// (`UserStore.check`), so its time tells nothing from outside.
+///
+/// A browser the page remembers for the name it logs in as goes in a line of its own, served
+/// first: a flood of strangers' logins delays a known browser by at most one check.
+public final class PasswordChecks: @unchecked Sendable {
+    /// Checks waiting in each line; one more is refused at once (503, Retry-After).
+    public let waitingLimit: Int
+    /// Rest after each check, as a multiple of the time it took.
+    public let rest: Double
+
+    private let condition = NSCondition()
+    private var remembered: [() -> Void] = []
+    private var others: [() -> Void] = []
+    private var started = false
+
+    public init(waitingLimit: Int = 32, rest: Double = 1) {
+        self.waitingLimit = waitingLimit
+        self.rest = rest
+    }
+
+    /// `work`'s result once its turn came, or nil when its line was full (nothing was run).
+    public func run<T: Sendable>(remembered isRemembered: Bool, _ work: @escaping @Sendable () -> T) async -> T? {
+        await withCheckedContinuation { (continuation: CheckedContinuation<T?, Never>) in
+            condition.lock()
+            defer { condition.unlock() }
+            let count = isRemembered ? remembered.count : others.count
+            guard count < waitingLimit else {
+                continuation.resume(returning: nil)
+                return
+            }
+            let job = { continuation.resume(returning: work()) }
+            if isRemembered { remembered.append(job) } else { others.append(job) }
+            startIfNeeded()
+            condition.signal()
+        }
+    }
+
+    /// Checks waiting now, in both lines.
+    public var waiting: Int {
+        condition.lock()
+        defer { condition.unlock() }
+        return remembered.count + others.count
+    }
+
+    private func startIfNeeded() {
+        guard !started else { return }
+        started = true
+        let thread = Thread { [self] in
+            // On Linux the nice value is each thread's own: this lowers this thread only.
+            _ = setpriority(__priority_which_t(PRIO_PROCESS.rawValue), 0, 19)
+            while true {
+                condition.lock()
+                while remembered.isEmpty && others.isEmpty { condition.wait() }
+                let job = remembered.isEmpty ? others.removeFirst() : remembered.removeFirst()
+                condition.unlock()
+                let start = DispatchTime.now().uptimeNanoseconds
+                job()
+                let took = DispatchTime.now().uptimeNanoseconds - start
+                if rest > 0 { Thread.sleep(forTimeInterval: Double(took) / 1e9 * rest) }
+            }
+        }
+        thread.name = "lineup-web logins"
+        thread.start()
+    }
+}
