@@ -18,6 +18,7 @@ import PackageDescription
 //   WebAccounts          the station page's accounts: a small SQLite file, bcrypt hashes (lineupctl and lineup-web)
 //   StationWeb           the station's page: accounts, sessions, CSRF, the routes over the control socket
 //   lineupd, lineupctl   the daemon (flags, assembly, signals) and the tool
+//   lineup-bench         the benchmarks (LineupBench's runners): built, never installed
 //   lineup-web           the station page's service: the only process with a network listener
 //   LabStore             the lab's PostgreSQL store: its schema, roles and the sync of a station's log
 //   lineup-sync          the station's sync into the lab store: its own process (lineupd has no network)
@@ -31,6 +32,8 @@ let package = Package(
         .executable(name: "lineup-web", targets: ["lineup-web"]),
         .executable(name: "lineup-sync", targets: ["lineup-sync"]),
         .executable(name: "lineup-lab", targets: ["lineup-lab"]),
+        // The benchmarks: built by `swift build` for CI and developers, never installed.
+        .executable(name: "lineup-bench", targets: ["lineup-bench"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
@@ -125,9 +128,18 @@ let package = Package(
             name: "lineupctl",
             dependencies: [
                 "StationConfig", "LabStore", "StationIO", "TrainingEngine", "ProgramFiles", "VirtualDog", "SessionLog",
-                "StationControl", "Report", "LineupBench", "StationLogging", "WebAccounts",
+                "StationControl", "Report", "StationLogging", "WebAccounts",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
+            ]
+        ),
+        // The benchmarks (docs/tests.md, "benchmarks"): their own executable so that no station
+        // installs them (packaging/deb/build.sh ships lineupd, lineupctl, lineup-web, lineup-sync).
+        .executableTarget(
+            name: "lineup-bench",
+            dependencies: [
+                "LineupBench", "LabStore", "Report", "SessionLog", "StationControl", "StationIO", "StationLogging",
+                "TrainingEngine", "VirtualDog", .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]
         ),
         .target(
@@ -166,11 +178,10 @@ let package = Package(
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]
         ),
-        // lineupctl reaches the malloc interposer at run time (Sources/lineupctl/MallocCounter.swift)
-        // and does not link it, so an installed lineupctl needs no Swift shared library. This
-        // check links it, which is what makes `swift build` build libMallocInterposerSwift.so
-        // beside lineupctl for `lineupctl bench click|engine` to preload; run, it says whether
-        // the interposer counts allocations on this machine.
+        // lineup-bench reaches the malloc interposer at run time (Sources/lineup-bench/MallocCounter.swift)
+        // and does not link it. This check links it, which is what makes `swift build` build
+        // libMallocInterposerSwift.so beside lineup-bench for `lineup-bench click|engine` to
+        // preload; run, it says whether the interposer counts allocations on this machine.
         .executableTarget(
             name: "lineup-malloc-check",
             dependencies: [.product(name: "MallocInterposerSwift", package: "malloc-interposer")]

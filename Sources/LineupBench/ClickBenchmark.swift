@@ -3,7 +3,7 @@ import Glibc
 import StationIO
 import Synchronization
 
-/// The hot-path benchmark behind `lineupctl bench click`: pulses on one station of the
+/// The hot-path benchmark behind `lineup-bench click`: pulses on one station of the
 /// simulated lineup are clicked through the real ALSA library while a storm of edges on the
 /// other stations is read, debounced and queued for the log. Measures each click from the
 /// edge's timestamp to the samples accepted by ALSA. Not product code: it lives here, beside

@@ -6,7 +6,7 @@ import GRDBSQLite
 ///
 /// SQLite's default is to checkpoint inside whichever commit crosses 1000 WAL pages: that
 /// commit then copies megabytes and syncs the database file, and at 20,000 events/s it
-/// made the writer's worst batch ~110 ms (`lineupctl bench log`), over the 100 ms
+/// made the writer's worst batch ~110 ms (`lineup-bench log`), over the 100 ms
 /// promised for raw events. A PASSIVE checkpoint on another connection never takes the
 /// write lock, so the writer's commits go on beside it.
 ///
@@ -24,7 +24,7 @@ import GRDBSQLite
 /// commit appends whole pages to the WAL, and a checkpoint writes each page it copies again:
 /// checkpointing every tick wrote the same few pages (the last leaf of the event table and of
 /// each index) to the database file after nearly every commit, a third of all the bytes a
-/// session wrote to the card (`lineupctl bench storage`). Waiting lets one copy serve many
+/// session wrote to the card (`lineup-bench storage`). Waiting lets one copy serve many
 /// commits. Durability is the WAL's, synced at each commit either way.
 final class Checkpointer: @unchecked Sendable {
     private let queue: DatabaseQueue

@@ -56,7 +56,7 @@ public struct ClickTiming: Sendable, Hashable, Codable {
 ///
 /// Its id is time-ordered (``UUID/timeOrdered(wallNs:)``) unless given: `event_by_id`
 /// (which lets a merge skip the events it holds) then grows at its end, one page per commit,
-/// where random ids each dirtied a page of their own (`lineupctl bench storage`). Only event
+/// where random ids each dirtied a page of their own (`lineup-bench storage`). Only event
 /// ids are made so: a trial's or session's id is known by its first 8 characters, which
 /// ids made within the same minute would share.
 public struct LoggedEvent: Sendable, Hashable, Codable {
@@ -145,7 +145,7 @@ extension LoggedEvent: AppendableRecord {
     }
 
     /// Hand-written, unlike every other table's insert: events are written at the writer's
-    /// batch rate, and `row.insert(db)` measured slower. `lineupctl bench log --rate 20000
+    /// batch rate, and `row.insert(db)` measured slower. `lineup-bench log --rate 20000
     /// --seconds 20` (release, this 2-core build machine shared with other builds), batch p50
     /// hand-written against through `EventRow.insert`: 3 runs each, one after the other,
     /// 11.4, 9.1, 11.1 ms (median 11.1) against 12.5, 19.3, 21.8 ms (median 19.3); 3 more each,

@@ -3,7 +3,7 @@ import GRDB
 /// How thoroughly a reader checks the log it opens before reading it, so a damaged file (a
 /// flipped bit on a card, a torn copy) is named as damaged instead of read as if whole.
 ///
-/// What each costs on a 1,000,000-event log is measured by `lineupctl bench check` and recorded in
+/// What each costs on a 1,000,000-event log is measured by `lineup-bench check` and recorded in
 /// docs/session-log.md ("A damaged log"); the project's choice of which command pays which
 /// follows from those figures.
 public enum LogCheck: String, Sendable, CaseIterable, Codable {

@@ -19,7 +19,7 @@ extension ProgramProgress {
         var progress = ProgramProgress(program: program)
         // A cursor, not an array: every session's end reads the dog's whole history on the
         // program, and an array of it grew the daemon's peak (and with its memory locked, its
-        // size) with each session (`lineupctl bench sessions`).
+        // size) with each session (`lineup-bench sessions`).
         let rows = try Row.fetchCursor(
             db,
             sql: """

@@ -2,7 +2,7 @@ import Foundation
 import GRDB
 
 /// Where a log's bytes are: rows counted and, where SQLite was built with the `dbstat`
-/// virtual table, the bytes of each table and index (for `lineupctl bench storage`).
+/// virtual table, the bytes of each table and index (for `lineup-bench storage`).
 public struct LogStorage: Sendable, Hashable, Codable {
     public struct Object: Sendable, Hashable, Codable {
         public var name: String

@@ -18,7 +18,7 @@ public struct ClickRecord: Sendable, Hashable, BitwiseCopyable {
     /// Underruns or suspends recovered from while writing this click.
     public var recoveries: UInt8
 
-    /// Edge to samples accepted by ALSA: what `lineupctl bench click` measures.
+    /// Edge to samples accepted by ALSA: what `lineup-bench click` measures.
     public var handedLatency: UInt64 { handedTimestamp &- edgeTimestamp }
 
     /// Edge to the stream's start: the click's onset as far as software can see it. Falls

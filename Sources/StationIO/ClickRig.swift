@@ -3,7 +3,7 @@ import Glibc
 import Synchronization
 
 /// A hot loop that clicks on one line's active edges, with a consumer draining its records:
-/// what `lineupctl bench click` (simulated lineup) and `lineupctl selftest` (a jumper wire on
+/// what `lineup-bench click` (simulated lineup) and `lineupctl selftest` (a jumper wire on
 /// the real lines) both measure. The caller makes the edges; the rig keeps the figures.
 public final class ClickRig: @unchecked Sendable {
     /// Clicks on the target line's nose-in edges; everything else is only debounced and logged.

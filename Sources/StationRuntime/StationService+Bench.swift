@@ -1,6 +1,6 @@
 import StationIO
 
-// What `lineupctl bench click` reads of the station it runs: the hot loop's own counts, which
+// What `lineup-bench click` reads of the station it runs: the hot loop's own counts, which
 // the log cannot tell (an edge read but never logged is what the benchmark looks for).
 extension StationService {
     /// Raw edges the running segment's hot loop has read (0 between segments).

@@ -171,7 +171,7 @@ public final class StationService: StationControlling, @unchecked Sendable {
 
     /// SQLite's page cache for each of the daemon's connections to the log (the writer and two
     /// readers). A cache fills as the log grows and its pages are touched, so a 1 MiB cache each
-    /// grew the daemon for hundreds of sessions (`lineupctl bench sessions`, whose sessions
+    /// grew the daemon for hundreds of sessions (`lineup-bench sessions`, whose sessions
     /// write a few rows each: the writer's full at about the 480th, the reader's still filling at
     /// the 1,000th). 256 KiB each were full by about the 200th. The station appends: what it
     /// reads again is the B-trees' right edges, and anything else comes from the kernel's page

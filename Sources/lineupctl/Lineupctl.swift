@@ -29,35 +29,21 @@ struct Lineupctl: ParsableCommand {
               lineupctl program show study
               lineupctl program check my-program.toml --stations 5
 
-            Checking and measuring the board:
+            Checking the board:
               lineupctl selftest --config /etc/lineup/station.toml
-              lineupctl bench click
 
             Shell completion: lineupctl --generate-completion-script bash > /etc/bash_completion.d/lineupctl
             """,
         // The station's one version: packaging/deb/build.sh names the .deb after it.
         version: "0.20.0",
         subcommands: [
-            Selftest.self, Version.self, Bench.self,
+            Selftest.self, Version.self,
             Dogs.self, Samples.self, Sessions.self, SessionCommand.self, Trials.self, Events.self,
             TrialCommand.self, Progress.self, Stats.self, ReportCommand.self, Export.self, Backup.self,
             VerifyBlindingCommand.self, MergeCommand.self, PullCommand.self, ProgramsCommand.self, ProgramCommand.self,
             StatusCommand.self, LayoutCommand.self, ReadyCommand.self, GuessCommand.self, WatchCommand.self,
             SimulateCommand.self,
             WebCommand.self, LabCommand.self,
-        ]
-    )
-}
-
-/// Benchmarks print one JSON object each, for scripts and for the README's figures.
-struct Bench: ParsableCommand {
-    static let configuration = CommandConfiguration(
-        abstract: "Measure the station: each benchmark prints one JSON object.",
-        subcommands: [
-            BenchClick.self, BenchDaemon.self, BenchEngine.self, BenchBlock.self, BenchLog.self, BenchFill.self,
-            BenchExport.self,
-            BenchStats.self, BenchReport.self, BenchStorage.self, BenchCheck.self, BenchSessions.self,
-            BenchLab.self,
         ]
     )
 }

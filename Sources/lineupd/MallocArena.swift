@@ -10,13 +10,13 @@ import Glibc
 /// pages: each such arena stays resident at the most it ever held. lineupd starts four threads
 /// a session (each segment's hot loop and log feeder), which spread over a dozen arenas, and
 /// each one's peak crept up session after session. The main arena gives its top back with
-/// `brk`, which locked memory allows. Measured with `lineupctl bench sessions --cycles 1000`
+/// `brk`, which locked memory allows. Measured with `lineup-bench sessions --cycles 1000`
 /// (debug build, as root so memory is locked): 12 arenas, +1.75 to +1.89 MB of anonymous
 /// memory from the 100th session to the 1,000th, 2.5 MB resident in one arena that malloc
 /// counted 1.6 MB; one arena, +0.86 MB. The rest was the log's page caches filling
 /// (`StationService.logCacheKibibytes`) and graduation's array (`ProgramProgress.read`).
 ///
-/// The hot path never allocates (`lineupctl bench click` counts it), so sharing the one
+/// The hot path never allocates (`lineup-bench click` counts it), so sharing the one
 /// arena's lock costs it nothing; the threads that do allocate (the control socket, the log's
 /// feeder and writer) do so at a session's pace, not an edge's.
 func useOneMallocArena() {

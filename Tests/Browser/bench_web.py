@@ -14,7 +14,7 @@
   lineup-web used while the 20 streams were live.
   lineup-web runs with the Environment= lines of systemd/lineup-web.service (as installed),
   plus any --web-env; --no-unit-env leaves the unit's out (to measure a setting before/after).
-- `lineupctl bench click` with the 20 streams live and without them, each with the hot thread
+- `lineup-bench click` with the 20 streams live and without them, each with the hot thread
   realtime as lineupd's is installed (SCHED_FIFO 80 where permitted; its JSON's `realtime` says
   whether it was granted) and with --no-realtime.
 - the machine: cores, load average (1 min) before and after, kernel.
@@ -237,7 +237,7 @@ def main():
         def bench_click(realtime):
             # As lineupd's hot thread is installed (systemd/lineupd.service: SCHED_FIFO 80, which
             # the JSON's "realtime" says was granted or not), and without realtime for comparison.
-            command = [f"{build}/lineupctl", "bench", "click", "--clicks", str(args.clicks), "--device", "null"]
+            command = [f"{build}/lineup-bench", "click", "--clicks", str(args.clicks), "--device", "null"]
             out = subprocess.run(command + ([] if realtime else ["--no-realtime"]), capture_output=True,
                                  text=True, check=True).stdout
             return json.loads(out)

@@ -1,23 +1,23 @@
 import Foundation
 import Testing
 
-/// `lineupctl bench click` as CI runs it, for a few clicks: the station's own path (the engine
+/// `lineup-bench click` as CI runs it, for a few clicks: the station's own path (the engine
 /// handler, its log feeder, a real log) clicks for every pulse of the trainer's clicker, logs
 /// every edge it read, and allocates nothing on the hot thread. Timings are never asserted.
 @Suite struct BenchClickTests {
     private static let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
         .deletingLastPathComponent()
 
-    /// The built lineupctl's one JSON object, or nil (and a recorded issue) when it is not built.
+    /// The built lineup-bench's one JSON object, or nil (and a recorded issue) when it is not built.
     private func bench(_ arguments: [String]) throws -> [String: Any]? {
-        let tool = Self.root.appendingPathComponent(".build/debug/lineupctl")
+        let tool = Self.root.appendingPathComponent(".build/debug/lineup-bench")
         guard FileManager.default.isExecutableFile(atPath: tool.path) else {
-            Issue.record("lineupctl is not built: run `swift build` before `swift test`")
+            Issue.record("lineup-bench is not built: run `swift build` before `swift test`")
             return nil
         }
         let process = Process()
         process.executableURL = tool
-        process.arguments = ["bench", "click"] + arguments
+        process.arguments = ["click"] + arguments
         let out = Pipe()
         process.standardOutput = out
         // The storm makes the engine flag every station as chattering, one line each.

@@ -21,8 +21,8 @@ import Testing
             .path
         try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
         let station = directory + "/station.db"
-        let fill = try lineupctl([
-            "bench", "fill", "--db", station, "--dogs", "2", "--sessions-per-dog", "3", "--trials-per-session", "20",
+        let fill = try lineupBench([
+            "fill", "--db", station, "--dogs", "2", "--sessions-per-dog", "3", "--trials-per-session", "20",
             "--events-per-trial", "10",
         ])
         #expect(fill.status == 0, "\(fill.stderr)")

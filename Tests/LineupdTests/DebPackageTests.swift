@@ -98,6 +98,12 @@ import Testing
         for binary in ["lineupd", "lineupctl", "lineup-web", "lineup-sync"] {
             #expect(entries["./usr/bin/\(binary)"]?.mode == "-rwxr-xr-x", "\(binary): \(listing.output)")
         }
+        // The station's programs only: the benchmarks (lineup-bench) and the lab's page are not
+        // a station's.
+        #expect(
+            entries.keys.filter { $0.hasPrefix("./usr/bin/") && !$0.hasSuffix("/") }.sorted()
+                == ["./usr/bin/lineup-sync", "./usr/bin/lineup-web", "./usr/bin/lineupctl", "./usr/bin/lineupd"],
+            "\(listing.output)")
         let files = [
             "./usr/lib/systemd/system/lineupd.service", "./usr/lib/systemd/system/lineup-web.service",
             "./usr/lib/systemd/system/lineup-sync.service", "./usr/lib/systemd/system/lineup-sync.timer",
@@ -122,10 +128,23 @@ import Testing
             #expect(text.contains("\nExecStart=/usr/bin/\(binary) "), "\(unit).service")
             #expect(!text.contains("/usr/local"), "\(unit).service")
         }
+        // The installed lineupctl has no benchmarks: `bench` is refused as an unknown command and
+        // neither its help nor its completions offer it (they are lineup-bench's, never installed).
+        let installed = unpacked.appendingPathComponent("usr/bin/lineupctl").path
+        let bench = try run(installed, ["bench", "click"])
+        #expect(bench.status != 0)
+        #expect(
+            bench.errors.lowercased().contains("unexpected argument") && bench.errors.contains("'bench'"),
+            "\(bench.errors)")
+        let help = try run(installed, ["--help"])
+        #expect(help.status == 0, "\(help.errors)")
+        #expect(help.output.contains("selftest"), "\(help.output)")
+        #expect(!help.output.contains("bench"), "\(help.output)")
         let completion = try String(
             contentsOf: unpacked.appendingPathComponent("usr/share/bash-completion/completions/lineupctl"),
             encoding: .utf8)
         #expect(completion.contains("lineupctl"))
+        #expect(!completion.contains("bench"), "the completions offer bench")
         // bash sources a completion: no #! line (lintian's bash-completion-with-hashbang).
         #expect(!completion.hasPrefix("#!"), "\(completion.prefix(40))")
         // A native package's changelog, its version the package's (lintian's no-changelog).

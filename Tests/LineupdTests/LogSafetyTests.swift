@@ -65,9 +65,11 @@ import Testing
         let log = directory + "/lineup.db"
         try await station(log, trials: 2, seed: 3)
         let before = try hashes(log)
-        let bench = try lineupctl(["bench", "log", "--db", log, "--seconds", "0.2"])
+        let bench = try lineupBench(["log", "--db", log, "--seconds", "0.2"])
         #expect(bench.status == 1, "\(bench.stdout)")
-        #expect(bench.stderr == "lineupctl: \(log) already exists; bench log writes a new log\n", "\(bench.stderr)")
+        #expect(
+            bench.stderr == "lineup-bench: \(log) already exists; lineup-bench log writes a new log\n",
+            "\(bench.stderr)")
         let users = try lineupctl(["web", "user", "list", "--users", log])
         #expect(users.status != 0)
         #expect(users.stderr.split(separator: "\n").count == 1, "\(users.stderr)")

@@ -273,8 +273,8 @@ struct ReportBrowserTests {
         let dir = try scratch()
         defer { try? FileManager.default.removeItem(atPath: dir) }
         let db = "\(dir)/log.db"
-        let fill = try lineupctl([
-            "bench", "fill", "--db", db, "--dogs", "2", "--sessions-per-dog", "6", "--trials-per-session", "12",
+        let fill = try lineupBench([
+            "fill", "--db", db, "--dogs", "2", "--sessions-per-dog", "6", "--trials-per-session", "12",
             "--events-per-trial", "4", "--seed", "7",
         ])
         #expect(fill.status == 0, "\(fill.stderr)")

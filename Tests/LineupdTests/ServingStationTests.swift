@@ -571,6 +571,13 @@ func lineupctl(_ arguments: [String], environment: [String: String] = [:]) throw
     try runBuilt("lineupctl", arguments, environment: environment)
 }
 
+/// Runs the built lineup-bench (the benchmarks and the log filler) like lineupctl.
+func lineupBench(_ arguments: [String], environment: [String: String] = [:]) throws -> (
+    status: Int32, stdout: String, stderr: String
+) {
+    try runBuilt("lineup-bench", arguments, environment: environment)
+}
+
 /// Runs the built lineupd (no systemd notify socket), in `directory` if given.
 func lineupd(_ arguments: [String], in directory: String? = nil) throws -> (
     status: Int32, stdout: String, stderr: String

@@ -2,7 +2,7 @@ import Foundation
 import Testing
 
 /// A station that runs a session every few minutes for months must not grow (issue 24):
-/// `lineupctl bench sessions` as CI runs it, on a real `lineupd` process. The figure asserted
+/// `lineup-bench sessions` as CI runs it, on a real `lineupd` process. The figure asserted
 /// is memory, never a time. First lineupd's anonymous memory grew about 40 KB a session
 /// (TOMLKit keeps everything it parses, and lineupd parsed its program at every session
 /// start). Then about 1.2 MB from the 100th session to the 500th (three runs: +1,148, +1,164,
@@ -15,14 +15,14 @@ import Testing
         .deletingLastPathComponent()
 
     @Test func fourHundredSessionsAfterTheFirstHundredGrowLineupdByLessThanHalfAMegabyte() throws {
-        let tool = Self.root.appendingPathComponent(".build/debug/lineupctl")
+        let tool = Self.root.appendingPathComponent(".build/debug/lineup-bench")
         guard FileManager.default.isExecutableFile(atPath: tool.path) else {
-            Issue.record("lineupctl is not built: run `swift build` before `swift test`")
+            Issue.record("lineup-bench is not built: run `swift build` before `swift test`")
             return
         }
         let process = Process()
         process.executableURL = tool
-        process.arguments = ["bench", "sessions", "--cycles", "500"]
+        process.arguments = ["sessions", "--cycles", "500"]
         let out = Pipe()
         let err = Pipe()
         process.standardOutput = out

@@ -14,15 +14,20 @@ func temporaryLogPath(_ name: String = "lineup.db") -> String {
 
 /// The built `lineupctl`, beside the test bundle (`swift build` builds it before
 /// `swift test` runs), or under `.build/debug` of this package.
-func lineupctlPath() -> String? {
+func lineupctlPath() -> String? { builtToolPath("lineupctl") }
+
+/// The built `lineup-bench` (the benchmarks), found as `lineupctlPath()` finds lineupctl.
+func lineupBenchPath() -> String? { builtToolPath("lineup-bench") }
+
+private func builtToolPath(_ tool: String) -> String? {
     var candidates: [URL] = []
     if let executable = Bundle.main.executableURL {
-        candidates.append(executable.deletingLastPathComponent().appendingPathComponent("lineupctl"))
+        candidates.append(executable.deletingLastPathComponent().appendingPathComponent(tool))
     }
-    candidates.append(Bundle.main.bundleURL.deletingLastPathComponent().appendingPathComponent("lineupctl"))
+    candidates.append(Bundle.main.bundleURL.deletingLastPathComponent().appendingPathComponent(tool))
     let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
         .deletingLastPathComponent()
-    candidates.append(root.appendingPathComponent(".build/debug/lineupctl"))
+    candidates.append(root.appendingPathComponent(".build/debug/\(tool)"))
     return candidates.map(\.path).first { FileManager.default.isExecutableFile(atPath: $0) }
 }
 

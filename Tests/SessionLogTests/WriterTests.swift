@@ -218,17 +218,17 @@ func trial(_ session: SessionRecord, _ number: Int, outcome: TrialOutcome = .hit
 /// The durability contract with a real `kill -9` of a writing process.
 @Suite(.serialized) struct KillTests {
     @Test func everyAnnouncedTrialSurvivesKillNine() throws {
-        guard let lineupctl = lineupctlPath() else {
-            Issue.record("lineupctl is not built: run `swift build` before `swift test`")
+        guard let lineupBench = lineupBenchPath() else {
+            Issue.record("lineup-bench is not built: run `swift build` before `swift test`")
             return
         }
         var random = SeededGenerator(seed: 20_250_501)
         for iteration in 0..<5 {
             let path = temporaryLogPath()
             let process = Process()
-            process.executableURL = URL(fileURLWithPath: lineupctl)
+            process.executableURL = URL(fileURLWithPath: lineupBench)
             process.arguments = [
-                "bench", "log", "--db", path, "--announce", "--rate", "20000", "--seconds", "30",
+                "log", "--db", path, "--announce", "--rate", "20000", "--seconds", "30",
                 "--trial-every-ms", "5",
             ]
             let out = Pipe()

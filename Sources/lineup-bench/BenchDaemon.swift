@@ -4,8 +4,9 @@ import Glibc
 import LineupBench
 import StationControl
 import StationIO
+import StationLogging
 
-/// `lineupctl bench daemon`: the daemon's own marks, on a real `lineupd` process with the
+/// `lineup-bench daemon`: the daemon's own marks, on a real `lineupd` process with the
 /// simulated lineup: how soon it tells systemd READY=1, how much CPU it takes idle, and its
 /// resident memory through a long simulated block driven over the control socket.
 struct BenchDaemon: ParsableCommand {
@@ -13,13 +14,13 @@ struct BenchDaemon: ParsableCommand {
         commandName: "daemon",
         abstract: "Time lineupd's start, idle CPU and memory through a block (one JSON object).",
         discussion: """
-            Starts `lineupd --simulate --serve` (found beside this lineupctl) with a private \
+            Starts `lineupd --simulate --serve` (found beside this lineup-bench) with a private \
             NOTIFY_SOCKET, measures from the spawn to READY=1, samples its CPU time over an idle \
             period, then runs a block of trials over the control socket at `--speed` times real \
             time and reads its peak resident memory (VmHWM).
 
             Example:
-              lineupctl bench daemon --trials 1000
+              lineup-bench daemon --trials 1000
             """)
 
     @Option(help: "Trials in the block.") var trials = 1000
@@ -27,10 +28,9 @@ struct BenchDaemon: ParsableCommand {
     @Option(help: "How much faster than life the simulated block runs.") var speed = 30.0
 
     func run() throws {
-        let here = URL(fileURLWithPath: CommandLine.arguments[0]).resolvingSymlinksInPath().deletingLastPathComponent()
-        let lineupd = here.appendingPathComponent("lineupd").path
+        let lineupd = besideThisExecutable("lineupd").path
         guard FileManager.default.isExecutableFile(atPath: lineupd) else {
-            printError("bench daemon: no lineupd beside lineupctl (\(lineupd)): build both")
+            printError("daemon: no lineupd beside lineup-bench (\(lineupd)): build both")
             throw ExitCode(1)
         }
         let dir = FileManager.default.temporaryDirectory.appendingPathComponent("bench-daemon-\(getpid())").path

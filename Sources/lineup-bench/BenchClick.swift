@@ -2,6 +2,7 @@ import ArgumentParser
 import Glibc
 import LineupBench
 import StationIO
+import StationLogging
 import Synchronization
 import TrainingEngine
 
@@ -28,10 +29,10 @@ struct BenchClick: ParsableCommand {
             which was measured.
 
             Examples:
-              lineupctl bench click
-              lineupctl bench click --clicks 2000 --storm 20000 --device null
-              lineupctl bench click --handler fixed --clicks 200
-              lineupctl bench click --feeder 2,5
+              lineup-bench click
+              lineup-bench click --clicks 2000 --storm 20000 --device null
+              lineup-bench click --handler fixed --clicks 200
+              lineup-bench click --feeder 2,5
             """)
 
     enum Handler: String, ExpressibleByArgument, CaseIterable {
@@ -155,51 +156,6 @@ struct BenchClick: ParsableCommand {
         json["audio"] = result.negotiated?.description ?? "none"
         json["cpus"] = Int(sysconf(Int32(_SC_NPROCESSORS_ONLN)))
         print(json.render())
-    }
-}
-
-/// A JSON object printed with its keys in insertion order, for figures a person also reads.
-struct JSONObject {
-    private var entries: [(String, Any)] = []
-
-    subscript(key: String) -> Any? {
-        get { entries.first { $0.0 == key }?.1 }
-        set {
-            entries.removeAll { $0.0 == key }
-            if let newValue { entries.append((key, newValue)) }
-        }
-    }
-
-    func render() -> String {
-        "{" + entries.map { "\(Self.quote($0.0)):\(Self.value($0.1))" }.joined(separator: ",") + "}"
-    }
-
-    static func value(_ v: Any) -> String {
-        switch v {
-        case let s as String: return quote(s)
-        case let b as Bool: return b ? "true" : "false"
-        case let i as Int: return String(i)
-        case let d as Double: return d.isFinite ? String(d) : "null"
-        case let o as JSONObject: return o.render()
-        default: return quote(String(describing: v))
-        }
-    }
-
-    static func quote(_ s: String) -> String {
-        var out = "\""
-        for scalar in s.unicodeScalars {
-            switch scalar {
-            case "\"": out += "\\\""
-            case "\\": out += "\\\\"
-            case "\n": out += "\\n"
-            case let c where c.value < 0x20:
-                out +=
-                    "\\u" + String(repeating: "0", count: 4 - String(c.value, radix: 16).count)
-                    + String(c.value, radix: 16)
-            default: out.unicodeScalars.append(scalar)
-            }
-        }
-        return out + "\""
     }
 }
 

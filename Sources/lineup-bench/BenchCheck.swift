@@ -2,18 +2,18 @@ import ArgumentParser
 import Foundation
 import SessionLog
 
-/// `lineupctl bench check`: what each of the reading commands' damage checks costs on a log,
+/// `lineup-bench check`: what each of the reading commands' damage checks costs on a log,
 /// the figures the project chose by (docs/session-log.md, "A damaged log").
 struct BenchCheck: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "check",
         abstract: "Time each damage check (quick_check without events, quick_check, integrity_check); one JSON object.",
         discussion: """
-            Make a big log first, e.g. 1,000,000 events: lineupctl bench fill --db big.db \
+            Make a big log first, e.g. 1,000,000 events: lineup-bench fill --db big.db \
             --sessions-per-dog 100 (10 dogs, 40 trials a session, 25 events a trial).
 
             Example:
-              lineupctl bench check --db big.db
+              lineup-bench check --db big.db
             """)
 
     @Option(help: "The database to read.") var db: String

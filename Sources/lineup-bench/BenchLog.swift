@@ -10,7 +10,7 @@ import TrainingEngine
 
 // Benchmarks of the session log. Each prints one JSON object; none is a timed test.
 
-/// `lineupctl bench log`: the writer under a sustained event rate, with trials
+/// `lineup-bench log`: the writer under a sustained event rate, with trials
 /// committed as a session would. With `--announce` it prints `trial <id>` the moment
 /// each trial's commit returns, so a test can `kill -9` it and check every announced
 /// trial survived.
@@ -29,7 +29,7 @@ struct BenchLog: ParsableCommand {
         try researcherCommand {
             // Bench sessions written into a station's log would sit in its record for good.
             if let db, FileManager.default.fileExists(atPath: db) {
-                throw SessionLogError.invalidInput("\(db) already exists; bench log writes a new log")
+                throw SessionLogError.invalidInput("\(db) already exists; lineup-bench log writes a new log")
             }
             let path = db ?? NSTemporaryDirectory() + "lineup-bench-\(getpid()).db"
             defer {
@@ -131,7 +131,7 @@ struct BenchLogResult: Encodable {
     var maxTrialCommitMs: Double?
 }
 
-/// `lineupctl bench fill`: a log full of plausible, seeded training data.
+/// `lineup-bench fill`: a log full of plausible, seeded training data.
 struct BenchFill: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "fill", abstract: "Fill a new log with seeded training data; print what was written.")
@@ -165,7 +165,7 @@ struct BenchFill: ParsableCommand {
     }
 }
 
-/// `lineupctl bench export`: our export against `sqlite3 -csv` over the same rows.
+/// `lineup-bench export`: our export against `sqlite3 -csv` over the same rows.
 struct BenchExport: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "export", abstract: "Time `lineupctl export` against `sqlite3 -csv` on the same rows.")
@@ -179,9 +179,13 @@ struct BenchExport: ParsableCommand {
             let reader = try SessionLog.openReader(path: db)
             let query = try reader.exportQuery(what)
             let rows = try reader.rowCount(of: query)
-            let me = URL(fileURLWithPath: CommandLine.arguments[0]).path
+            let lineupctl = besideThisExecutable("lineupctl").path
+            guard FileManager.default.isExecutableFile(atPath: lineupctl) else {
+                throw SessionLogError.invalidInput(
+                    "export: no lineupctl beside lineup-bench (\(lineupctl)): build both")
+            }
             var ours: [Double] = []
-            for _ in 0..<runs { ours.append(try timed(me, ["export", "--db", db, "--what", what.rawValue])) }
+            for _ in 0..<runs { ours.append(try timed(lineupctl, ["export", "--db", db, "--what", what.rawValue])) }
             // Largest resident set of any child so far: only our exports have run yet.
             var usage = rusage()
             getrusage(RUSAGE_CHILDREN.rawValue, &usage)
@@ -223,7 +227,7 @@ struct BenchExport: ParsableCommand {
     }
 }
 
-/// `lineupctl bench stats`: how long `stats` takes for each grouping.
+/// `lineup-bench stats`: how long `stats` takes for each grouping.
 struct BenchStats: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "stats", abstract: "Time `stats` by dog, session, sample and station.")

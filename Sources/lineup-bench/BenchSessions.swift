@@ -3,9 +3,10 @@ import Foundation
 import Glibc
 import StationControl
 import StationIO
+import StationLogging
 import TrainingEngine
 
-/// `lineupctl bench sessions`: does a station that runs a session every few minutes for months
+/// `lineup-bench sessions`: does a station that runs a session every few minutes for months
 /// grow? Runs session start, ready and end over the control socket of a real
 /// `lineupd --simulate --serve` many times and reads its anonymous resident memory as it goes.
 struct BenchSessions: ParsableCommand {
@@ -13,7 +14,7 @@ struct BenchSessions: ParsableCommand {
         commandName: "sessions",
         abstract: "Run many session start/ready/end cycles on lineupd; print its memory (one JSON object).",
         discussion: """
-            Starts `lineupd --simulate --serve` (found beside this lineupctl) on a log of its \
+            Starts `lineupd --simulate --serve` (found beside this lineup-bench) on a log of its \
             own, then runs `--cycles` trainer-led sessions of the built-in study program: each \
             a session start, a ready and a session end over the control socket. Prints lineupd's \
             anonymous resident memory (RssAnon) after every 100 cycles and the growth from the \
@@ -21,7 +22,7 @@ struct BenchSessions: ParsableCommand {
             cycles warm its caches and allocator.
 
             Example:
-              lineupctl bench sessions --cycles 200
+              lineup-bench sessions --cycles 200
             """)
 
     @Option(help: "Session start/ready/end cycles to run (at least 200).") var cycles = 1000
@@ -33,10 +34,9 @@ struct BenchSessions: ParsableCommand {
     }
 
     func run() throws {
-        let here = URL(fileURLWithPath: CommandLine.arguments[0]).resolvingSymlinksInPath().deletingLastPathComponent()
-        let lineupd = here.appendingPathComponent("lineupd").path
+        let lineupd = besideThisExecutable("lineupd").path
         guard FileManager.default.isExecutableFile(atPath: lineupd) else {
-            printError("bench sessions: no lineupd beside lineupctl (\(lineupd)): build both")
+            printError("sessions: no lineupd beside lineup-bench (\(lineupd)): build both")
             throw ExitCode(1)
         }
         let dir = FileManager.default.temporaryDirectory.appendingPathComponent("bench-sessions-\(getpid())").path

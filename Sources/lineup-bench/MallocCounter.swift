@@ -2,10 +2,10 @@ import Glibc
 
 /// ordo-one's malloc interposer, reached at run time through its C API.
 ///
-/// lineupctl does not link it. A linked interposer is a Swift shared library that every
-/// installed lineupctl would then need beside it, with the Swift runtime it links: the
-/// `install` of the README left a lineupctl on the board that could not start. The two
-/// benchmarks that count allocations (`bench click`, `bench engine`) re-run themselves with
+/// lineup-bench does not link it (lineupctl once did, and an installed lineupctl then needed
+/// that Swift shared library beside it: the README's `install` left a lineupctl on the board
+/// that could not start). The two benchmarks that count allocations (`click`, `engine`)
+/// re-run themselves with
 /// the library preloaded from the build directory, where SwiftPM builds it (the
 /// `lineup-malloc-check` target depends on it); anywhere else they report "not counted".
 struct MallocCounter {
@@ -65,7 +65,7 @@ struct MallocCounter {
         reset()
         start()
         // strdup allocates inside libc, which the optimiser cannot see through and remove.
-        let p = strdup(CommandLine.arguments.first ?? "lineupctl")
+        let p = strdup(CommandLine.arguments.first ?? "lineup-bench")
         free(p)
         stop()
         return mallocCount > 0
@@ -76,7 +76,7 @@ struct MallocCounter {
     /// re-run.
     static func preloaded() -> Result<MallocCounter, CountingUnavailable> {
         if let loaded, loaded.counts() { return .success(loaded) }
-        if getenv("LINEUPCTL_BENCH_PRELOADED") != nil {
+        if getenv("LINEUP_BENCH_PRELOADED") != nil {
             return .failure(CountingUnavailable("the malloc interposer is preloaded but counts nothing"))
         }
         var buffer = [CChar](repeating: 0, count: 4096)
@@ -89,7 +89,7 @@ struct MallocCounter {
             return .failure(CountingUnavailable("\(library) not found (it is built by swift build)"))
         }
         setenv("LD_PRELOAD", library, 1)
-        setenv("LINEUPCTL_BENCH_PRELOADED", "1", 1)
+        setenv("LINEUP_BENCH_PRELOADED", "1", 1)
         let args = CommandLine.arguments.map { strdup($0) } + [nil]
         execv(exe, args)
         return .failure(CountingUnavailable("re-running with LD_PRELOAD failed (errno \(errno))"))

@@ -2,8 +2,9 @@ import ArgumentParser
 import Foundation
 import Glibc
 import SessionLog
+import StationLogging
 
-/// `lineupctl bench storage`: what a session costs the station's storage (an SD card on a
+/// `lineup-bench storage`: what a session costs the station's storage (an SD card on a
 /// board). Runs a real `lineupd --simulate` block into a new log, so the log is written
 /// exactly as the daemon writes it (its writer's batches, its checkpoints), and reports
 /// the file's size per event and per trial, where those bytes are (`dbstat`), and the
@@ -14,14 +15,14 @@ struct BenchStorage: ParsableCommand {
         abstract: "Bytes a simulated block takes in the log and writes to storage (one JSON object).",
         discussion: """
             Runs `lineupd --simulate --trials N --speed S --seed K --db FILE` (found beside this \
-            lineupctl) into a new log in a temporary directory, and reads the kernel's I/O \
+            lineup-bench) into a new log in a temporary directory, and reads the kernel's I/O \
             accounting (/proc/self/io, to which a reaped child's counts are added) around it: \
             write_bytes is what lineupd sent towards the storage device, wchar what it passed \
             to write(2) (stdout, sent to /dev/null, included). The speed matters: the writer \
             commits what gathered in 25 ms, so a faster block packs more events into each commit.
 
             Example:
-              lineupctl bench storage --trials 100 --speed 30
+              lineup-bench storage --trials 100 --speed 30
             """)
 
     @Option(help: "Trials in the simulated block.") var trials = 100
@@ -31,12 +32,10 @@ struct BenchStorage: ParsableCommand {
 
     func run() throws {
         try researcherCommand {
-            let here = URL(fileURLWithPath: CommandLine.arguments[0]).resolvingSymlinksInPath()
-                .deletingLastPathComponent()
-            let lineupd = here.appendingPathComponent("lineupd").path
+            let lineupd = besideThisExecutable("lineupd").path
             guard FileManager.default.isExecutableFile(atPath: lineupd) else {
                 throw SessionLogError.invalidInput(
-                    "bench storage: no lineupd beside lineupctl (\(lineupd)): build both")
+                    "storage: no lineupd beside lineup-bench (\(lineupd)): build both")
             }
             let dir = FileManager.default.temporaryDirectory.appendingPathComponent("bench-storage-\(getpid())").path
             try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)

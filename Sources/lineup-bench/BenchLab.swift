@@ -5,7 +5,7 @@ import LabStore
 import LineupBench
 import SessionLog
 
-/// `lineupctl bench lab`: the lab store against the merged SQLite log, on a throwaway
+/// `lineup-bench lab`: the lab store against the merged SQLite log, on a throwaway
 /// PostgreSQL of its own (Debian's binaries, as the tests use): rows/s into the store from one
 /// station and from several at once (`lineup-sync` processes, one per station, as on a lab's
 /// network), then `stats` and `report` on the store against the same on the merged logs.
@@ -19,7 +19,7 @@ struct BenchLab: ParsableCommand {
             from /usr/lib/postgresql/*/bin; as root they run as the postgres user), creates a \
             lab store in it, fills --stations + 1 station logs (bench fill's generator, \
             different dogs and samples on each) of --trials trials in all, and syncs them with \
-            lineup-sync (found beside this lineupctl): the first log alone, then the other \
+            lineup-sync (found beside this lineup-bench): the first log alone, then the other \
             --stations at once, one process each. It merges the same logs into one SQLite log \
             (lineupctl merge's code) and times stats by dog, session, sample and station on each \
             (the fastest of --runs), checking that both give the same rows, then the HTML report \
@@ -27,7 +27,7 @@ struct BenchLab: ParsableCommand {
             not timed.
 
             Example:
-              lineupctl bench lab --trials 1000000 --stations 10
+              lineup-bench lab --trials 1000000 --stations 10
             """)
 
     @Option(help: "Trials in all the logs together.") var trials = 100_000
@@ -71,11 +71,9 @@ struct BenchLab: ParsableCommand {
 
     func run() throws {
         try researcherCommand {
-            let here = URL(fileURLWithPath: CommandLine.arguments[0]).resolvingSymlinksInPath()
-                .deletingLastPathComponent()
-            let sync = here.appendingPathComponent("lineup-sync").path
+            let sync = besideThisExecutable("lineup-sync").path
             guard FileManager.default.isExecutableFile(atPath: sync) else {
-                throw SessionLogError.invalidInput("bench lab: no lineup-sync beside lineupctl (\(sync)): build both")
+                throw SessionLogError.invalidInput("lab: no lineup-sync beside lineup-bench (\(sync)): build both")
             }
             let server = try ScratchPostgres()
             defer {
