@@ -23,10 +23,37 @@ public enum StationConfigLoader {
                 code: .unreadableFile, file: path, message: "cannot read the file: \(failure.reason)")
         }
         guard let text = String(validating: bytes, as: UTF8.self) else {
+            // TOML is UTF-8, comments too: name where the first byte that is not.
+            let at = firstInvalidUTF8(bytes)
             throw StationConfigError(
-                code: .unreadableFile, file: path, message: "cannot read the file: not UTF-8 text")
+                code: .unreadableFile, file: path, message: "cannot read the file: not UTF-8 text (TOML is UTF-8)",
+                line: at.line, column: at.column)
         }
         return try parse(text: text, source: path, baseDirectory: directory(of: path))
+    }
+
+    /// The 1-based line and column (in bytes) of the first byte of `bytes` that is not part of
+    /// well-formed UTF-8; the end of the text when every byte is.
+    static func firstInvalidUTF8(_ bytes: [UInt8]) -> (line: Int, column: Int) {
+        var line = 1
+        var lineStart = 0
+        var parser = Unicode.UTF8.ForwardParser()
+        var iterator = bytes.makeIterator()
+        var offset = 0
+        while true {
+            switch parser.parseScalar(from: &iterator) {
+            case .valid(let encoded):
+                if encoded.count == 1 && encoded.first == UInt8(ascii: "\n") {
+                    line += 1
+                    lineStart = offset + 1
+                }
+                offset += encoded.count
+            case .error:
+                return (line, offset - lineStart + 1)
+            case .emptyInput:
+                return (line, offset - lineStart + 1)
+            }
+        }
     }
 
     /// Parses a configuration from text. `source` names it in messages; `baseDirectory`

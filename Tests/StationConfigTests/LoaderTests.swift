@@ -205,7 +205,28 @@ import Testing
             try StationConfigLoader.load(path: path)
         }
         #expect(error.code == .unreadableFile)
-        #expect(error.message == "cannot read the file: not UTF-8 text")
+        #expect(error.message == "cannot read the file: not UTF-8 text (TOML is UTF-8)")
+        #expect(error.line == 1 && error.column == 2)
+    }
+
+    /// TOML is UTF-8, comments too (issue 32: a Latin-1 "é" in a comment was not refused in a
+    /// line naming where it is). One line naming the file, the line and the column.
+    @Test func invalidUTF8InACommentIsRefusedNamingItsLine() throws {
+        let directory = try TemporaryDirectory()
+        defer { directory.cleanUp() }
+        let board = stations(2) + "\n"
+        let line = board.filter { $0 == "\n" }.count + 1
+        let text = Array(board.utf8) + Array("# the caf".utf8) + [0xE9] + Array(" board\n".utf8)
+        let path = try directory.write("station.toml", text)
+        let error = try #require(throws: StationConfigError.self) {
+            try StationConfigLoader.load(path: path)
+        }
+        #expect(error.code == .unreadableFile)
+        #expect(error.line == line && error.column == 10)
+        #expect(error.description == "\(path):\(line):10: cannot read the file: not UTF-8 text (TOML is UTF-8)")
+        // A well-formed "é" in the same comment is read.
+        let good = try directory.write("good.toml", Array((board + "# the café board\n").utf8))
+        #expect(throws: Never.self) { _ = try StationConfigLoader.load(path: good) }
     }
 
     @Test func aNULByteIsASyntaxErrorWithItsLine() throws {
