@@ -148,8 +148,13 @@ extension LogFeeder {
         case .interTrialOver:
             intervalsOver.add(1, ordering: .releasing)
         case .manualClick(let station, let at):
-            // In a round, the trainer's click at a station is that station's indication.
-            if trialId != nil, station >= 0 { observer.indication(station: station, at: at) }
+            // In a round, the trainer's click at a station is that station's indication; at no
+            // station, the round's target's (the engine's rule: the click is the judgement).
+            if trialId != nil, station >= 0 {
+                observer.indication(station: station, at: at)
+            } else if trialId != nil, settings.trainerLed, currentTarget >= 0 {
+                observer.indication(station: currentTarget, at: at)
+            }
             submit(
                 LoggedEvent(
                     kind: .note, sessionId: settings.sessionId, trialId: trialId,

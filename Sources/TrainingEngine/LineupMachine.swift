@@ -14,6 +14,9 @@
 // `roundOutcome`). `abort` ends a trial at once (outcome aborted, back to idle) or the exercise
 // (its round aborted, ended). With `autoStart`, a loaded trial starts by itself as soon as no
 // station is active (rigs whose containers need no reloading).
+// The sensors' state when a trial or round starts is part of it (`presentAtStart`): a search
+// is refused while any station is active, so it starts with none; a trainer-led round starts
+// with the nose where it already is (a dog often stays at the can between rounds).
 
 /// The lineup's brain for one session: trials of an automated block, or a trainer-led exercise.
 public struct LineupMachine: Sendable {
@@ -163,6 +166,7 @@ public struct LineupMachine: Sendable {
         state = .searching(trial)
         out.append(.cue(.trialStart, at: t))
         out.append(.record(.searchStarted(trial: trial.index, at: t)))
+        presentAtStart(at: t, &out)
         rearm(&out)
         return out
     }
@@ -224,6 +228,8 @@ public struct LineupMachine: Sendable {
         }
         let bit: UInt64 = 1 << UInt64(station)
         if isStorm(station: station, present: present, at: t, &out) {
+            // A storm that ends low may be what kept a loaded trial from starting.
+            if !present { startIfClear(at: t, &out) }
             rearm(&out)
             return out
         }
@@ -241,12 +247,16 @@ public struct LineupMachine: Sendable {
             if stuckMask & bit != 0 {
                 stuckMask &= ~bit
                 out.append(.record(.sensorRecovered(station: station, at: t)))
+                // A stuck sensor's release may be what kept a loaded trial from starting.
+                startIfClear(at: t, &out)
                 rearm(&out)
                 return out
             }
-            // A start refused because this station was active: with auto start, go now.
+            // A start refused because this station was active: with auto start, go now (after
+            // what this edge already recorded, as a storm's end: never instead of it).
             if configuration.autoStart, case .loading = state, activeMask & stationsMask == 0 {
-                return readyButton(at: t)
+                startIfClear(at: t, &out)
+                return out
             }
         }
         switch state {
@@ -277,7 +287,8 @@ public struct LineupMachine: Sendable {
         checkStuck(at: t, &out)
         switch state {
         case .searching(var trial):
-            handle(detector.expire(at: t), trial: &trial, &out)
+            // A late timer: a hold that would complete after the search's end does not count.
+            handle(detector.expire(at: min(t, trial.deadline)), trial: &trial, &out)
             if case .searching(let current) = state, t >= current.deadline {
                 visitClosed(detector.close(at: current.deadline), &out)
                 let outcome: TrialOutcome =
@@ -288,7 +299,7 @@ public struct LineupMachine: Sendable {
             state = .idle
             out.append(.record(.interTrialOver(at: t)))
         case .exercise(let run):
-            recordOnly(detector.expire(at: t), target: run.trial.target, &out)
+            recordOnly(detector.expire(at: min(t, run.endsAt)), target: run.trial.target, &out)
             if case .exercise(let run) = state, t >= run.endsAt {
                 visitClosed(detector.close(at: run.endsAt), &out)
                 out.append(.cue(.exerciseEnd, at: run.endsAt))
@@ -320,6 +331,13 @@ public struct LineupMachine: Sendable {
             if let station, station < 64 {
                 judged(station, &run.trial, at: t)
                 if station != run.trial.target { run.trial.falseAlerts += 1 }
+            } else if run.trial.target >= 0 {
+                // The trainer saw an indication no sensor sees (lying down in front of the
+                // container): the click is the judgement, at the round's target.
+                judged(run.trial.target, &run.trial, at: t)
+            } else {
+                // A reward in a round with no target: an indication where none is right.
+                run.trial.falseAlerts += 1
             }
             state = .exercise(run)
         }
@@ -346,10 +364,12 @@ public struct LineupMachine: Sendable {
     }
 
     /// The project's rule for a trainer-led round (the study gives none): the trainer is the
-    /// judge. A click or an error press with the nose at a station other than the target is a
-    /// false alert there; otherwise an error press (at the target or at no station) makes the
-    /// round not correct; otherwise a click at the target is a hit; otherwise a miss (or, with
-    /// no target, a correct rejection). Clicks away from every station judge nothing.
+    /// judge, and a click is never a miss. A click or an error press with the nose at a station
+    /// other than the target is a false alert there, and so is a click at no station in a round
+    /// with no target; otherwise an error press (at the target or at no station) makes the
+    /// round not correct; otherwise a click at the target, or at no station (the trainer saw
+    /// what no sensor sees), is a hit; otherwise a miss (or, with no target, a correct
+    /// rejection). docs/figures.md, "A trainer-led round", is this rule in the trainer's words.
     private static func roundOutcome(_ run: Run) -> TrialOutcome {
         let hasTarget = run.trial.target >= 0
         if run.trial.falseAlerts > 0 { return .falseAlert }
@@ -380,13 +400,50 @@ public struct LineupMachine: Sendable {
         var trial = Trial(index: round?.trialIndex ?? repetition - 1, target: target < 64 ? target : -1)
         trial.startedAt = t
         trial.deadline = t &+ configuration.exerciseDuration
-        // Stations already active are visited from the start (the same rule as a search).
-        trial.visitedMask = activeMask & stationsMask & ~stuckMask
         state = .exercise(Run(repetition: repetition, endsAt: trial.deadline, trial: trial))
         out.append(.cue(.exerciseStart, at: t))
         out.append(.record(.exerciseStarted(repetition: repetition, at: t)))
+        presentAtStart(at: t, &out)
         rearm(&out)
         return out
+    }
+
+    /// The one rule for the sensors' state as a search or a round starts: it is part of the
+    /// trial. A station active longer than `stuckAfter` is flagged stuck first; every other
+    /// active station not in a storm is visited from the start, and the nose is at the one
+    /// active longest (the lowest on a tie): a visit from `t`, its hold counted from `t`, so a
+    /// click or an error press now is attributed to it. (A search is refused while any station
+    /// is active, so it finds none; a trainer-led round takes the dog where it stands.)
+    private mutating func presentAtStart(at t: Nanoseconds, _ out: inout Actions) {
+        checkStuck(at: t, &out)
+        let trusted = activeMask & stationsMask & ~stuckMask & ~chatterMask
+        guard trusted != 0 else { return }
+        var rest = trusted
+        var nose = -1
+        while rest != 0 {
+            let s = rest.trailingZeroBitCount
+            rest &= ~(1 << UInt64(s))
+            if nose < 0 || activeSince[s] < activeSince[nose] { nose = s }
+        }
+        switch state {
+        case .searching(var trial):
+            trial.visitedMask |= trusted
+            state = .searching(trial)
+        case .exercise(var run):
+            run.trial.visitedMask |= trusted
+            state = .exercise(run)
+        default:
+            return
+        }
+        // The detector was just reset: arriving ends no visit.
+        _ = detector.arrive(station: nose, at: t)
+    }
+
+    /// With auto start, a loaded trial refused for an active station starts as soon as none
+    /// is, whatever cleared the last one (the dog, a stuck sensor's release, a storm ending low).
+    private mutating func startIfClear(at t: Nanoseconds, _ out: inout Actions) {
+        guard configuration.autoStart, case .loading = state, activeMask & stationsMask == 0 else { return }
+        for action in readyButton(at: t) { out.append(action) }
     }
 
     /// The hot path: an indication at the target clicks first, then everything else.
@@ -503,7 +560,13 @@ public struct LineupMachine: Sendable {
         quickEdges[station] = gap < configuration.chatterGap ? quickEdges[station] &+ 1 : 1
         guard quickEdges[station] >= configuration.chatterEdges else { return false }
         chatterMask |= bit
-        if present { activeMask |= bit } else { activeMask &= ~bit }
+        // Followed as in the storm: a station that goes active now is active since now.
+        if present {
+            if activeMask & bit == 0 { activeSince[station] = t }
+            activeMask |= bit
+        } else {
+            activeMask &= ~bit
+        }
         out.append(.record(.sensorFault(.chatter, station: station, at: t)))
         var watching = false
         if case .searching(var trial) = state {

@@ -57,11 +57,80 @@ import Testing
         #expect(d.machine.activity == .ended)
     }
 
-    @Test func aClickAwayFromEveryStationJudgesNothing() throws {
+    @Test func aClickAwayFromEveryStationIsTheTrainersJudgementAtTheTarget() throws {
+        // The indication may be one no sensor sees (lying down in front of the container).
         var d = trainerLed()
         let r = try #require(round(&d, index: 0, target: 0, at: 0, station: nil, presses: [true]))
-        #expect(r.outcome == .miss)
-        #expect(r.indicatedMask == 0)
+        #expect(r.outcome == .hit)
+        #expect(r.indicated(0) && !r.visited(0))
+        #expect(r.firstIndicationStation == 0 && r.latency == 2 * sec)
+        // The click's own record keeps the station unknown: the sensors did not see it.
+        #expect(d.records.contains(.manualClick(station: nil, at: 2 * sec)))
+        // An error press too, at no station: not correct (a miss, never a hit).
+        let wrong = try #require(round(&d, index: 1, target: 1, at: 20 * sec, station: nil, presses: [true, false]))
+        #expect(wrong.outcome == .miss)
+    }
+
+    @Test func aClickAtNoStationInARoundWithoutTargetIsAFalseAlert() throws {
+        var d = trainerLed()
+        d.take(d.machine.start(round: TrialLayout(kinds: [.blank, .blank], trialIndex: 0), at: 0))
+        d.take(d.machine.clicker(at: 2 * sec))
+        d.advance(to: 11 * sec)
+        let r = try #require(d.machine.lastTrial)
+        #expect(r.outcome == .falseAlert)
+        #expect(r.indicatedMask == 0)  // where the dog indicated is unknown to the sensors
+        // Without a click the same round is a correct rejection.
+        d.take(d.machine.start(round: TrialLayout(kinds: [.blank, .blank], trialIndex: 1), at: 20 * sec))
+        d.advance(to: 31 * sec)
+        #expect(d.outcomes == [.falseAlert, .correctRejection])
+    }
+
+    /// Issue 32: the nose already at a station when the round starts is part of the round.
+    @Test func aNoseAtAStationWhenTheRoundStartsIsAVisitFromTheStart() throws {
+        var d = trainerLed()
+        d.edge(0, true, at: 0)  // the dog rests at the target's can before the round
+        d.take(d.machine.start(round: TrialLayout(kinds: [.target, .blank], trialIndex: 0), at: 1 * sec))
+        #expect(d.machine.noseAtStation)
+        d.advance(to: 2 * sec)
+        d.take(d.machine.clicker(at: 2 * sec))
+        #expect(d.records.contains(.manualClick(station: 0, at: 2 * sec)))
+        d.edge(0, false, at: 4 * sec)
+        d.advance(to: 12 * sec)
+        let hit = try #require(d.machine.lastTrial)
+        #expect(hit.outcome == .hit && hit.visited(0) && hit.indicated(0))
+        // Its hold counts from the round's start, not from the arrival before it.
+        #expect(d.records.contains(.indication(station: 0, heldFrom: 1 * sec, at: 3 * sec, atTarget: true)))
+        #expect(d.records.contains(.visit(station: 0, from: 1 * sec, to: 4 * sec, indicated: true)))
+        // At the blank since before the start, a click there is a false alert at the blank.
+        d.edge(1, true, at: 15 * sec)
+        d.take(d.machine.start(round: TrialLayout(kinds: [.target, .blank], trialIndex: 1), at: 20 * sec))
+        d.advance(to: 21 * sec)
+        d.take(d.machine.clicker(at: 21 * sec))
+        d.advance(to: 31 * sec)
+        let wrong = try #require(d.machine.lastTrial)
+        #expect(wrong.outcome == .falseAlert && wrong.indicated(1) && !wrong.indicated(0))
+    }
+
+    @Test func theNoseIsAtTheStationActiveLongestAndNeverAtAStuckOne() throws {
+        var c = trainerLed().machine.configuration
+        c.stuckAfter = 20 * sec
+        var d = Driver(c)
+        d.edge(1, true, at: 0)  // active 25 s at the start: stuck
+        d.edge(0, true, at: 22 * sec)
+        d.take(d.machine.start(round: TrialLayout(kinds: [.target, .blank], trialIndex: 0), at: 25 * sec))
+        #expect(d.machine.stuckMask == 0b10)
+        d.take(d.machine.clicker(at: 26 * sec))
+        #expect(d.records.contains(.manualClick(station: 0, at: 26 * sec)))
+        d.advance(to: 40 * sec)
+        let r = try #require(d.machine.lastTrial)
+        #expect(r.outcome == .hit && !r.visited(1))
+        // Two trusted stations: the one active longest has the nose.
+        var e = trainerLed()
+        e.edge(1, true, at: 1 * sec)
+        e.edge(0, true, at: 2 * sec)
+        e.take(e.machine.start(round: TrialLayout(kinds: [.target, .blank], trialIndex: 0), at: 3 * sec))
+        e.take(e.machine.errorButton(at: 4 * sec))
+        #expect(e.records.contains(.errorMark(station: 1, at: 4 * sec)))
     }
 
     @Test func aClickAtTheWrongStationIsAFalseAlertEvenWithAClickAtTheTarget() throws {
@@ -98,6 +167,44 @@ import Testing
         d.edge(0, false, at: 2 * sec)
         #expect(d.machine.activity == .searching)  // started by itself once clear
         #expect(d.records.contains(.searchStarted(trial: 0, at: 2 * sec)))
+    }
+
+    @Test func autoStartBeginsOnceAStuckSensorIsReleased() {
+        var c = automated(stations: 2)
+        c.autoStart = true
+        c.stuckAfter = 10 * sec
+        var d = Driver(c)
+        d.take(d.machine.load(layout: TrialLayout(kinds: [.target, .blank]), at: 0))
+        d.take(d.machine.readyButton(at: 0))
+        d.edge(1, true, at: 1 * sec)  // the dog holds at the blank past stuckAfter
+        #expect(d.machine.activity == .searching)
+        d.advance(to: 12 * sec)
+        #expect(d.machine.stuckMask == 0b10)
+        d.advance(to: 40 * sec)  // time-out; the interval passes with station 1 still active
+        #expect(d.machine.activity == .idle)
+        d.take(d.machine.load(layout: TrialLayout(kinds: [.blank, .target], trialIndex: 1), at: 41 * sec))
+        d.take(d.machine.readyButton(at: 41 * sec))
+        #expect(d.machine.activity == .loading)  // refused: station 1 is active
+        d.edge(1, false, at: 42 * sec)  // released: recovered, and the trial goes
+        #expect(d.records.contains(.sensorRecovered(station: 1, at: 42 * sec)))
+        #expect(d.machine.activity == .searching)
+        #expect(d.records.contains(.searchStarted(trial: 1, at: 42 * sec)))
+    }
+
+    @Test func autoStartBeginsOnceAStormEndsLow() {
+        var c = automated(stations: 2)
+        c.autoStart = true
+        c.chatterEdges = 4
+        var d = Driver(c)
+        // A storm on station 0, flagged at its 4th quick edge; then its edges are ignored, its
+        // level followed: high when the trial is loaded, so the start is refused.
+        for k in 0...4 { d.edge(0, k % 2 == 0, at: 1 * sec + Nanoseconds(k) * 5 * ms) }
+        #expect(d.machine.chatterMask == 0b01)
+        d.take(d.machine.load(layout: TrialLayout(kinds: [.target, .blank]), at: 1 * sec + 22 * ms))
+        d.take(d.machine.readyButton(at: 1 * sec + 22 * ms))
+        #expect(d.machine.activity == .loading)
+        d.edge(0, false, at: 1 * sec + 25 * ms)  // the storm ends low
+        #expect(d.machine.activity == .searching)
     }
 
     @Test func withoutAutoStartAClearedStationWaitsForThePress() {
