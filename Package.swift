@@ -7,6 +7,7 @@ import PackageDescription
 //   StationConfig        the board's configuration file: parse and validate
 //   StationIO            edges in (GPIO / simulated), the click out (ALSA / buzzer), the hot loop
 //   TrainingEngine       pure: programs, layouts, the trial state machine, scoring, every figure
+//   Rescoring            pure: a second scoring from the log's rows alone, sharing no code with the engine
 //   ProgramFiles         a program's TOML text read and checked into the engine's Program; the built-ins
 //   StationControl       the control socket: its protocol, server and client, what a station answers
 //   VirtualDog           pure: a simulated dog that produces raw sensor edges
@@ -75,6 +76,7 @@ let package = Package(
             dependencies: ["CStationShim", "CALSA", "StationConfig"]
         ),
         .target(name: "TrainingEngine"),
+        .target(name: "Rescoring"),
         .target(
             name: "ProgramFiles",
             dependencies: ["TrainingEngine", "StationConfig", .product(name: "TOMLKit", package: "TOMLKit")],
@@ -93,7 +95,9 @@ let package = Package(
         ),
         .target(
             name: "SessionLog",
-            dependencies: ["TrainingEngine", "ProgramFiles", .product(name: "GRDB", package: "GRDB.swift")]
+            dependencies: [
+                "TrainingEngine", "ProgramFiles", "Rescoring", .product(name: "GRDB", package: "GRDB.swift"),
+            ]
         ),
         .target(
             name: "LineupBench",
@@ -128,7 +132,7 @@ let package = Package(
             name: "lineupctl",
             dependencies: [
                 "StationConfig", "LabStore", "StationIO", "TrainingEngine", "ProgramFiles", "VirtualDog", "SessionLog",
-                "StationControl", "Report", "StationLogging", "WebAccounts",
+                "StationControl", "Report", "StationLogging", "WebAccounts", "Rescoring",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]
@@ -229,6 +233,12 @@ let package = Package(
             dependencies: ["SessionLog", "TrainingEngine", "ProgramFiles", "LineupBench", "Report"],
             exclude: ["Fixtures"]),
         .testTarget(name: "ReportTests", dependencies: ["Report", "TrainingEngine"]),
+        .testTarget(
+            name: "RescoringTests",
+            dependencies: [
+                "Rescoring", "TrainingEngine", .product(name: "PropertyBased", package: "swift-property-based"),
+            ]
+        ),
         .testTarget(
             name: "StationRuntimeTests",
             dependencies: [

@@ -140,16 +140,18 @@ extension BlockPlan {
         return samples
     }
 
-    /// The session's settings as the log keeps them.
-    public var settingsJSON: String {
+    /// The session's settings as the log keeps them, with the rules of `running`, the engine's
+    /// configuration as the station runs it.
+    public func settingsJSON(_ running: LineupMachine.Configuration) -> String {
         let m = machine
-        return jsonObject([
-            "simulated": "true", "trials": "\(trials)", "seed": "\(seed)",
-            "speed": "\(speed)", "hold_ns": "\(m.hold)", "search_timeout_ns": "\(m.searchTimeout)",
-            "inter_trial_ns": "\(m.interTrialInterval)", "dog_sensitivity": "\(sensitivity)",
-            "dog_false_alert_rate": "\(falseAlertRate)",
-            "dog_memorise_after": memorising.map { "\($0.after)" } ?? "",
-            "dog_familiar_sensitivity": memorising.map { "\($0.familiarSensitivity)" } ?? "",
-        ])
+        return jsonObject(
+            running.loggedRules.merging([
+                "simulated": "true", "trials": "\(trials)", "seed": "\(seed)",
+                "speed": "\(speed)", "hold_ns": "\(m.hold)", "search_timeout_ns": "\(m.searchTimeout)",
+                "inter_trial_ns": "\(m.interTrialInterval)", "dog_sensitivity": "\(sensitivity)",
+                "dog_false_alert_rate": "\(falseAlertRate)",
+                "dog_memorise_after": memorising.map { "\($0.after)" } ?? "",
+                "dog_familiar_sensitivity": memorising.map { "\($0.familiarSensitivity)" } ?? "",
+            ]) { _, ours in ours })
     }
 }

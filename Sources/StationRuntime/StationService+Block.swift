@@ -29,7 +29,8 @@ extension StationService {
             throw ControlRefusal(.badRequest, "cannot lay out the block: \(error)")
         }
         let session = SessionRecord(
-            dogId: dogId, phase: "simulation", mode: .doubleBlind, settings: plan.settingsJSON, station: stationName)
+            dogId: dogId, phase: "simulation", mode: .doubleBlind, settings: plan.settingsJSON(running(plan.machine)),
+            station: stationName)
         // A double-blind block: its layouts committed like a double-blind session's.
         let labels = Dictionary(
             try log.reader.samples().map { ($0.id, $0.label) }, uniquingKeysWith: { first, _ in first })

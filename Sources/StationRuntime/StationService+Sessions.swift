@@ -180,19 +180,22 @@ extension StationService {
             dogId: dogId, handlerId: handlerId, programId: programId,
             phase: parts[0], phaseSteps: program.phases.first(where: { $0.id == parts[0] })?.steps.count,
             step: parts[1], exercise: exercise.id, mode: mode,
-            settings: jsonObject([
-                "trials": "\(mode == .trainerLed ? exercise.repeats : trials)", "seed": "\(seed)",
-                "hold_ns": "\(configuration.hold)",
-                "search_timeout_ns": "\(configuration.searchTimeout)",
-                "inter_trial_ns": "\(configuration.interTrialInterval)", "speed": "\(options.speed)",
-                "samples": request.samples.joined(separator: ","),
-                "unlabelled": unlabelled || samples.isEmpty ? "true" : "",
-                "duration_s": "\(exercise.durationSeconds)",
-                "stations": usedStations.map { stationNames[$0] }.joined(separator: ","),
-                "unused_stations": stationNames.indices.filter { !usedStations.contains($0) }.map { stationNames[$0] }
+            settings: jsonObject(
+                [
+                    "trials": "\(mode == .trainerLed ? exercise.repeats : trials)", "seed": "\(seed)",
+                    "hold_ns": "\(configuration.hold)",
+                    "search_timeout_ns": "\(configuration.searchTimeout)",
+                    "inter_trial_ns": "\(configuration.interTrialInterval)", "speed": "\(options.speed)",
+                    "samples": request.samples.joined(separator: ","),
+                    "unlabelled": unlabelled || samples.isEmpty ? "true" : "",
+                    "duration_s": "\(exercise.durationSeconds)",
+                    "stations": usedStations.map { stationNames[$0] }.joined(separator: ","),
+                    "unused_stations": stationNames.indices.filter { !usedStations.contains($0) }.map {
+                        stationNames[$0]
+                    }
                     .joined(separator: ","),
-                "ready": mode == .trainerLed ? "trainer" : step.ready.rawValue,
-            ]),
+                    "ready": mode == .trainerLed ? "trainer" : step.ready.rawValue,
+                ].merging(running(configuration).loggedRules) { ours, _ in ours }),
             station: stationName)
         records.append(session)
         // Double-blind: every trial's layout committed in the log before the first one runs.

@@ -250,13 +250,9 @@ public final class StationService: StationControlling, @unchecked Sendable {
     var stationName: String { options.stationName ?? options.board.boardName ?? "lineup" }
 
     /// Call with `switching` held.
-    func startSegment(
-        session: UUID?, configuration: LineupMachine.Configuration, layouts: [TrialLayout], seed: UInt64,
-        outputMode: StationOutputs = .none, usedStations: [Int]? = nil, blind: Bool = false,
-        commitments: [TrialCommitment] = []
-    ) throws {
-        let lines = buttonLines
-        let used = usedStations ?? Array(0..<configuration.stationCount)
+    /// The engine's configuration as a segment runs it, which the session's settings record
+    /// (`Configuration.loggedRules`).
+    func running(_ configuration: LineupMachine.Configuration) -> LineupMachine.Configuration {
         // A storm comes through the debouncer at about one edge per window: twice the
         // window between edges is faster than any nose (see `Configuration.chatterGap`).
         var configuration = configuration
@@ -264,6 +260,17 @@ public final class StationService: StationControlling, @unchecked Sendable {
         // Stuck is 10 × the hold as it runs: startSession scales the hold for a simulation
         // after the configuration is made, and a stuck sensor took 10 × the unscaled hold.
         configuration.stuckAfter = configuration.hold &* 10
+        return configuration
+    }
+
+    func startSegment(
+        session: UUID?, configuration: LineupMachine.Configuration, layouts: [TrialLayout], seed: UInt64,
+        outputMode: StationOutputs = .none, usedStations: [Int]? = nil, blind: Bool = false,
+        commitments: [TrialCommitment] = []
+    ) throws {
+        let lines = buttonLines
+        let used = usedStations ?? Array(0..<configuration.stationCount)
+        let configuration = running(configuration)
         let handler = EngineHandler(
             configuration: configuration, layouts: layouts, records: ring, readyLine: lines.ready,
             clickerLine: lines.clicker,

@@ -71,3 +71,17 @@ extension LineupMachine {
         }
     }
 }
+
+extension LineupMachine.Configuration {
+    /// The rules a trial is scored by, as the session's settings keep them (JSON values in
+    /// text), so `lineupctl verify-scoring` can rescore every trial from the log alone. Keys
+    /// are the log's; a key is never renamed (docs/figures.md, "How the re-scorer decides").
+    public var loggedRules: [String: String] {
+        [
+            "mode": mode.rawValue, "hold_ns": "\(hold)", "hold_tolerance_ns": "\(holdTolerance)",
+            "search_timeout_ns": "\(searchTimeout)", "round_ns": "\(exerciseDuration)",
+            "end_on_false_alert": endOnFalseAlert ? "true" : "false", "stuck_after_ns": "\(stuckAfter)",
+            "auto_start": autoStart ? "true" : "false",
+        ]
+    }
+}

@@ -23,6 +23,7 @@ struct Lineupctl: ParsableCommand {
               lineupctl export --what trials --format csv > trials.csv
               lineupctl report > report.html
               lineupctl verify-blinding 3f2a9c1e
+              lineupctl verify-scoring
 
             Training programs:
               lineupctl programs
@@ -40,7 +41,7 @@ struct Lineupctl: ParsableCommand {
             Selftest.self, Version.self,
             Dogs.self, Samples.self, Sessions.self, SessionCommand.self, Trials.self, Events.self,
             TrialCommand.self, Progress.self, Stats.self, ReportCommand.self, Export.self, Backup.self,
-            VerifyBlindingCommand.self, MergeCommand.self, PullCommand.self, ProgramsCommand.self, ProgramCommand.self,
+            VerifyBlindingCommand.self, VerifyScoringCommand.self, MergeCommand.self, PullCommand.self, ProgramsCommand.self, ProgramCommand.self,
             StatusCommand.self, LayoutCommand.self, ReadyCommand.self, GuessCommand.self, WatchCommand.self,
             SimulateCommand.self,
             WebCommand.self, LabCommand.self,

@@ -42,6 +42,18 @@ import Testing
         )
     }
 
+    /// The re-scorer is a second implementation only if it cannot call the first: it imports
+    /// no module at all (docs/figures.md, "How the re-scorer decides").
+    @Test func theRescorerImportsNothing() throws {
+        let files = try swiftFiles(under: "Rescoring")
+        #expect(files.count >= 2)
+        let imports = files.flatMap { file in
+            file.text.split(separator: "\n").filter { $0.trimmingCharacters(in: .whitespaces).hasPrefix("import ") }
+                .map { "\(file.path): \($0)" }
+        }
+        #expect(imports.isEmpty, "Rescoring imports nothing; found:\n\(imports.joined(separator: "\n"))")
+    }
+
     @Test func aFileOver500LinesSaysWhyAtItsTop() throws {
         var unexplained: [String] = []
         for (path, text) in try swiftFiles() {

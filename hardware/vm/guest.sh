@@ -308,6 +308,12 @@ EOS
     rc=$?
     say "feeder in the log: $feeder_log"
     [ "$rc" = 0 ] || fail "the feeder's pulses in lineupd's log do not match its clicks: $feeder_log"
+    # Every trial rescored from the log's edges and presses by the second implementation.
+    local scoring
+    scoring=$(LD_LIBRARY_PATH="$LINEUPCTL_LD_LIBRARY_PATH" "$LINEUPCTL" verify-scoring --db "$db" 2>&1)
+    rc=$?
+    say "verify-scoring: $(tail -1 <<< "$scoring")"
+    [ "$rc" = 0 ] || { sed 's/^/guest: verify-scoring| /' <<< "$scoring"; fail "lineupctl verify-scoring disagrees with lineupd's log"; }
 }
 [ -z "${LINEUPD:-}" ] || run_daemon
 # Sensor faults on the kernel's GPIO path (issue 13), on a daemon of their own so the block's
