@@ -39,6 +39,9 @@ public enum LabSchema {
         Migration(version: "v4-station-heartbeat", statements: stationHeartbeat),
         Migration(version: "v5-sample-uses-by-station-and-dog", statements: sampleUses),
         Migration(version: "v6-trial-current-corrections-in-one-hash", statements: speed),
+        Migration(version: "v7-each-station-writes-only-its-own-rows", statements: ownership),
+        Migration(version: "v8-station-row-counts", statements: rowCounts),
+        Migration(version: "v9-rows-the-readers-can-read", statements: checks),
     ]
 
     /// Kinds and outcomes as the station log checks them.

@@ -13,6 +13,11 @@ public enum LabStoreError: Error, Equatable, CustomStringConvertible {
     /// The server refused a statement (a grant, a trigger, a constraint).
     case refused(store: String, message: String)
     case stationLog(path: String, problem: String)
+    /// This login may not sync this station: too many rights, too few, or another's station.
+    case loginRefused(store: String, reason: String)
+    /// After a run, the store holds another number of a table's rows of this station than
+    /// the log holds up to where the sync says it has sent.
+    case incomplete(store: String, table: String, inStore: Int, inLog: Int)
 
     public var description: String {
         switch self {
@@ -23,6 +28,10 @@ public enum LabStoreError: Error, Equatable, CustomStringConvertible {
                 + "the store keeps that batch only if its commit arrived, and the next run sends what it lacks"
         case .refused(let store, let message): "the lab store \(store) refused: \(message)"
         case .stationLog(let path, let problem): "station log \(path): \(problem)"
+        case .loginRefused(let store, let reason): "the lab store \(store) refused this sync: \(reason)"
+        case .incomplete(let store, let table, let inStore, let inLog):
+            "the lab store \(store) holds \(inStore) \(table) rows of this station where its log holds \(inLog) "
+                + "up to what the sync has sent: the sync is not complete"
         }
     }
 }
@@ -95,6 +104,7 @@ public struct LabConnection: Sendable, Equatable {
 
     static func parse(_ text: String, path: String) throws -> LabConnection {
         var values: [String: String] = [:]
+        var lines: [String: Int] = [:]
         for (index, raw) in text.split(separator: "\n", omittingEmptySubsequences: false).enumerated() {
             let line = raw.trimmingCharacters(in: .whitespaces)
             if line.isEmpty || line.hasPrefix("#") { continue }
@@ -109,6 +119,12 @@ public struct LabConnection: Sendable, Equatable {
                     path: path,
                     problem: "line \(index + 1): unknown key `\(key)` (known: \(known.joined(separator: ", ")))")
             }
+            // The last one winning in silence (issue 33) hides which the file meant.
+            if let first = lines[key] {
+                throw LabStoreError.connectionFile(
+                    path: path, problem: "line \(index + 1): `\(key)` is given twice (first on line \(first))")
+            }
+            lines[key] = index + 1
             values[key] = value
         }
         for key in ["host", "database", "user"] where (values[key] ?? "").isEmpty {
@@ -292,8 +308,12 @@ public struct LabStore: Sendable {
     static func reason(_ error: any Error) -> String {
         if let psql = error as? PSQLError {
             if let message = psql.serverInfo?[.message] {
-                let state = psql.serverInfo?[.sqlState].map { " (SQLSTATE \($0))" } ?? ""
-                return message + state
+                let code = psql.serverInfo?[.sqlState]
+                let state = code.map { " (SQLSTATE \($0))" } ?? ""
+                // A row a constraint refused: the server's detail names it ("Failing row contains ...").
+                let detail =
+                    code?.hasPrefix("23") == true ? (psql.serverInfo?[.detail]).map { ": \($0)" } ?? "" : ""
+                return message + detail + state
             }
             if let underlying = psql.underlying { return "\(psql.code): \(underlying)" }
             return "\(psql.code)"
@@ -303,8 +323,9 @@ public struct LabStore: Sendable {
 
     /// Applies the migrations this store lacks, all in one transaction, under an advisory lock
     /// so two migrating processes cannot interleave; returns the versions it applied.
+    /// `through` stops after that version (a test's store as an older lineup-sync left it).
     @discardableResult
-    public func migrate() async throws -> [String] {
+    public func migrate(through last: String? = nil) async throws -> [String] {
         try await execute("BEGIN")
         do {
             // 0x6c696e65 is "line": one lock number for the lab store's migrations.
@@ -324,6 +345,7 @@ public struct LabStore: Sendable {
                 }
                 try await execute("INSERT INTO public.lab_migration (version) VALUES (\(migration.version))")
                 now.append(migration.version)
+                if migration.version == last { break }
             }
             try await execute("GRANT SELECT ON public.lab_migration TO \(unescaped: LabSchema.researcherRole)")
             try await execute("COMMIT")

@@ -16,6 +16,13 @@ public struct SyncReport: Sendable, Codable, Equatable {
     public var oldestUnsyncedWallNs: Int64?
     /// Why the run stopped early, when it did.
     public var error: String?
+    /// The running double-blind sessions whose rows the run held back (with every later row
+    /// of the tables they are in), sent in the first run after each has ended; and how many
+    /// rows waited for them.
+    public var heldBackSessions: [String] = []
+    public var heldBackRows = 0
+    /// The store refused this login at start: no heartbeat goes with its name either.
+    public var loginRefused = false
 
     public init() {}
 
@@ -26,6 +33,8 @@ public struct SyncReport: Sendable, Codable, Equatable {
         case behindRows = "behind_rows"
         case oldestUnsyncedWallNs = "oldest_unsynced_wall_ns"
         case error
+        case heldBackSessions = "held_back_sessions"
+        case heldBackRows = "held_back_rows"
     }
 }
 
@@ -36,9 +45,9 @@ public struct SyncReport: Sendable, Codable, Equatable {
 /// station's number for trial_station) with `ON CONFLICT DO NOTHING`, so a batch whose
 /// commit arrived but whose answer did not adds nothing when sent again.
 public struct StationSync: Sendable {
-    /// Opened with `SessionLog.openReader(path:everything: true)`: the sync sends every row,
-    /// a running double-blind session's too, and reads tables by rowid, which the readings' views
-    /// in front of them (LiveDoubleBlind) do not have.
+    /// Opened with `SessionLog.openReader(path:everything: true)`: the sync reads tables by
+    /// rowid, which the readings' views in front of them (LiveDoubleBlind) do not have. What
+    /// those views withhold, the sync holds back too (`heldBack`), until the session ends.
     public let reader: LogReader
     public let store: LabStore
     public var batchSize: Int
@@ -83,13 +92,23 @@ public struct StationSync: Sendable {
 
     public func run() async throws -> SyncReport {
         var report = SyncReport()
-        let (identity, bounds, logColumns) = try snapshot()
+        let (identity, logBounds, logColumns) = try snapshot()
+        try await mayRun(station: identity)
+        // After the snapshot: a session that starts later is past its bounds already.
+        let held = try heldBack(bounds: logBounds, columns: logColumns)
+        var bounds = logBounds
+        for (table, first) in held.firstOrder { bounds[table] = min(bounds[table] ?? 0, first - 1) }
+        report.heldBackSessions = held.sessions
         let storeColumns = try await columnsInStore()
         var cursors = try await cursorsInStore(station: identity)
         var batchNumber = 0
         for table in LabSchema.dataTables {
             let source = Source.of(table)
-            guard let bound = bounds[table], let columns = storeColumns[table] else { continue }
+            guard let bound = bounds[table] else { continue }
+            guard let columns = storeColumns[table] else {
+                throw LabStoreError.loginRefused(
+                    store: store.display, reason: "this login may not write store.\(table) (its grant is missing)")
+            }
             let copied = columns.filter { $0.name != "station_id" && (logColumns[table] ?? []).contains($0.name) }
             let stamped = columns.contains { $0.name == "station_id" }
             while (cursors[table] ?? 0) < bound {
@@ -103,9 +122,167 @@ public struct StationSync: Sendable {
                 report.sent[table, default: 0] += rows.count
             }
         }
+        try await prove(station: identity, cursors: cursors)
         report.complete = true
         try behind(report: &report, cursors: cursors)
+        report.heldBackRows = try rowsPast(bounds, logBounds)
         return report
+    }
+
+    /// What the store says of this login and this station before anything is sent: a login
+    /// with too many rights or too few, or another login's station, is refused in one line;
+    /// so is a table this login may not write (issue 33: such a sync skipped the table and
+    /// said it was complete).
+    func mayRun(station: String) async throws {
+        // In this order, each asked only when the one before holds (CASE stops at the first).
+        let state = try await store.rows(
+            """
+            SELECT session_user::text, CASE
+                WHEN to_regnamespace('store') IS NULL THEN 'no store'
+                WHEN NOT has_schema_privilege('store', 'USAGE') THEN 'no role'
+                WHEN to_regprocedure('store.sync_refusal(text)') IS NULL OR to_regclass('store.station_rows') IS NULL
+                    THEN 'old store'
+                WHEN NOT has_function_privilege('store.sync_refusal(text)', 'EXECUTE') THEN 'no role'
+                ELSE 'ok' END
+            """)
+        guard let answer = try state.first?.decode((String, String).self) else { return }
+        let (login, found) = answer
+        switch found {
+        case "no store":
+            throw LabStoreError.refused(
+                store: store.display,
+                message: "it has no lineup tables (run `lineup-sync --migrate` as the store's owner)")
+        case "no role":
+            throw LabStoreError.loginRefused(
+                store: store.display,
+                reason:
+                    "the login \(login) is not in role \(LabSchema.stationRole): GRANT \(LabSchema.stationRole) TO \(login)"
+            )
+        case "old store":
+            throw LabStoreError.loginRefused(
+                store: store.display,
+                reason: "it lacks migrations v7 and v8 (each station writes only its own rows, counted by the store): "
+                    + "run `lineup-sync --migrate` as the store's owner")
+        default: break
+        }
+        if let reason = try await store.rows("SELECT store.sync_refusal(\(station))").first?.decode(String?.self) {
+            throw LabStoreError.loginRefused(store: store.display, reason: reason)
+        }
+        let needed =
+            LabSchema.dataTables.map { ("store.\($0)", "INSERT") } + [
+                ("store.sync_progress", "INSERT"), ("store.sync_progress", "SELECT"), ("store.station_rows", "SELECT"),
+            ]
+        for (table, privilege) in needed {
+            let granted = try await store.rows("SELECT has_table_privilege(\(table), \(privilege))")
+            if try granted.first?.decode(Bool.self) != true {
+                throw LabStoreError.loginRefused(
+                    store: store.display,
+                    reason: "this login may not \(privilege) \(privilege == "INSERT" ? "into" : "from") \(table) "
+                        + "(its grant is missing): the store's owner runs `lineup-sync --migrate`, and this login is in role "
+                        + LabSchema.stationRole)
+            }
+        }
+    }
+
+    /// The running double-blind sessions as the station's own reading tools see them: the
+    /// definition is SessionLog's (LiveDoubleBlind: mode double-blind, not ended, a lineupd
+    /// holding the log), read through a reader opened as theirs are, never a copy of it. Each
+    /// table's first row of one of them (trial_station: its first trial); the run sends only
+    /// the rows before it, so its cursor never passes a row held back.
+    func heldBack(bounds: [String: Int64], columns: [String: Set<String>]) throws -> (
+        sessions: [String], firstOrder: [String: Int64]
+    ) {
+        let blind = try SessionLog.openReader(path: reader.path)
+        let sessions = try blind.read { db -> [String] in
+            let live = try Bool.fetchOne(
+                db, sql: "SELECT EXISTS (SELECT 1 FROM sqlite_temp_master WHERE name = 'live_double_blind')")
+            guard live == true else { return [] }
+            return try String.fetchAll(db, sql: "SELECT id FROM temp.live_double_blind ORDER BY id")
+        }
+        guard !sessions.isEmpty else { return ([], [:]) }
+        var first: [String: Int64] = [:]
+        try reader.read { db in
+            let list = "(" + sessions.map { _ in "?" }.joined(separator: ", ") + ")"
+            let arguments = StatementArguments(sessions)
+            for table in LabSchema.dataTables {
+                let source = Source.of(table)
+                let sql: String
+                if table == "session" {
+                    sql = "SELECT min(rowid) FROM session WHERE id IN \(list)"
+                } else if source.ordersByTrial {
+                    sql = "SELECT min(rowid) FROM trial WHERE session_id IN \(list)"
+                } else if columns[table]?.contains("session_id") == true {
+                    sql = "SELECT min(rowid) FROM \(source.logTable) WHERE session_id IN \(list)"
+                } else {
+                    continue
+                }
+                if let order = try Int64.fetchOne(db, sql: sql, arguments: arguments), order <= (bounds[table] ?? 0) {
+                    first[table] = order
+                }
+            }
+        }
+        return (sessions, first)
+    }
+
+    /// The log's rows between the bounds sent and the snapshot's (those held back).
+    func rowsPast(_ sent: [String: Int64], _ logBounds: [String: Int64]) throws -> Int {
+        try reader.read { db in
+            var rows = 0
+            for table in LabSchema.dataTables {
+                let source = Source.of(table)
+                let from = sent[table] ?? 0
+                let to = logBounds[table] ?? 0
+                guard to > from else { continue }
+                let sql =
+                    source.ordersByTrial
+                    ? "SELECT count(*) FROM trial_station x JOIN trial t ON t.id = x.trial_id WHERE t.rowid > ? AND t.rowid <= ?"
+                    : "SELECT count(*) FROM \(source.logTable) WHERE rowid > ? AND rowid <= ?"
+                rows += try Int.fetchOne(db, sql: sql, arguments: [from, to]) ?? 0
+            }
+            return rows
+        }
+    }
+
+    /// The proof a run is complete: per table, the rows the store counted in of this station
+    /// (`store.station_rows`, counted by the server from what each statement really inserted)
+    /// equal the log's rows of this station up to where the store's progress says the sync
+    /// has sent. Anything else names the table and both counts.
+    func prove(station: String, cursors: [String: Int64]) async throws {
+        var inStore: [String: Int] = [:]
+        for row in try await store.rows(
+            """
+            SELECT table_name, sum(rows)::bigint FROM store.station_rows WHERE station_id = \(station)
+            GROUP BY table_name
+            """)
+        {
+            let (table, count) = try row.decode((String, Int64).self)
+            inStore[table] = Int(count)
+        }
+        let inLog = try reader.read { db in
+            var counts: [String: Int] = [:]
+            for table in LabSchema.dataTables {
+                let source = Source.of(table)
+                let upTo = cursors[table] ?? 0
+                let stamped = try db.columns(in: source.logTable).contains { $0.name == "station_id" }
+                let sql: String
+                if table == "station" {
+                    sql = "SELECT count(*) FROM log_identity WHERE rowid <= ?1 AND id = ?2"
+                } else if source.ordersByTrial {
+                    sql =
+                        "SELECT count(*) FROM trial_station x JOIN trial t ON t.id = x.trial_id WHERE t.rowid <= ?1 AND ?2 IS NOT NULL"
+                } else if stamped {
+                    sql = "SELECT count(*) FROM \(source.logTable) WHERE rowid <= ?1 AND coalesce(station_id, ?2) = ?2"
+                } else {
+                    sql = "SELECT count(*) FROM \(source.logTable) WHERE rowid <= ?1 AND ?2 IS NOT NULL"
+                }
+                counts[table] = try Int.fetchOne(db, sql: sql, arguments: [upTo, station]) ?? 0
+            }
+            return counts
+        }
+        for table in LabSchema.dataTables where (inStore[table] ?? 0) != (inLog[table] ?? 0) {
+            throw LabStoreError.incomplete(
+                store: store.display, table: table, inStore: inStore[table] ?? 0, inLog: inLog[table] ?? 0)
+        }
     }
 
     /// How far behind the store is, from the cursors it has (for a run that could not sync).
@@ -221,29 +398,7 @@ public struct StationSync: Sendable {
         _ rows: [LogRow], source: Source, columns: [StoreColumn], stamped: Bool, identity: String, lastOrder: Int64,
         hold: Bool
     ) async throws {
-        let names = columns.map(\.name) + (stamped ? ["station_id"] : [])
-        var binds = PostgresBindings(capacity: rows.count * names.count)
-        var tuples: [String] = []
-        var index = 0
-        for row in rows {
-            var placeholders: [String] = []
-            for (column, value) in zip(columns, row.values) {
-                try bind(value, as: column, table: source.table, into: &binds)
-                index += 1
-                placeholders.append("$\(index)")
-            }
-            if stamped {
-                binds.append(row.stationId ?? identity)
-                index += 1
-                placeholders.append("$\(index)")
-            }
-            tuples.append("(" + placeholders.joined(separator: ", ") + ")")
-        }
-        let insert = PostgresQuery(
-            unsafeSQL: """
-                INSERT INTO store.\(source.table) (\(names.joined(separator: ", "))) VALUES \(tuples.joined(separator: ", "))
-                ON CONFLICT DO NOTHING
-                """, binds: binds)
+        let insert = try insertQuery(rows, source: source, columns: columns, stamped: stamped, identity: identity)
         do {
             try await store.execute("BEGIN")
             try await store.execute(insert)
@@ -265,8 +420,81 @@ public struct StationSync: Sendable {
                 throw LabStoreError.connectionLost(store: store.display, table: source.table, rows: rows.count)
             }
             _ = try? await store.execute("ROLLBACK")
+            // A row the store's checks refuse: the server names no row to a login that may
+            // not read the table, so the sync finds it, one row at a time, and names it.
+            if case .refused(_, let message) = error as? LabStoreError, message.contains("(SQLSTATE 23") {
+                if let named = try? await refusedRow(
+                    rows, source: source, columns: columns, stamped: stamped, identity: identity)
+                {
+                    throw LabStoreError.refused(store: store.display, message: named)
+                }
+            }
             throw error
         }
+    }
+
+    /// The first row of a refused batch the store refuses alone, named by its key, with the
+    /// store's reason; nothing is kept (the whole search is rolled back).
+    func refusedRow(_ rows: [LogRow], source: Source, columns: [StoreColumn], stamped: Bool, identity: String)
+        async throws -> String?
+    {
+        var found: String?
+        do {
+            try await store.execute("BEGIN")
+            for row in rows where found == nil {
+                try await store.execute("SAVEPOINT one_row")
+                do {
+                    try await store.execute(
+                        try insertQuery([row], source: source, columns: columns, stamped: stamped, identity: identity))
+                    try await store.execute("RELEASE SAVEPOINT one_row")
+                } catch let error as LabStoreError {
+                    guard case .refused(_, let message) = error else { throw error }
+                    let key = source.key.compactMap { name -> String? in
+                        guard let at = columns.firstIndex(where: { $0.name == name }) else { return nil }
+                        return switch row.values[at].storage {
+                        case .string(let text): "\(name) \(text)"
+                        case .int64(let number): "\(name) \(number)"
+                        default: "\(name) \(row.values[at].description)"
+                        }
+                    }.joined(separator: ", ")
+                    found =
+                        "\(source.table) row (\(key)) from the station's log: \(message); nothing of its batch was stored"
+                }
+            }
+        } catch {
+            _ = try? await store.execute("ROLLBACK")
+            throw error
+        }
+        _ = try? await store.execute("ROLLBACK")
+        return found
+    }
+
+    func insertQuery(_ rows: [LogRow], source: Source, columns: [StoreColumn], stamped: Bool, identity: String)
+        throws -> PostgresQuery
+    {
+        let names = columns.map(\.name) + (stamped ? ["station_id"] : [])
+        var binds = PostgresBindings(capacity: rows.count * names.count)
+        var tuples: [String] = []
+        var index = 0
+        for row in rows {
+            var placeholders: [String] = []
+            for (column, value) in zip(columns, row.values) {
+                try bind(value, as: column, table: source.table, into: &binds)
+                index += 1
+                placeholders.append("$\(index)")
+            }
+            if stamped {
+                binds.append(row.stationId ?? identity)
+                index += 1
+                placeholders.append("$\(index)")
+            }
+            tuples.append("(" + placeholders.joined(separator: ", ") + ")")
+        }
+        return PostgresQuery(
+            unsafeSQL: """
+                INSERT INTO store.\(source.table) (\(names.joined(separator: ", "))) VALUES \(tuples.joined(separator: ", "))
+                ON CONFLICT DO NOTHING
+                """, binds: binds)
     }
 
     func bind(_ value: DatabaseValue, as column: StoreColumn, table: String, into binds: inout PostgresBindings) throws

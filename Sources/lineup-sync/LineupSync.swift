@@ -14,8 +14,10 @@ struct LineupSync: AsyncParsableCommand {
         discussion: """
             The store's address and password come from the connection file (key = value lines: host, port, \
             database, user, password), which must be readable by its owner only (chmod 600); never from \
-            the command line. Exit status: 0 when everything the log held at the start is in the store, \
-            1 when the store could not take it all (unreachable, lost, refused), 2 for bad input.
+            the command line. Exit status: 0 when everything the log held at the start is in the store \
+            and the store's own counts prove it (a running double-blind session is held back until it \
+            ends), 1 when the store could not take it all (unreachable, lost, a login, grant or row \
+            refused, the proof failed), 2 for bad input.
             """)
 
     @Option(name: .customLong("log"), help: "The station's session log, opened read-only.")
@@ -113,7 +115,7 @@ struct LineupSync: AsyncParsableCommand {
         let hold = ProcessInfo.processInfo.environment["LINEUP_SYNC_HOLD_IN_BATCH"].flatMap(Int.init)
         while true {
             let report = await syncOnce(settings: settings, reader: reader, hold: hold)
-            await heartbeat(settings: settings, reader: reader, report: report)
+            if !report.loginRefused { await heartbeat(settings: settings, reader: reader, report: report) }
             if json {
                 let encoder = JSONEncoder()
                 encoder.outputFormatting = [.sortedKeys]
@@ -153,6 +155,7 @@ struct LineupSync: AsyncParsableCommand {
                 await again.close()
             }
             report.error = "\(error)"
+            if case .loginRefused = error as? LabStoreError { report.loginRefused = true }
             return report
         }
     }
@@ -180,6 +183,12 @@ struct LineupSync: AsyncParsableCommand {
         }
         let sent = report.sent.sorted { $0.key < $1.key }.map { "\($0.key) \($0.value)" }.joined(separator: ", ")
         parts.append("sent \(report.sentTotal) rows" + (sent.isEmpty ? "" : " (\(sent))"))
+        if !report.heldBackSessions.isEmpty {
+            let sessions = report.heldBackSessions.joined(separator: ", ")
+            parts.append(
+                "held back \(report.heldBackRows) rows until the running double-blind session "
+                    + "\(sessions) ends on the station")
+        }
         if let behind = report.behindRows, behind > 0 {
             let oldest = report.oldestUnsyncedWallNs.map {
                 ISO8601DateFormatter().string(from: Date(timeIntervalSince1970: Double($0) / 1e9))

@@ -40,7 +40,16 @@ struct MergeCommand: ParsableCommand {
             }
             // Every source whole (integrity_check) before the lab log is touched: a damaged
             // one refused halfway would leave the lab log holding the sources before it.
-            for source in sources { _ = try SessionLog.openReader(path: source, check: .integrity) }
+            // And nothing `export` would refuse (issue 33: a merged station 300000000 left the
+            // whole lab log unexportable): its own check, asked of each source.
+            for source in sources {
+                let reader = try SessionLog.openReader(path: source, check: .integrity)
+                do {
+                    _ = try reader.exportQuery(.trials)
+                } catch let error as SessionLogError {
+                    throw MergeRefusal(source: source, problem: error.description)
+                }
+            }
             let created = !FileManager.default.fileExists(atPath: into)
             var summaries: [MergeSummary] = []
             do {
@@ -63,4 +72,11 @@ struct MergeCommand: ParsableCommand {
             if json { try printJSON(summaries) }
         }
     }
+}
+
+/// A source `merge` refuses before touching the lab log: what `export` would refuse in it.
+struct MergeRefusal: Error, CustomStringConvertible {
+    var source: String
+    var problem: String
+    var description: String { "\(source) is not merged: \(problem)" }
 }

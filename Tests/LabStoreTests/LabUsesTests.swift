@@ -40,7 +40,7 @@ import Testing
     }
 
     func sync(_ path: String, into lab: TestServer.Lab) async throws {
-        let store = try await LabStore.connect(lab.owner)
+        let store = try await LabStore.connect(lab.station)
         let report = try await StationSync(
             reader: try SessionLog.openReader(path: path, everything: true), store: store
         )

@@ -54,8 +54,8 @@ import Testing
     }
 
     func sync(_ station: Station, into lab: TestServer.Lab) async throws {
-        // As the owner: a station login's own sync and its grants are LabStoreTests'.
-        let store = try await LabStore.connect(lab.owner)
+        // A station's login (the owner is refused: a station syncs with a login of its own).
+        let store = try await LabStore.connect(lab.station)
         let report = try await StationSync(
             reader: try SessionLog.openReader(path: station.path, everything: true), store: store
         ).run()
@@ -302,7 +302,7 @@ import Testing
         let session = try client.startSession(
             SessionRequest(dog: "Bella", program: "research-5-station", step: "phase-3/1", trials: 1, unlabelled: true))
         try client.endSession(suggestions: nil)
-        let store = try await LabStore.connect(lab.owner)
+        let store = try await LabStore.connect(lab.station)
         _ = try await StationSync(reader: reader, store: store).run()
         await store.close()
         let bella = a.dogIds["Bella"]!
