@@ -1,67 +1,164 @@
 #!/usr/bin/env bash
 # CI entry of the emulated-hardware tier (for .ci/run, after the unit tests):
-# builds lineupctl against Debian's libgpiod 1.6.3 and against libgpiod 2.x (PyPI gpiod sdist,
-# .ci/libgpiod2.sh, second scratch path .build-v2), then runs hardware/vm/run.sh for each.
+# lineupctl and lineupd against Debian's libgpiod 1.6.3 (.build) and against libgpiod 2.x (PyPI
+# gpiod sdist, .ci/libgpiod2.sh, kept in .build-v2/debug), then hardware/vm/run.sh for each.
 # The v1 run's edges are watched by Debian's gpiomon (v1 uAPI), the v2 run's by edgewatch.c
 # built against libgpiod 2.x (v2 uAPI). A third run (run.sh --systemd) boots systemd as PID 1 and
 # installs the station's Debian package (packaging/deb/build.sh over the debug build, Debian's
 # libgpiod 1.6.3) and runs lineupd.service and lineup-web.service. A fourth (powercut.sh) cuts the
 # guest's power (SIGKILL of qemu) under a running v1 lineupd, POWERCUT_CUTS times (default 3).
+#
+#   hardware/vm/ci.sh            guests, prepare, then the four runs
+#   hardware/vm/ci.sh guests     the guests' Debian packages and the gpio-sim module (no Swift:
+#                                .ci/run has it done while it builds)
+#   hardware/vm/ci.sh prepare    the builds: both libgpiod builds, the package, edgewatch
+#                                (everything that takes SwiftPM's build lock)
+#   hardware/vm/ci.sh runs       the four runs only, from what those left: .ci/run starts them
+#                                while the browser tests run
+#
+# The runs go VM_LANES at a time (default 2): each guest is one emulated CPU, one host thread,
+# so two use this 2-core machine's two cores; they share nothing but read-only inputs (each run
+# has its own initramfs, chatter and output directory). Lane one: systemd, then power cut; lane
+# two: v1, then v2 (the longest run beside the two shortest).
 # Prints one JSON object per run (also in .build-vm/results.jsonl) and its wall time.
 # Exits non-zero on any mismatch; if qemu cannot run the guest it says so loudly and fails.
 set -uo pipefail
 cd "$(dirname "$0")/../.."
+mode=${1:-all}
+case "$mode" in all | guests | prepare | runs) ;; *) echo "hardware/vm/ci.sh: unknown mode $mode (all, guests, prepare or runs)" >&2; exit 64 ;; esac
 start=$SECONDS
 say() { printf '\n== vm: %s (%ss)\n' "$*" "$((SECONDS - start))"; }
 die() { printf '\n### EMULATED-HARDWARE TIER FAILED: %s\n' "$*" >&2; exit "${2:-1}"; }
 mkdir -p .build-vm
-results=.build-vm/results.jsonl
-: > "$results"
 
-say "lineupctl and lineupd with Debian's libgpiod 1.6.3"
-swift build --product lineupctl 2>&1 | tail -1 || die "swift build failed"
-swift build --product lineupd 2>&1 | tail -1 || die "swift build failed"
-say "lineupctl and lineupd with libgpiod 2.x"
-pc=$(.ci/libgpiod2.sh | tail -1) || die "libgpiod 2.x build failed"
-PKG_CONFIG_PATH="$pc" swift build --scratch-path .build-v2 --product lineupctl 2>&1 | tail -1 \
-    || die "swift build (v2) failed"
-PKG_CONFIG_PATH="$pc" swift build --scratch-path .build-v2 --product lineupd 2>&1 | tail -1 \
-    || die "swift build (v2) failed"
+# The libgpiod 2.x build's binaries are kept here, apart from .build's (see v2_build).
+v2bin=.build-v2/debug
 
-# The package of the debug build already built (the Swift runtime from this toolchain, which
-# the guest shares): a release build of the whole package costs more than 15 minutes on this
-# 2-core machine, so CI does not yet run the release package (docs/install.md's path).
-say "the station's Debian package (of the debug build)"
-deb=$(packaging/deb/build.sh --out .build-vm --bin-dir .build/debug --dynamic-swift-runtime | tail -1) \
-    || die "packaging/deb/build.sh failed"
-echo "$deb"
+# lineupd and lineupctl against libgpiod 2.x, in .build itself: only the targets whose flags
+# pkg-config's answer changes are compiled again (the shim, StationIO and what links them), not
+# every dependency as a scratch path of their own would. The binaries are copied to .build-v2/debug
+# and .build is built back against 1.6.3 at once, so no one ever finds a v2 binary in .build.
+v2_build() {
+    local pc=$1 p
+    mkdir -p "$v2bin"
+    for p in lineupd lineupctl; do
+        PKG_CONFIG_PATH="$pc" swift build --product "$p" 2>&1 | tail -1
+        [ "${PIPESTATUS[0]}" = 0 ] || return 1
+        cp .build/debug/"$p" "$v2bin/$p.new" && mv "$v2bin/$p.new" "$v2bin/$p" || return 1
+    done
+    for p in lineupd lineupctl; do
+        swift build --product "$p" 2>&1 | tail -1
+        [ "${PIPESTATUS[0]}" = 0 ] || return 1
+    done
+}
 
-say "edgewatch (hardware/vm/edgewatch.c) against libgpiod 2.x"
-v2lib=$(dirname "$pc")
-v2inc=$(dirname "$v2lib")/include
-gcc -O2 -Wall -Wextra -Werror -I"$v2inc" hardware/vm/edgewatch.c -L"$v2lib" -lgpiod_v2 \
-    -Wl,-rpath,"$v2lib" -o .build-vm/edgewatch-v2 || die "edgewatch build failed"
+prepare() {
+    say "lineupctl and lineupd with Debian's libgpiod 1.6.3"
+    swift build --product lineupctl 2>&1 | tail -1 || die "swift build failed"
+    swift build --product lineupd 2>&1 | tail -1 || die "swift build failed"
+    say "lineupctl and lineupd with libgpiod 2.x"
+    pc=$(.ci/libgpiod2.sh | tail -1) || die "libgpiod 2.x build failed"
+    v2_build "$pc" || die "swift build (v2) failed"
+    v2=$(LD_LIBRARY_PATH="$(dirname "$pc")" "$v2bin/lineupctl" version | head -1)
+    echo "$v2"
+    case "$v2" in *"(v2 API)"*) ;; *) die "the v2 build does not use libgpiod's v2 API: $v2" ;; esac
+    v1=$(.build/debug/lineupctl version | head -1)
+    case "$v1" in *"(v2 API)"*) die "the 1.6.3 build uses libgpiod's v2 API: $v1" ;; esac
+
+    # The package of the debug build already built (the Swift runtime from this toolchain, which
+    # the guest shares): a release build of the whole package costs more than 15 minutes on this
+    # 2-core machine, so CI does not yet run the release package (docs/install.md's path).
+    say "the station's Debian package (of the debug build)"
+    rm -f .build-vm/lineup_*.deb
+    packaging/deb/build.sh --out .build-vm --bin-dir .build/debug --dynamic-swift-runtime | tail -1 \
+        || die "packaging/deb/build.sh failed"
+
+    say "edgewatch (hardware/vm/edgewatch.c) against libgpiod 2.x"
+    v2lib=$(dirname "$pc")
+    v2inc=$(dirname "$v2lib")/include
+    gcc -O2 -Wall -Wextra -Werror -I"$v2inc" hardware/vm/edgewatch.c -L"$v2lib" -lgpiod_v2 \
+        -Wl,-rpath,"$v2lib" -o .build-vm/edgewatch-v2 || die "edgewatch build failed"
+
+}
+
+# The Debian packages and the gpio-sim module once, before runs that go at once would each want
+# them.
+guests() {
+    say "the guests' packages and the gpio-sim module"
+    (
+        log() { printf 'vm %s\n' "$*" >&2; }
+        loud_fail() { die "$*" 2; }
+        here=$PWD/hardware/vm
+        # shellcheck source=hardware/vm/lib.sh
+        . hardware/vm/lib.sh
+        install_missing qemu-system-x86 linux-image-amd64 linux-headers-amd64 linux-source-6.1 busybox-static \
+            gpiod gcc make kmod cpio e2fsprogs systemd udev passwd util-linux sqlite3 curl
+        kver=$(newest_kernel)
+        hardware/vm/build-module.sh "$kver" "$PWD/.build-vm/module-$kver" | tail -1
+    ) || die "the guests' packages or the gpio-sim module failed"
+}
 
 rc=0
-run() {  # run NAME SCRIPT ARGS...: the script prints its JSON object last
+run() { # run NAME SCRIPT ARGS...: the script prints its JSON object last; prints its summary
     local name=$1 script=$2; shift 2
-    say "run $name"
     local t=$SECONDS
-    "$script" "$@" > ".build-vm/run-$name.out"
+    "$script" "$@" > ".build-vm/run-$name.out" 2> ".build-vm/run-$name.err"
     local r=$?
-    local line
-    line=$(tail -1 ".build-vm/run-$name.out")
-    case "$line" in "{"*) echo "$line" >> "$results"; echo "$line" ;; esac
-    echo "run $name: exit $r in $((SECONDS - t)) s"
-    if [ "$r" = 2 ]; then rc=2; elif [ "$r" != 0 ] && [ "$rc" = 0 ]; then rc=1; fi
+    echo "$r" > ".build-vm/run-$name.rc"
+    echo "run $name: exit $r in $((SECONDS - t)) s (from $((t - start)) s to $((SECONDS - start)) s)" \
+        > ".build-vm/run-$name.time"
 }
-run v1 hardware/vm/run.sh --name v1 --expect-api v1 --lineupd .build/debug/lineupd
-run v2 hardware/vm/run.sh --name v2 --expect-api v2 --no-install --lineupctl .build-v2/debug/lineupctl \
-    --ld-library-path "$v2lib" --edgewatch .build-vm/edgewatch-v2 --lineupd .build-v2/debug/lineupd
-# The package under systemd 252, libgpiod 1.6.3 build only (README, "The systemd phase").
-run systemd hardware/vm/run.sh --name systemd --systemd --deb "$deb"
-# Power cuts under the v1 lineupd, the log on ext4 on a virtio disk (README, "Power cut").
-run powercut hardware/vm/powercut.sh --lineupd .build/debug/lineupd
+
+runs() {
+    pc=$(.ci/libgpiod2.sh | tail -1) || die "libgpiod 2.x build failed"
+    v2lib=$(dirname "$pc")
+    deb=$(ls .build-vm/lineup_*.deb 2>/dev/null | tail -1)
+    [ -n "$deb" ] || die "no package in .build-vm: run hardware/vm/ci.sh prepare first"
+    for f in .build/debug/lineupd .build/debug/lineupctl "$v2bin/lineupd" "$v2bin/lineupctl" .build-vm/edgewatch-v2; do
+        [ -x "$f" ] || die "$f is not built: run hardware/vm/ci.sh prepare first"
+    done
+    results=.build-vm/results.jsonl
+    : > "$results"
+    rm -f .build-vm/run-*.out .build-vm/run-*.err .build-vm/run-*.rc .build-vm/run-*.time
+    lanes=${VM_LANES:-2}
+    say "runs: systemd, power cut, v1, v2 ($lanes at a time)"
+    one() {
+        case "$1" in
+            # The package under systemd 252, libgpiod 1.6.3 build only (README, "The systemd phase").
+            systemd) run systemd hardware/vm/run.sh --name systemd --systemd --deb "$deb" ;;
+            # Power cuts under the v1 lineupd, the log on ext4 on a virtio disk (README, "Power cut").
+            powercut) run powercut hardware/vm/powercut.sh --lineupd .build/debug/lineupd ;;
+            v1) run v1 hardware/vm/run.sh --name v1 --expect-api v1 --lineupd .build/debug/lineupd ;;
+            v2) run v2 hardware/vm/run.sh --name v2 --expect-api v2 --no-install --lineupctl "$v2bin/lineupctl" \
+                --ld-library-path "$v2lib" --edgewatch .build-vm/edgewatch-v2 --lineupd "$v2bin/lineupd" ;;
+        esac
+    }
+    if [ "$lanes" -ge 2 ]; then
+        (one systemd; one powercut) &
+        local lane=$!
+        one v1; one v2
+        wait "$lane"
+    else
+        one systemd; one powercut; one v1; one v2
+    fi
+    local name r line
+    for name in systemd powercut v1 v2; do
+        say "run $name"
+        cat ".build-vm/run-$name.err"
+        line=$(tail -1 ".build-vm/run-$name.out")
+        case "$line" in "{"*) echo "$line" >> "$results"; echo "$line" ;; esac
+        cat ".build-vm/run-$name.time"
+        r=$(cat ".build-vm/run-$name.rc")
+        if [ "$r" = 2 ]; then rc=2; elif [ "$r" != 0 ] && [ "$rc" = 0 ]; then rc=1; fi
+    done
+}
+
+case "$mode" in
+    guests) guests; say "guests ready"; exit 0 ;;
+    prepare) prepare; say "prepared"; exit 0 ;;
+    all) guests; prepare ;;
+esac
+runs
 
 say "done"
 echo "emulated-hardware tier wall time: $((SECONDS - start)) s"

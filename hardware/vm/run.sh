@@ -82,8 +82,11 @@ kernel=/boot/vmlinuz-$kver
 # 3. gpio-sim out of tree (cached per kernel).
 ko=$("$here/build-module.sh" "$kver" "$cache/module-$kver" | tail -1)
 
+# The run's own files: ci.sh runs several at once, so none is shared with another run.
+work=$cache/run-$name
+mkdir -p "$work"
 # The dog's bouncing contact (chatter.c), exact where a shell under emulation is not.
-gcc -O2 -Wall -Wextra -Werror "$here/chatter.c" -o "$cache/chatter"
+gcc -O2 -Wall -Wextra -Werror "$here/chatter.c" -o "$work/chatter"
 
 # 4. The initramfs: static busybox, /init, the modules in load order.
 t0=$(date +%s.%N)
@@ -91,7 +94,7 @@ mods="configfs 9p 9pnet_virtio virtio_pci snd-dummy"
 # The systemd phase's root is an overlay: the host root (9p) under a tmpfs.
 [ -z "$systemd_mode" ] || mods="$mods overlay"
 # shellcheck disable=SC2086
-make_initramfs "$kver" "$cache/initramfs-$kver" "$cache/initramfs-$kver.cpio.gz" "$ko" $mods
+make_initramfs "$kver" "$work/initramfs-$kver" "$work/initramfs-$kver.cpio.gz" "$ko" $mods
 
 # 5. The run's output directory, shared read-write with the guest.
 out=$cache/runs/$name
@@ -103,7 +106,7 @@ LINEUPCTL='$lineupctl'
 LINEUPCTL_LD_LIBRARY_PATH='$ldpath'
 EXPECT_API='$expect_api'
 EDGEWATCH='$edgewatch'
-CHATTER='$cache/chatter'
+CHATTER='$work/chatter'
 LINEUPD='$lineupd'
 SIM_LABEL='pinctrl-bcm2711'
 SIM_LINES=28
@@ -112,7 +115,7 @@ P
 append="console=ttyS0 panic=-1 loglevel=4 rdinit=/init"
 if [ -n "$systemd_mode" ]; then
     cp "$deb" "$out/"
-    "$here/systemd-stage.sh" "$out/stage" "$out/$(basename "$deb")" "$cache/chatter"
+    "$here/systemd-stage.sh" "$out/stage" "$out/$(basename "$deb")" "$work/chatter"
     # systemd boots straight into the test target; its own status lines would only clutter
     # the console, which carries the result line.
     append="$append systemd.unit=lineup-vm-test.target systemd.show_status=error systemd.firstboot=no"
@@ -127,7 +130,7 @@ set +e
 timeout --kill-after=10 "$timeout_s" qemu-system-x86_64 \
     -machine pc -accel tcg -cpu max -m 2048 -smp 1 \
     -nographic -no-reboot -monitor none -nic none \
-    -kernel "$kernel" -initrd "$cache/initramfs-$kver.cpio.gz" \
+    -kernel "$kernel" -initrd "$work/initramfs-$kver.cpio.gz" \
     -append "$append" \
     -virtfs local,path=/,mount_tag=hostroot,security_model=none,readonly=on,multidevs=remap \
     -virtfs local,path="$out",mount_tag=out,security_model=none,multidevs=remap \
