@@ -31,6 +31,7 @@ import Testing
             ["session", "show", session], ["session", "show", session, "--json"], ["trials", "--session", session],
             ["events", "--session", session], ["stats", "--session", session], ["report", "--session", session],
             ["export", "--what", "trials", "--session", session], ["verify-blinding", session],
+            ["verify-scoring", session],
         ]
     }
 
@@ -38,7 +39,7 @@ import Testing
     /// add to the log through lineupd, copy it whole, or read programs, accounts, the board or the
     /// lab store).
     static let noReading: Set = [
-        "selftest", "version", "bench", "backup", "merge", "pull", "programs", "program", "status", "layout",
+        "selftest", "version", "backup", "merge", "pull", "programs", "program", "status", "layout",
         "ready", "guess", "watch", "simulate", "web", "lab", "trial", "help",
     ]
 

@@ -9,9 +9,9 @@ import TrainingEngine
 /// station edge before what it caused, the engine's records in order); the re-scorer, which
 /// shares no code with the engine, rescores them, and every trial must agree.
 @Suite struct EngineAgainstRescorerTests {
-    /// 60,000 in the normal run, under 20 s in the debug build on the loaded build machine
-    /// (docs/tests.md); `LINEUP_RESCORE_CASES` runs more or fewer, `LINEUP_RESCORE_SEED` another seed.
-    static let defaultCases = 60_000
+    /// The 100,000 in the normal run (about 24 s in the debug build on the loaded build
+    /// machine, docs/tests.md); `LINEUP_RESCORE_CASES` runs more or fewer, `LINEUP_RESCORE_SEED` another seed.
+    static let defaultCases = 100_000
 
     @Test func theEngineAndTheRescorerAgreeOnEveryGeneratedSession() {
         let environment = ProcessInfo.processInfo.environment
