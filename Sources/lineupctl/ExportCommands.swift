@@ -47,7 +47,9 @@ struct Export: ParsableCommand {
             }
             // The whole file: an export is the log taken away, and reads most of it anyway.
             let reader = try log.reader(checking: .quick)
-            try reader.export(what, format: format, filter: selection.filter(rows, reader), to: ByteSink())
+            let sink = ByteSink()
+            try reader.export(what, format: format, filter: selection.filter(rows, reader), to: sink)
+            endIfReaderLeft(sink)
         }
     }
 }

@@ -48,7 +48,7 @@ struct ReportCommand: ParsableCommand {
             if let output {
                 try writeAtomically(html, to: output)
             } else {
-                FileHandle.standardOutput.write(Data(html.utf8))
+                writeOut(Data(html.utf8))
             }
         }
     }
@@ -66,7 +66,7 @@ extension ReportCommand {
         if let output {
             try writeAtomically(html, to: output)
         } else {
-            FileHandle.standardOutput.write(Data(html.utf8))
+            writeOut(Data(html.utf8))
         }
     }
 }
@@ -140,7 +140,7 @@ struct BenchReport: ParsableCommand {
                     trials: best!.trials, seconds: best!.total, gatherSeconds: best!.gather,
                     renderSeconds: best!.render, bytes: best!.bytes, runs: max(1, runs), build: build))
             line.append(10)
-            FileHandle.standardOutput.write(line)
+            writeOut(line)
         }
     }
 }
