@@ -232,7 +232,7 @@ let package = Package(
             name: "SessionLogTests",
             dependencies: ["SessionLog", "TrainingEngine", "ProgramFiles", "LineupBench", "Report"],
             exclude: ["Fixtures"]),
-        .testTarget(name: "ReportTests", dependencies: ["Report", "TrainingEngine"]),
+        .testTarget(name: "ReportTests", dependencies: ["Report", "SessionLog", "TrainingEngine"]),
         .testTarget(
             name: "RescoringTests",
             dependencies: [

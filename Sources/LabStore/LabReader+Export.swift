@@ -77,7 +77,9 @@ enum LabExportQuery {
                 "search_ns": "t.search_ns", "seed": "t.seed", "started": "t.started_wall_ns",
                 "started_mono_ns": "t.started_mono_ns", "ended": "t.wall_ns", "ended_mono_ns": "t.mono_ns",
                 "corrects": "t.corrects", "reason": "t.reason", "station_name": "s.station",
-                "station_id": "s.station_id",
+                "station_id": "s.station_id", "dog_id": "s.dog_id",
+                "program": "SELECT p.name FROM store.program p WHERE p.id = s.program_id",
+                "handler": "SELECT h.code FROM store.handler h WHERE h.id = s.handler_id",
             ]
             for station in stride(from: 1, through: stations, by: 1) {
                 columns["station_\(station)_sample"] = """

@@ -121,6 +121,7 @@ extension ReportHTML {
             pointData: attributes, bandNote: "Wilson 95 %", groups: points.map(\.group), groupNames: dog.groups)
         // The criterion over each run of points of one line: each level it asks for, one line a level.
         var notes = Set<String>()
+        var verdicts: [(session: ReportSession, verdicts: [CriterionVerdict])] = []
         var start = 0
         while start < points.count {
             let session = data.sessions[points[start].sessions[0]]
@@ -131,12 +132,16 @@ extension ReportHTML {
                 end += 1
             }
             if let criterion = session.criterion {
+                // Each criterion's label carries its verdict on the step's trials at the end of
+                // the run (the engine's, once met, met): never "met" by its wording alone.
+                let last = data.sessions[points[end].sessions[points[end].sessions.count - 1]]
+                verdicts.append((session, last.criterionVerdicts))
                 var byLevel: [(level: Double, labels: [String])] = []
-                for (level, label) in levels(criterion) {
+                for ((level, label), verdict) in zip(levels(criterion), last.criterionVerdicts) {
                     if let k = byLevel.firstIndex(where: { $0.level == level }) {
-                        byLevel[k].labels.append(label)
+                        byLevel[k].labels.append("\(label): \(verdict.met ? "met" : "not met")")
                     } else {
-                        byLevel.append((level, [label]))
+                        byLevel.append((level, ["\(label): \(verdict.met ? "met" : "not met")"]))
                     }
                 }
                 for (level, labels) in byLevel {
@@ -199,6 +204,14 @@ extension ReportHTML {
             if !notes.isEmpty {
                 html += " Some sessions have none: \(escape(notes.sorted().joined(separator: "; ")))."
             }
+            // Each verdict in words, with the counts it was judged on (over every scored trial of
+            // the dog on the step in its own mode, before the report's window too).
+            for (session, list) in verdicts where !list.isEmpty {
+                let step = [session.phase, session.step].compactMap { $0 }.joined(separator: "/")
+                html +=
+                    " \(escape(step)) at the end of its run: "
+                    + list.map { escape("\($0.criterion): \($0.words)") }.joined(separator: "; ") + "."
+            }
         }
         if !dog.milestones.isEmpty {
             html +=
@@ -224,7 +237,7 @@ extension ReportHTML {
     static func levels(_ criterion: GraduationCriterion) -> [(Double, String)] {
         switch criterion {
         case .consecutiveCorrect(let n): return [(1, "\(n) in a row")]
-        case .correctWithin(let c, let m): return [(1, "\(c) correct in ≥ \(m) trials: met")]
+        case .correctWithin(let c, let m): return [(1, "\(c) correct in ≥ \(m) trials")]
         case .accuracyWindow(let a, let w): return [(a, "\(Int((a * 100).rounded())) % of last \(w)")]
         case .anyOf(let list): return list.flatMap(levels)
         }

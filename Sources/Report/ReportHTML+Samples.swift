@@ -10,17 +10,19 @@ extension ReportHTML {
             <section id="samples" class="samples"><h2>Samples</h2>
             <p>Each sample over every dog and session in this report. Uses: trials it stood in. Target samples: hit \
             rate (indicated / presented); control and distractor samples: false-alert rate (indicated / examined, \
-            that is 1 − specificity). <strong>Flagged</strong> (the project's rule): at least \
-            \(SampleFlag.minimumPresentations) counted presentations, the lower end of its 95 % Wilson \
-            interval above the pooled rate of every other sample of its kind (targets with targets; controls \
-            with controls and distractors), and odds of indication at least \
+            that is 1 − specificity). <strong>Flagged</strong> (the project's rule, docs/figures.md, "A flagged \
+            sample"): at least \(SampleFlag.minimumPresentations) counted presentations and \
+            \(SampleFlag.minimumIndications) of them indicated, Fisher's exact test (one-sided) of its count \
+            against the pooled count of every other sample of its kind (targets with targets; controls with \
+            controls and distractors) below \(SampleFlag.level), and odds of indication at least \
             \(Int(SampleFlag.oddsRatio)) times theirs. A flagged control is one the dogs find: contaminated or \
             confounded.</p>
             """
         guard !data.samples.isEmpty else { return html + "<p class=\"empty\">No samples with ids.</p></section>" }
         html += """
             <table class="samples"><thead><tr><th>sample</th><th>kind</th><th>uses</th><th>rate</th>\
-            <th>95 % interval</th><th>others</th><th class="bar">0 – 100 %</th><th>flag</th></tr></thead><tbody>
+            <th>95 % interval</th><th>others</th><th>Fisher p</th><th class="bar">0 – 100 %</th><th>flag</th></tr>\
+            </thead><tbody>
             """
         for sample in data.samples {
             var a = DataAttributes()
@@ -31,6 +33,11 @@ extension ReportHTML {
                 addProportion(&a, "rate", r)
             }
             a.add("rest-rate", sample.restRate)
+            if let flag = sample.flag {
+                a.add("rest-successes", flag.others.successes)
+                a.add("rest-trials", flag.others.trials)
+                a.add("flag-p", flag.p)
+            }
             a.add("flagged", sample.flagged ? "true" : "false")
             let what = sample.kind == .target ? "hit" : (sample.kind == .blank ? "" : "false alert")
             html += "<tr class=\"sample\(sample.flagged ? " flagged" : "")\"\(a.text)>"
@@ -39,10 +46,12 @@ extension ReportHTML {
             if let r = sample.rate, let v = r.value, let lo = r.lower, let hi = r.upper {
                 html += "<td>\(String(format: "%.1f", v * 100)) % \(what) (\(r.successes)/\(r.trials))</td>"
                 html += "<td>\(String(format: "%.1f–%.1f", lo * 100, hi * 100))</td>"
-                html += "<td>\(sample.restRate.map { String(format: "%.1f %%", $0 * 100) } ?? "–")</td>"
+                html +=
+                    "<td>\(sample.flag.flatMap { f in f.others.value.map { String(format: "%.1f %% (%d/%d)", $0 * 100, f.others.successes, f.others.trials) } } ?? "–")</td>"
+                html += "<td>\(pValue(sample.flag?.p))</td>"
                 html += "<td class=\"bar\">\(sampleBar(v, lo, hi, sample.restRate, flagged: sample.flagged))</td>"
             } else {
-                html += "<td>–</td><td>–</td><td>–</td><td class=\"bar\"></td>"
+                html += "<td>–</td><td>–</td><td>–</td><td>–</td><td class=\"bar\"></td>"
             }
             html += "<td>\(sample.flagged ? "⚑ flagged" : "")</td></tr>"
         }

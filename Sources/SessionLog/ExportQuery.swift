@@ -122,6 +122,10 @@ public struct ExportQuery {
                 col("ended_mono_ns", "t.mono_ns", .integer), col("corrects", "t.corrects"),
                 col("reason", "t.reason"), col("station_name", "s.station"),
                 col("station_id", "coalesce(s.station_id, (SELECT id FROM log_identity))"),
+                // Who and what the trial belongs to, so a trial needs no join with the
+                // sessions export (added after the columns readers already index).
+                col("dog_id", "s.dog_id"), col("program", "(SELECT p.name FROM program p WHERE p.id = s.program_id)"),
+                col("handler", "(SELECT h.code FROM handler h WHERE h.id = s.handler_id)"),
             ]
             for station in stride(from: 1, through: stations, by: 1) {
                 columns.append(

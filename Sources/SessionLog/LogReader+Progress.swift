@@ -98,6 +98,7 @@ extension LogReader {
         }
         var passedSteps: [String: Set<String>] = [:]
         var passedOn: [String: String] = [:]
+        var passedBy: [String: String] = [:]
         for row in try Row.fetchAll(
             db,
             // A milestone's program is its session's; one logged without a session has none.
@@ -115,6 +116,7 @@ extension LogReader {
                 passedSteps[phase, default: []].insert(step)
                 if passedOn["\(phase)/\(step)"] == nil {
                     passedOn["\(phase)/\(step)"] = iso.string(wallNs: row["wall_ns"])
+                    passedBy["\(phase)/\(step)"] = row["criterion"]
                 }
             } else if phases[phase]?.graduated == nil {
                 phases[phase]?.graduated = iso.string(wallNs: row["wall_ns"])
@@ -137,16 +139,20 @@ extension LogReader {
             if let progress, let definition = program?.phases.first(where: { $0.id == phase }) {
                 entry.steps = definition.steps.map { step in
                     let record = progress.steps["\(phase)/\(step.id)"]
+                    let verdict = progress.verdict(phase: definition, step: step)
                     return StepProgress(
                         step: step.id, title: step.title, mode: step.mode,
                         percent: Int((progress.stepProgress(phase: definition, step: step) * 100).rounded(.down)),
-                        passed: passedOn["\(phase)/\(step.id)"],
-                        rule: step.completionRule, trials: record?.tracker.results.count ?? 0,
+                        passed: passedOn["\(phase)/\(step.id)"], passedCriterion: passedBy["\(phase)/\(step.id)"],
+                        rule: verdict.rule, verdict: verdict.verdict, trials: record?.tracker.results.count ?? 0,
                         otherModeTrials: otherMode["\(phase)/\(step.id)"] ?? 0,
-                        exercises: step.exercises.map {
-                            ExerciseProgress(
-                                exercise: $0.id, title: $0.title, done: record?.exerciseRounds[$0.id] ?? 0,
-                                required: step.criterion == nil ? step.rounds(for: $0) : nil)
+                        exercises: step.exercises.map { exercise in
+                            let tracker = record?.exerciseTrackers[exercise.id]
+                            let required = step.criterion == nil ? step.rounds(for: exercise) : nil
+                            return ExerciseProgress(
+                                exercise: exercise.id, title: exercise.title, done: tracker?.results.count ?? 0,
+                                required: required,
+                                inARow: required.map { _ in verdict.inARow[exercise.id] ?? 0 })
                         })
                 }
                 entry.stepsPassed = definition.steps.filter { progress.passed(phase: definition, step: $0) }.count

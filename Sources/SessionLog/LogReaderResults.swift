@@ -216,8 +216,13 @@ public struct StepProgress: Sendable, Hashable, Codable {
     public var percent: Int
     /// When its milestone was logged, if it has one.
     public var passed: String?
-    /// The criterion, or the exercises' rounds, in words.
+    /// The criterion its milestone was logged with (and the counts that met it), if it has one.
+    public var passedCriterion: String? = nil
+    /// The criterion, or the exercises' rule, in words.
     public var rule: String
+    /// The criterion's (or the exercise rule's) verdict on the step's trials now, with the
+    /// counts it was judged on: what "passed" and "not yet" rest on.
+    public var verdict: CriterionVerdict
     /// Scored trials and rounds on the step (in the step's own mode: what its criterion counts).
     public var trials: Int
     /// Scored trials the dog ran on the step in another mode: in the log, not counted toward it.
@@ -225,10 +230,16 @@ public struct StepProgress: Sendable, Hashable, Codable {
     public var exercises: [ExerciseProgress]
 }
 
-/// Finished rounds (or trials) of one exercise, and how many a step without criterion needs.
+/// Finished rounds (or trials) of one exercise, and how many correct in a row a step without
+/// criterion needs.
 public struct ExerciseProgress: Sendable, Hashable, Codable {
     public var exercise: String
     public var title: String
+    /// Rounds (trials) done, every one, whatever the exercise's repeats: two sessions of four
+    /// rounds are eight.
     public var done: Int
+    /// Correct rounds in a row needed (a step without criterion).
     public var required: Int?
+    /// Correct rounds in a row at the end (a step without criterion; `required` once reached).
+    public var inARow: Int? = nil
 }

@@ -6,7 +6,7 @@ import TrainingEngine
 // and trainer-led rounds on the program (all its sessions of that program run in each step's
 // own mode, in order, after corrections) are read into `ProgramProgress`, the one definition
 // of progress. The first time the session's step is passed (its criterion met, or without one
-// every exercise done as often as required) a milestone is written, and once every step of
+// every exercise done correctly as often as required, in a row) a milestone is written, and once every step of
 // the phase has one, the phase's own. `lineupctl progress` reads the same way.
 
 extension ProgramProgress {
@@ -91,12 +91,11 @@ extension SessionLog {
                         arguments: [dogId.logText, program.name, phase]))
                 guard !passed.contains(step) else { return }
                 let progress = try ProgramProgress.read(db, dogId: dogId.logText, program: program)
-                guard progress.passed(phase: phaseDef, step: stepDef) else { return }
-                let rule =
-                    stepDef.criterion.map { criterion in
-                        let after = progress.steps["\(phase)/\(step)"]?.tracker.graduatedAfter
-                        return "\(criterion)\(after.map { " (met after \($0) scored trials)" } ?? "")"
-                    } ?? stepDef.completionRule
+                // The step's own verdict on the trials: the milestone names its criterion and the
+                // counts that met it (never a passed step its trials do not meet).
+                let verdict = progress.verdict(phase: phaseDef, step: stepDef)
+                guard verdict.verdict.met else { return }
+                let rule = "\(verdict.rule): \(verdict.verdict.evidence)"
                 let stepMilestone = MilestoneRecord(
                     dogId: dogId, sessionId: sessionId, phase: phase, step: step, criterion: rule)
                 try stepMilestone.append(to: db)

@@ -200,17 +200,19 @@ public struct ReportAssembly {
     ) {
         precondition(!trialsClosed, "a trial after the report's notes, clicks or faults")
         familiarNovel.add(trial, dogId: dogId, dog: dog, inScope: inScope)
+        // The criterion counts the dog's trials on the step from the first, as progress does,
+        // whatever the report's time window: those before it too.
+        if let i = index[sessionId], sessions[i].criterion != nil, trial.outcome != .aborted {
+            let s = sessions[i]
+            stepResults["\(s.dogId)/\(s.program ?? "")/\(s.phase ?? "")/\(s.step ?? "")", default: []].append(
+                (i, trial.outcome.isCorrect))
+        }
         guard inScope else { return }
         confound.add(trial, dogId: dogId, dog: dog)
         guard let i = index[sessionId] else { return }
         trials += 1
         inWindow.insert(i)
         sessions[i].tally.add(trial)
-        if sessions[i].criterion != nil, trial.outcome != .aborted {
-            let s = sessions[i]
-            stepResults["\(s.dogId)/\(s.program ?? "")/\(s.phase ?? "")/\(s.step ?? "")", default: []].append(
-                (i, trial.outcome.isCorrect))
-        }
         let d = sessionDog[i]
         let target = trial.stations.first { $0.kind == .target }?.station ?? 0
         while positionTallies[d].count <= target { positionTallies[d].append([]) }
@@ -242,15 +244,18 @@ public struct ReportAssembly {
             let count = criterion.countCriterion
             var recent: [Bool] = []
             var all: [Bool] = []
+            var trackers = criterion.each.map { GraduationTracker(criterion: $0) }
             for (k, result) in ordered.enumerated() {
                 recent.append(result.correct)
                 all.append(result.correct)
+                for t in trackers.indices { trackers[t].record(correct: result.correct) }
                 if recent.count > window { recent.removeFirst() }
                 // Each session's figures as they stood after its last trial.
                 guard k == ordered.count - 1 || ordered[k + 1].session != result.session else { continue }
                 let i = result.session
                 sessions[i].rollingWindow = window
                 sessions[i].rollingAccuracy = Double(recent.filter { $0 }.count) / Double(recent.count)
+                sessions[i].criterionVerdicts = trackers.compactMap(\.verdict)
                 if let count {
                     sessions[i].countCorrect = all.filter { $0 }.count
                     sessions[i].countTrials = all.count
@@ -411,11 +416,12 @@ extension LogReader {
         return fault.fields.first ?? "fault"
     }
 
-    /// Samples with their rates and the pooled rate of the rest of their kind.
+    /// Samples with their rates, and each judged against the rest of its kind (`SampleFlag`).
     static func reportSamples(_ tallies: [String: (kind: SampleKind, tally: Tally)], labels: [String: String])
         -> [ReportSample]
     {
-        var samples = tallies.map { id, entry -> ReportSample in
+        let flags = SampleFlag.judge(tallies.map { ($0.key, $0.value.kind, $0.value.tally.figures) })
+        let samples = tallies.map { id, entry -> ReportSample in
             let f = entry.tally.figures
             let rate: Proportion? =
                 switch entry.kind {
@@ -424,22 +430,9 @@ extension LogReader {
                 case .blank: nil
                 }
             return ReportSample(
-                id: id, label: labels[id] ?? id, kind: entry.kind, tally: entry.tally, rate: rate, restRate: nil)
+                id: id, label: labels[id] ?? id, kind: entry.kind, tally: entry.tally, rate: rate, flag: flags[id])
         }
-        // Targets are compared with targets; controls and distractors with each other.
         func family(_ kind: SampleKind) -> Int { kind == .target ? 0 : (kind == .blank ? 2 : 1) }
-        var sums: [Int: (successes: Int, trials: Int)] = [:]
-        for s in samples {
-            guard let r = s.rate else { continue }
-            sums[family(s.kind), default: (0, 0)].successes += r.successes
-            sums[family(s.kind), default: (0, 0)].trials += r.trials
-        }
-        for i in samples.indices {
-            guard let r = samples[i].rate, let total = sums[family(samples[i].kind)] else { continue }
-            let restTrials = total.trials - r.trials
-            guard restTrials > 0 else { continue }
-            samples[i].restRate = Double(total.successes - r.successes) / Double(restTrials)
-        }
         // The id last: two stations' samples may share a label in the lab store.
         return samples.sorted { (family($0.kind), $0.label, $0.id) < (family($1.kind), $1.label, $1.id) }
     }

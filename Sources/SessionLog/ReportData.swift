@@ -71,6 +71,10 @@ public struct ReportSession: Sendable {
     public var countCorrect: Int? = nil
     public var countTrials: Int? = nil
     public var countProgress: Double? = nil
+    /// The verdict of each of the step's criteria (one, or each of a list, in its order) on the
+    /// dog's scored trials on the step up to the session's end (`GraduationTracker.verdict`:
+    /// once met, met): what the report says is met or not.
+    public var criterionVerdicts: [CriterionVerdict] = []
 
     /// What the learning curve draws as one line: the program, the step and the mode.
     public var curveGroup: String {
@@ -162,11 +166,21 @@ public struct ReportSample: Sendable {
     /// (false alerts / examined); nil for a blank.
     public var rate: Proportion?
     /// The pooled rate of the other samples of its kind (targets; controls and distractors).
-    /// Whether that makes the sample stand out is the report's rule (Report's `SampleFlag`).
-    public var restRate: Double?
+    public var restRate: Double? { flag.flatMap(\.others.value) }
+    /// `SampleFlag`'s verdict: the sample against the others of its kind; nil for a blank or
+    /// a sample with no other of its kind.
+    public var flag: SampleFlag.Verdict?
+    /// Whether `SampleFlag` flags it.
+    public var flagged: Bool { flag?.flagged ?? false }
 }
 
 extension GraduationCriterion {
+    /// The criteria a list holds, each on its own (a single criterion: itself).
+    public var each: [GraduationCriterion] {
+        if case .anyOf(let list) = self { return list.flatMap(\.each) }
+        return [self]
+    }
+
     /// The count criterion ("c correct within at least m trials") this criterion holds, if any:
     /// the report draws its progress, not an accuracy.
     public var countCriterion: GraduationCriterion? {

@@ -25,12 +25,15 @@ public struct StatsRow: Sendable, Hashable, Codable {
     /// Sessions (ids) with scored trials logged before the log kept what each station saw:
     /// their trials count in `results`, never in a station-level figure.
     public var sessionsWithoutStationData: [String]
+    /// By sample: `SampleFlag`'s verdict on it against the others of its kind (nil for a
+    /// blank, or a sample alone of its kind).
+    public var sampleFlag: SampleFlag.Verdict? = nil
 
     public var results: OutcomeCounts { figures.results }
     public var sensitivity: Proportion { figures.sensitivity }
     public var specificity: Proportion { figures.specificity }
 
-    private enum Keys: String, CodingKey { case group, groupId, started, kind, sessionsWithoutStationData }
+    private enum Keys: String, CodingKey { case group, groupId, started, kind, sessionsWithoutStationData, sampleFlag }
 
     public init(
         group: String, groupId: String, started: String? = nil, kind: SampleKind? = nil, figures: Figures,
@@ -51,6 +54,7 @@ public struct StatsRow: Sendable, Hashable, Codable {
         started = try c.decodeIfPresent(String.self, forKey: .started)
         kind = try c.decodeIfPresent(SampleKind.self, forKey: .kind)
         sessionsWithoutStationData = try c.decode([String].self, forKey: .sessionsWithoutStationData)
+        sampleFlag = try c.decodeIfPresent(SampleFlag.Verdict.self, forKey: .sampleFlag)
         figures = try Figures(from: decoder)
     }
 
@@ -61,6 +65,7 @@ public struct StatsRow: Sendable, Hashable, Codable {
         try c.encodeIfPresent(started, forKey: .started)
         try c.encodeIfPresent(kind, forKey: .kind)
         try c.encode(sessionsWithoutStationData, forKey: .sessionsWithoutStationData)
+        try c.encodeIfPresent(sampleFlag, forKey: .sampleFlag)
         try figures.encode(to: encoder)
     }
 }
@@ -125,12 +130,16 @@ public struct StatsGrouper {
     /// The rows, in `stats`' order.
     public func rows() -> [StatsRow] {
         var iso = ISOTimeFormatter()
-        let rows = groups.map { key, g in
+        var rows = groups.map { key, g in
             StatsRow(
                 group: g.name, groupId: key,
                 started: grouping == .session ? iso.string(wallNs: g.started) : nil, kind: g.kind,
                 figures: g.tally.figures,
                 sessionsWithoutStationData: g.sessionsWithoutStationData.sorted())
+        }
+        if grouping == .sample {
+            let flags = SampleFlag.judge(rows.compactMap { r in r.kind.map { (r.groupId, $0, r.figures) } })
+            for i in rows.indices { rows[i].sampleFlag = flags[rows[i].groupId] }
         }
         return rows.sorted { a, b in
             switch grouping {

@@ -82,7 +82,7 @@ extension Assets {
           }
           b.append(el('h2', 'Progress'));
           b.append(table(['Program', 'Phase', 'Progress', 'Steps', 'Sessions', 'Trials', 'Last 20', 'Graduated'],
-            page.progress.map((p) => [p.program || '–', p.phase, pct(p.progressPercent), p.stepsPassed + '/' + (p.phaseSteps || '?'), p.sessions, p.trials, pct(p.recentCorrectPercent), p.graduated || 'not yet'])));
+            page.progress.map((p) => [p.program || '–', p.phase, pct(p.progressPercent), p.stepsPassed + '/' + (p.phaseSteps || '?'), p.sessions, p.trials, pct(p.recentCorrectPercent), p.graduated ? p.graduated + (p.criterion ? ' (' + p.criterion + ')' : '') : 'not yet'])));
           b.append(el('h2', 'Sessions'));
           b.append(table(['Started', 'Step', 'Mode', 'Trials', 'Hit', 'Miss', 'FA', 'CR', 'End'],
             page.sessions.map((s) => [s.started, (s.phase || '') + (s.step ? '/' + s.step : ''), s.mode, s.results.trials, s.results.hits, s.results.misses, s.results.falseAlerts, s.results.correctRejections, s.endedHow || 'running'])));
@@ -379,21 +379,23 @@ extension Assets {
           const heads = [by.charAt(0).toUpperCase() + by.slice(1)];
           if (by === 'session') heads.push('Started');
           if (by === 'sample') heads.push('Kind');
-          heads.push('Trials');
-          heads.push(...(stations ? ['Aborted', 'Target hit', 'Target missed', 'Control FA', 'Control passed', 'Control not examined', 'Blank indicated', 'Blank passed'] : ['Hit', 'Miss', 'FA', 'CR', 'Aborted']));
-          heads.push('Sensitivity', 'Specificity', 'PPV', 'FA/trial', "d′", 'c', 'Latency (IQR)');
+          // Each rate beside the counts it is computed from (docs/figures.md).
+          heads.push('Trials', 'Aborted');
+          if (!stations) heads.push('Hit trials', 'Miss trials', 'FA trials', 'CR trials', 'Correct');
+          heads.push('Target hit', 'Target missed', 'Sensitivity', 'Control FA', 'Control passed', 'Control not examined', 'Specificity', 'Blank indicated', 'Blank passed', 'PPV', 'FA/trial', "d′", 'c', 'Latency (IQR)');
+          if (by === 'sample') heads.push('Flag');
           b.append(table(heads, rows.map((r) => {
             const row = [by === 'session' ? link(r.group, () => session(r.groupId)) : r.group];
             if (by === 'session') row.push(r.started || '-');
             if (by === 'sample') row.push(r.kind || '-');
-            row.push(r.results.trials);
-            if (stations) {
-              const p = r.presentations; const k = r.kind;
-              const cells = (xs, applies) => xs.map((x) => applies ? x : '-');
-              const control = !k || k === 'control' || k === 'distractor';
-              row.push(r.results.aborted, ...cells([p.hits, p.misses], !k || k === 'target'), ...cells([p.falseAlerts, p.correctRejections, p.notExamined], control), ...cells([p.blankIndicated, p.blankPassed], !k || k === 'blank'));
-            } else row.push(r.results.hits, r.results.misses, r.results.falseAlerts, r.results.correctRejections, r.results.aborted);
-            row.push(wilson(r.sensitivity), wilson(r.specificity), wilson(r.positivePredictiveValue), number(r.falseAlertsPerTrial, 3), number(r.dPrime, 2), number(r.criterion, 2), spread(r.latency));
+            row.push(r.results.trials, r.results.aborted);
+            if (!stations) row.push(r.results.hits, r.results.misses, r.results.falseAlerts, r.results.correctRejections, wilson(r.trialAccuracy));
+            const p = r.presentations; const k = r.kind;
+            const cells = (xs, applies) => xs.map((x) => applies ? x : '-');
+            const control = !k || k === 'control' || k === 'distractor';
+            row.push(...cells([p.hits, p.misses], !k || k === 'target'), wilson(r.sensitivity), ...cells([p.falseAlerts, p.correctRejections, p.notExamined], control), wilson(r.specificity), ...cells([p.blankIndicated, p.blankPassed], !k || k === 'blank'));
+            row.push(wilson(r.positivePredictiveValue), number(r.falseAlertsPerTrial, 3), number(r.dPrime, 2), number(r.criterion, 2), spread(r.latency));
+            if (by === 'sample') row.push(r.sampleFlag && r.sampleFlag.flagged ? '⚑ flagged (p = ' + r.sampleFlag.p.toPrecision(2) + ')' : '');
             return row;
           })));
           b.append(el('p', 'Proportions with their 95 % Wilson intervals and counts; latency is the median from the start cue to the first indication (interquartile range). docs/figures.md defines each.', 'hint'));

@@ -211,6 +211,28 @@ public struct Exercise: Sendable, Hashable, Identifiable {
     }
 }
 
+/// A criterion's verdict on a run of trials (`GraduationCriterion.verdict`): what every surface
+/// that says "met", "passed" or "not yet" says, with the criterion named and the counts behind it.
+public struct CriterionVerdict: Sendable, Hashable, Codable {
+    /// The criterion in words (`90 % of the last 20 trials correct`).
+    public var criterion: String
+    public var met: Bool
+    /// The criterion (of a list, the first) that is met; nil when none is.
+    public var metBy: String?
+    /// The counts it was judged on, in words (`14 of the last 20 correct`).
+    public var evidence: String
+
+    public init(criterion: String, met: Bool, metBy: String?, evidence: String) {
+        self.criterion = criterion
+        self.met = met
+        self.metBy = metBy
+        self.evidence = evidence
+    }
+
+    /// `met (…)` or `not met (…)`: the verdict with its counts.
+    public var words: String { "\(met ? "met" : "not met") (\(evidence))" }
+}
+
 /// When a step is learnt. Evaluated after each trial on the step's trials in order.
 public indirect enum GraduationCriterion: Sendable, Hashable, CustomStringConvertible {
     /// The last `n` trials all correct (McCulloch 2006: 30).
@@ -225,6 +247,52 @@ public indirect enum GraduationCriterion: Sendable, Hashable, CustomStringConver
     /// Whether the criterion is met by these results (true = correct), oldest first.
     public func isMet<C: BidirectionalCollection<Bool>>(by results: C) -> Bool {
         progress(results) >= 1
+    }
+
+    /// The criterion's verdict on these results (true = correct), oldest first: met or not,
+    /// which one of a list is met, and the counts it was judged on, in words. The one place a
+    /// claim of "met" is decided: progress, milestones, the report and the page say what this says.
+    public func verdict<C: BidirectionalCollection<Bool>>(_ results: C) -> CriterionVerdict {
+        verdict(results, correct: results.lazy.filter { $0 }.count, run: results.reversed().prefix { $0 }.count)
+    }
+
+    /// `verdict(_:)` given the results' correct count and their last run of correct ones, which a
+    /// tracker keeps as it goes (so a long history is not counted again after every trial).
+    func verdict<C: BidirectionalCollection<Bool>>(_ results: C, correct: Int, run: Int) -> CriterionVerdict {
+        let met = isMet(results, correct: correct, run: run)
+        if case .anyOf(let list) = self {
+            let each = list.map { $0.verdict(results, correct: correct, run: run) }
+            return CriterionVerdict(
+                criterion: description, met: met, metBy: each.first(where: \.met)?.criterion,
+                evidence: each.map { "\($0.criterion): \($0.evidence)" }.joined(separator: "; "))
+        }
+        let evidence: String
+        switch self {
+        case .consecutiveCorrect:
+            evidence = "the last \(run) correct in a row, of \(results.count) scored"
+        case .correctWithin:
+            evidence = "\(correct) correct of \(results.count) scored"
+        case .accuracyWindow(_, let window):
+            let last = results.suffix(window)
+            let right = last.lazy.filter { $0 }.count
+            evidence =
+                last.count < window
+                ? "\(right) correct of \(last.count) scored (the window of \(window) not yet full)"
+                : "\(right) of the last \(window) correct"
+        case .anyOf: evidence = ""
+        }
+        return CriterionVerdict(criterion: description, met: met, metBy: met ? description : nil, evidence: evidence)
+    }
+
+    /// `isMet(by:)`, from the counts a tracker keeps: the same answer (`GraduationTests` in
+    /// TrainingEngineTests checks it on every prefix of random runs).
+    func isMet<C: BidirectionalCollection<Bool>>(_ results: C, correct: Int, run: Int) -> Bool {
+        switch self {
+        case .consecutiveCorrect(let n): return run >= n
+        case .correctWithin(let c, let m): return correct >= c && results.count >= m
+        case .accuracyWindow: return isMet(by: results)
+        case .anyOf(let list): return list.contains { $0.isMet(results, correct: correct, run: run) }
+        }
     }
 
     /// How far along the criterion the dog is, 0...1 (1 = met).

@@ -43,15 +43,40 @@ public struct GraduationTracker: Sendable, Hashable {
         return record(correct: outcome.isCorrect)
     }
 
+    /// Correct results so far, and the run of correct ones at the end: kept as results come,
+    /// so that judging after every trial costs no recount of the whole history.
+    private var correctCount = 0
+    private var run = 0
+
     @discardableResult
     public mutating func record(correct: Bool) -> Bool {
         results.append(correct)
-        guard graduatedAfter == nil, let criterion, criterion.isMet(by: results) else { return false }
+        if correct {
+            correctCount += 1
+            run += 1
+        } else {
+            run = 0
+        }
+        guard graduatedAfter == nil, let criterion, criterion.isMet(results, correct: correctCount, run: run)
+        else { return false }
         graduatedAfter = results.count
         return true
     }
 
     public var graduated: Bool { graduatedAfter != nil }
+
+    /// The criterion's verdict on the results so far; once met it stays met (as the milestone
+    /// does), saying after how many scored trials. Nil without a criterion.
+    public var verdict: CriterionVerdict? {
+        guard let criterion else { return nil }
+        var v = criterion.verdict(results, correct: correctCount, run: run)
+        if let after = graduatedAfter {
+            v.met = true
+            if v.metBy == nil { v.metBy = criterion.description }
+            v.evidence = "met after \(after) scored trials; now \(v.evidence)"
+        }
+        return v
+    }
 
     /// How far along, 0...1; a step without criterion is judged by exercises (see `PhaseProgress`).
     public var progress: Double {
@@ -65,16 +90,21 @@ public struct GraduationTracker: Sendable, Hashable {
 ///
 /// - A step with a criterion: the criterion's progress over the step's scored trials, 1 once met.
 /// - A step without one (the study: "once the exercises have been completed, the training
-///   will proceed to the next step"): the share of its exercises' required rounds done, where
-///   each exercise must be done as often as `Step.rounds(for:)` says (the project's reading).
+///   will proceed to the next step", with no measure of success for its early steps): each
+///   exercise done correctly as often as `Step.rounds(for:)` says, in a row (the project's
+///   reading: `Step.exerciseCriterion`).
 /// - A phase: the mean of its steps; 1 once every step is passed.
 public struct ProgramProgress: Sendable, Hashable {
     public struct StepRecord: Sendable, Hashable {
         public var tracker: GraduationTracker
-        /// Finished (not aborted) rounds or trials per exercise id.
-        public var exerciseRounds: [String: Int] = [:]
+        /// Each exercise's rounds (or trials) in order, against the step's exercise rule, by
+        /// exercise id (steps without a criterion).
+        public var exerciseTrackers: [String: GraduationTracker] = [:]
         /// Passed by a milestone in the log (which may predate this program's criterion).
         public var passedByMilestone = false
+
+        /// Finished (not aborted) rounds or trials per exercise id.
+        public var exerciseRounds: [String: Int] { exerciseTrackers.mapValues(\.results.count) }
     }
 
     public let program: Program
@@ -85,7 +115,12 @@ public struct ProgramProgress: Sendable, Hashable {
         self.program = program
         for phase in program.phases {
             for step in phase.steps {
-                steps[Self.key(phase.id, step.id)] = StepRecord(tracker: GraduationTracker(criterion: step.criterion))
+                var record = StepRecord(tracker: GraduationTracker(criterion: step.criterion))
+                for exercise in step.exercises {
+                    record.exerciseTrackers[exercise.id] = GraduationTracker(
+                        criterion: step.exerciseCriterion(exercise))
+                }
+                steps[Self.key(phase.id, step.id)] = record
             }
         }
     }
@@ -100,7 +135,13 @@ public struct ProgramProgress: Sendable, Hashable {
     {
         let key = Self.key(phase, step)
         guard steps[key] != nil else { return false }
-        if outcome != .aborted, let exercise { steps[key]?.exerciseRounds[exercise, default: 0] += 1 }
+        if outcome != .aborted, let exercise {
+            if steps[key]?.exerciseTrackers[exercise] == nil {
+                // An exercise the program no longer has: counted, never enough on its own.
+                steps[key]?.exerciseTrackers[exercise] = GraduationTracker(criterion: nil)
+            }
+            steps[key]?.exerciseTrackers[exercise]?.record(outcome)
+        }
         return steps[key]?.tracker.record(outcome) ?? false
     }
 
@@ -109,18 +150,59 @@ public struct ProgramProgress: Sendable, Hashable {
         steps[Self.key(phase, step)]?.passedByMilestone = true
     }
 
-    /// Whether the step is passed: its milestone, its criterion met, or (without a
-    /// criterion) every exercise done as often as required.
+    /// Whether the step is passed: its milestone, or its criterion's verdict (without a
+    /// criterion, the exercise rule's) met.
     public func passed(phase: Phase, step: Step) -> Bool {
         stepProgress(phase: phase, step: step) >= 1
+    }
+
+    /// The step's verdict on the dog's trials (rounds) on it: its criterion, or without one
+    /// each exercise's rule, met (once met it stays met, as the milestone does) or not, in words.
+    public func verdict(phase: Phase, step: Step) -> StepVerdict {
+        let record = steps[Self.key(phase.id, step.id)]
+        if let criterion = step.criterion {
+            let tracker = record?.tracker ?? GraduationTracker(criterion: criterion)
+            let v = tracker.verdict ?? criterion.verdict(tracker.results)
+            return StepVerdict(
+                rule: step.completionRule, verdict: v, progress: tracker.progress, metAfter: tracker.graduatedAfter,
+                inARow: [:])
+        }
+        var have = 0
+        var required = 0
+        var evidence: [String] = []
+        var inARow: [String: Int] = [:]
+        for exercise in step.exercises {
+            let n = step.rounds(for: exercise)
+            let tracker = record?.exerciseTrackers[exercise.id] ?? GraduationTracker(criterion: nil)
+            let run = tracker.graduated ? n : tracker.results.reversed().prefix { $0 }.count
+            inARow[exercise.id] = min(run, n)
+            have += min(run, n)
+            required += n
+            let rounds = tracker.results.count
+            let unit = step.mode == .trainerLed ? "round" : "trial"
+            evidence.append(
+                "exercise \(exercise.id): "
+                    + (tracker.graduated
+                        ? "\(n) correct in a row reached"
+                        : "\(run) of \(n) correct in a row")
+                    + " (\(rounds) \(unit)\(rounds == 1 ? "" : "s") done, \(tracker.results.filter { $0 }.count) correct)"
+            )
+        }
+        let met = required == 0 || have >= required
+        let v = CriterionVerdict(
+            criterion: step.completionRule, met: met, metBy: met ? step.completionRule : nil,
+            evidence: evidence.joined(separator: "; "))
+        return StepVerdict(
+            rule: step.completionRule, verdict: v, progress: required == 0 ? 1 : Double(have) / Double(required),
+            metAfter: nil, inARow: inARow)
     }
 
     /// A step's progress, 0...1.
     public func stepProgress(phase: Phase, step: Step) -> Double {
         guard let record = steps[Self.key(phase.id, step.id)] else { return 0 }
         if record.passedByMilestone { return 1 }
-        if step.criterion != nil { return record.tracker.progress }
-        return step.exerciseProgress(rounds: record.exerciseRounds)
+        let v = verdict(phase: phase, step: step)
+        return v.verdict.met ? 1 : min(v.progress, 0.99)
     }
 
     /// A phase's progress, 0...1: the mean of its steps' progress.
@@ -135,27 +217,40 @@ public struct ProgramProgress: Sendable, Hashable {
     }
 }
 
+/// A step's verdict (`ProgramProgress.verdict`): its rule in words, the verdict on the dog's
+/// trials with the counts behind it, and how far along, 0...1.
+public struct StepVerdict: Sendable, Hashable, Codable {
+    /// The step's criterion, or its exercise rule, in words (`Step.completionRule`).
+    public var rule: String
+    public var verdict: CriterionVerdict
+    public var progress: Double
+    /// The scored trials after which a criterion was first met.
+    public var metAfter: Int?
+    /// A step without criterion: each exercise's correct rounds in a row (at most its
+    /// required, once reached), by exercise id.
+    public var inARow: [String: Int]
+}
+
 extension Step {
-    /// How many finished rounds (trainer-led) or scored trials (automated) of an exercise make
-    /// it done, for a step without a criterion: every repetition the program allows (the study
-    /// lets an exercise be performed up to four times), or one block of its trials. The
-    /// project's reading of the study's "once the exercises have been completed".
+    /// How many rounds (trainer-led) or scored trials (automated) of an exercise, correct in a
+    /// row, make it done on a step without a criterion: every repetition the program allows
+    /// (the study lets an exercise be performed up to four times), or one block of its trials.
     public func rounds(for exercise: Exercise) -> Int {
         max(1, mode == .trainerLed ? exercise.repeats : exercise.trials)
     }
 
-    /// The share of the step's exercises done, 0...1, from finished rounds per exercise id.
-    public func exerciseProgress(rounds done: [String: Int]) -> Double {
-        guard !exercises.isEmpty else { return 1 }
-        let required = exercises.reduce(0) { $0 + rounds(for: $1) }
-        let have = exercises.reduce(0) { $0 + min(done[$1.id] ?? 0, rounds(for: $1)) }
-        return Double(have) / Double(required)
+    /// The rule of one exercise of a step without a criterion (the project's reading of the
+    /// study's "once the exercises have been completed"): its last `rounds(for:)` rounds all
+    /// correct. A round the trainer judged wrong, or a miss, is not an exercise completed.
+    public func exerciseCriterion(_ exercise: Exercise) -> GraduationCriterion {
+        .consecutiveCorrect(n: rounds(for: exercise))
     }
 
-    /// Words for what completes the step: its criterion, or its exercises' rounds.
+    /// Words for what completes the step: its criterion, or its exercises' rule.
     public var completionRule: String {
         if let criterion { return criterion.description }
-        let each = exercises.map { "exercise \($0.id) \(rounds(for: $0)) \(mode == .trainerLed ? "rounds" : "trials")" }
-        return "each exercise done (\(each.joined(separator: ", ")))"
+        let unit = mode == .trainerLed ? "rounds" : "trials"
+        let each = exercises.map { "exercise \($0.id): \(rounds(for: $0)) correct \(unit) in a row" }
+        return "each exercise done correctly (\(each.joined(separator: ", ")))"
     }
 }

@@ -197,7 +197,7 @@ struct Samples: ParsableCommand {
                 }
                 if !details.notes.isEmpty { text += "Notes\n" }
                 for note in details.notes { text += "  \(note.time)  \(note.text)\n" }
-                FileHandle.standardOutput.write(Data(text.utf8))
+                writeOut(Data(text.utf8))
             }
         }
     }

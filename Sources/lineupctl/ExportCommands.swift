@@ -50,7 +50,9 @@ struct Export: ParsableCommand {
             let filter = try selection.filter(rows, reader)
             // Standard output is the file: what a running double-blind session withholds is said on stderr.
             let withheld = try reader.withheldSessions(filter)
-            try reader.export(what, format: format, filter: filter, to: ByteSink())
+            let sink = ByteSink()
+            try reader.export(what, format: format, filter: filter, to: sink)
+            endIfReaderLeft(sink)
             sayWithheld(withheld, "its rows are", toStandardError: true)
         }
     }

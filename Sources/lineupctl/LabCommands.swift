@@ -113,7 +113,7 @@ struct LabDogMerge: ParsableCommand {
         let (keep, merged, why) = (keep, merged, why)
         try lab.run { registry in
             let id = try await registry.mergeDogs(keep: keep, merged: merged, why: why)
-            print("merge \(id) recorded: dog \(merged) counts as dog \(keep)")
+            say("merge \(id) recorded: dog \(merged) counts as dog \(keep)")
         }
     }
 }
@@ -130,7 +130,7 @@ struct LabDogUnmerge: ParsableCommand {
         let (merge, why) = (merge, why)
         try lab.run { registry in
             let id = try await registry.undoMerge(merge, why: why)
-            print("merge \(merge) undone (undo \(id))")
+            say("merge \(merge) undone (undo \(id))")
         }
     }
 }

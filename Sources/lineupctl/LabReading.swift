@@ -87,7 +87,9 @@ func labExport(
 ) throws {
     // The sink is made by the one task that writes it.
     _ = try labRead(address, rows, selection) { reader, filter in
-        try await reader.export(table, format: format, filter: filter, to: ByteSink())
+        let sink = ByteSink()
+        try await reader.export(table, format: format, filter: filter, to: sink)
+        endIfReaderLeft(sink)
     }
 }
 

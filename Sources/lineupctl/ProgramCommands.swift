@@ -256,7 +256,7 @@ struct ProgramCommand: ParsableCommand {
             try researcherCommand {
                 let view = ProgramView(try resolve())
                 if json { return try printJSON(view) }
-                FileHandle.standardOutput.write(Data(view.text.utf8))
+                writeOut(Data(view.text.utf8))
             }
         }
 

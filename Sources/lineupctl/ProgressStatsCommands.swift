@@ -16,9 +16,11 @@ struct Progress: ParsableCommand {
             (then its sessions logged without a program, such as simulated blocks). Every phase \
             of a program is shown, those not started at 0 %. A step with a criterion is as far \
             along as its criterion (100 % once met, from its scored trials and trainer-led rounds \
-            in order); a step without one is the share of its exercises' rounds done \
-            (trainer-led: each exercise's repeats, the study's "up to four times"; automated: one \
-            block of its trials). Only sessions run in the step's own mode (trainer-led, \
+            in order); a step without one is done when each exercise was done correctly as often \
+            as the program allows, in a row (trainer-led: each exercise's repeats, the study's "up \
+            to four times"; automated: one block of its trials), the project's reading of the \
+            study. Each step's verdict (met or not met) stands beside its criterion, with the \
+            counts it was judged on; a milestone logged under another rule says which. Only sessions run in the step's own mode (trainer-led, \
             automated or double-blind, as the program fixes it) count toward a step: the steps \
             table says how many trials in another mode were left out. A phase is the mean of its \
             steps. Correct and last-20 figures come straight from the phase's trials, whatever \
@@ -95,20 +97,20 @@ struct Progress: ParsableCommand {
         let steps = phases.flatMap { p in p.steps.map { (p.phase, $0) } }
         guard !steps.isEmpty else { return }
         say("")
+        // Each verdict beside the criterion it is the verdict of, with the counts it rests on.
         printTable(
-            ["STEP", "TITLE", "MODE", "PROGRESS", "DONE", "PASSED"],
+            ["STEP", "TITLE", "MODE", "PROGRESS", "CRITERION", "ON THE TRIALS", "PASSED"],
             steps.map { phase, step in
-                var done =
-                    step.exercises.allSatisfy({ $0.required != nil })
-                    ? step.exercises.map { "ex. \($0.exercise) \($0.done)/\($0.required ?? 0)" }.joined(
-                        separator: ", ")
-                    : "\(step.trials) scored; \(step.rule)"
+                var counts = step.verdict.words
                 if step.otherModeTrials > 0 {
-                    done += " (\(count(step.otherModeTrials, "trial")) in another mode not counted)"
+                    counts += " (\(count(step.otherModeTrials, "trial")) in another mode not counted)"
                 }
                 return [
-                    "\(phase)/\(step.step)", step.title, step.mode.rawValue, "\(step.percent) %", done,
-                    step.passed ?? "not yet",
+                    "\(phase)/\(step.step)", step.title, step.mode.rawValue, "\(step.percent) %", step.rule, counts,
+                    step.passed.map { date in
+                        "yes, \(date)"
+                            + (step.passedCriterion.map { $0.hasPrefix(step.rule) ? "" : " (by: \($0))" } ?? "")
+                    } ?? (step.verdict.met ? "met, no milestone logged yet" : "not yet"),
                 ]
             })
     }
@@ -126,10 +128,14 @@ struct Stats: ParsableCommand {
             median (IQR) from the start cue to the first indication. docs/figures.md ("What the \
             figures mean") defines each. Sessions are listed oldest first, with their start.
 
-            By dog and by session the HIT, MISS, FA and CR columns count trials by their outcome. \
-            By sample and by station they count presentations by the kind of sample in the \
-            station: a target hit or missed; a control (or distractor) falsely alerted, examined \
-            and passed, or never examined; a blank indicated or passed.
+            Each rate stands beside the counts it is computed from. By dog and by session, \
+            HIT TRIALS, MISS TRIALS, FA TRIALS and CR TRIALS count trials by their outcome, and \
+            CORRECT (trial accuracy) is computed from them. Every table's presentation columns \
+            count each station of each scored trial by the kind of sample in it: a target hit or \
+            missed (SENSITIVITY beside them), a control (or distractor) falsely alerted, examined \
+            and passed, or never examined (SPECIFICITY beside them), a blank indicated or passed. \
+            By sample, a sample the dogs indicate far more than the others of its kind is \
+            flagged on a line of its own (docs/figures.md, "A flagged sample").
 
             Every trial of the log is counted unless the options narrow it: --mode, --program, \
             --step and --handler choose sessions, --since and --until their trials' times. The \
@@ -221,9 +227,11 @@ struct Stats: ParsableCommand {
             var header = [by.rawValue.uppercased()]
             if by == .session { header.append("STARTED") }
             if by == .sample { header.append("KIND") }
-            header += ["TRIALS"]
-            header += byPresentation ? ["ABORTED"] + verdictHeads : ["HIT", "MISS", "FA", "CR", "ABORTED"]
-            header += ["SENSITIVITY", "SPECIFICITY", "PPV", "FA/TRIAL", "D'", "C", "LATENCY (IQR)"]
+            header += ["TRIALS", "ABORTED"]
+            // Each rate beside the counts it is computed from: trial accuracy beside the trials'
+            // outcomes, sensitivity and specificity beside the presentations' verdicts.
+            if !byPresentation { header += trialOutcomeHeads }
+            header += presentationHeads
             printTable(
                 header,
                 stats.map { s in
@@ -231,22 +239,12 @@ struct Stats: ParsableCommand {
                     var row = [by == .session ? String(s.group.prefix(max(0, s.group.count - 28))) : s.group]
                     if by == .session { row.append(String((s.started ?? "-").prefix(16))) }
                     if by == .sample { row.append(s.kind?.rawValue ?? "-") }
-                    row.append("\(f.results.trials)")
-                    if byPresentation {
-                        row += ["\(f.results.aborted)"] + verdictCells(f.presentations, kind: s.kind)
-                    } else {
-                        row += [
-                            "\(f.results.hits)", "\(f.results.misses)", "\(f.results.falseAlerts)",
-                            "\(f.results.correctRejections)", "\(f.results.aborted)",
-                        ]
-                    }
-                    return row + [
-                        describe(f.sensitivity), describe(f.specificity), describe(f.positivePredictiveValue),
-                        describeNumber(f.falseAlertsPerTrial, "%.3f"), describeNumber(f.dPrime),
-                        describeNumber(f.criterion), describeSpread(f.latency),
-                    ]
+                    row += ["\(f.results.trials)", "\(f.results.aborted)"]
+                    if !byPresentation { row += trialOutcomeCells(f) }
+                    return row + presentationCells(f, kind: s.kind)
                 })
             if let prevalence { printAtPrevalence(stats, prevalence) }
+            for row in stats where row.sampleFlag?.flagged == true { say(sampleFlagLine(row)) }
             if byPresentation {
                 say(
                     "\nTRIALS: scored and aborted trials in which the \(by.rawValue) stood; the verdicts count it once "

@@ -49,7 +49,7 @@ struct ReportCommand: ParsableCommand {
             if let output {
                 try writeAtomically(html, to: output)
             } else {
-                FileHandle.standardOutput.write(Data(html.utf8))
+                writeOut(Data(html.utf8))
             }
             // The report leaves a running double-blind session out: said beside it, on stderr.
             sayWithheld(withheld, "its trials are", toStandardError: true)
@@ -69,7 +69,7 @@ extension ReportCommand {
         if let output {
             try writeAtomically(html, to: output)
         } else {
-            FileHandle.standardOutput.write(Data(html.utf8))
+            writeOut(Data(html.utf8))
         }
     }
 }

@@ -114,7 +114,7 @@ struct SessionCommand: ParsableCommand {
                     Samples
 
                     """
-                FileHandle.standardOutput.write(Data(text.utf8))
+                writeOut(Data(text.utf8))
                 printTable(
                     ["SAMPLE", "KIND", "PRESENTED", "INDICATED"],
                     s.samples.map {
@@ -136,7 +136,7 @@ struct SessionCommand: ParsableCommand {
                 for line in s.improvementSuggestions { text += "  - \(line)\n" }
                 if !s.comments.isEmpty { text += "Comments\n" }
                 for line in s.comments { text += "  - \(line)\n" }
-                FileHandle.standardOutput.write(Data(text.utf8))
+                writeOut(Data(text.utf8))
             }
         }
     }

@@ -281,7 +281,7 @@ func printJSON<T: Encodable>(_ value: T, oneLine: Bool = false) throws {
         oneLine ? [.sortedKeys, .withoutEscapingSlashes] : [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]
     var data = try encoder.encode(value)
     data.append(10)
-    FileHandle.standardOutput.write(data)
+    writeOut(data)
 }
 
 /// A plain table: columns padded to their widest cell, a rule under the header.
@@ -299,11 +299,11 @@ func printTable(_ header: [String], _ rows: [[String]]) {
     }
     var out = line(header) + "\n" + line(widths.map { String(repeating: "-", count: $0) }) + "\n"
     for row in rows { out += line(row) + "\n" }
-    FileHandle.standardOutput.write(Data(out.utf8))
+    writeOut(Data(out.utf8))
 }
 
 func say(_ text: String) {
-    FileHandle.standardOutput.write(Data((text + "\n").utf8))
+    writeOut(Data((text + "\n").utf8))
 }
 
 extension Optional where Wrapped == String {
@@ -358,21 +358,48 @@ func describeFigures(_ f: Figures, indent: String = "") -> String {
     return text
 }
 
-/// The station-level verdicts of docs/figures.md ("What is counted"), by the kind of sample
-/// that stood in the station: the heads of `stats --by sample` and `--by station`, and
-/// `verdictCells` their cells. A sample has one kind, so the other kinds' verdicts are `-` on
-/// its row; a station held every kind over the trials and fills them all.
-let verdictHeads = [
-    "TARGET HIT", "TARGET MISSED", "CONTROL FA", "CONTROL PASSED", "CONTROL NOT EXAMINED", "BLANK INDICATED",
-    "BLANK PASSED",
+/// `stats`' trial columns (by dog and by session): the trials by outcome, and the trial
+/// accuracy computed from them beside them.
+let trialOutcomeHeads = ["HIT TRIALS", "MISS TRIALS", "FA TRIALS", "CR TRIALS", "CORRECT"]
+
+func trialOutcomeCells(_ f: Figures) -> [String] {
+    let r = f.results
+    return ["\(r.hits)", "\(r.misses)", "\(r.falseAlerts)", "\(r.correctRejections)", describe(f.trialAccuracy)]
+}
+
+/// `stats`' presentation columns (every table): the station-level verdicts of docs/figures.md
+/// ("What is counted") by the kind of sample that stood in the station, each rate beside the
+/// counts it is computed from. A sample has one kind, so the other kinds' verdicts are `-` on
+/// its row; a station, a dog or a session held every kind over the trials and fills them all.
+let presentationHeads = [
+    "TARGET HIT", "TARGET MISSED", "SENSITIVITY", "CONTROL FA", "CONTROL PASSED", "CONTROL NOT EXAMINED",
+    "SPECIFICITY", "BLANK INDICATED", "BLANK PASSED", "PPV", "FA/TRIAL", "D'", "C", "LATENCY (IQR)",
 ]
 
-func verdictCells(_ p: PresentationCounts, kind: SampleKind?) -> [String] {
+func presentationCells(_ f: Figures, kind: SampleKind?) -> [String] {
+    let p = f.presentations
     func cells(_ counts: [Int], _ applies: Bool) -> [String] { counts.map { applies ? "\($0)" : "-" } }
     let control = kind == nil || kind == .control || kind == .distractor
-    return cells([p.hits, p.misses], kind == nil || kind == .target)
-        + cells([p.falseAlerts, p.correctRejections, p.notExamined], control)
+    return cells([p.hits, p.misses], kind == nil || kind == .target) + [describe(f.sensitivity)]
+        + cells([p.falseAlerts, p.correctRejections, p.notExamined], control) + [describe(f.specificity)]
         + cells([p.blankIndicated, p.blankPassed], kind == nil || kind == .blank)
+        + [
+            describe(f.positivePredictiveValue), describeNumber(f.falseAlertsPerTrial, "%.3f"),
+            describeNumber(f.dPrime), describeNumber(f.criterion), describeSpread(f.latency),
+        ]
+}
+
+/// A flagged sample's line after `stats --by sample`: its count, the others', the test.
+func sampleFlagLine(_ row: StatsRow) -> String {
+    guard let flag = row.sampleFlag else { return "" }
+    let what = row.kind == .target ? "hits" : "false alerts"
+    let others = row.kind == .target ? "targets" : "controls and distractors"
+    func share(_ p: Proportion) -> String {
+        String(format: "%d/%d, %.1f %%", p.successes, p.trials, (p.value ?? 0) * 100)
+    }
+    return "flag: \(row.group) (\(row.kind?.rawValue ?? "-")): \(what) \(share(flag.indicated)) against the other "
+        + "\(others)' \(share(flag.others)); Fisher's exact test, one-sided, p = "
+        + String(format: "%.2g", flag.p ?? 1) + " < \(SampleFlag.level) (docs/figures.md, \"A flagged sample\")"
 }
 
 /// A trial's note: a correction (with the row it replaces and why), or why it was aborted or

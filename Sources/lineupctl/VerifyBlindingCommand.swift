@@ -40,7 +40,7 @@ struct VerifyBlindingCommand: ParsableCommand {
             if log.json {
                 try printJSON(v)
             } else {
-                FileHandle.standardOutput.write(Data(Self.describe(v).utf8))
+                writeOut(Data(Self.describe(v).utf8))
             }
             if !v.failed.isEmpty { throw ExitCode(1) }
         }

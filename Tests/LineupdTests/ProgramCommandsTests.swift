@@ -76,7 +76,7 @@ import TrainingEngine
         #expect(shown.status == 0 && shown.stderr.isEmpty, "\(shown.stderr)")
         for expected in [
             "study: Scent discrimination", "Step indicate/1: One container", "Lineup        target alone",
-            "Criterion     each exercise done (exercise 1 4 rounds, exercise 2 4 rounds)",
+            "Criterion     each exercise done correctly (exercise 1: 4 correct rounds in a row, exercise 2: 4 correct rounds in a row)",
             "Starts        by the trainer (ready), each repetition a round",
             "Exercise 2: Exercise 2, 20 s, up to 4 times in a session",
             "Step discrimination/2: Target among four controls", "Mode          double-blind",

@@ -412,8 +412,10 @@ struct ReportBrowserTests {
         #expect(!criteria.contains { $0["data-level"] == "0.4" }, "\(criteria)")
         let count = try #require(
             criteria.first { ($0["data-criterion"] ?? "").contains("40 correct in ≥ 100 trials: met") })
+        // Each criterion with its own verdict on the 120 trials (never a run of 30 correct).
         #expect(
-            count["data-level"] == "1.0" && count["data-criterion"] == "30 in a row · 40 correct in ≥ 100 trials: met")
+            count["data-level"] == "1.0"
+                && count["data-criterion"] == "30 in a row: not met · 40 correct in ≥ 100 trials: met")
         let counted = points.filter { $0["data-step"] == "phase-1/1" }
         #expect(counted.map { $0["data-count-correct"] } == ["30", "60", "90"])
         #expect(counted.map { $0["data-count-progress"] } == ["0.4", "0.8", "1.0"])

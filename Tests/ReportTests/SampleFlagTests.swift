@@ -1,30 +1,39 @@
 import Report
+import SessionLog
 import Testing
 import TrainingEngine
 
-/// The report's sample flag, each of its three conditions at a hand-computed boundary.
+/// The sample flag the report draws (`SampleFlag`, docs/figures.md "A flagged sample"), each of
+/// its conditions at a boundary computed by hand (Fisher's p by the hypergeometric sum).
 @Suite struct SampleFlagTests {
+    func flags(_ x: Int, _ n: Int, others y: Int, _ m: Int) -> Bool {
+        SampleFlag.judge(Proportion(successes: x, trials: n), others: Proportion(successes: y, trials: m)).flagged
+    }
+
     @Test func aControlTheDogsFindIsFlagged() {
-        // 12 of 40 (Wilson 95 %: 18.1-45.6 %) against 5 % for the rest; odds 0.43 against 0.05.
-        #expect(SampleFlag.flags(rate: Proportion(successes: 12, trials: 40), rest: 0.05))
+        // 12 of 40 against 10 of 200: p = 1.8 × 10⁻⁵, odds 0.43 against 0.053.
+        #expect(flags(12, 40, others: 10, 200))
     }
 
-    @Test func fewerThanFivePresentationsAreNeverFlagged() {
-        #expect(!SampleFlag.flags(rate: Proportion(successes: 4, trials: 4), rest: 0))
-        #expect(SampleFlag.flags(rate: Proportion(successes: 5, trials: 5), rest: 0))
+    @Test func fewPresentationsOrFewIndicationsAreNeverFlagged() {
+        // 3 of 10 against 0 of 40: p = C(10,3)/C(50,3) = 0.0061, flagged; 9 presentations or 2
+        // indications are too few, whatever the test says.
+        #expect(flags(3, 10, others: 0, 40))
+        #expect(!flags(3, 9, others: 0, 400))
+        #expect(!flags(2, 10, others: 0, 400))
     }
 
-    @Test func theIntervalMustClearTheRest() {
-        // 3 of 10: the lower end is 10.8 %. Odds 0.43 are over twice 0.15's (0.18) either way.
-        #expect(!SampleFlag.flags(rate: Proportion(successes: 3, trials: 10), rest: 0.15))
-        #expect(SampleFlag.flags(rate: Proportion(successes: 3, trials: 10), rest: 0.10))
+    @Test func theTestMustClearItsLevel() {
+        // 3 of 10 against 0 of 30: p = C(10,3)/C(40,3) = 0.0121, above 0.01; against 0 of 40 it
+        // is 0.0061 (below).
+        #expect(!flags(3, 10, others: 0, 30))
+        // 20 of 40 against 60 of 200: odds 2.3 times theirs, but p = 0.013.
+        #expect(!flags(20, 40, others: 60, 200))
     }
 
     @Test func aSmallExcessOnABigLogIsNotFlagged() {
-        // 400 of 1000 (lower end 37 %) is surely above 30 %, but its odds (0.67) are not twice
-        // the rest's (0.43 × 2 = 0.86); 460 of 1000 (odds 0.85) is not either, 470 (0.89) is.
-        #expect(!SampleFlag.flags(rate: Proportion(successes: 400, trials: 1000), rest: 0.3))
-        #expect(!SampleFlag.flags(rate: Proportion(successes: 460, trials: 1000), rest: 0.3))
-        #expect(SampleFlag.flags(rate: Proportion(successes: 470, trials: 1000), rest: 0.3))
+        // 400 of 1000 against 300 of 1000: p ≈ 1.7 × 10⁻⁶, but odds 0.67 are not twice 0.43.
+        #expect(!flags(400, 1000, others: 300, 1000))
+        #expect(flags(470, 1000, others: 300, 1000))
     }
 }

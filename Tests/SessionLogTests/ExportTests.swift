@@ -279,3 +279,25 @@ import TrainingEngine
         #expect(wrong.stderr.contains("milestones"), "\(wrong.stderr)")
     }
 }
+
+/// A trial's row names its dog (id and name), program and handler (issue 32: the trials export
+/// lacked program, handler and dog id, so a trial could not be read without the sessions export).
+@Suite struct TrialsExportOwnerTests {
+    @Test func everyTrialNamesItsDogProgramAndHandler() throws {
+        var research = try ResearchLog()
+        try research.session("study", "target-scent/2", mode: .automated, handler: "H-1", outcomes: [.hit, .miss])
+        try research.session(nil, "p/1", mode: .trainerLed, outcomes: [.hit])
+        let records = parseCSV(try exportText(research.log.reader, .trials, .csv))
+        let header = try #require(records.first)
+        let rows = records.dropFirst().map { Dictionary(uniqueKeysWithValues: zip(header, $0)) }
+        #expect(rows.count == 3)
+        let dogId = research.dog.id.uuidString.lowercased()
+        #expect(rows.allSatisfy { $0["dog_id"] == dogId && $0["dog"] == "Rex" })
+        #expect(rows.map { $0["program"] } == ["study", "study", ""])
+        #expect(rows.map { $0["handler"] } == ["H-1", "H-1", ""])
+        // Added after the columns readers already index by position.
+        #expect(Array(header.prefix(3)) == ["trial_id", "dog", "session_id"])
+        let stationId = try #require(header.firstIndex(of: "station_id"))
+        #expect(Array(header[(stationId + 1)...(stationId + 3)]) == ["dog_id", "program", "handler"])
+    }
+}

@@ -308,13 +308,31 @@ func expectWilson(_ p: Proportion, _ successes: Int, _ trials: Int, _ lower: Dou
         let rounds = try session(step: "c", outcomes: [.miss, .aborted], mode: .trainerLed)
         #expect(try graduate(rounds, "c").isEmpty)
         var progress = try log.reader.progress(dogId: dog.id.uuidString.lowercased(), program: p)
-        #expect(progress.first?.steps.map(\.percent) == [100, 0, 50])
-        #expect(progress.first?.progressPercent == 50)
-        // A second round, whatever its outcome: the exercise is done, and so is the step.
+        #expect(progress.first?.steps.map(\.percent) == [100, 0, 0])
+        #expect(progress.first?.progressPercent == 33)
+        // Rounds done are not rounds done correctly: a miss and a false alert (the exercise's 2
+        // rounds) do not pass it (they did before: "each exercise done").
         let more = try session(step: "c", outcomes: [.falseAlert], mode: .trainerLed)
-        let c = try graduate(more, "c")
+        #expect(try graduate(more, "c").isEmpty)
+        progress = try log.reader.progress(dogId: dog.id.uuidString.lowercased(), program: p)
+        let stepC = try #require(progress.first?.steps.last)
+        #expect(stepC.percent == 0)
+        #expect(stepC.exercises.first?.done == 2)
+        #expect(stepC.exercises.first?.inARow == 0)
+        #expect(stepC.verdict.met == false)
+        #expect(stepC.verdict.evidence == "exercise 1: 0 of 2 correct in a row (2 rounds done, 0 correct)")
+        // One correct round: half way; two in a row: the exercise is done, and so is the step.
+        let hit = try session(step: "c", outcomes: [.hit], mode: .trainerLed)
+        #expect(try graduate(hit, "c").isEmpty)
+        progress = try log.reader.progress(dogId: dog.id.uuidString.lowercased(), program: p)
+        #expect(progress.first?.steps.last?.percent == 50)
+        let again = try session(step: "c", outcomes: [.hit], mode: .trainerLed)
+        let c = try graduate(again, "c")
         #expect(c.map(\.step) == ["c"])
-        #expect(c.first?.criterion == "each exercise done (exercise 1 2 rounds)")
+        #expect(
+            c.first?.criterion
+                == "each exercise done correctly (exercise 1: 2 correct rounds in a row): exercise 1: 2 correct in a row reached (4 rounds done, 2 correct)"
+        )
         // Step b met: it and the phase.
         let third = try session(step: "b", outcomes: [.hit, .hit, .hit])
         #expect(try graduate(third, "b").map(\.step) == ["b", nil])

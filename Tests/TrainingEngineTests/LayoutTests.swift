@@ -175,12 +175,16 @@ import Testing
         // step 2 nothing yet: 25 %.
         for _ in 0..<4 { progress.record(.hit, phase: "indicate", step: "1", exercise: "1") }
         #expect(progress.phasePercentages[0].percent == 25)
-        // Aborted rounds do not count; a fifth round adds nothing beyond the four required.
+        // Aborted rounds do not count; a fifth round adds nothing beyond the four required (once
+        // four in a row were correct, the exercise stays done).
         progress.record(.aborted, phase: "indicate", step: "1", exercise: "2")
         progress.record(.miss, phase: "indicate", step: "1", exercise: "1")
         #expect(progress.phasePercentages[0].percent == 25)
+        // Four rounds done are not four done correctly (issue 32): misses complete nothing.
         for _ in 0..<4 { progress.record(.miss, phase: "indicate", step: "1", exercise: "2") }
         for _ in 0..<4 { progress.record(.hit, phase: "indicate", step: "2", exercise: "1") }
+        #expect(progress.phasePercentages[0].percent == 75)
+        for _ in 0..<4 { progress.record(.hit, phase: "indicate", step: "1", exercise: "2") }
         #expect(progress.phasePercentages[0].percent == 100)
         var graduated = false
         for _ in 0..<20 { graduated = progress.record(.hit, phase: "target-scent", step: "2") || graduated }

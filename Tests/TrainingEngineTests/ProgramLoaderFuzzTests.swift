@@ -168,7 +168,11 @@ import Testing
                     let count = step.mode == .trainerLed ? exercise.repeats : exercise.trials
                     #expect(throws: Never.self, "\(text)") { _ = try generator.targetStations(count: count) }
                 }
-                _ = step.exerciseProgress(rounds: [:])
+                // Without a criterion, each exercise is done by its rounds, all correct.
+                for exercise in step.exercises where step.criterion == nil {
+                    let rounds = Array(repeating: true, count: step.rounds(for: exercise))
+                    #expect(step.exerciseCriterion(exercise).isMet(by: rounds), "\(text)")
+                }
                 // Met by the project's most trials a criterion may look at, all correct.
                 if let criterion = step.criterion {
                     let allCorrect = Array(repeating: true, count: ProgramLimits.criterionTrials.upperBound)

@@ -46,7 +46,9 @@ import Testing
                 "target + 1 control + 1 empty container", "target + 4 controls, 1 trial in 10 without target",
             ])
         #expect(
-            study.phases[0].steps[0].completionRule == "each exercise done (exercise 1 4 rounds, exercise 2 4 rounds)")
+            study.phases[0].steps[0].completionRule
+                == "each exercise done correctly (exercise 1: 4 correct rounds in a row, exercise 2: 4 correct rounds in a row)"
+        )
         #expect(
             study.phases[2].steps[1].completionRule
                 == "95 % of the last 20 trials correct, or 85 % of the last 200 trials correct")
