@@ -279,6 +279,23 @@ public struct StationSync: Sendable {
             }
             return counts
         }
+        // A dog or sample pulled from the lab's registry keeps its lab id and is in the store
+        // already, as another station's: counted as there when its id is, whichever station's.
+        for (table, view) in [("dog", "public.lab_dogs"), ("sample", "public.lab_samples")] {
+            let ids = try reader.read { db in
+                try String.fetchAll(
+                    db, sql: "SELECT id FROM \(table) WHERE rowid <= ?", arguments: [cursors[table] ?? 0])
+            }
+            let found = try await store.rows(
+                PostgresQuery(
+                    unsafeSQL: "SELECT count(*) FROM \(view) WHERE id = ANY($1)",
+                    binds: {
+                        var b = PostgresBindings()
+                        b.append(ids)
+                        return b
+                    }()))
+            inStore[table] = Int(try found.first?.decode(Int64.self) ?? 0)
+        }
         for table in LabSchema.dataTables where (inStore[table] ?? 0) != (inLog[table] ?? 0) {
             throw LabStoreError.incomplete(
                 store: store.display, table: table, inStore: inStore[table] ?? 0, inLog: inLog[table] ?? 0)

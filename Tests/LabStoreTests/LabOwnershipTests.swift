@@ -230,15 +230,16 @@ import Testing
         try await owner2.execute(
             PostgresQuery(
                 unsafeSQL:
-                    "INSERT INTO store.dog (id, station_id, name, mono_ns, wall_ns) VALUES ('not-in-the-log', '\(a)', 'Ghost', 0, 0)"
+                    "INSERT INTO store.handler (id, station_id, code, mono_ns, wall_ns) VALUES ('not-in-the-log', '\(a)', 'GHOST', 0, 0)"
             ))
         await owner2.close()
-        let dogs = try ThreeStationLab.keysInLog(logA, table: "dog").count
+        let handlers = try ThreeStationLab.keysInLog(logA, table: "handler").count
         let proof = try runSync(["--log", logA, "--connection", fileA, "--once"], environment: noStation)
         #expect(proof.status == 1, "\(proof.stdout)\(proof.stderr)")
         #expect(
             proof.stdout.contains(
-                "holds \(dogs + 1) dog rows of this station where its log holds \(dogs) up to what the sync has sent"),
+                "holds \(handlers + 1) handler rows of this station where its log holds \(handlers) up to what the sync has sent"
+            ),
             "\(proof.stdout)")
 
         try await anUpgradedStoreHasItsStationsAssignedByTheOwner(server)
