@@ -22,7 +22,7 @@ extension LogReader {
     /// Rescores `session` from its logged rows by the independent re-scorer and names every
     /// trial where it and the log disagree.
     public func verifyScoring(session: String) throws -> ScoringVerification {
-        if try withholds(session: session) {
+        if try !withheldSessions(LogFilter(sessionId: session)).isEmpty {
             return ScoringVerification(
                 session: session,
                 notRescored: "a double-blind session still running: its trials are withheld until it ends",

@@ -123,8 +123,12 @@ struct ServingStationTests {
         let trialLines = watched.lines.filter { $0.contains(#""kind":"trial""#) }
         #expect(trialLines.count == 3, "\(watched.lines)")
         #expect(watched.lines.filter { $0.contains(#""kind":"revealed""#) }.count == 4, "\(watched.lines)")
-        // Nor where the nose went: no event line names a station (the log keeps them all).
-        let stationLines = watched.lines.filter { $0.contains(#""station":"#) && !$0.contains(#""kind":"fault""#) }
+        // Nor where the nose went: no event line names a station (the log keeps them all) while
+        // the session runs. Its end reveals everything, so the lines after the first `revealed`
+        // may name one: the virtual dog still leaving the last trial's station after `session
+        // end` (a loaded machine, CI at 85d7713: a chatter edge at C after the end) is no leak.
+        let running = watched.lines.prefix { !$0.contains(#""kind":"revealed""#) }
+        let stationLines = running.filter { $0.contains(#""station":"#) && !$0.contains(#""kind":"fault""#) }
         #expect(stationLines.isEmpty, "\(stationLines.prefix(3))")
         #expect(watched.lines.contains { $0.contains(#""kind":"sniff""#) || $0.contains(#""kind":"edge""#) })
         for line in trialLines {
