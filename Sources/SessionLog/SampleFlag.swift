@@ -85,17 +85,8 @@ public enum SampleFlag {
 ///     a          b          (first group)
 ///     c          d          (second group)
 public func fisherExactTestGreater(_ a: Int, _ b: Int, _ c: Int, _ d: Int) -> Double? {
-    precondition(a >= 0 && b >= 0 && c >= 0 && d >= 0, "a 2×2 table counts no fewer than 0")
-    let n = a + b + c + d
-    let row1 = a + b
-    let col1 = a + c
-    guard row1 > 0, c + d > 0, col1 > 0, b + d > 0 else { return nil }
-    var logFactorial = [0.0]
-    logFactorial.reserveCapacity(n + 1)
-    for k in stride(from: 1, through: n, by: 1) { logFactorial.append(logFactorial[k - 1] + log(Double(k))) }
-    func logChoose(_ m: Int, _ k: Int) -> Double { logFactorial[m] - logFactorial[k] - logFactorial[m - k] }
-    func logP(_ x: Int) -> Double { logChoose(row1, x) + logChoose(n - row1, col1 - x) - logChoose(n, col1) }
+    guard let table = FisherTable(a, b, c, d) else { return nil }
     var p = 0.0
-    for x in a...min(row1, col1) { p += exp(logP(x)) }
+    for x in a...table.possible.upperBound { p += exp(table.logP(x)) }
     return min(1, p)
 }
