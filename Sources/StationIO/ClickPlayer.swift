@@ -342,7 +342,11 @@ public final class ClickPlayer: @unchecked Sendable {
             shared.truncated.add(1, ordering: .relaxed)
             writeRemaining = 0
             let err = Int32(-written)
-            if Self.isFatal(err) { deviceLost(0, errno: err) } else { _ = out.device.prepare() }
+            if Self.isFatal(err) {
+                deviceLost(writingClick ? health.checkEdge : 0, errno: err)
+            } else {
+                _ = out.device.prepare()
+            }
         }
     }
 

@@ -138,6 +138,23 @@ import Testing
         #expect(reports(player).isEmpty)
     }
 
+    /// Real ALSA: a `file` stream whose file cannot be written (/dev/full: no space) fails the
+    /// click's writes once its buffer of written frames fills: an error on the PCM, found while
+    /// the click is written and reported once, at the click's edge.
+    @Test func aPCMThatFailsItsWritesIsAnErrorOnThePCM() throws {
+        let player = try ClickPlayer(audio: .init(device: "clickfile:FILE=/dev/full"), keepTrying: false)
+        var edge: UInt64 = 0
+        while player.soundFault == nil, edge < 4 {
+            edge += 1
+            _ = player.click(edgeTimestamp: edge)
+            finishClick(player)
+        }
+        #expect(player.soundFault == .error)
+        let failed = reports(player)
+        #expect(failed.count == 1 && failed.first?.errno == EIO && failed.first?.clickEdge == edge, "\(failed)")
+        #expect(player.soundFaults == 1)
+    }
+
     /// The hot loop checks the stream by itself, from its own deadline, after the click.
     @Test func theHotLoopChecksTheStreamAfterTheClick() throws {
         let device = try stopping()
