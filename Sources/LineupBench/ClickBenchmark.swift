@@ -46,6 +46,10 @@ public struct ClickBenchmark {
         /// With a feeder: the times its line went on, and the pulses logged.
         public var feederPulses: UInt64? = nil
         public var feederLogged: Int? = nil
+        /// Clicks whose stream the hot thread checked to have played them, and the runs of
+        /// failing clicks found (ClickPlayer's sound health).
+        public var streamChecks: UInt64 = 0
+        public var soundFaults: UInt64 = 0
 
         /// Edges lost: dropped before the hot loop read them, or read and never logged (an edge
         /// the full ring refused is one of these: `ringOverflows` also counts it, so it is not
@@ -73,13 +77,16 @@ public struct ClickBenchmark {
             s, lineup: lineup, pulseLine: 0, stormLines: (1..<max(1, s.stations)).map(UInt32.init),
             allocations: allocations)
         let f = rig.finish()
-        return Result(
+        var result = Result(
             handedLatencies: f.handedLatencies, onsetLatencies: f.onsetLatencies,
             stormEdgesInjected: driven.stormEdges, edgesRead: f.edgesRead, edgesLogged: f.edgesLogged,
             droppedAtSource: lineup.droppedEdges, ringOverflows: f.ringOverflows, failedClicks: f.failedClicks,
             negotiated: player.negotiated, realtimeProblem: f.realtimeProblem,
             hotThreadAllocations: f.hotThreadAllocations,
             seconds: driven.seconds)
+        result.streamChecks = player.streamChecks
+        result.soundFaults = player.soundFaults
+        return result
     }
 
     /// Drives the simulated lineup: a storm of edges on `stormLines` at the asked rate, and

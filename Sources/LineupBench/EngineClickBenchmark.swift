@@ -134,6 +134,8 @@ extension ClickBenchmark {
             clicksPlayed: clicksPlayed)
         result.feederPulses = outputMap.feederIndex.flatMap { lineup.output($0)?.pulses }
         result.feederLogged = feederLogged
+        result.streamChecks = player.streamChecks
+        result.soundFaults = player.soundFaults
         return result
     }
 }

@@ -78,6 +78,7 @@ public final class ClickPlayer: @unchecked Sendable {
         /// (`SoundFault`'s raw value, 0: none), and how many runs since start.
         let soundFaultNow = Atomic<UInt8>(0)
         let soundFaultRuns = Atomic<UInt64>(0)
+        let streamChecks = Atomic<UInt64>(0)
         let available = Atomic<Bool>(false)
         let lastProblem = Mutex<String?>(nil)
         let negotiatedNow = Mutex<NegotiatedAudio?>(nil)
@@ -364,6 +365,7 @@ public final class ClickPlayer: @unchecked Sendable {
         guard health.checkAt <= now else { return false }
         health.checkAt = .max
         guard let out = current else { return false }
+        shared.streamChecks.add(1, ordering: .relaxed)
         let device = out.device
         let state = device.state
         if state == .disconnected {
@@ -481,6 +483,8 @@ public final class ClickPlayer: @unchecked Sendable {
     public var soundFault: SoundFault? { SoundFault(rawValue: shared.soundFaultNow.load(ordering: .relaxed)) }
     /// Runs of failing clicks since start (each counted once, however many clicks it failed).
     public var soundFaults: UInt64 { shared.soundFaultRuns.load(ordering: .relaxed) }
+    /// Clicks whose stream was checked to have played them (the benchmark shows the check ran).
+    public var streamChecks: UInt64 { shared.streamChecks.load(ordering: .relaxed) }
     /// What the device agreed to, once one has been opened.
     public var negotiated: NegotiatedAudio? { shared.negotiatedNow.withLock { $0 } }
 }

@@ -136,6 +136,8 @@ struct BenchClick: ParsableCommand {
         json["onset_p50_us"] = us(percentile(result.onsetLatencies, 50))
         json["onset_p99_us"] = us(percentile(result.onsetLatencies, 99))
         json["failed_clicks"] = Int(result.failedClicks)
+        json["stream_checks"] = Int(result.streamChecks)
+        json["sound_faults"] = Int(result.soundFaults)
         json["edges_read"] = Int(result.edgesRead)
         json["edges_logged"] = Int(result.edgesLogged)
         json["hot_thread_allocations"] =

@@ -40,6 +40,10 @@ import Testing
         #expect(json["pulses"] as? Int == 5)
         #expect(json["clicks_played"] as? Int == 5, "the hot loop's own count agrees")
         #expect(json["failed_clicks"] as? Int == 0)
+        // The hot thread checked the clicks' streams after them (under the allocation count), and
+        // found each played.
+        #expect((json["stream_checks"] as? Int ?? 0) > 0)
+        #expect(json["sound_faults"] as? Int == 0)
         let read = try #require(json["edges_read"] as? Int)
         #expect(read > 2 * 25, "the storm and the clicker's pulses (warm-up included) were read")
         #expect(json["edges_logged"] as? Int == read, "every edge read is in the log")
