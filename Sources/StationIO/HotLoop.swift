@@ -504,6 +504,10 @@ public final class HotLoop: @unchecked Sendable {
 
     private func runDeadlines(now: UInt64) {
         if nextRetry <= now { retrySources(now: now) }
+        // The settles and the timers due by now in their own order, as before an edge: a late
+        // wake-up must decide as an early one would (a hold that completed before a window
+        // closed is complete before the level it settled at), which `verify-scoring` checks.
+        judgeWhatCameBefore(now)
         while let settled = debouncer.settle(now: now) { act(on: settled, record: .settled(settled)) }
         if handler.nextDeadline <= now {
             // The handler may have queued records of its own: wake the log's consumer too.
