@@ -50,7 +50,8 @@ public struct ScoringRules: Sendable, Hashable, Codable {
 /// numbers (1-based, the board's); times are the station's monotonic nanoseconds.
 public enum LoggedInput: Sendable, Hashable {
     /// A station's level as the debouncer passed it: a raw edge it did not take for chatter.
-    case level(station: Int, active: Bool, at: Int64)
+    /// `known`: when the station read it, if after its timers passed its stamp (nil: in time).
+    case level(station: Int, active: Bool, at: Int64, known: Int64? = nil)
     /// The level a station settled at after chatter, stamped with the edge that set it; the
     /// station learns it when the debounce window the last level opened closes.
     case settled(station: Int, active: Bool, at: Int64)

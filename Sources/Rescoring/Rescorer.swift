@@ -106,8 +106,9 @@ private struct Walk {
     mutating func run() {
         for input in session.inputs {
             switch input {
-            case .level(let s, let on, let at):
-                advance(to: at)
+            case .level(let s, let on, let at, let known):
+                // Read late: what the station had decided by then was decided without it.
+                advance(to: max(at, known ?? at))
                 level(s, on, at)
                 lastLevelAt[s] = at
             case .settled(let s, let on, let at):

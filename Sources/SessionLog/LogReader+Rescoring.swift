@@ -140,7 +140,8 @@ extension LogReader {
                 case "edge":
                     // A raw edge the debouncer passed (not marked chatter).
                     guard let station, detail?["chatter"] == nil else { continue }
-                    inputs.append(.level(station: station, active: (e["value"] as Int64?) == 1, at: at))
+                    let known = (detail?["known_ns"] as? NSNumber)?.int64Value
+                    inputs.append(.level(station: station, active: (e["value"] as Int64?) == 1, at: at, known: known))
                 case "note":
                     if detail?["manual_click"] != nil {
                         inputs.append(.press(click: true, station: station, at: at))

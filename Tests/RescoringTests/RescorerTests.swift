@@ -63,6 +63,25 @@ import Testing
         #expect(found.contains { $0.what == "indications" }, "\(found)")
     }
 
+    /// A leaving the station read after it had decided the hold (`known_ns`) does not undo the
+    /// hold, though stamped before it: the station could not know it.
+    @Test func aLevelReadLateIsTakenWhenTheStationKnewIt() {
+        let inputs: [LoggedInput] = [
+            .start(at: 0), .level(station: 2, active: true, at: 1 * s), .indication(station: 2, at: 3 * s),
+            .level(station: 2, active: false, at: 3 * s - 5 * ms, known: 3 * s),
+        ]
+        let hit = row(.hit, start: 0, end: 3 * s, target: 2, first: 2, indicated: [2])
+        #expect(
+            Rescorer.verify(LoggedSession(session: "s", rules: rules(.automated), inputs: inputs, trials: [hit]))
+                .isEmpty)
+        // Read in its time, the same leaving breaks the hold.
+        var inTime = inputs
+        inTime[3] = .level(station: 2, active: false, at: 3 * s - 5 * ms)
+        let found = Rescorer.verify(
+            LoggedSession(session: "s", rules: rules(.automated), inputs: inTime, trials: [hit]))
+        #expect(found.contains { $0.what == "indications" }, "\(found)")
+    }
+
     @Test func aNoseAtTheBlankBeforeTheRoundIsAFalseAlertWhenClickedAndNoStationIsAHit() {
         let round = rules(.trainerLed)
         let atBlank: [LoggedInput] = [

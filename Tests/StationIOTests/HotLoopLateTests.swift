@@ -86,4 +86,37 @@ import Testing
                 "edge 0 down at \(t0)", "hold complete at \(t0 + 3_000_000)", "edge 0 up at \(t0 + 2_000_000)",
             ], "\(handler.calls)")
     }
+
+    /// An edge that reaches its descriptor after the loop decided a timer past its stamp (the
+    /// simulated dog's writer descheduled between stamping and writing, under load 20; on a
+    /// board, an IRQ thread behind the hot loop) cannot change what was decided: its record says
+    /// when the station learnt it, so the re-scorer decides as the station could (CI's
+    /// verify-scoring named such a hold: trial 1, station 5, leaving stamped 5.6 ms before it).
+    @Test func anEdgeReadAfterATimerPastItsStampSaysWhenItWasKnown() throws {
+        let board = try SimulatedLineup(lineCount: 1)
+        let handler = HoldTimer(nose: 0, hold: 3_000_000)
+        let ring = EventRing<StationRecord>(capacity: 1024)
+        let t0 = MonotonicClock.now() - 1_000_000_000
+        #expect(board.inject(line: 0, active: true, at: t0))
+        let loop = try HotLoop(
+            source: board, debouncer: Debouncer(lineCount: 1, windowNanoseconds: 500_000),
+            handler: handler, player: nil, records: ring)
+        let thread = Thread { loop.run() }
+        thread.start()
+        defer {
+            loop.stop()
+            while !thread.isFinished { usleep(1000) }
+        }
+        for _ in 0..<500 where handler.calls.count < 2 { usleep(10_000) }
+        #expect(handler.calls == ["edge 0 down at \(t0)", "hold complete at \(t0 + 3_000_000)"])
+        // The leaving, stamped 2 ms after the arrival, arrives now.
+        #expect(board.inject(line: 0, active: false, at: t0 + 2_000_000))
+        for _ in 0..<500 where handler.calls.count < 3 { usleep(10_000) }
+        var edges: [(UInt64, UInt64)] = []
+        _ = ring.drain { record in
+            if case .edge(let e, true, let knownAt) = record { edges.append((e.timestamp, knownAt)) }
+        }
+        #expect(edges.map(\.0) == [t0, t0 + 2_000_000])
+        #expect(edges.map(\.1) == [0, t0 + 3_000_000])
+    }
 }
