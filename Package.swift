@@ -6,7 +6,8 @@ import PackageDescription
 //   CStationShim         one small C API over libgpiod v1 and v2, chosen when compiled
 //   StationConfig        the board's configuration file: parse and validate
 //   StationIO            edges in (GPIO / simulated), the click out (ALSA / buzzer), the hot loop
-//   TrainingEngine       pure: programs, layouts, the trial state machine, scoring, every figure
+//   TrainingEngine       pure: programs, layouts, the trial state machine, scoring
+//   Figures              pure: every counter and statistic (Tally, Wilson, Fisher, the report's assembly)
 //   Rescoring            pure: a second scoring from the log's rows alone, sharing no code with the engine
 //   ProgramFiles         a program's TOML text read and checked into the engine's Program; the built-ins
 //   StationControl       the control socket: its protocol, server and client, what a station answers
@@ -76,6 +77,8 @@ let package = Package(
             dependencies: ["CStationShim", "CALSA", "StationConfig"]
         ),
         .target(name: "TrainingEngine"),
+        // Every figure from plain values: no storage beneath it (FiguresLayoutTests).
+        .target(name: "Figures", dependencies: ["TrainingEngine"]),
         .target(name: "Rescoring"),
         .target(
             name: "ProgramFiles",
@@ -91,18 +94,19 @@ let package = Package(
         ),
         .target(
             name: "VirtualDog",
-            dependencies: ["TrainingEngine"]
+            dependencies: ["TrainingEngine", "Figures"]
         ),
         .target(
             name: "SessionLog",
             dependencies: [
-                "TrainingEngine", "ProgramFiles", "Rescoring", .product(name: "GRDB", package: "GRDB.swift"),
+                "TrainingEngine", "Figures", "ProgramFiles", "Rescoring", .product(name: "GRDB", package: "GRDB.swift"),
             ]
         ),
         .target(
             name: "LineupBench",
             dependencies: [
-                "StationIO", "SessionLog", "TrainingEngine", "StationRuntime", "StationConfig", "StationControl",
+                "StationIO", "SessionLog", "TrainingEngine", "Figures", "StationRuntime", "StationConfig",
+                "StationControl",
             ]
         ),
         .target(
@@ -111,19 +115,19 @@ let package = Package(
         ),
         .target(
             name: "Report",
-            dependencies: ["SessionLog", "TrainingEngine"]
+            dependencies: ["SessionLog", "TrainingEngine", "Figures"]
         ),
         .target(
             name: "StationRuntime",
             dependencies: [
-                "StationConfig", "StationIO", "TrainingEngine", "ProgramFiles", "VirtualDog", "SessionLog",
+                "StationConfig", "StationIO", "TrainingEngine", "Figures", "ProgramFiles", "VirtualDog", "SessionLog",
                 "StationControl", "StationLogging", .product(name: "Logging", package: "swift-log"),
             ]
         ),
         .executableTarget(
             name: "lineupd",
             dependencies: [
-                "StationRuntime", "StationConfig", "StationIO", "TrainingEngine", "VirtualDog", "SessionLog",
+                "StationRuntime", "StationConfig", "StationIO", "TrainingEngine", "Figures", "VirtualDog", "SessionLog",
                 "StationControl", "StationLogging", .product(name: "Logging", package: "swift-log"),
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]
@@ -131,7 +135,8 @@ let package = Package(
         .executableTarget(
             name: "lineupctl",
             dependencies: [
-                "StationConfig", "LabStore", "StationIO", "TrainingEngine", "ProgramFiles", "VirtualDog", "SessionLog",
+                "StationConfig", "LabStore", "StationIO", "TrainingEngine", "Figures", "ProgramFiles", "VirtualDog",
+                "SessionLog",
                 "StationControl", "Report", "StationLogging", "WebAccounts", "Rescoring",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
@@ -143,7 +148,8 @@ let package = Package(
             name: "lineup-bench",
             dependencies: [
                 "LineupBench", "LabStore", "Report", "SessionLog", "StationControl", "StationIO", "StationLogging",
-                "TrainingEngine", "VirtualDog", .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                "TrainingEngine", "Figures", "VirtualDog",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]
         ),
         .target(
@@ -171,7 +177,7 @@ let package = Package(
         .target(
             name: "LabStore",
             dependencies: [
-                "SessionLog", "StationControl", .product(name: "PostgresNIO", package: "postgres-nio"),
+                "SessionLog", "Figures", "StationControl", .product(name: "PostgresNIO", package: "postgres-nio"),
                 .product(name: "NIOSSL", package: "swift-nio-ssl"), .product(name: "Logging", package: "swift-log"),
             ]
         ),
@@ -215,14 +221,14 @@ let package = Package(
         .testTarget(
             name: "TrainingEngineTests",
             dependencies: [
-                "TrainingEngine", "ProgramFiles",
+                "TrainingEngine", "Figures", "ProgramFiles",
                 .product(name: "PropertyBased", package: "swift-property-based"),
             ]
         ),
         .testTarget(
             name: "VirtualDogTests",
             dependencies: [
-                "VirtualDog", "TrainingEngine",
+                "VirtualDog", "TrainingEngine", "Figures",
                 .product(name: "PropertyBased", package: "swift-property-based"),
             ]
         ),
@@ -230,9 +236,16 @@ let package = Package(
         .testTarget(name: "StationControlTests", dependencies: ["StationControl", "TrainingEngine"]),
         .testTarget(
             name: "SessionLogTests",
-            dependencies: ["SessionLog", "TrainingEngine", "ProgramFiles", "LineupBench", "Report"],
+            dependencies: ["SessionLog", "TrainingEngine", "Figures", "ProgramFiles", "LineupBench", "Report"],
             exclude: ["Fixtures"]),
-        .testTarget(name: "ReportTests", dependencies: ["Report", "SessionLog", "TrainingEngine"]),
+        .testTarget(name: "ReportTests", dependencies: ["Report", "SessionLog", "TrainingEngine", "Figures"]),
+        // Every figure from hand-built trials: no log, no SQLite.
+        .testTarget(
+            name: "FiguresTests",
+            dependencies: [
+                "Figures", "TrainingEngine", .product(name: "PropertyBased", package: "swift-property-based"),
+            ]
+        ),
         .testTarget(
             name: "RescoringTests",
             dependencies: [
@@ -257,14 +270,16 @@ let package = Package(
         .testTarget(
             name: "LabStoreTests",
             dependencies: [
-                "LabStore", "SessionLog", "LineupBench", .product(name: "PostgresNIO", package: "postgres-nio"),
+                "LabStore", "SessionLog", "Figures", "LineupBench",
+                .product(name: "PostgresNIO", package: "postgres-nio"),
                 "LabWeb", "StationControl", "StationWeb", "WebAccounts",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "HummingbirdTesting", package: "hummingbird"),
             ]
         ),
         .testTarget(
-            name: "LineupdTests", dependencies: ["SessionLog", "TrainingEngine", "ProgramFiles", "StationControl"]),
+            name: "LineupdTests",
+            dependencies: ["SessionLog", "TrainingEngine", "Figures", "ProgramFiles", "StationControl"]),
     ],
     swiftLanguageModes: [.v6]
 )
