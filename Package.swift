@@ -24,6 +24,8 @@ import PackageDescription
 //   LabStore             the lab's PostgreSQL store: its schema, roles and the sync of a station's log
 //   lineup-sync          the station's sync into the lab store: its own process (lineupd has no network)
 //   LabWeb, lineup-lab   the lab's page: every station's heartbeat from the store, on the station page's stack
+//   Alerts               pure: the alert rules over status and heartbeats, once/repeat/resolved, the messages
+//   lineup-alerts        the sender: watches lineupd (and the lab store), e-mail, webhooks, a dead-man URL
 let package = Package(
     name: "lineup",
     platforms: [.macOS(.v14)],
@@ -33,6 +35,7 @@ let package = Package(
         .executable(name: "lineup-web", targets: ["lineup-web"]),
         .executable(name: "lineup-sync", targets: ["lineup-sync"]),
         .executable(name: "lineup-lab", targets: ["lineup-lab"]),
+        .executable(name: "lineup-alerts", targets: ["lineup-alerts"]),
         // The benchmarks: built by `swift build` for CI and developers, never installed.
         .executable(name: "lineup-bench", targets: ["lineup-bench"]),
     ],
@@ -51,6 +54,10 @@ let package = Package(
         .package(url: "https://github.com/vapor/postgres-nio", from: "1.33.2"),
         // postgres-nio's own TLS: named so LabStore may build the store's TLS settings (sslmode).
         .package(url: "https://github.com/apple/swift-nio-ssl", from: "2.37.6"),
+        // lineup-alerts' SMTP client (NIOCore, NIOPosix) and HTTP client: both already in the build
+        // (postgres-nio's and hummingbird's own), named so lineup-alerts may import them.
+        .package(url: "https://github.com/apple/swift-nio", from: "2.101.2"),
+        .package(url: "https://github.com/swift-server/async-http-client", from: "1.37.0"),
     ],
     targets: [
         .systemLibrary(
@@ -206,6 +213,24 @@ let package = Package(
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]
         ),
+        .target(
+            name: "Alerts",
+            dependencies: ["StationControl", "StationConfig", .product(name: "TOMLKit", package: "TOMLKit")]
+        ),
+        // lineupd keeps no network: the alerts go out from this process, which asks lineupd over
+        // its control socket and, on the lab's server, reads the store's heartbeats.
+        .executableTarget(
+            name: "lineup-alerts",
+            dependencies: [
+                "Alerts", "StationControl", "LabStore",
+                .product(name: "NIOCore", package: "swift-nio"), .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"), .product(name: "NIOSSL", package: "swift-nio-ssl"),
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                .product(name: "PostgresNIO", package: "postgres-nio"),
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+            ]
+        ),
+        .testTarget(name: "AlertsTests", dependencies: ["Alerts", "StationControl"]),
         .testTarget(name: "StationConfigTests", dependencies: ["StationConfig"]),
         .testTarget(
             name: "StationIOTests",
