@@ -3,6 +3,7 @@ import Foundation
 import NIOCore
 import NIOPosix
 import NIOSSL
+import Synchronization
 
 /// Why a message was not taken: one line naming the server and the step.
 struct SMTPError: Error, CustomStringConvertible {
@@ -24,6 +25,7 @@ struct SMTPClient {
 
     func send(_ message: MailMessage) async throws {
         let lines = AsyncThrowingStream<String, any Error>.makeStream()
+        let broke = FirstError()
         let channel: any Channel
         do {
             let tls = settings.security == .tls ? try tlsHandlerMaker() : nil
@@ -32,14 +34,16 @@ struct SMTPClient {
                 .channelInitializer { channel in
                     channel.eventLoop.makeCompletedFuture {
                         if let tls { try channel.pipeline.syncOperations.addHandler(try tls()) }
-                        try channel.pipeline.syncOperations.addHandler(LineHandler(continuation: lines.continuation))
+                        try channel.pipeline.syncOperations.addHandler(
+                            LineHandler(continuation: lines.continuation, broke: broke))
                     }
                 }
                 .connect(host: settings.server, port: settings.port).get()
         } catch {
             throw SMTPError(server: serverName, problem: "cannot connect: \(error)")
         }
-        let conversation = Conversation(channel: channel, lines: lines.stream.makeAsyncIterator(), server: serverName)
+        let conversation = Conversation(
+            channel: channel, lines: lines.stream.makeAsyncIterator(), server: serverName, broke: broke)
         let began = ContinuousClock.now
         let timer = Task {
             try await Task.sleep(for: .seconds(timeout))
@@ -56,7 +60,9 @@ struct SMTPClient {
             if ContinuousClock.now - began >= .seconds(timeout) {
                 throw SMTPError(server: serverName, problem: "no answer within \(Int(timeout)) s")
             }
-            throw error as? SMTPError ?? SMTPError(server: serverName, problem: "\(error)")
+            // A failed handshake closes the channel: the write after it only says "closed".
+            let cause = broke.error ?? error
+            throw cause as? SMTPError ?? SMTPError(server: serverName, problem: tlsFailure(cause) ?? "\(cause)")
         }
     }
 
@@ -69,6 +75,20 @@ struct SMTPClient {
         let server = settings.server
         let isAddress = server.contains(":") || server.allSatisfy { $0.isNumber || $0 == "." }
         return { try NIOSSLClientHandler(context: context, serverHostname: isAddress ? nil : server) }
+    }
+
+    /// A TLS failure in one sentence (as LabStore says the store's), or nil for any other error.
+    func tlsFailure(_ error: any Error) -> String? {
+        if let extra = error as? NIOSSLExtraError, extra == .failedToValidateHostname {
+            return "TLS: the server's certificate does not name \(settings.server): nothing was sent"
+        }
+        guard let ssl = error as? NIOSSLError else { return nil }
+        if case .handshakeFailed(let failure) = ssl, "\(failure)".contains("CERTIFICATE_VERIFY_FAILED") {
+            // BoringSSL says only that the check failed, not which part of it.
+            let by = settings.caFile.map { "the CA in ca_file \($0)" } ?? "a CA this machine trusts (or set ca_file)"
+            return "TLS: the server's certificate is not signed by \(by), or is out of date: nothing was sent"
+        }
+        return "TLS failed: \(ssl)"
     }
 
     private func talk(_ c: Conversation, _ message: MailMessage) async throws {
@@ -110,11 +130,16 @@ private final class Conversation: @unchecked Sendable {
     let channel: any Channel
     var lines: AsyncThrowingStream<String, any Error>.AsyncIterator
     let server: String
+    let broke: FirstError
 
-    init(channel: any Channel, lines: AsyncThrowingStream<String, any Error>.AsyncIterator, server: String) {
+    init(
+        channel: any Channel, lines: AsyncThrowingStream<String, any Error>.AsyncIterator, server: String,
+        broke: FirstError
+    ) {
         self.channel = channel
         self.lines = lines
         self.server = server
+        self.broke = broke
     }
 
     func expect(_ code: Int, _ step: String) async throws { _ = try await reply([code], step) }
@@ -150,10 +175,12 @@ private final class Conversation: @unchecked Sendable {
 private final class LineHandler: ChannelInboundHandler {
     typealias InboundIn = ByteBuffer
     let continuation: AsyncThrowingStream<String, any Error>.Continuation
+    let broke: FirstError
     var pending: [UInt8] = []
 
-    init(continuation: AsyncThrowingStream<String, any Error>.Continuation) {
+    init(continuation: AsyncThrowingStream<String, any Error>.Continuation, broke: FirstError) {
         self.continuation = continuation
+        self.broke = broke
     }
 
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
@@ -176,7 +203,17 @@ private final class LineHandler: ChannelInboundHandler {
     }
 
     func errorCaught(context: ChannelHandlerContext, error: any Error) {
+        broke.keep(error)
         continuation.finish(throwing: error)
         context.close(promise: nil)
     }
+}
+
+/// The first error the channel caught (a TLS handshake refused, a certificate not trusted): what
+/// the person needs, where the step that failed after it would only say the channel closed.
+final class FirstError: Sendable {
+    private let first = Mutex<(any Error)?>(nil)
+
+    func keep(_ error: any Error) { first.withLock { $0 = $0 ?? error } }
+    var error: (any Error)? { first.withLock { $0 } }
 }

@@ -33,6 +33,7 @@ import Testing
         from aiosmtpd.smtp import SMTP, AuthResult
 
         d = sys.argv[1]
+        plain = len(sys.argv) > 2 and sys.argv[2] == "plain"
         def run(*a): subprocess.run(a, check=True, capture_output=True)
         key = ["-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1", "-nodes"]
         run("openssl", "req", "-x509", *key, "-keyout", d + "/ca.key", "-out", d + "/ca.crt", "-days", "1", "-subj", "/CN=alerts test ca")
@@ -78,9 +79,12 @@ import Testing
 
         async def main():
             loop = asyncio.get_running_loop()
-            smtp = await loop.create_server(
-                lambda: SMTP(Mail(), hostname="localhost", tls_context=tls, require_starttls=True,
-                             authenticator=login, auth_require_tls=True), "127.0.0.1", 0)
+            if plain:  # a server that offers no STARTTLS, and takes anything
+                make = lambda: SMTP(Mail(), hostname="localhost")
+            else:
+                make = lambda: SMTP(Mail(), hostname="localhost", tls_context=tls, require_starttls=True,
+                                    authenticator=login, auth_require_tls=True)
+            smtp = await loop.create_server(make, "127.0.0.1", 0)
             with open(d + "/ports.tmp", "w") as f:
                 json.dump({"smtp": smtp.sockets[0].getsockname()[1], "http": web.server_address[1]}, f)
             os.rename(d + "/ports.tmp", d + "/ports.json")
@@ -137,6 +141,83 @@ import Testing
         try (vm + "\n[log]\nwarn_free_mb = \(warn)\nmin_free_mb = 1\n").write(
             toFile: path, atomically: true, encoding: .utf8)
         return path
+    }
+
+    /// The receivers in a fresh directory, and their ports; `plain`: an SMTP server without TLS.
+    func receivers(plain: Bool = false) throws -> (dir: String, process: Process, smtp: Int, http: Int)? {
+        let dir = FileManager.default.temporaryDirectory.appendingPathComponent("alerts-\(UUID().uuidString)").path
+        try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
+        try Self.receivers.write(toFile: dir + "/receivers.py", atomically: true, encoding: .utf8)
+        let process = try start(
+            "/usr/bin/env", ["python3", dir + "/receivers.py", dir] + (plain ? ["plain"] : []),
+            output: dir + "/receivers.log")
+        guard eventually(60, { FileManager.default.fileExists(atPath: dir + "/ports.json") }) else {
+            Issue.record(
+                "the receivers did not start: \((try? String(contentsOfFile: dir + "/receivers.log", encoding: .utf8)) ?? "")"
+            )
+            process.terminate()
+            return nil
+        }
+        let ports =
+            try JSONSerialization.jsonObject(with: Data(contentsOf: URL(fileURLWithPath: dir + "/ports.json")))
+            as? [String: Int]
+        return (dir, process, ports?["smtp"] ?? 0, ports?["http"] ?? 0)
+    }
+
+    /// `lineup-alerts ARGS` to its end: status and stderr.
+    func alerts(_ arguments: [String], in dir: String) throws -> (status: Int32, errors: String) {
+        let process = try start(
+            Self.root.appendingPathComponent(".build/debug/lineup-alerts").path, arguments, output: dir + "/run.log")
+        process.waitUntilExit()
+        return (process.terminationStatus, (try? String(contentsOfFile: dir + "/run.log", encoding: .utf8)) ?? "")
+    }
+
+    /// Nothing in the clear: a server without STARTTLS, or one whose certificate the station
+    /// cannot check, gets no message; `--test` names the channel that failed and exits 1, and
+    /// the webhook still gets its test. A configuration others may read is refused, exit 2.
+    @Test(.enabled(if: hasAiosmtpd, "aiosmtpd is absent: pip install --break-system-packages aiosmtpd"))
+    func noMailGoesInTheClearOrToAServerItCannotCheck() throws {
+        for plain in [true, false] {
+            guard let r = try receivers(plain: plain) else { return }
+            defer { r.process.terminate() }
+            let config = """
+                name = "Test station"
+                [station]
+                [email]
+                server = "localhost"
+                port = \(r.smtp)
+                from = "lineup@lab.example"
+                to = "trainer@lab.example"
+                user = "lineup"
+                password = "s3cret"
+                [[webhook]]
+                url = "http://127.0.0.1:\(r.http)/hook"
+                """
+            try config.write(toFile: r.dir + "/alerts.toml", atomically: true, encoding: .utf8)
+            chmod(r.dir + "/alerts.toml", 0o644)
+            let open = try alerts(["--config", r.dir + "/alerts.toml", "--check"], in: r.dir)
+            #expect(open.status == 2)
+            #expect(
+                open.errors
+                    == "lineup-alerts: \(r.dir)/alerts.toml: readable by its group or others (mode 644) and it holds "
+                    + "the channels' passwords and secret URLs: chmod 600 \(r.dir)/alerts.toml\n")
+            chmod(r.dir + "/alerts.toml", 0o600)
+            let test = try alerts(["--config", r.dir + "/alerts.toml", "--test"], in: r.dir)
+            #expect(test.status == 1, "\(test.errors)")
+            let why =
+                plain
+                ? "the server offers no STARTTLS: nothing was sent in the clear"
+                : "TLS: the server's certificate is not signed by a CA this machine trusts (or set ca_file), "
+                    + "or is out of date: nothing was sent"
+            let lines = test.errors.split(separator: "\n")
+            #expect(
+                lines.count == 1 && lines[0].hasPrefix("lineup-alerts: e-mail: e-mail through localhost:\(r.smtp): "),
+                "\(test.errors)")
+            #expect(test.errors.contains(why), "\(test.errors)")
+            let received = Received(directory: r.dir)
+            #expect(received.mails.isEmpty)
+            #expect(received.notices == ["alert test"])
+        }
     }
 
     @Test(.enabled(if: hasAiosmtpd, "aiosmtpd is absent: pip install --break-system-packages aiosmtpd"))
