@@ -140,6 +140,11 @@ public struct StationStatus: Sendable, Codable, Hashable {
     /// The trainer's timer cues handed to ALSA, and those that could not sound.
     public var cues: UInt64?
     public var failedCues: UInt64?
+    /// Whether the clicks sound: while they fail, what fails (`sound-not-taken`,
+    /// `sound-stalled`, `sound-error`; docs/faults.md), nil once a click plays again; and the
+    /// runs of failing clicks since lineupd started, each counted once.
+    public var soundFault: String?
+    public var soundFaults: UInt64?
     /// The board's output lines on now (station names, `buzzer`); and, on the simulated
     /// lineup, how many times the buzzer sounded.
     public var outputsOn: [String]?

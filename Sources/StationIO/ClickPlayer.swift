@@ -3,51 +3,6 @@ import Glibc
 import StationConfig
 import Synchronization
 
-/// What the station keeps of every click: enough to recover its onset from the log.
-public struct ClickRecord: Sendable, Hashable, BitwiseCopyable {
-    /// The triggering edge's kernel timestamp (CLOCK_MONOTONIC ns).
-    public var edgeTimestamp: UInt64
-    /// When ALSA had accepted the click's first frames.
-    public var handedTimestamp: UInt64
-    /// ALSA's trigger timestamp: when the stream started, so when the click's first frame
-    /// began to play (the stream is stopped between clicks). 0 when the device gives none.
-    public var triggerTimestamp: UInt64
-    /// The delay ALSA reported just after the first write, in frames.
-    public var delayFrames: Int32
-    public var rate: UInt32
-    /// Underruns or suspends recovered from while writing this click.
-    public var recoveries: UInt8
-
-    /// Edge to samples accepted by ALSA: what `lineup-bench click` measures.
-    public var handedLatency: UInt64 { handedTimestamp &- edgeTimestamp }
-
-    /// Edge to the stream's start: the click's onset as far as software can see it. Falls
-    /// back to the handed time when the device reports no trigger timestamp.
-    public var onsetLatency: UInt64 {
-        triggerTimestamp >= edgeTimestamp && triggerTimestamp != 0 ? triggerTimestamp - edgeTimestamp : handedLatency
-    }
-}
-
-/// Why a reward could not sound.
-public enum ClickFailure: Sendable, Hashable, BitwiseCopyable, CustomStringConvertible {
-    /// The audio device is gone (unplugged) or not yet reopened.
-    case deviceUnavailable
-    /// ALSA refused the write with this error number, after recovery was tried.
-    case writeFailed(errno: Int32)
-
-    public var description: String {
-        switch self {
-        case .deviceUnavailable: return "audio device unavailable"
-        case .writeFailed(let e): return "write failed: \(String(cString: strerror(e)))"
-        }
-    }
-}
-
-public enum ClickOutcome: Sendable, Hashable, BitwiseCopyable {
-    case played(ClickRecord)
-    case failed(edgeTimestamp: UInt64, ClickFailure)
-}
-
 /// The click through ALSA.
 ///
 /// The device is opened and prepared, and the click rendered for it, before any reward is
@@ -68,6 +23,10 @@ public final class ClickPlayer: @unchecked Sendable {
         let base: UnsafeMutablePointer<Int16>
         let frameCount: Int
         let channels: Int
+        /// How long after a click is handed its stream must have played some of it: two
+        /// periods (the driver may see its position move only once a period), and 10 ms more
+        /// for the DMA to start.
+        let checkAfter: UInt64
 
         /// The cues, in `CueSound`'s order: base and frame count.
         let cues: [(base: UnsafeMutablePointer<Int16>, frames: Int)]
@@ -82,6 +41,7 @@ public final class ClickPlayer: @unchecked Sendable {
             _ = frames.initialize(from: rendered)
             channels = n.channels
             frameCount = rendered.count / max(1, n.channels)
+            checkAfter = UInt64(2 * n.periodFrames) * 1_000_000_000 / UInt64(max(1, n.rate)) + 10_000_000
             cues = CueSound.allCases.map { cue in
                 let samples = ClickRendering.render(cue, rate: n.rate, channels: n.channels)
                 let cueBase = UnsafeMutablePointer<Int16>.allocate(capacity: max(1, samples.count))
@@ -114,6 +74,10 @@ public final class ClickPlayer: @unchecked Sendable {
         let recoveredXruns = Atomic<UInt64>(0)
         let truncated = Atomic<UInt64>(0)
         let reopenCount = Atomic<UInt64>(0)
+        /// The sound's health for `status`: the fault of the run of failing clicks going on
+        /// (`SoundFault`'s raw value, 0: none), and how many runs since start.
+        let soundFaultNow = Atomic<UInt8>(0)
+        let soundFaultRuns = Atomic<UInt64>(0)
         let available = Atomic<Bool>(false)
         let lastProblem = Mutex<String?>(nil)
         let negotiatedNow = Mutex<NegotiatedAudio?>(nil)
@@ -186,6 +150,11 @@ public final class ClickPlayer: @unchecked Sendable {
     private var writingClick = false
     private let cuesFailedCount = Atomic<UInt64>(0)
     private let cuesPlayedCount = Atomic<UInt64>(0)
+    /// Whether the clicks sound: kept on the hot thread (`SoundHealth.swift`).
+    private var health = SoundHealth()
+    /// Each change of the sound's health (a run of failing clicks, its end), for the log's
+    /// consumer; pushed on the hot thread only.
+    public let soundReports = EventRing<SoundReport>(capacity: 64)
 
     /// Opens the device now. If that fails and `keepTrying` is set, starts without sound and
     /// keeps reopening in the background (a USB DAC not yet enumerated at boot); otherwise throws.
@@ -236,6 +205,7 @@ public final class ClickPlayer: @unchecked Sendable {
         if current == nil { adoptReopened() }
         guard let out = current else {
             shared.failures.add(1, ordering: .relaxed)
+            soundFailed(.error, errno: 0, edge: edgeTimestamp, at: MonotonicClock.now())
             return .failed(edgeTimestamp: edgeTimestamp, .deviceUnavailable)
         }
         let device = out.device
@@ -250,7 +220,8 @@ public final class ClickPlayer: @unchecked Sendable {
             if device.resume() < 0 { _ = device.prepare() }
             writeRecoveries &+= 1
         case .disconnected:
-            return deviceLost(edgeTimestamp)
+            deviceLost(edgeTimestamp, errno: ENODEV)
+            return .failed(edgeTimestamp: edgeTimestamp, .deviceUnavailable)
         case .other:
             _ = device.prepare()
         }
@@ -260,17 +231,29 @@ public final class ClickPlayer: @unchecked Sendable {
             written = device.write(out.base, count: first)
         }
         let handed = MonotonicClock.now()
-        if written < 0 {
+        if written <= 0 {
             let err = Int32(-written)
-            if Self.isFatal(err) { return deviceLost(edgeTimestamp) }
+            if Self.isFatal(err) {
+                deviceLost(edgeTimestamp, errno: err, at: handed)
+                return .failed(edgeTimestamp: edgeTimestamp, .deviceUnavailable)
+            }
             shared.failures.add(1, ordering: .relaxed)
-            return .failed(edgeTimestamp: edgeTimestamp, .writeFailed(errno: err))
+            // The stream was just prepared, its whole buffer free: taking nothing is the
+            // device's failure, not a full buffer's.
+            let taken = written == 0 || err == EAGAIN
+            soundFailed(taken ? .notTaken : .error, errno: taken ? 0 : err, edge: edgeTimestamp, at: handed)
+            setRight(out)
+            return .failed(edgeTimestamp: edgeTimestamp, taken ? .notTaken : .writeFailed(errno: err))
         }
         let (trigger, delay) = device.triggerAndDelay()
         writing = out.base
         writingClick = true
         writeOffset = written
         writeRemaining = out.frameCount - written
+        // Checked from the loop's deadlines, once the click should be playing.
+        health.checkEdge = edgeTimestamp
+        health.queued = delay
+        health.checkAt = handed &+ out.checkAfter
         return .played(
             ClickRecord(
                 edgeTimestamp: edgeTimestamp, handedTimestamp: handed, triggerTimestamp: trigger,
@@ -297,7 +280,7 @@ public final class ClickPlayer: @unchecked Sendable {
         case .suspended:
             if device.resume() < 0 { _ = device.prepare() }
         case .disconnected:
-            _ = deviceLost(0)
+            deviceLost(0, errno: ENODEV)
             cuesFailedCount.add(1, ordering: .relaxed)
             return false
         }
@@ -315,6 +298,8 @@ public final class ClickPlayer: @unchecked Sendable {
         writingClick = false
         writeOffset = written
         writeRemaining = sound.frames - written
+        // The cue cut the click being checked: the stream's advance is judged from here.
+        if health.checkAt != .max { health.queued = device.triggerAndDelay().delay }
         cuesPlayedCount.add(1, ordering: .relaxed)
         return true
     }
@@ -337,13 +322,94 @@ public final class ClickPlayer: @unchecked Sendable {
         if written > 0 {
             writeOffset += written
             writeRemaining -= written
+            health.queued += written
         } else if written == -Int(EAGAIN) {
             return
-        } else if written < 0 {
+        } else if written == 0 {
+            // Writable, yet it took nothing: a device that stopped taking frames (and its
+            // descriptors would wake the loop at once, for ever). The rest is lost.
+            shared.truncated.add(1, ordering: .relaxed)
+            writeRemaining = 0
+            if writingClick {
+                soundFailed(.notTaken, errno: 0, edge: health.checkEdge, at: MonotonicClock.now())
+                setRight(out)
+            } else {
+                _ = out.device.drop()
+                _ = out.device.prepare()
+            }
+        } else {
             // Fell behind mid-click: the rest is lost; the stream is made ready for the next.
             shared.truncated.add(1, ordering: .relaxed)
             writeRemaining = 0
-            if Self.isFatal(Int32(-written)) { _ = deviceLost(0) } else { _ = out.device.prepare() }
+            let err = Int32(-written)
+            if Self.isFatal(err) {
+                deviceLost(writingClick ? health.checkEdge : 0, errno: err)
+            } else {
+                _ = out.device.prepare()
+            }
+        }
+    }
+
+    // MARK: Sound health
+
+    /// When the last click's stream is due to be checked (`.max`: none due). Hot thread only.
+    public var streamCheckDue: UInt64 { health.checkAt }
+
+    /// Checks that the last click's stream played some of it, once it should have: on the hot
+    /// thread, after the click, from the loop's deadlines (ALSA's calls on one stream are not
+    /// to be made from two threads, and its thread-safe plugins take a lock). Returns whether
+    /// it made a report.
+    @discardableResult
+    public func checkStream(now: UInt64) -> Bool {
+        guard health.checkAt <= now else { return false }
+        health.checkAt = .max
+        guard let out = current else { return false }
+        let device = out.device
+        let state = device.state
+        if state == .disconnected {
+            return deviceLost(health.checkEdge, errno: ENODEV, at: now)
+        }
+        let delay = state == .running || state == .draining ? device.triggerAndDelay().delay : 0
+        if health.advanced(state: state, delay: delay) {
+            guard health.failingInARow > 0 else { return false }
+            health.failingInARow = 0
+            shared.soundFaultNow.store(0, ordering: .relaxed)
+            soundReports.push(
+                SoundReport(
+                    kind: .recovered, fault: health.fault, errno: 0, clickEdge: health.checkEdge, timestamp: now))
+            return true
+        }
+        // The click did not sound: a failed reward, found late.
+        shared.failures.add(1, ordering: .relaxed)
+        let reported = soundFailed(.stalled, errno: 0, edge: health.checkEdge, at: now)
+        setRight(out)
+        return reported
+    }
+
+    /// A click that did not sound. The first of a run is counted and reported; the rest of
+    /// the run only keeps `status` saying what fails now.
+    @discardableResult
+    private func soundFailed(_ fault: SoundFault, errno err: Int32, edge: UInt64, at now: UInt64) -> Bool {
+        health.checkAt = .max
+        health.failingInARow += 1
+        health.fault = fault
+        shared.soundFaultNow.store(fault.rawValue, ordering: .relaxed)
+        guard health.failingInARow == 1 else { return false }
+        shared.soundFaultRuns.add(1, ordering: .relaxed)
+        soundReports.push(SoundReport(kind: .failed, fault: fault, errno: err, clickEdge: edge, timestamp: now))
+        return true
+    }
+
+    /// Sets a failing stream right for the next click: in place the first time (drop and
+    /// prepare), then by reopening it on the supervisor thread, since a stream whose DMA
+    /// stopped may only restart from a fresh open.
+    private func setRight(_ out: Prepared) {
+        writeRemaining = 0
+        if health.failingInARow >= 2 {
+            handOver()
+        } else {
+            _ = out.device.drop()
+            _ = out.device.prepare()
         }
     }
 
@@ -367,8 +433,18 @@ public final class ClickPlayer: @unchecked Sendable {
         }
     }
 
-    private func deviceLost(_ edgeTimestamp: UInt64) -> ClickOutcome {
+    /// Counts the failed click, reports the fault if it starts a run, and hands the device
+    /// over; returns whether it reported.
+    @discardableResult
+    private func deviceLost(_ edgeTimestamp: UInt64, errno err: Int32, at now: UInt64 = MonotonicClock.now()) -> Bool {
         shared.failures.add(1, ordering: .relaxed)
+        let reported = soundFailed(.error, errno: err, edge: edgeTimestamp, at: now)
+        handOver()
+        return reported
+    }
+
+    /// The device goes to the supervisor thread, which closes and reopens it.
+    private func handOver() {
         shared.available.store(false, ordering: .relaxed)
         if let dead = current {
             // Closing the device is the supervisor's job: it may touch files and take time.
@@ -379,7 +455,6 @@ public final class ClickPlayer: @unchecked Sendable {
             writeRemaining = 0
         }
         sem_post(shared.wake)
-        return .failed(edgeTimestamp: edgeTimestamp, .deviceUnavailable)
     }
 
     private func adoptReopened() {
@@ -402,6 +477,10 @@ public final class ClickPlayer: @unchecked Sendable {
     public var isAvailable: Bool { shared.available.load(ordering: .relaxed) }
     /// The last reason the device could not be opened, while it cannot.
     public var problem: String? { shared.lastProblem.withLock { $0 } }
+    /// The fault of the run of failing clicks going on, or nil while the clicks sound.
+    public var soundFault: SoundFault? { SoundFault(rawValue: shared.soundFaultNow.load(ordering: .relaxed)) }
+    /// Runs of failing clicks since start (each counted once, however many clicks it failed).
+    public var soundFaults: UInt64 { shared.soundFaultRuns.load(ordering: .relaxed) }
     /// What the device agreed to, once one has been opened.
     public var negotiated: NegotiatedAudio? { shared.negotiatedNow.withLock { $0 } }
 }

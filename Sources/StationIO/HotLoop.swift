@@ -272,7 +272,7 @@ public final class HotLoop: @unchecked Sendable {
             // every pass (the bench counted 0.8 allocations an edge).
             let deadline = min(
                 min(min(debouncer.nextDeadline, handler.nextDeadline), min(buzzerOffAt, nextRetry)),
-                feederSchedule.nextDeadline)
+                min(feederSchedule.nextDeadline, player?.streamCheckDue ?? .max))
             var timeout: Int64 = -1
             if deadline != .max {
                 let now = MonotonicClock.now()
@@ -533,6 +533,8 @@ public final class HotLoop: @unchecked Sendable {
             buzzerOffAt = .max
         }
         if feederSchedule.nextDeadline <= now { runFeeder(now: now) }
+        // Last: whether the last click's stream played it (ClickPlayer.checkStream).
+        if let player, player.streamCheckDue <= now, player.checkStream(now: now) { pushedThisRound = true }
     }
 
     @inline(__always)

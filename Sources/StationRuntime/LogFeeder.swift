@@ -1,3 +1,4 @@
+import Figures
 import Foundation
 import Glibc
 import SessionLog
@@ -54,6 +55,8 @@ public final class LogFeeder: @unchecked Sendable {
 
     /// The hot loop's reports of edge descriptors that cannot be read; set before `start()`.
     var sourceFaults: EventRing<EdgeSourceFault>?
+    /// The click player's reports of a sound device that fails and recovers; set before `start()`.
+    var soundReports: EventRing<SoundReport>?
 
     private let finishing = Atomic<Bool>(false)
     private let finished = Atomic<Bool>(false)
@@ -162,6 +165,7 @@ public final class LogFeeder: @unchecked Sendable {
     func drainOnce() {
         stationRing.drain { take($0) }
         sourceFaults?.drain { sourceFault($0) }
+        soundReports?.drain { soundReport($0) }
     }
 
     func time(_ mono: UInt64) -> LogTime {

@@ -316,6 +316,7 @@ public final class StationService: StationControlling, @unchecked Sendable {
             handler: handler, loop: loop, feeder: feeder, layouts: layouts,
             trainerLed: configuration.mode == .trainerLed, hold: configuration.hold, usedStations: used)
         feeder.sourceFaults = loop.sourceFaults
+        feeder.soundReports = player.soundReports
         feeder.start()
         let started = Atomic<Bool>(false)
         let realtime = options.realtime
@@ -366,6 +367,8 @@ public final class StationService: StationControlling, @unchecked Sendable {
             edges: segment?.loop.edgeCount ?? 0, droppedEdges: source.droppedEdges,
             logOverflow: UInt64(writerStatus.overflow) + ring.overflowCount,
             uptimeSeconds: Double(MonotonicClock.now() - started) / 1e9)
+        status.soundFault = player.soundFault?.name
+        status.soundFaults = player.soundFaults
         if let outputs {
             var on: [String] = []
             for (i, name) in outputs.map.names.enumerated() {

@@ -1,6 +1,7 @@
 import ArgumentParser
 import Foundation
 import StationControl
+import StationIO
 import TrainingEngine
 
 // The trainer's and the loading assistant's commands: they talk to the running lineupd
@@ -86,6 +87,13 @@ struct StatusCommand: ParsableCommand {
                     + (s.cues.map { "; timer cues \($0) (\(s.failedCues ?? 0) not sounded)" } ?? ""),
                 "Edges       \(s.edges) (\(s.droppedEdges) dropped)",
             ]
+            if let fault = s.soundFault {
+                lines.append(
+                    "Sound       FAILING: \(SoundFault(name: fault)?.description ?? fault); the clicks do not sound"
+                        + " (faults since start: \(s.soundFaults ?? 1))")
+            } else if let runs = s.soundFaults, runs > 0 {
+                lines.append("Sound       plays; faults since start: \(runs)")
+            }
             if let on = s.outputsOn {
                 lines.append(
                     "Outputs     \(on.isEmpty ? "all off" : "on: " + on.joined(separator: ", "))"

@@ -85,8 +85,19 @@ import TrainingEngine
             .cue, CueDetail(cue: "exercise-start", repetition: 2, seconds: Double(feeder.settings.roundLength) / 1e9))
         feeder.take(EngineNote.exerciseEnded(repetition: 2, clicks: 7, errors: 3, aborted: true, at: next()))
         expect(.cue, CueDetail(cue: "exercise-end", repetition: 2, clicks: 7, errors: 3, aborted: true))
+        feeder.soundReport(SoundReport(kind: .failed, fault: .stalled, errno: 0, clickEdge: next(), timestamp: t))
+        expectFault(.fault, FaultDetail(why: SoundFault.stalled.description, fault: "sound-stalled"))
+        feeder.soundReport(SoundReport(kind: .failed, fault: .error, errno: EIO, clickEdge: next(), timestamp: t))
+        expectFault(
+            .fault,
+            FaultDetail(
+                errno: EIO, why: "\(SoundFault.error) (\(String(cString: strerror(EIO))))", fault: "sound-error"))
+        feeder.soundReport(SoundReport(kind: .recovered, fault: .error, errno: 0, clickEdge: next(), timestamp: t))
+        expectFault(.note, FaultDetail(why: "sound-error", fault: "sound-recovered"))
         feeder.clickRecord(.clickFailed(edgeTimestamp: next(), .deviceUnavailable), station: -1, trialId: nil)
         expectFault(.fault, FaultDetail(clickFailed: "\(ClickFailure.deviceUnavailable)"))
+        feeder.clickRecord(.clickFailed(edgeTimestamp: next(), .notTaken), station: -1, trialId: nil)
+        expectFault(.fault, FaultDetail(clickFailed: "the audio device took none of the click's frames"))
         try rig.drain()
 
         // In the order written (the failed click is stamped with the clock, not with `t`).
