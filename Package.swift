@@ -6,7 +6,8 @@ import PackageDescription
 //   CStationShim         one small C API over libgpiod v1 and v2, chosen when compiled
 //   StationConfig        the board's configuration file: parse and validate
 //   StationIO            edges in (GPIO / simulated), the click out (ALSA / buzzer), the hot loop
-//   TrainingEngine       pure: programs, layouts, the trial state machine, scoring, every figure
+//   TrainingEngine       pure: programs, layouts, the trial state machine, scoring
+//   Figures              pure: every counter and statistic (Tally, Wilson, Fisher, the report's assembly)
 //   Rescoring            pure: a second scoring from the log's rows alone, sharing no code with the engine
 //   ProgramFiles         a program's TOML text read and checked into the engine's Program; the built-ins
 //   StationControl       the control socket: its protocol, server and client, what a station answers
@@ -24,6 +25,8 @@ import PackageDescription
 //   LabStore             the lab's PostgreSQL store: its schema, roles and the sync of a station's log
 //   lineup-sync          the station's sync into the lab store: its own process (lineupd has no network)
 //   LabWeb, lineup-lab   the lab's page: every station's heartbeat from the store, on the station page's stack
+//   Alerts               pure: the alert rules over status and heartbeats, once/repeat/resolved, the messages
+//   lineup-alerts        the sender: watches lineupd (and the lab store), e-mail, webhooks, a dead-man URL
 let package = Package(
     name: "lineup",
     platforms: [.macOS(.v14)],
@@ -33,6 +36,7 @@ let package = Package(
         .executable(name: "lineup-web", targets: ["lineup-web"]),
         .executable(name: "lineup-sync", targets: ["lineup-sync"]),
         .executable(name: "lineup-lab", targets: ["lineup-lab"]),
+        .executable(name: "lineup-alerts", targets: ["lineup-alerts"]),
         // The benchmarks: built by `swift build` for CI and developers, never installed.
         .executable(name: "lineup-bench", targets: ["lineup-bench"]),
     ],
@@ -51,6 +55,10 @@ let package = Package(
         .package(url: "https://github.com/vapor/postgres-nio", from: "1.33.2"),
         // postgres-nio's own TLS: named so LabStore may build the store's TLS settings (sslmode).
         .package(url: "https://github.com/apple/swift-nio-ssl", from: "2.37.6"),
+        // lineup-alerts' SMTP client (NIOCore, NIOPosix) and HTTP client: both already in the build
+        // (postgres-nio's and hummingbird's own), named so lineup-alerts may import them.
+        .package(url: "https://github.com/apple/swift-nio", from: "2.101.2"),
+        .package(url: "https://github.com/swift-server/async-http-client", from: "1.37.0"),
     ],
     targets: [
         .systemLibrary(
@@ -76,6 +84,8 @@ let package = Package(
             dependencies: ["CStationShim", "CALSA", "StationConfig"]
         ),
         .target(name: "TrainingEngine"),
+        // Every figure from plain values: no storage beneath it (FiguresLayoutTests).
+        .target(name: "Figures", dependencies: ["TrainingEngine"]),
         .target(name: "Rescoring"),
         .target(
             name: "ProgramFiles",
@@ -91,18 +101,19 @@ let package = Package(
         ),
         .target(
             name: "VirtualDog",
-            dependencies: ["TrainingEngine"]
+            dependencies: ["TrainingEngine", "Figures"]
         ),
         .target(
             name: "SessionLog",
             dependencies: [
-                "TrainingEngine", "ProgramFiles", "Rescoring", .product(name: "GRDB", package: "GRDB.swift"),
+                "TrainingEngine", "Figures", "ProgramFiles", "Rescoring", .product(name: "GRDB", package: "GRDB.swift"),
             ]
         ),
         .target(
             name: "LineupBench",
             dependencies: [
-                "StationIO", "SessionLog", "TrainingEngine", "StationRuntime", "StationConfig", "StationControl",
+                "StationIO", "SessionLog", "TrainingEngine", "Figures", "StationRuntime", "StationConfig",
+                "StationControl",
             ]
         ),
         .target(
@@ -111,19 +122,19 @@ let package = Package(
         ),
         .target(
             name: "Report",
-            dependencies: ["SessionLog", "TrainingEngine"]
+            dependencies: ["SessionLog", "TrainingEngine", "Figures"]
         ),
         .target(
             name: "StationRuntime",
             dependencies: [
-                "StationConfig", "StationIO", "TrainingEngine", "ProgramFiles", "VirtualDog", "SessionLog",
+                "StationConfig", "StationIO", "TrainingEngine", "Figures", "ProgramFiles", "VirtualDog", "SessionLog",
                 "StationControl", "StationLogging", .product(name: "Logging", package: "swift-log"),
             ]
         ),
         .executableTarget(
             name: "lineupd",
             dependencies: [
-                "StationRuntime", "StationConfig", "StationIO", "TrainingEngine", "VirtualDog", "SessionLog",
+                "StationRuntime", "StationConfig", "StationIO", "TrainingEngine", "Figures", "VirtualDog", "SessionLog",
                 "StationControl", "StationLogging", .product(name: "Logging", package: "swift-log"),
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]
@@ -131,7 +142,8 @@ let package = Package(
         .executableTarget(
             name: "lineupctl",
             dependencies: [
-                "StationConfig", "LabStore", "StationIO", "TrainingEngine", "ProgramFiles", "VirtualDog", "SessionLog",
+                "StationConfig", "LabStore", "StationIO", "TrainingEngine", "Figures", "ProgramFiles", "VirtualDog",
+                "SessionLog",
                 "StationControl", "Report", "StationLogging", "WebAccounts", "Rescoring",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
@@ -143,7 +155,8 @@ let package = Package(
             name: "lineup-bench",
             dependencies: [
                 "LineupBench", "LabStore", "Report", "SessionLog", "StationControl", "StationIO", "StationLogging",
-                "TrainingEngine", "VirtualDog", .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                "TrainingEngine", "Figures", "VirtualDog",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]
         ),
         .target(
@@ -171,7 +184,7 @@ let package = Package(
         .target(
             name: "LabStore",
             dependencies: [
-                "SessionLog", "StationControl", .product(name: "PostgresNIO", package: "postgres-nio"),
+                "SessionLog", "Figures", "StationControl", .product(name: "PostgresNIO", package: "postgres-nio"),
                 .product(name: "NIOSSL", package: "swift-nio-ssl"), .product(name: "Logging", package: "swift-log"),
             ]
         ),
@@ -206,6 +219,24 @@ let package = Package(
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]
         ),
+        .target(
+            name: "Alerts",
+            dependencies: ["StationControl", "StationConfig", .product(name: "TOMLKit", package: "TOMLKit")]
+        ),
+        // lineupd keeps no network: the alerts go out from this process, which asks lineupd over
+        // its control socket and, on the lab's server, reads the store's heartbeats.
+        .executableTarget(
+            name: "lineup-alerts",
+            dependencies: [
+                "Alerts", "StationControl", "LabStore",
+                .product(name: "NIOCore", package: "swift-nio"), .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"), .product(name: "NIOSSL", package: "swift-nio-ssl"),
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                .product(name: "PostgresNIO", package: "postgres-nio"),
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+            ]
+        ),
+        .testTarget(name: "AlertsTests", dependencies: ["Alerts", "StationControl"]),
         .testTarget(name: "StationConfigTests", dependencies: ["StationConfig"]),
         .testTarget(
             name: "StationIOTests",
@@ -215,14 +246,14 @@ let package = Package(
         .testTarget(
             name: "TrainingEngineTests",
             dependencies: [
-                "TrainingEngine", "ProgramFiles",
+                "TrainingEngine", "Figures", "ProgramFiles",
                 .product(name: "PropertyBased", package: "swift-property-based"),
             ]
         ),
         .testTarget(
             name: "VirtualDogTests",
             dependencies: [
-                "VirtualDog", "TrainingEngine",
+                "VirtualDog", "TrainingEngine", "Figures",
                 .product(name: "PropertyBased", package: "swift-property-based"),
             ]
         ),
@@ -230,9 +261,16 @@ let package = Package(
         .testTarget(name: "StationControlTests", dependencies: ["StationControl", "TrainingEngine"]),
         .testTarget(
             name: "SessionLogTests",
-            dependencies: ["SessionLog", "TrainingEngine", "ProgramFiles", "LineupBench", "Report"],
+            dependencies: ["SessionLog", "TrainingEngine", "Figures", "ProgramFiles", "LineupBench", "Report"],
             exclude: ["Fixtures"]),
-        .testTarget(name: "ReportTests", dependencies: ["Report", "SessionLog", "TrainingEngine"]),
+        .testTarget(name: "ReportTests", dependencies: ["Report", "SessionLog", "TrainingEngine", "Figures"]),
+        // Every figure from hand-built trials: no log, no SQLite.
+        .testTarget(
+            name: "FiguresTests",
+            dependencies: [
+                "Figures", "TrainingEngine", .product(name: "PropertyBased", package: "swift-property-based"),
+            ]
+        ),
         .testTarget(
             name: "RescoringTests",
             dependencies: [
@@ -257,14 +295,16 @@ let package = Package(
         .testTarget(
             name: "LabStoreTests",
             dependencies: [
-                "LabStore", "SessionLog", "LineupBench", .product(name: "PostgresNIO", package: "postgres-nio"),
+                "LabStore", "SessionLog", "Figures", "LineupBench",
+                .product(name: "PostgresNIO", package: "postgres-nio"),
                 "LabWeb", "StationControl", "StationWeb", "WebAccounts",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "HummingbirdTesting", package: "hummingbird"),
             ]
         ),
         .testTarget(
-            name: "LineupdTests", dependencies: ["SessionLog", "TrainingEngine", "ProgramFiles", "StationControl"]),
+            name: "LineupdTests",
+            dependencies: ["SessionLog", "TrainingEngine", "Figures", "ProgramFiles", "StationControl"]),
     ],
     swiftLanguageModes: [.v6]
 )

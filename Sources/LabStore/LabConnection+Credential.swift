@@ -12,7 +12,7 @@ extension LabConnection {
     /// shows the ACL's mask in the group bits, mode 440, though no group may read the file;
     /// the mode alone would refuse systemd's own delivery. The ACL says who may: a file
     /// readable through it by no one but its owner and the reading user is private.
-    static func othersMayOpen(path: String, mode: mode_t, reader: uid_t) -> Bool {
+    public static func othersMayOpen(path: String, mode: mode_t, reader: uid_t) -> Bool {
         if mode & 0o007 != 0 { return true }
         if mode & 0o070 == 0 { return false }
         // Group bits with no ACL are the group's: the group may read.

@@ -27,10 +27,13 @@ public struct ScoringRules: Sendable, Hashable, Codable {
     public var endOnFalseAlert: Bool
     /// A station active this long is stuck (0: never).
     public var stuckAfter: Int64
+    /// The debounce window: a level settled after chatter is known when its window closes
+    /// (0: a log from before the settings kept it, where it is taken at its own time).
+    public var debounce: Int64
 
     public init(
         mode: Mode, hold: Int64, holdTolerance: Int64, searchTimeout: Int64, roundLength: Int64,
-        endOnFalseAlert: Bool, stuckAfter: Int64
+        endOnFalseAlert: Bool, stuckAfter: Int64, debounce: Int64 = 0
     ) {
         self.mode = mode
         self.hold = hold
@@ -39,15 +42,19 @@ public struct ScoringRules: Sendable, Hashable, Codable {
         self.roundLength = roundLength
         self.endOnFalseAlert = endOnFalseAlert
         self.stuckAfter = stuckAfter
+        self.debounce = debounce
     }
 }
 
 /// One row of the log that the re-scorer reads, in the log's order. Stations are the log's
 /// numbers (1-based, the board's); times are the station's monotonic nanoseconds.
 public enum LoggedInput: Sendable, Hashable {
-    /// A station's level as the debouncer passed it: a raw edge it did not take for chatter,
-    /// or the level it settled at after chatter.
-    case level(station: Int, active: Bool, at: Int64)
+    /// A station's level as the debouncer passed it: a raw edge it did not take for chatter.
+    /// `known`: when the station read it, if after its timers passed its stamp (nil: in time).
+    case level(station: Int, active: Bool, at: Int64, known: Int64? = nil)
+    /// The level a station settled at after chatter, stamped with the edge that set it; the
+    /// station learns it when the debounce window the last level opened closes.
+    case settled(station: Int, active: Bool, at: Int64)
     /// A trainer's press, with the station the log attributed it to (nil: none).
     case press(click: Bool, station: Int?, at: Int64)
     /// A search's start cue, or a trainer-led round's.

@@ -71,6 +71,9 @@ private struct Walk {
     var recoveredAt: Set<Sighting> = []
 
     var active: [Int: Int64] = [:]  // station: active since
+    /// Each station's last level taken (an edge passed or a level settled): the debounce
+    /// window it opened ends a debounce later.
+    var lastLevelAt: [Int: Int64] = [:]
     var stuck: Set<Int> = []
     var storm: Set<Int> = []
     var visit: Visit? = nil
@@ -103,9 +106,17 @@ private struct Walk {
     mutating func run() {
         for input in session.inputs {
             switch input {
-            case .level(let s, let on, let at):
-                advance(to: at)
+            case .level(let s, let on, let at, let known):
+                // Read late: what the station had decided by then was decided without it.
+                advance(to: max(at, known ?? at))
                 level(s, on, at)
+                lastLevelAt[s] = at
+            case .settled(let s, let on, let at):
+                // Known when the window closes: what fell due by then (at that instant too) was
+                // decided on the level before; the level's own time stays the edge's.
+                advance(to: max(at, (lastLevelAt[s] ?? at) &+ rules.debounce))
+                level(s, on, at)
+                lastLevelAt[s] = at
             case .press(let click, let logged, let at):
                 advance(to: at)
                 press(click: click, logged: logged, at: at)

@@ -85,20 +85,31 @@ extension KeyedDecodingContainer {
     }
 }
 
-/// An edge's: a raw edge the debouncer did not act on (`chatter`), or a button's edge.
+/// An edge's: a raw edge the debouncer did not act on (`chatter`), or a button's edge; and
+/// `known_ns`, when the station read it after deciding its timers past the edge's stamp (the
+/// time it had decided up to: a descriptor that took the edge late), so the re-scorer decides
+/// as the station could.
 public struct EdgeDetail: Sendable, Hashable, Codable {
     public var chatter: Bool?
     public var button: String?
+    public var knownNs: Int64?
 
-    public init(chatter: Bool? = nil, button: String? = nil) {
+    enum CodingKeys: String, CodingKey {
+        case chatter, button
+        case knownNs = "known_ns"
+    }
+
+    public init(chatter: Bool? = nil, button: String? = nil, knownNs: Int64? = nil) {
         self.chatter = chatter
         self.button = button
+        self.knownNs = knownNs
     }
 
     public init(from decoder: any Decoder) throws {
         let c = try decoder.container(keyedBy: CodingKeys.self)
         chatter = try c.flag(.chatter)
         button = try c.decodeIfPresent(String.self, forKey: .button)
+        knownNs = try c.number(.knownNs)
     }
 }
 

@@ -68,7 +68,7 @@ extension LogReader {
             }
             let rules = ScoringRules(
                 mode: mode, hold: hold, holdTolerance: tolerance, searchTimeout: timeout, roundLength: round,
-                endOnFalseAlert: end == "true", stuckAfter: stuck)
+                endOnFalseAlert: end == "true", stuckAfter: stuck, debounce: number("debounce_ns") ?? 0)
 
             var trials: [TrialAsLogged] = []
             for t in try Row.fetchAll(
@@ -140,14 +140,15 @@ extension LogReader {
                 case "edge":
                     // A raw edge the debouncer passed (not marked chatter).
                     guard let station, detail?["chatter"] == nil else { continue }
-                    inputs.append(.level(station: station, active: (e["value"] as Int64?) == 1, at: at))
+                    let known = (detail?["known_ns"] as? NSNumber)?.int64Value
+                    inputs.append(.level(station: station, active: (e["value"] as Int64?) == 1, at: at, known: known))
                 case "note":
                     if detail?["manual_click"] != nil {
                         inputs.append(.press(click: true, station: station, at: at))
                     } else if detail?["error_mark"] != nil {
                         inputs.append(.press(click: false, station: station, at: at))
                     } else if detail?["settled"] != nil, let station, detail?["button"] == nil {
-                        inputs.append(.level(station: station, active: (e["value"] as Int64?) == 1, at: at))
+                        inputs.append(.settled(station: station, active: (e["value"] as Int64?) == 1, at: at))
                     } else if detail?["sensor"] as? String == "recovered", let station {
                         inputs.append(.recovered(station: station, at: at))
                     }

@@ -1,3 +1,4 @@
+import Figures
 import Foundation
 import GRDB
 import TrainingEngine
@@ -134,7 +135,7 @@ extension LogReader {
             let rows = try Row.fetchAll(
                 db,
                 sql: """
-                    SELECT t.*, d.name AS dog FROM trial_current t
+                    SELECT t.*, d.name AS dog, s.settings AS session_settings FROM trial_current t
                     JOIN session s ON s.id = t.session_id JOIN dog d ON d.id = s.dog_id
                     WHERE (?1 IS NULL OR s.dog_id = ?1) AND (?2 IS NULL OR t.session_id = ?2)
                         AND (?3 IS NULL OR t.wall_ns >= ?3) AND (?4 IS NULL OR t.wall_ns < ?4)
@@ -154,7 +155,7 @@ extension LogReader {
                     """)
             return try rows.map { row in
                 let id: String = row["id"]
-                let layout = try Row.fetchAll(layoutStatement, arguments: [id]).map {
+                var layout = try Row.fetchAll(layoutStatement, arguments: [id]).map {
                     LayoutSlot(
                         station: $0["station"], sample: $0["label"],
                         kind: try $0.word("kind", of: "trial_station", row: "\(id) station \($0["station"] as Int)"),
@@ -164,9 +165,13 @@ extension LogReader {
                         sniffs: $0["sniffs"], dwellMs: ($0["dwell_ns"] as Int64?).map { Double($0) / 1e6 },
                         novel: ($0["novel"] as Int?).map { $0 != 0 })
                 }
+                let names = StationNames(settings: row["session_settings"], numbers: layout.map(\.station))
+                for k in layout.indices { layout[k].name = names.name(layout[k].station) }
+                let indicated: Int? = row["indicated_station"]
                 return LoggedTrial(
                     id: id, sessionId: row["session_id"], dog: row["dog"], number: row["number"],
-                    outcome: try row.word("outcome", of: "trial", row: id), indicatedStation: row["indicated_station"],
+                    outcome: try row.word("outcome", of: "trial", row: id), indicatedStation: indicated,
+                    indicatedName: indicated.flatMap { names.name($0) },
                     latencyMs: (row["latency_ns"] as Int64?).map { Double($0) / 1e6 },
                     searchMs: (row["search_ns"] as Int64?).map { Double($0) / 1e6 },
                     started: iso.string(wallNs: row["started_wall_ns"]),
@@ -181,7 +186,7 @@ extension LogReader {
     public func events(_ filter: LogFilter = LogFilter(), limit: Int? = nil) throws -> [EventSummary] {
         try read { db in
             var iso = ISOTimeFormatter()
-            return try Row.fetchAll(
+            let rows = try Row.fetchAll(
                 db,
                 sql: """
                     SELECT e.* FROM event e
@@ -195,10 +200,30 @@ extension LogReader {
                     filter.dogId, filter.sessionId, filter.trialId, filter.eventKind?.rawValue, filter.since,
                     filter.until, limit ?? -1,
                 ]
-            ).map { row in
+            )
+            // Each session's names, read once (`StationNames`).
+            var names: [String: StationNames] = [:]
+            func name(_ station: Int?, in session: String?) throws -> String? {
+                guard let station, let session else { return nil }
+                if names[session] == nil {
+                    let settings = try String.fetchOne(
+                        db, sql: "SELECT settings FROM session WHERE id = ?", arguments: [session])
+                    let numbers = try Int.fetchAll(
+                        db,
+                        sql: """
+                            SELECT station FROM trial_station WHERE trial_id =
+                                (SELECT id FROM trial WHERE session_id = ? ORDER BY number LIMIT 1)
+                            """, arguments: [session])
+                    names[session] = StationNames(settings: settings, numbers: numbers)
+                }
+                return names[session]?.name(station)
+            }
+            return try rows.map { row in
                 EventSummary(
                     seq: row["seq"], id: row["id"], sessionId: row["session_id"], trialId: row["trial_id"],
-                    kind: row["kind"], station: row["station"], time: iso.string(wallNs: row["wall_ns"]),
+                    kind: row["kind"], station: row["station"],
+                    stationName: try name(row["station"], in: row["session_id"]),
+                    time: iso.string(wallNs: row["wall_ns"]),
                     monoNs: row["mono_ns"], kernelNs: row["kernel_ns"], value: row["value"],
                     durationNs: row["duration_ns"], clickOnsetLatencyNs: row["click_onset_latency_ns"],
                     detail: row["detail"])

@@ -1,3 +1,4 @@
+import Figures
 import Foundation
 import GRDB
 import TrainingEngine
@@ -105,6 +106,8 @@ public struct SessionSample: Sendable, Hashable, Codable {
 
 public struct LayoutSlot: Sendable, Hashable, Codable {
     public var station: Int
+    /// The station's name on its board (`StationNames`); nil when its session kept none.
+    public var name: String? = nil
     public var sample: String?
     public var kind: SampleKind
     /// What the station saw (nil for trials logged before schema v3).
@@ -126,6 +129,8 @@ public struct LoggedTrial: Sendable, Hashable, Codable {
     public var number: Int
     public var outcome: TrialOutcome
     public var indicatedStation: Int?
+    /// The indicated station's name (`StationNames`); nil with none, or when no name was kept.
+    public var indicatedName: String? = nil
     public var latencyMs: Double?
     public var searchMs: Double?
     public var started: String
@@ -174,6 +179,8 @@ public struct EventSummary: Sendable, Hashable, Codable {
     public var trialId: String?
     public var kind: String
     public var station: Int?
+    /// The station's name on its board (`StationNames`); nil when its session kept none.
+    public var stationName: String? = nil
     public var time: String
     public var monoNs: Int64
     public var kernelNs: Int64?

@@ -1,10 +1,11 @@
+import Figures
 import Foundation
 import GRDB
 import GRDBSQLite
 import TrainingEngine
 
 // What `lineupctl report` shows, gathered in one read transaction. Every figure is a `Tally`'s
-// (TrainingEngine/Figures.swift), filled by the same `scanTrials` pass `stats` uses: a session's
+// (Figures/Figures.swift), filled by the same `scanTrials` pass `stats` uses: a session's
 // figures equal `stats --by session`, a dog's stations `stats --by station --dog`, a sample's
 // `stats --by sample`. The Report module only draws them.
 

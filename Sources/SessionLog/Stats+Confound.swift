@@ -1,3 +1,4 @@
+import Figures
 import GRDB
 import TrainingEngine
 

@@ -1,3 +1,4 @@
+import Figures
 import GRDB
 import GRDBSQLite
 import TrainingEngine
@@ -7,7 +8,7 @@ public enum StatsGrouping: String, Sendable, CaseIterable, Codable {
     case dog, session, sample, station
 }
 
-/// The figures of one group, as `Tally` computes them (TrainingEngine/Figures.swift: the one
+/// The figures of one group, as `Tally` computes them (Figures/Figures.swift: the one
 /// definition of every figure). In JSON the figures' keys sit beside `group` and `groupId`.
 ///
 /// Trial counts: for `dog` and `session`, each trial once; for `sample` and `station`,

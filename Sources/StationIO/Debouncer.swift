@@ -54,7 +54,14 @@ public struct Debouncer: Sendable {
     public mutating func settle(now: UInt64) -> SensorEdge? {
         guard nextDeadline <= now else { return nil }
         var settled: SensorEdge? = nil
-        for i in acceptedLevel.indices where settled == nil && rawLevel[i] != acceptedLevel[i] && windowEnd[i] <= now {
+        // The earliest window first (the lowest line at one instant): the hot loop orders the
+        // settles between the engine's timers by their windows' ends, and so does the re-scorer.
+        var first = -1
+        for i in acceptedLevel.indices where rawLevel[i] != acceptedLevel[i] && windowEnd[i] <= now {
+            if first < 0 || windowEnd[i] < windowEnd[first] { first = i }
+        }
+        if first >= 0 {
+            let i = first
             acceptedLevel[i] = rawLevel[i]
             // The settled level opens a window of its own from its real time.
             windowEnd[i] = rawTimestamp[i] &+ windowNanoseconds

@@ -66,7 +66,11 @@ public struct HandlerRecord: Sendable, BitwiseCopyable, Equatable {
 /// `afterDecision`); so the log's consumer attributes everything by order alone.
 public enum StationRecord: Sendable, BitwiseCopyable {
     /// A raw edge as the kernel stamped it; `acted` when the debouncer passed it on.
-    case edge(SensorEdge, acted: Bool)
+    /// `knownAt`: read after the handler had decided its timers up to that time, later than the
+    /// edge's stamp (a descriptor that took the edge late: a loaded machine, an IRQ thread
+    /// behind); 0 when read in its time. The log keeps it so a second scorer can decide as the
+    /// station did.
+    case edge(SensorEdge, acted: Bool, knownAt: UInt64)
     /// A level the debouncer settled at after chatter (stamped with its real time).
     case settled(SensorEdge)
     case click(ClickRecord)
@@ -114,6 +118,8 @@ public final class HotLoop: @unchecked Sendable {
     private let feeder: (any FeederLine)?
     private var feederSchedule: FeederSchedule
     private var pushedThisRound = false
+    /// The latest time the handler's timers were decided up to (`deadline(now:)`'s argument).
+    private var decidedUpTo: UInt64 = 0
 
     private let edgesRead = Atomic<UInt64>(0)
     private let clicksPlayed = Atomic<UInt64>(0)
@@ -341,10 +347,11 @@ public final class HotLoop: @unchecked Sendable {
         for k in 0..<min(n, batch.count) {
             let edge = batch[k]
             judgeWhatCameBefore(edge.timestamp)
+            let knownAt = decidedUpTo > edge.timestamp ? decidedUpTo : 0
             if let acted = debouncer.accept(edge) {
-                act(on: acted, record: .edge(edge, acted: true))
+                act(on: acted, record: .edge(edge, acted: true, knownAt: knownAt))
             } else {
-                push(.edge(edge, acted: false))
+                push(.edge(edge, acted: false, knownAt: knownAt))
             }
         }
     }
@@ -490,25 +497,36 @@ public final class HotLoop: @unchecked Sendable {
             let timer = handler.nextDeadline == 0 ? time : handler.nextDeadline
             if timer <= time && timer <= debouncer.nextDeadline {
                 pushedThisRound = true
-                decide(handler.deadline(now: timer), edgeTimestamp: timer)
+                decide(deadline(timer), edgeTimestamp: timer)
             } else if let settled = debouncer.settle(now: time) {
                 act(on: settled, record: .settled(settled))
             } else if timer <= time {
                 pushedThisRound = true
-                decide(handler.deadline(now: timer), edgeTimestamp: timer)
+                decide(deadline(timer), edgeTimestamp: timer)
             } else {
                 return
             }
         }
     }
 
+    /// The handler's timers, decided up to `now`.
+    @inline(__always)
+    private func deadline(_ now: UInt64) -> HotPathDecision {
+        if now > decidedUpTo { decidedUpTo = now }
+        return handler.deadline(now: now)
+    }
+
     private func runDeadlines(now: UInt64) {
         if nextRetry <= now { retrySources(now: now) }
+        // The settles and the timers due by now in their own order, as before an edge: a late
+        // wake-up must decide as an early one would (a hold that completed before a window
+        // closed is complete before the level it settled at), which `verify-scoring` checks.
+        judgeWhatCameBefore(now)
         while let settled = debouncer.settle(now: now) { act(on: settled, record: .settled(settled)) }
         if handler.nextDeadline <= now {
             // The handler may have queued records of its own: wake the log's consumer too.
             pushedThisRound = true
-            decide(handler.deadline(now: now), edgeTimestamp: now)
+            decide(deadline(now), edgeTimestamp: now)
         }
         if buzzerOffAt <= now {
             _ = buzzer?.set(active: false)

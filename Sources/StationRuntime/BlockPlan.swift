@@ -148,6 +148,8 @@ extension BlockPlan {
             running.loggedRules.merging([
                 "simulated": "true", "trials": "\(trials)", "seed": "\(seed)",
                 "speed": "\(speed)", "hold_ns": "\(m.hold)", "search_timeout_ns": "\(m.searchTimeout)",
+                "debounce_ns": "\(debounce)",
+                "stations": stationNames.joined(separator: ","),
                 "inter_trial_ns": "\(m.interTrialInterval)", "dog_sensitivity": "\(sensitivity)",
                 "dog_false_alert_rate": "\(falseAlertRate)",
                 "dog_memorise_after": memorising.map { "\($0.after)" } ?? "",

@@ -10,9 +10,9 @@ import TrainingEngine
 extension LogFeeder {
     func take(_ record: StationRecord) {
         switch record {
-        case .edge(let edge, let acted):
+        case .edge(let edge, let acted, let knownAt):
             rawEdges += 1
-            logEdge(edge, chatter: !acted)
+            logEdge(edge, chatter: !acted, knownAt: knownAt)
         case .settled(let edge):
             // Not a new edge (its raw edge is already logged, as chatter): the level the
             // debouncer settled at, stamped with that edge's kernel time.
@@ -90,11 +90,16 @@ extension LogFeeder {
 
     /// A raw edge: a button's (named, as before typed details), or a station's, marked when the
     /// debouncer took it for chatter.
-    func logEdge(_ edge: SensorEdge, chatter: Bool) {
+    func logEdge(_ edge: SensorEdge, chatter: Bool, knownAt: UInt64 = 0) {
         let button = settings.buttons[edge.line]
         let station = button == nil ? Int(edge.line) + 1 : nil
         let ts = Int64(bitPattern: edge.timestamp)
-        let detail = button.map { EdgeDetail(button: $0) } ?? (chatter ? EdgeDetail(chatter: true) : nil)
+        var detail = button.map { EdgeDetail(button: $0) } ?? (chatter ? EdgeDetail(chatter: true) : nil)
+        if knownAt != 0 {
+            // Read after the engine had decided past its stamp: when the station learnt it.
+            if detail == nil { detail = EdgeDetail() }
+            detail?.knownNs = Int64(bitPattern: knownAt)
+        }
         submit(
             LoggedEvent(
                 kind: station == nil ? .button : .edge, sessionId: settings.sessionId, trialId: trialId,

@@ -186,6 +186,8 @@ extension StationService {
                     "hold_ns": "\(configuration.hold)",
                     "search_timeout_ns": "\(configuration.searchTimeout)",
                     "inter_trial_ns": "\(configuration.interTrialInterval)", "speed": "\(options.speed)",
+                    // The debouncer is physical: never scaled by --speed.
+                    "debounce_ns": "\(nanoseconds(milliseconds: options.board.timing.debounceMilliseconds))",
                     "samples": request.samples.joined(separator: ","),
                     "unlabelled": unlabelled || samples.isEmpty ? "true" : "",
                     "duration_s": "\(exercise.durationSeconds)",

@@ -2,6 +2,7 @@
 // the daemon wires them but with no clock, sound or database. The statistical tests, the
 // `bench block` benchmark and `lineupd --simulate --fast` use it.
 
+import Figures
 import TrainingEngine
 
 /// When a simulated trial ran, in virtual time.

@@ -1,4 +1,5 @@
 import ArgumentParser
+import Figures
 import Glibc
 import LineupBench
 import StationIO

@@ -125,9 +125,11 @@ struct SessionCommand: ParsableCommand {
                     ["#", "OUTCOME", "INDICATED", "LATENCY", "STARTED", "LAYOUT", "NOTE"],
                     s.trials.map { t in
                         [
-                            "\(t.number)", t.outcome.rawValue, t.indicatedStation.map { "\($0)" } ?? "-",
+                            "\(t.number)", t.outcome.rawValue,
+                            t.indicatedName ?? t.indicatedStation.map { "\($0)" } ?? "-",
                             describeMillis(t.latencyMs), t.started,
-                            t.layout.map { "\($0.station):\($0.sample ?? $0.kind.rawValue)" }.joined(separator: " "),
+                            t.layout.map { "\($0.name ?? "\($0.station)"):\($0.sample ?? $0.kind.rawValue)" }.joined(
+                                separator: " "),
                             describeNote(corrects: t.corrects, reason: t.reason),
                         ]
                     })
@@ -175,8 +177,10 @@ struct Trials: ParsableCommand {
                 trials.map { t in
                     [
                         short(t.id), t.dog, short(t.sessionId), "\(t.number)", t.outcome.rawValue,
-                        t.indicatedStation.map { "\($0)" } ?? "-", describeMillis(t.latencyMs), t.ended,
-                        t.layout.map { "\($0.station):\($0.sample ?? $0.kind.rawValue)" }.joined(separator: " "),
+                        t.indicatedName ?? t.indicatedStation.map { "\($0)" } ?? "-", describeMillis(t.latencyMs),
+                        t.ended,
+                        t.layout.map { "\($0.name ?? "\($0.station)"):\($0.sample ?? $0.kind.rawValue)" }.joined(
+                            separator: " "),
                         describeNote(corrects: t.corrects, reason: t.reason),
                     ]
                 })
@@ -214,7 +218,7 @@ struct Events: ParsableCommand {
                 ["SEQ", "TIME", "KIND", "STATION", "MONO NS", "KERNEL NS", "VALUE", "DURATION", "ONSET", "DETAIL"],
                 events.map { e in
                     [
-                        "\(e.seq)", e.time, e.kind, e.station.map { "\($0)" } ?? "-", "\(e.monoNs)",
+                        "\(e.seq)", e.time, e.kind, e.stationName ?? e.station.map { "\($0)" } ?? "-", "\(e.monoNs)",
                         e.kernelNs.map { "\($0)" } ?? "-", e.value.map { "\($0)" } ?? "-",
                         e.durationNs.map { String(format: "%.3f s", Double($0) / 1e9) } ?? "-",
                         e.clickOnsetLatencyNs.map { String(format: "%.2f ms", Double($0) / 1e6) } ?? "-",

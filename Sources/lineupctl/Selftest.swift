@@ -1,5 +1,6 @@
 import ArgumentParser
 import CALSA
+import Figures
 import Foundation
 import Glibc
 import StationConfig

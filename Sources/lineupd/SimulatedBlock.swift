@@ -1,4 +1,5 @@
 import Dispatch
+import Figures
 import Foundation
 import Glibc
 import Logging

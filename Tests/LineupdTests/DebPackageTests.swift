@@ -95,19 +95,23 @@ import Testing
             entries[String(fields[5])] = (String(fields[0]), String(fields[1]))
         }
         #expect(entries.values.allSatisfy { $0.owner == "root/root" }, "\(listing.output)")
-        for binary in ["lineupd", "lineupctl", "lineup-web", "lineup-sync"] {
+        for binary in ["lineupd", "lineupctl", "lineup-web", "lineup-sync", "lineup-alerts"] {
             #expect(entries["./usr/bin/\(binary)"]?.mode == "-rwxr-xr-x", "\(binary): \(listing.output)")
         }
         // The station's programs only: the benchmarks (lineup-bench) and the lab's page are not
         // a station's.
         #expect(
             entries.keys.filter { $0.hasPrefix("./usr/bin/") && !$0.hasSuffix("/") }.sorted()
-                == ["./usr/bin/lineup-sync", "./usr/bin/lineup-web", "./usr/bin/lineupctl", "./usr/bin/lineupd"],
+                == [
+                    "./usr/bin/lineup-alerts", "./usr/bin/lineup-sync", "./usr/bin/lineup-web", "./usr/bin/lineupctl",
+                    "./usr/bin/lineupd",
+                ],
             "\(listing.output)")
         let files = [
             "./usr/lib/systemd/system/lineupd.service", "./usr/lib/systemd/system/lineup-web.service",
             "./usr/lib/systemd/system/lineup-sync.service", "./usr/lib/systemd/system/lineup-sync.timer",
-            "./usr/lib/sysusers.d/lineup-sync.conf",
+            "./usr/lib/sysusers.d/lineup-sync.conf", "./usr/lib/systemd/system/lineup-alerts.service",
+            "./usr/lib/sysusers.d/lineup-alerts.conf",
             "./usr/lib/sysusers.d/lineup.conf", "./usr/lib/sysusers.d/lineup-web.conf",
             "./usr/lib/tmpfiles.d/lineup.conf", "./usr/lib/tmpfiles.d/lineup-web.conf",
             "./usr/share/doc/lineup/examples/pi4-5-stations.toml",
@@ -122,7 +126,10 @@ import Testing
         // The units run the binaries where the package puts them.
         let unpacked = out.appendingPathComponent("root")
         #expect(try run("/usr/bin/dpkg-deb", ["-x", deb, unpacked.path]).status == 0)
-        for (unit, binary) in [("lineupd", "lineupd"), ("lineup-web", "lineup-web"), ("lineup-sync", "lineup-sync")] {
+        for (unit, binary) in [
+            ("lineupd", "lineupd"), ("lineup-web", "lineup-web"), ("lineup-sync", "lineup-sync"),
+            ("lineup-alerts", "lineup-alerts"),
+        ] {
             let text = try String(
                 contentsOf: unpacked.appendingPathComponent("usr/lib/systemd/system/\(unit).service"), encoding: .utf8)
             #expect(text.contains("\nExecStart=/usr/bin/\(binary) "), "\(unit).service")

@@ -30,7 +30,7 @@ import Testing
                 || line.contains("@preconcurrency import") || line.contains("@testable import")
             {
                 let module = line.split(separator: " ").last.map(String.init) ?? ""
-                // Glibc or Darwin: the C library's log and exp (Figures.swift), which do no I/O.
+                // Glibc or Darwin: the C library's maths, which does no I/O.
                 if !["Glibc", "Darwin"].contains(module) {
                     imports.append("\(path): \(line.trimmingCharacters(in: .whitespaces))")
                 }

@@ -1,3 +1,4 @@
+import Figures
 import Report
 import SessionLog
 import Testing

@@ -38,6 +38,50 @@ import Testing
         #expect(found.contains { $0.what == "indications" })
     }
 
+    /// A level settled after chatter is known when the debounce window closes: a hold that
+    /// completed before then stands, though the level's own time is earlier (CI's served block
+    /// once logged such an indication and the re-scorer, taking the level at its time, did not).
+    @Test func aLevelSettledAfterChatterIsKnownWhenItsWindowCloses() {
+        var rules = rules(.automated)
+        rules.debounce = 5 * ms
+        // A visit from 1 s, a 38 ms break from 2.960 s, back at 2.998 s (a window to 3.003 s),
+        // gone at 2.999 s inside it: that level is known at 3.003 s, after the hold's 3 s.
+        let inputs: [LoggedInput] = [
+            .start(at: 0), .level(station: 2, active: true, at: 1 * s),
+            .level(station: 2, active: false, at: 2 * s + 960 * ms),
+            .level(station: 2, active: true, at: 2 * s + 998 * ms),
+            .indication(station: 2, at: 3 * s),
+            .settled(station: 2, active: false, at: 2 * s + 999 * ms),
+        ]
+        let hit = row(.hit, start: 0, end: 3 * s, target: 2, first: 2, indicated: [2])
+        #expect(
+            Rescorer.verify(LoggedSession(session: "s", rules: rules, inputs: inputs, trials: [hit])).isEmpty)
+        // Without the window (a log from before `debounce_ns`), the level is taken at its time.
+        var unknown = rules
+        unknown.debounce = 0
+        let found = Rescorer.verify(LoggedSession(session: "s", rules: unknown, inputs: inputs, trials: [hit]))
+        #expect(found.contains { $0.what == "indications" }, "\(found)")
+    }
+
+    /// A leaving the station read after it had decided the hold (`known_ns`) does not undo the
+    /// hold, though stamped before it: the station could not know it.
+    @Test func aLevelReadLateIsTakenWhenTheStationKnewIt() {
+        let inputs: [LoggedInput] = [
+            .start(at: 0), .level(station: 2, active: true, at: 1 * s), .indication(station: 2, at: 3 * s),
+            .level(station: 2, active: false, at: 3 * s - 5 * ms, known: 3 * s),
+        ]
+        let hit = row(.hit, start: 0, end: 3 * s, target: 2, first: 2, indicated: [2])
+        #expect(
+            Rescorer.verify(LoggedSession(session: "s", rules: rules(.automated), inputs: inputs, trials: [hit]))
+                .isEmpty)
+        // Read in its time, the same leaving breaks the hold.
+        var inTime = inputs
+        inTime[3] = .level(station: 2, active: false, at: 3 * s - 5 * ms)
+        let found = Rescorer.verify(
+            LoggedSession(session: "s", rules: rules(.automated), inputs: inTime, trials: [hit]))
+        #expect(found.contains { $0.what == "indications" }, "\(found)")
+    }
+
     @Test func aNoseAtTheBlankBeforeTheRoundIsAFalseAlertWhenClickedAndNoStationIsAHit() {
         let round = rules(.trainerLed)
         let atBlank: [LoggedInput] = [

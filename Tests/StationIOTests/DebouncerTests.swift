@@ -69,4 +69,17 @@ import Testing
         while let s = d.settle(now: 10 * ms) { settled.append(s) }
         #expect(Set(settled) == [edge(2 * ms, false, line: 0), edge(3 * ms, false, line: 1)])
     }
+
+    /// The hot loop orders settles between the engine's timers by their windows' ends (and the
+    /// re-scorer does too): the earliest window settles first, whatever its line's number.
+    @Test func theEarliestWindowSettlesFirst() {
+        var d = Debouncer(lineCount: 2, windowNanoseconds: 5 * ms)
+        _ = d.accept(edge(0, true, line: 1))
+        _ = d.accept(edge(1 * ms, false, line: 1))
+        _ = d.accept(edge(3 * ms, true, line: 0))
+        _ = d.accept(edge(4 * ms, false, line: 0))
+        var settled: [SensorEdge] = []
+        while let s = d.settle(now: 10 * ms) { settled.append(s) }
+        #expect(settled == [edge(1 * ms, false, line: 1), edge(4 * ms, false, line: 0)])
+    }
 }

@@ -120,7 +120,7 @@ final class RecordingRule: HotPathHandler {
             switch record {
             case .buzzer(let edge, _): order.append(edge == t ? "click" : "click?")
             case .handler(let r): order.append(r.kind == 7 && r.a == t ? "handler" : "handler?")
-            case .edge(let e, let acted): order.append(e.timestamp == t && acted ? "edge" : "edge?")
+            case .edge(let e, let acted, _): order.append(e.timestamp == t && acted ? "edge" : "edge?")
             default: order.append("other")
             }
         }

@@ -130,12 +130,12 @@ final class Rig {
     @discardableResult
     func edge(line: UInt32, active: Bool) -> Bool {
         let edge = SensorEdge(timestamp: now, line: line, isActive: active)
-        return carryOut(handler.handle(edge), edgeAt: now, record: .edge(edge, acted: true))
+        return carryOut(handler.handle(edge), edgeAt: now, record: .edge(edge, acted: true, knownAt: 0))
     }
 
     /// A raw edge the debouncer took as chatter: logged, never shown to the engine.
     func chatter(line: UInt32, active: Bool) {
-        _ = stationRing.push(.edge(SensorEdge(timestamp: now, line: line, isActive: active), acted: false))
+        _ = stationRing.push(.edge(SensorEdge(timestamp: now, line: line, isActive: active), acted: false, knownAt: 0))
     }
 
     /// What `HotLoop.decide` does with a decision: the click and its record first, then the

@@ -52,9 +52,12 @@ import TrainingEngine
                 ))
         }
 
-        feeder.take(StationRecord.edge(SensorEdge(timestamp: next(), line: 3, isActive: true), acted: false))
+        feeder.take(
+            StationRecord.edge(SensorEdge(timestamp: next(), line: 3, isActive: true), acted: false, knownAt: 0))
         expect(.edge, EdgeDetail(chatter: true))
-        feeder.take(StationRecord.edge(SensorEdge(timestamp: next(), line: rig.errorLine, isActive: true), acted: true))
+        feeder.take(
+            StationRecord.edge(
+                SensorEdge(timestamp: next(), line: rig.errorLine, isActive: true), acted: true, knownAt: 0))
         expect(.button, EdgeDetail(button: "error"))
         feeder.take(StationRecord.settled(SensorEdge(timestamp: next(), line: 3, isActive: false)))
         expect(.note, SettledDetail())

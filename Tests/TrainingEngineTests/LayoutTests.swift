@@ -1,3 +1,4 @@
+import Figures
 import ProgramFiles
 import PropertyBased
 import Testing

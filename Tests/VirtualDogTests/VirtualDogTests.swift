@@ -1,3 +1,4 @@
+import Figures
 import PropertyBased
 import Testing
 import TrainingEngine

@@ -1,13 +1,13 @@
 #!/usr/bin/env bash
-# Builds the station's Debian package, lineup_VERSION_ARCH.deb: lineupd, lineupctl, lineup-web
-# and lineup-sync in /usr/bin, their systemd units (lineup-sync's with its timer), sysusers.d
+# Builds the station's Debian package, lineup_VERSION_ARCH.deb: lineupd, lineupctl, lineup-web,
+# lineup-sync and lineup-alerts in /usr/bin, their systemd units (lineup-sync's with its timer), sysusers.d
 # and tmpfiles.d, the example board configurations, manual pages and lineupctl's shell
 # completions (docs/install.md).
 #
 #   packaging/deb/build.sh [--out DIR] [--bin-dir DIR [--dynamic-swift-runtime]] [--no-manual]
 #                          [--uncompressed]
 #
-# Without --bin-dir it builds the four binaries with `swift build -c release
+# Without --bin-dir it builds the five binaries with `swift build -c release
 # --static-swift-stdlib`: a board has no Swift runtime, so none may be needed at run time
 # (checked below). --bin-dir DIR packages the binaries already in DIR instead;
 # --dynamic-swift-runtime lets them need the toolchain's Swift runtime, for the package's own
@@ -39,7 +39,7 @@ done
 for tool in dpkg-deb dpkg-shlibdeps readelf gzip; do
     command -v "$tool" >/dev/null || die "$tool is missing: sudo apt install dpkg-dev binutils"
 done
-binaries="lineupd lineupctl lineup-web lineup-sync"
+binaries="lineupd lineupctl lineup-web lineup-sync lineup-alerts"
 
 cd "$root"
 if [ -z "$bin_dir" ]; then
@@ -88,7 +88,7 @@ done
 
 # The units as systemd/ has them, with the binaries where the package puts them (systemd/
 # keeps /usr/local/bin for a build installed by hand and for SystemdUnitTests).
-for unit in lineupd.service lineup-web.service lineup-sync.service lineup-sync.timer; do
+for unit in lineupd.service lineup-web.service lineup-sync.service lineup-sync.timer lineup-alerts.service; do
     sed 's|/usr/local/bin/|/usr/bin/|g' "systemd/$unit" > "$pkg/usr/lib/systemd/system/$unit"
     chmod 0644 "$pkg/usr/lib/systemd/system/$unit"
     ! grep -q /usr/local "$pkg/usr/lib/systemd/system/$unit" || die "$unit still names /usr/local"
@@ -97,8 +97,9 @@ for conf in lineup.conf lineup-web.conf; do
     install -m 0644 "systemd/sysusers.d/$conf" "$pkg/usr/lib/sysusers.d/$conf"
     install -m 0644 "systemd/tmpfiles.d/$conf" "$pkg/usr/lib/tmpfiles.d/$conf"
 done
-# lineup-sync keeps no files of its own: a user, no directory.
+# lineup-sync and lineup-alerts keep no files of their own: a user each, no directory.
 install -m 0644 systemd/sysusers.d/lineup-sync.conf "$pkg/usr/lib/sysusers.d/lineup-sync.conf"
+install -m 0644 systemd/sysusers.d/lineup-alerts.conf "$pkg/usr/lib/sysusers.d/lineup-alerts.conf"
 install -m 0644 hardware/pi4-5-stations.toml hardware/pi5-5-stations.toml "$pkg/usr/share/doc/lineup/examples/"
 install -m 0644 "$here/README.Debian" "$pkg/usr/share/doc/lineup/README.Debian"
 # Debian wants a native package's changelog in its doc directory (lintian: no-changelog). The
@@ -172,7 +173,9 @@ Description: scent lineup station for training detection dogs
  lineupd runs the lineup: sensors on GPIO through libgpiod, the trainer's click
  through ALSA, every trial logged in SQLite. lineupctl controls it and reads the
  log; lineup-web serves the station's page to the trainer's phone; lineup-sync
- sends the log to a lab's PostgreSQL store, when the lab has one.
+ sends the log to a lab's PostgreSQL store, when the lab has one; lineup-alerts
+ tells people by e-mail, webhook and a dead-man heartbeat when the station
+ needs them.
  .
  The log, /var/lib/lineup/lineup.db, is the research record: removing or
  purging the package keeps it.

@@ -1,6 +1,5 @@
+import Figures
 import Testing
-
-@testable import TrainingEngine
 
 @Suite struct ProportionTests {
     @Test func ehmannSensitivityAndSpecificity() {

@@ -1,6 +1,7 @@
 import PropertyBased
 import Testing
 
+@testable import Figures
 @testable import TrainingEngine
 
 /// The one definition of every figure (Figures.swift), checked against hand-computed values and

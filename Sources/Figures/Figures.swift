@@ -12,6 +12,8 @@
 //                          sensitivity or specificity: a clean container is not a control, and
 //                          including it would flatter specificity in early steps.
 
+import TrainingEngine
+
 #if canImport(Glibc)
     import Glibc
 #elseif canImport(Darwin)
