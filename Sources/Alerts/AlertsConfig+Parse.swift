@@ -53,7 +53,7 @@ extension AlertsConfig {
             guard let connection = try lab.path("connection") else {
                 throw lab.error(.missingKey, "connection", "missing: the lab store's connection file (docs/lab.md)")
             }
-            config.lab = Lab(connection: connection, notSeenAfter: try lab.duration("not_seen_after", min: 60) ?? 900)
+            config.lab = Lab(connection: connection, notSeenAfter: try lab.duration("not_seen_after", min: 10) ?? 900)
         }
         guard config.station != nil || config.lab != nil else {
             throw root.error(

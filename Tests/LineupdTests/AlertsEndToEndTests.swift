@@ -258,7 +258,7 @@ import Testing
             [station]
             socket = "\(daemon.socket)"
             lineupd_down_after = "2s"
-            session_stalled_after = "6s"
+            session_stalled_after = "8s"
             sync_behind_after = "off"
             [email]
             server = "localhost"
@@ -300,12 +300,13 @@ import Testing
             SessionRequest(dog: "Rex", program: "research-5-station", step: "phase-3/1", trials: 3, unlabelled: true))
         try client.ready()
         #expect(arrives("alert sensor B", within: 15), "\(log())")
-        // Trial 1 over, trial 2 waits for a ready nobody presses: stalled after 6 s.
+        // Trial 1 over, trial 2 waits for a ready nobody presses: stalled after 8 s (trial 1's
+        // search is 3 s; the margin is for a loaded machine, where it may take longer).
         #expect(eventually(20) { (try? client.status().trialsDone) == 1 }, "trial 1 never ended")
         let waiting = Date().timeIntervalSince1970
         #expect(arrives("alert session stalled \(session)", within: 20), "\(log())")
         let stalledAt = try #require(Received(directory: dir).arrival("alert session stalled \(session)"))
-        #expect(stalledAt - waiting >= 5, "stalled after \(stalledAt - waiting) s, before its 6 s")
+        #expect(stalledAt - waiting >= 7, "stalled after \(stalledAt - waiting) s, before its 8 s")
         try client.ready()
         #expect(arrives("resolved session stalled \(session)", within: 15), "\(log())")
         try client.abort()
@@ -318,11 +319,11 @@ import Testing
         #expect(arrives("alert lineupd down", within: 20), "\(log())")
         let downAt = try #require(Received(directory: dir).arrival("alert lineupd down"))
         #expect(downAt - stopped >= 1.5, "down told after \(downAt - stopped) s, before its 2 s")
-        usleep(5_000_000)
+        usleep(8_000_000)
         let pings = Received(directory: dir).pings
         #expect(pings.filter { $0 < stopped }.count >= 3, "the dead-man was not pinged while lineupd ran")
         #expect(
-            pings.filter { $0 > stopped + 3 }.isEmpty, "pinged after lineupd stopped: \(pings.map { $0 - stopped })")
+            pings.filter { $0 > stopped + 5 }.isEmpty, "pinged after lineupd stopped: \(pings.map { $0 - stopped })")
 
         // lineupd back on the same log: resolved, and its restart told once.
         guard let again = try ServingStationTests.Daemon(speed: 20, directory: daemon.directory) else { return }
