@@ -351,7 +351,7 @@ public final class HotLoop: @unchecked Sendable {
             if let acted = debouncer.accept(edge) {
                 act(on: acted, record: .edge(edge, acted: true, knownAt: knownAt))
             } else {
-                push(.edge(edge, acted: false, knownAt: knownAt))
+                push(.edge(edge, acted: false, knownAt: 0))  // chatter: nothing was decided on it
             }
         }
     }
