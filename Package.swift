@@ -8,6 +8,7 @@ import PackageDescription
 //   StationIO            edges in (GPIO / simulated), the click out (ALSA / buzzer), the hot loop
 //   TrainingEngine       pure: programs, layouts, the trial state machine, scoring, every figure
 //   Rescoring            pure: a second scoring from the log's rows alone, sharing no code with the engine
+//   Thresholds           pure: dilution ladders, staircases, constant stimuli, the psychometric fit (issue 38)
 //   ProgramFiles         a program's TOML text read and checked into the engine's Program; the built-ins
 //   StationControl       the control socket: its protocol, server and client, what a station answers
 //   VirtualDog           pure: a simulated dog that produces raw sensor edges
@@ -77,6 +78,7 @@ let package = Package(
         ),
         .target(name: "TrainingEngine"),
         .target(name: "Rescoring"),
+        .target(name: "Thresholds"),
         .target(
             name: "ProgramFiles",
             dependencies: ["TrainingEngine", "StationConfig", .product(name: "TOMLKit", package: "TOMLKit")],
@@ -91,7 +93,7 @@ let package = Package(
         ),
         .target(
             name: "VirtualDog",
-            dependencies: ["TrainingEngine"]
+            dependencies: ["TrainingEngine", "Thresholds"]
         ),
         .target(
             name: "SessionLog",
@@ -143,7 +145,8 @@ let package = Package(
             name: "lineup-bench",
             dependencies: [
                 "LineupBench", "LabStore", "Report", "SessionLog", "StationControl", "StationIO", "StationLogging",
-                "TrainingEngine", "VirtualDog", .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                "Thresholds", "TrainingEngine", "VirtualDog",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]
         ),
         .target(
@@ -226,6 +229,7 @@ let package = Package(
                 .product(name: "PropertyBased", package: "swift-property-based"),
             ]
         ),
+        .testTarget(name: "ThresholdsTests", dependencies: ["Thresholds", "TrainingEngine", "VirtualDog"]),
         .testTarget(name: "StationLoggingTests", dependencies: ["StationLogging"]),
         .testTarget(name: "StationControlTests", dependencies: ["StationControl", "TrainingEngine"]),
         .testTarget(
