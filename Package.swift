@@ -9,6 +9,7 @@ import PackageDescription
 //   TrainingEngine       pure: programs, layouts, the trial state machine, scoring
 //   Figures              pure: every counter and statistic (Tally, Wilson, Fisher, the report's assembly)
 //   Rescoring            pure: a second scoring from the log's rows alone, sharing no code with the engine
+//   Thresholds           pure: dilution ladders, staircases, constant stimuli, the psychometric fit (issue 38)
 //   ProgramFiles         a program's TOML text read and checked into the engine's Program; the built-ins
 //   StationControl       the control socket: its protocol, server and client, what a station answers
 //   VirtualDog           pure: a simulated dog that produces raw sensor edges
@@ -87,6 +88,7 @@ let package = Package(
         // Every figure from plain values: no storage beneath it (FiguresLayoutTests).
         .target(name: "Figures", dependencies: ["TrainingEngine"]),
         .target(name: "Rescoring"),
+        .target(name: "Thresholds"),
         .target(
             name: "ProgramFiles",
             dependencies: ["TrainingEngine", "StationConfig", .product(name: "TOMLKit", package: "TOMLKit")],
@@ -101,7 +103,7 @@ let package = Package(
         ),
         .target(
             name: "VirtualDog",
-            dependencies: ["TrainingEngine", "Figures"]
+            dependencies: ["TrainingEngine", "Figures", "Thresholds"]
         ),
         .target(
             name: "SessionLog",
@@ -155,7 +157,7 @@ let package = Package(
             name: "lineup-bench",
             dependencies: [
                 "LineupBench", "LabStore", "Report", "SessionLog", "StationControl", "StationIO", "StationLogging",
-                "TrainingEngine", "Figures", "VirtualDog",
+                "Thresholds", "TrainingEngine", "Figures", "VirtualDog",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]
         ),
@@ -257,6 +259,7 @@ let package = Package(
                 .product(name: "PropertyBased", package: "swift-property-based"),
             ]
         ),
+        .testTarget(name: "ThresholdsTests", dependencies: ["Thresholds", "TrainingEngine", "VirtualDog"]),
         .testTarget(name: "StationLoggingTests", dependencies: ["StationLogging"]),
         .testTarget(name: "StationControlTests", dependencies: ["StationControl", "TrainingEngine"]),
         .testTarget(

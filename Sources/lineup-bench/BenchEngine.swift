@@ -9,7 +9,7 @@ import VirtualDog
 #endif
 
 /// Monotonic now in nanoseconds: benchmarks time themselves; the engine never reads a clock.
-private func monotonicNow() -> UInt64 {
+func monotonicNow() -> UInt64 {
     var ts = timespec()
     clock_gettime(CLOCK_MONOTONIC, &ts)
     return UInt64(ts.tv_sec) * 1_000_000_000 + UInt64(ts.tv_nsec)

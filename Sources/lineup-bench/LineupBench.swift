@@ -18,11 +18,12 @@ struct LineupBenchCommand: ParsableCommand {
               lineup-bench click
               lineup-bench engine
               lineup-bench block --trials 10000
+              lineup-bench threshold --dogs 200
             """,
         subcommands: [
             BenchClick.self, BenchDaemon.self, BenchEngine.self, BenchBlock.self, BenchLog.self, BenchFill.self,
             BenchExport.self, BenchStats.self, BenchReport.self, BenchStorage.self, BenchCheck.self,
-            BenchSessions.self, BenchLab.self,
+            BenchSessions.self, BenchLab.self, BenchThreshold.self,
         ]
     )
 }
