@@ -117,7 +117,10 @@ public final class StationService: StationControlling, @unchecked Sendable {
     // wraps, so a larger ring, or a larger record, is resident memory the board pays for.
     let ring = EventRing<StationRecord>(capacity: 1 << 13)
     let recordsReady: Int32
-    let started = MonotonicClock.now()
+    /// lineupd's start: the first service's, kept by those a reload makes after it, so `status`'s
+    /// uptime is the process's and a reload is not taken for a restart (lineup-alerts' rule).
+    static let processStarted = MonotonicClock.now()
+    let started = StationService.processStarted
     /// Each input's level as the hot loops act on it, kept across segments (`status`).
     let inputLevels: InputLevels
 

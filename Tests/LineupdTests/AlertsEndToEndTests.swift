@@ -65,8 +65,14 @@ import Testing
         class Web(BaseHTTPRequestHandler):
             def answer(self):
                 n = int(self.headers.get("Content-Length") or 0)
-                record({"kind": "http", "method": self.command, "path": self.path,
-                        "body": self.rfile.read(n).decode()})
+                body = self.rfile.read(n).decode()
+                if self.path == "/hook" and os.path.exists(d + "/refuse"):  # a webhook down for a while
+                    record({"kind": "refused", "path": self.path})
+                    self.send_response(503)
+                    self.send_header("Content-Length", "0")
+                    self.end_headers()
+                    return
+                record({"kind": "http", "method": self.command, "path": self.path, "body": body})
                 self.send_response(200)
                 self.send_header("Content-Length", "2")
                 self.end_headers()
@@ -97,6 +103,7 @@ import Testing
         var mails: [[String: Any]] = []
         var hooks: [[String: Any]] = []
         var pings: [Double] = []
+        var refused = 0
 
         init(directory: String) {
             guard let text = try? String(contentsOfFile: directory + "/received.jsonl", encoding: .utf8) else { return }
@@ -106,6 +113,8 @@ import Testing
                 }
                 if o["kind"] as? String == "mail" {
                     mails.append(o)
+                } else if o["kind"] as? String == "refused" {
+                    refused += 1
                 } else if o["path"] as? String == "/hook" {
                     hooks.append(
                         try! JSONSerialization.jsonObject(with: Data((o["body"] as! String).utf8)) as! [String: Any])
@@ -141,6 +150,26 @@ import Testing
         try (vm + "\n[log]\nwarn_free_mb = \(warn)\nmin_free_mb = 1\n").write(
             toFile: path, atomically: true, encoding: .utf8)
         return path
+    }
+
+    /// A reload (SIGHUP) is no restart: `status`'s uptime is lineupd's, and goes on across it.
+    /// lineup-alerts tells a restart by the start time it implies; before, each reload made the
+    /// station anew with its uptime at 0, and a reload was told as "lineupd restarted".
+    @Test func aReloadKeepsLineupdsUptime() throws {
+        let dir = FileManager.default.temporaryDirectory.appendingPathComponent("reload-\(UUID().uuidString)").path
+        try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
+        let boardPath = try board(directory: dir, warn: 300)
+        guard let daemon = try ServingStationTests.Daemon(speed: 20, extra: ["--config", boardPath]) else { return }
+        defer { if daemon.process.isRunning { _ = daemon.terminate() } }
+        #expect(daemon.waitReady(dogs: []))
+        #expect(eventually(30) { ((try? daemon.client.status().uptimeSeconds) ?? 0) >= 2 })
+        let before = try daemon.client.status().uptimeSeconds
+        _ = try board(directory: dir, warn: 400)
+        kill(daemon.process.processIdentifier, SIGHUP)
+        #expect(eventually(30) { (try? daemon.client.status().logWarnFreeMegabytes) == 400 }, "never reloaded")
+        let after = try daemon.client.status().uptimeSeconds
+        #expect(after >= before, "uptime \(before) s before the reload, \(after) s after")
+        #expect(daemon.terminate().status == 0)
     }
 
     /// The receivers in a fresh directory, and their ports; `plain`: an SMTP server without TLS.
@@ -277,6 +306,8 @@ import Testing
             """
         try config.write(toFile: dir + "/alerts.toml", atomically: true, encoding: .utf8)
         chmod(dir + "/alerts.toml", 0o600)
+        // The webhook is down at first: what it refuses is sent again, to it alone.
+        FileManager.default.createFile(atPath: dir + "/refuse", contents: nil)
         let sender = try start(alerts, ["--config", dir + "/alerts.toml"], output: dir + "/alerts.log")
         defer { if sender.isRunning { sender.terminate() } }
         func log() -> String {
@@ -289,6 +320,14 @@ import Testing
         let began = Date().timeIntervalSince1970
 
         // Low disk: told at the first checks; resolved once the board is reloaded with room.
+        #expect(
+            eventually(15) {
+                Received(directory: dir).mails.contains { ($0["subject"] as? String)?.hasSuffix("nearly full") == true }
+            },
+            "\(log())")
+        #expect(eventually(10) { Received(directory: dir).refused >= 2 }, "the webhook was not tried again")
+        #expect(!Received(directory: dir).notices.contains("alert disk"))
+        try FileManager.default.removeItem(atPath: dir + "/refuse")
         #expect(arrives("alert disk", within: 15), "\(log())")
         _ = try board(directory: dir, warn: 1)
         kill(daemon.process.processIdentifier, SIGHUP)
