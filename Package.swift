@@ -259,7 +259,7 @@ let package = Package(
                 .product(name: "PropertyBased", package: "swift-property-based"),
             ]
         ),
-        .testTarget(name: "ThresholdsTests", dependencies: ["Thresholds", "TrainingEngine", "VirtualDog"]),
+        .testTarget(name: "ThresholdsTests", dependencies: ["Thresholds", "TrainingEngine", "Figures", "VirtualDog"]),
         .testTarget(name: "StationLoggingTests", dependencies: ["StationLogging"]),
         .testTarget(name: "StationControlTests", dependencies: ["StationControl", "TrainingEngine"]),
         .testTarget(

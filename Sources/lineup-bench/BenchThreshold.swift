@@ -1,5 +1,6 @@
 import ArgumentParser
 import Foundation
+import Figures
 import Thresholds
 import TrainingEngine
 import VirtualDog
