@@ -258,6 +258,11 @@ final class EngineHandler: HotPathHandler, @unchecked Sendable {
         }
         switch machine.activity {
         case .interTrial where nextLayout < layouts.count:
+            // Not kept while the log cannot be written (the start would be refused then anyway).
+            if gateClosed(begun: 0) == .logUnwritable {
+                lastReady = (.logUnwritable, -1, nextLayout + 1)
+                return .none
+            }
             // Loaded during the inter-trial interval: the trial starts when the interval is over.
             readyPending = true
             lastReady = (.startsAfterInterval, -1, nextLayout + 1)

@@ -1,6 +1,7 @@
 import Foundation
 import Glibc
 import SessionLog
+import StationControl
 import Testing
 
 /// The station's log on a real, tiny filesystem (a tmpfs the test mounts, so it needs root,
@@ -320,5 +321,71 @@ import Testing
         #expect(warned.status == 0, "\(warned.stderr)")
         #expect(warned.stderr.contains("[log] warn_free_mb is 10000000 MB): free some space before it fills"))
         #expect(warned.stdout.contains("summary: 2 trial(s) scored"), "\(warned.stdout)")
+    }
+
+    /// The served station on a disk that fills mid-block: `status` says the log cannot be
+    /// written (`logWritable`, for the alerts process; state `paused` and the words), a ready
+    /// press is refused saying why, the journal says it once; with room again the block goes on
+    /// at the next press, and every trial it counted is in the log.
+    @Test(.enabled(if: isRoot, "mounting a small tmpfs needs root (CI runs as root)"))
+    func theServedStationPausesOnAFullDiskAndGoesOnWithRoom() throws {
+        let disk = try SmallDisk(kibibytes: 640)
+        defer { disk.unmount() }
+        let board = try Self.board(warn: 200, minimum: 0)
+        guard let daemon = try ServingStationTests.Daemon(speed: 30, extra: ["--config", board], directory: disk.path)
+        else { return }
+        defer { if daemon.process.isRunning { _ = daemon.terminate() } }
+        #expect(daemon.waitReady())
+        let client = daemon.client
+        let trials = 60
+        let session = try client.startSession(
+            SessionRequest(
+                dog: "Rex", program: "research-5-station", step: "phase-3/1", trials: trials, seed: 5,
+                unlabelled: true))
+        var done = 0
+        while done < trials, (try client.status().logWritable) != false {
+            _ = try? client.ready()
+            _ = eventually(20) {
+                guard let s = try? client.status() else { return false }
+                return (s.trialsDone ?? 0) > done && s.state != .searching && s.state != .holding
+            }
+            done = try client.status().trialsDone ?? done
+        }
+        try #require(done < trials, "the disk never filled")
+        // Paused: said in status (the field the alerts process reads, the state, the words).
+        #expect(eventually(10) { (try? client.status().state) == .paused })
+        let paused = try client.status()
+        #expect(paused.logWritable == false)
+        #expect(paused.logPaused?.hasPrefix("the log cannot be written (") == true, "\(paused)")
+        #expect(paused.activity?.hasPrefix("paused before trial \(done + 1) of \(trials): the log cannot") == true)
+        // No trial starts while it lasts, and the press says why.
+        let refused = try lineupctl(["ready"], environment: ["LINEUP_SOCKET": daemon.socket])
+        #expect(
+            refused.status == 1 && refused.stderr.contains("the log cannot be written ("),
+            "\(refused.status) \(refused.stdout) \(refused.stderr) \((try? client.status()).map { "\($0)" } ?? "")")
+        usleep(500_000)
+        #expect(try client.status().trialsDone == done)
+        #expect(daemon.stderrSoFar.contains("block paused: the log cannot be written"), "\(daemon.stderrSoFar)")
+        // Room again: the writer's retry writes what waited, and the block goes on.
+        let remount = Process()
+        remount.executableURL = URL(fileURLWithPath: "/bin/mount")
+        remount.arguments = ["-o", "remount,size=16m", disk.path]
+        try remount.run()
+        remount.waitUntilExit()
+        #expect(eventually(10) { (try? client.status().logWritable) == true })
+        #expect(eventually(10) { (try? client.status().state) == .waitingForReady })
+        #expect(eventually(5) { daemon.stderrSoFar.contains("the log takes writes again: the block can go on") })
+        for _ in 0..<2 {
+            _ = try client.ready()
+            #expect(eventually(20) { ((try? client.status().trialsDone) ?? 0) > done }, "the block did not go on")
+            done = try client.status().trialsDone ?? done
+            _ = eventually(10) { (try? client.status().state) == .waitingForReady }
+        }
+        try client.endSession(suggestions: nil)
+        #expect(daemon.terminate().status == 0)
+        let logged = try SessionLog.openReader(path: daemon.db).read { db in
+            try Int.fetchOne(db, sql: "SELECT count(*) FROM trial WHERE session_id = ?", arguments: [session]) ?? 0
+        }
+        #expect(logged == done, "every trial counted is in the log")
     }
 }

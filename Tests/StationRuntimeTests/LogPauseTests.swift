@@ -57,7 +57,14 @@ import TrainingEngine
         var now = try status(rig, paused: words)
         #expect(now.state == .searching, "\(now)")
         #expect(now.activity?.hasSuffix("; the block pauses after it: \(words)") == true, "\(now)")
-        rig.advance(by: rig.configuration.searchTimeout + rig.configuration.interTrialInterval)
+        rig.advance(by: rig.configuration.searchTimeout)
+        // A press during the interval is refused too: it would be kept for a start the log refuses.
+        #expect(
+            throws: ControlRefusal(.notReady, "trial 2 of 3 did not start: \(words); press ready again once it can")
+        ) {
+            try reply(rig)
+        }
+        rig.advance(by: rig.configuration.interTrialInterval)
         now = try status(rig, paused: words)
         #expect(now.trialsDone == 1 && now.state == .paused && now.trial == 2, "\(now)")
         #expect(now.activity == "paused before trial 2 of 3: \(words); then press ready", "\(now)")
