@@ -89,3 +89,14 @@ extension LogFeeder {
         }
     }
 }
+
+/// Whether the log lets the next trial start: it takes writes, and the trial before is
+/// committed (written, or kept in the writer's spool and counted), so a full disk costs at
+/// most the one trial running when it filled.
+enum LogGate: Sendable {
+    case open
+    /// The trial before has not come back from the writer yet.
+    case behind
+    /// The writer's last write failed: nothing new may start until one succeeds.
+    case unwritable
+}
