@@ -12,7 +12,8 @@ import GRDB
 /// (`trial_current`, ...) are made again in `temp` from their stored SQL, so they read through
 /// the same filter; every query is unchanged. One definition of "running double-blind": mode
 /// `double-blind` and no `session_end` row (a session cut off by a crash is ended
-/// `interrupted` by the next lineupd, and then shows), while a lineupd holds the log's lock
+/// `interrupted` by the next lineupd, and then shows, unless that lineupd keeps it to be
+/// resumed: it is still running), while a lineupd holds the log's lock
 /// (`LogLock`): with no lineupd on the log nothing is running, and a session whose end never
 /// reached the log (a full disk, a crash) shows as it stands.
 ///

@@ -2,6 +2,7 @@ import Figures
 import Foundation
 import GRDB
 import GRDBSQLite
+import Synchronization
 import TrainingEngine
 
 /// The one writer of the session log: a thread that drains a bounded queue of events
@@ -53,6 +54,9 @@ public final class LogWriter: @unchecked Sendable {
     private var lostRecords = 0
     private var lostTrials = 0
     private var failedWrites = 0
+    /// Set by the writer thread when a write fails, cleared when one succeeds: read without a
+    /// lock (the hot thread asks it before starting a trial; see ``isFailing``).
+    private let failing = Atomic<Bool>(false)
 
     private var spare: [LoggedEvent]  // writer thread only
     // The spool: writer thread only.
@@ -170,6 +174,11 @@ public final class LogWriter: @unchecked Sendable {
             try? pool.writeWithoutTransaction { db in try db.execute(sql: "PRAGMA wal_autocheckpoint = 1000") }
         }
     }
+
+    /// True from a failed write (a full disk, a read-only card, an I/O error) until a write
+    /// succeeds again: what is spooled waits in memory, and the station starts no trial it could
+    /// not record. Lock-free: the hot thread may ask it.
+    public var isFailing: Bool { failing.load(ordering: .acquiring) }
 
     /// Counters for the station's status.
     public var status: LogWriterStatus {
@@ -328,6 +337,7 @@ public final class LogWriter: @unchecked Sendable {
             let refusedRecords = refusedSpool.map { spoolRecords[$0] } + refused.map(\.records)
             spoolEvents.removeAll()
             spoolRecords.removeAll()
+            failing.store(false, ordering: .releasing)
             condition.lock()
             written += events.count + retried
             for records in refusedRecords { countLost(records) }
@@ -361,6 +371,9 @@ public final class LogWriter: @unchecked Sendable {
                 // A flush too: the events before it are not on disk.
                 request.error = SessionLogError.notYetOnDisk(reason: reason)
             }
+            // Before the requests waiting on this batch are answered: a trial whose commit
+            // failed finds the station already refusing the next start.
+            failing.store(true, ordering: .releasing)
             condition.lock()
             failedWrites += 1
             lost += droppedNow

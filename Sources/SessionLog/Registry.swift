@@ -154,7 +154,9 @@ extension SessionLog {
     ///
     /// Only under the log's ``LogLock``: another lineupd writing this log would have its live
     /// session taken for a dead one.
-    public func markInterruptedSessions(station: String, holding lock: LogLock) throws -> [(
+    /// `resumable`: the one session lineupd can resume (its resume file is beside the log); it
+    /// is left without an end, to be resumed or ended by a person.
+    public func markInterruptedSessions(station: String, holding lock: LogLock, resumable: UUID? = nil) throws -> [(
         session: String, dog: String, trials: Int
     )] {
         guard lock.covers(logAt: path) else {
@@ -174,7 +176,7 @@ extension SessionLog {
                     """, arguments: [station])
             for row in rows {
                 let id: String = row["id"]
-                guard let uuid = UUID(uuidString: id) else { continue }
+                guard let uuid = UUID(uuidString: id), uuid != resumable else { continue }
                 let last: Int? = row["last"]
                 let detail =
                     "lineupd did not end it (a crash, a kill or a power cut); "

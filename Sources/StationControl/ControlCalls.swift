@@ -30,8 +30,7 @@ public enum ControlCalls {
         SessionEndRequest.self, WatchRequest.self, DogEntry.self, SampleEntry.self, SampleNoteEntry.self,
         TrialCorrectionEntry.self, SessionNoteEntry.self, SimulatedInput.self, AboutRequest.self,
         VersionRequest.self, ButtonPress.self, DogNoteEntry.self, GuessEntry.self, SyncReportEntry.self,
-        RegistryAddition.self,
-        RegistryUses.self,
+        RegistryAddition.self, RegistryUses.self, SessionResumeRequest.self,
     ]
 
     static let byName: [String: any ControlCall.Type] = Dictionary(
@@ -55,6 +54,8 @@ public protocol StationControlling: AnyObject, Sendable {
     func abort() throws(ControlRefusal)
     /// Ends the session with the trainer's improvement suggestions.
     func endSession(suggestions: String?) throws(ControlRefusal)
+    /// Goes on with the session cut short by a crash, a kill, a power cut or a restart.
+    func resumeSession() throws(ControlRefusal) -> SessionStarted
     /// Registers a watcher: `send` gets one line (JSON, no newline) per event until it
     /// returns false (the client went away). Returns a token for `unwatch`.
     func watch(_ send: @escaping @Sendable (String) -> Bool) -> Int

@@ -164,6 +164,12 @@ public struct StationStatus: Sendable, Codable, Hashable {
     public var logFreeMegabytes: Int?
     public var logWarnFreeMegabytes: Int?
     public var logMinFreeMegabytes: Int?
+    /// False while the log cannot take writes (its last write failed: a full disk, a read-only
+    /// card, an I/O error); `logPaused` then says, in words, why no trial starts and what to do.
+    public var logWritable: Bool?
+    public var logPaused: String?
+    /// The session cut short, waiting to be resumed or ended (state `interrupted`).
+    public var interrupted: InterruptedSession?
     /// Stations whose sensor is flagged now, with the fault (stuck, chatter, silent,
     /// active-at-start), and the sensor faults seen since lineupd started, by kind.
     public var flaggedStations: [FlaggedStation]?
@@ -224,6 +230,10 @@ public enum StationState: String, Sendable, Codable, CaseIterable {
     case repetitionsDone = "repetitions-done"
     /// The session was aborted: end it.
     case aborted
+    /// The log cannot take writes (a full disk, a read-only card): no trial starts until it can.
+    case paused
+    /// A session was cut short (a crash, a kill, a power cut, a restart): resume it or end it.
+    case interrupted
 }
 
 /// `ready`'s result: what the engine did with the press.

@@ -95,6 +95,11 @@ enum ReadyAnswer: UInt8 {
     case repetitionsDone
     /// The session was stopped.
     case stopped
+    /// Refused: the log cannot take writes (a full disk, a read-only card): no trial starts
+    /// that could not be recorded.
+    case logUnwritable
+    /// The last trial is still on its way to the log: trial `number` starts once it is there.
+    case startsOnceLogged
 }
 
 /// The engine on the hot path: debounced station edges and the ready button step the
@@ -140,6 +145,11 @@ final class EngineHandler: HotPathHandler, @unchecked Sendable {
     private var outputsOn: UInt64 = 0
     /// Each board station line's engine station (-1: unused by the step), made before the loop.
     private let stationOfLine: [Int]
+    /// Asked before a trial (or round) starts, with the trials begun so far; nil: always open.
+    /// Set before the hot thread starts (StationService); lock-free and allocation-free.
+    var logGate: (@Sendable (_ begun: Int) -> LogGate)?
+    /// How soon a start held back by the log is tried again (ns).
+    static let logRecheck: UInt64 = 100_000_000
 
     /// Lines the board lacks are `UInt32.max`. `records` is the ring the hot loop pushes into.
     init(
@@ -220,6 +230,11 @@ final class EngineHandler: HotPathHandler, @unchecked Sendable {
             // Each repetition is a round with its own set-up (the layouts, one per repetition).
             // A press during a round means nothing: only a round that begins takes a set-up.
             let wasRunning = machine.activity == .exercise
+            if !wasRunning, nextLayout < layouts.count, let held = gateClosed(begun: nextLayout) {
+                // A round the log could not record never begins; the trainer presses again.
+                lastReady = (held, -1, nextLayout + 1)
+                return .none
+            }
             let round = nextLayout < layouts.count ? layouts[nextLayout] : nil
             let decision = take(machine.start(round: round, at: t))
             if !wasRunning && machine.activity == .exercise { nextLayout += 1 }
@@ -232,14 +247,38 @@ final class EngineHandler: HotPathHandler, @unchecked Sendable {
         }
         switch machine.activity {
         case .interTrial where nextLayout < layouts.count:
+            // Not kept while the log cannot be written (the start would be refused then anyway).
+            if gateClosed(begun: 0) == .logUnwritable {
+                lastReady = (.logUnwritable, -1, nextLayout + 1)
+                return .none
+            }
             // Loaded during the inter-trial interval: the trial starts when the interval is over.
             readyPending = true
             lastReady = (.startsAfterInterval, -1, nextLayout + 1)
             return .none
         case .loading:
-            // The last start was refused (a station was active): try it again.
+            // The last start was refused (a station was active): try it again, unless the log
+            // cannot record it.
+            if gateClosed(begun: 0) == .logUnwritable {
+                lastReady = (.logUnwritable, -1, nextLayout)
+                return .none
+            }
             return started(take(machine.readyButton(at: t)))
         case .idle where nextLayout < layouts.count:
+            switch gateClosed(begun: nextLayout) {
+            case .logUnwritable?:
+                // The press is not kept: once the log takes writes, the assistant presses again.
+                lastReady = (.logUnwritable, -1, nextLayout + 1)
+                return .none
+            case .startsOnceLogged?:
+                // Kept, and looked at again shortly (the writer cannot wake the hot thread).
+                readyPending = true
+                lastReady = (.startsOnceLogged, -1, nextLayout + 1)
+                nextDeadline = min(nextDeadline, t &+ Self.logRecheck)
+                return .none
+            default:
+                break
+            }
             _ = take(machine.load(layout: layouts[nextLayout], at: t))
             nextLayout += 1
             return started(take(machine.readyButton(at: t)))
@@ -293,7 +332,25 @@ final class EngineHandler: HotPathHandler, @unchecked Sendable {
         // The machine's own timer is the truth: an auto start refused (a station active)
         // must not leave a deadline in the past, or the loop would spin.
         nextDeadline = machine.timerDeadline ?? .max
+        // A start the log holds back (ready = auto, or a press kept until the trial before is
+        // logged) is tried again shortly: the log's writer cannot wake the hot thread.
+        if readyPending || autoStart, machine.activity == .idle, nextLayout < layouts.count,
+            gateClosed(begun: nextLayout) != nil
+        {
+            nextDeadline = min(nextDeadline, now &+ Self.logRecheck)
+        }
         return decision
+    }
+
+    /// Why the log holds the next start back (nil: it does not).
+    @inline(__always)
+    private func gateClosed(begun: Int) -> ReadyAnswer? {
+        guard let logGate else { return nil }
+        switch logGate(begun) {
+        case .open: return nil
+        case .behind: return .startsOnceLogged
+        case .unwritable: return .logUnwritable
+        }
     }
 
     /// Sets the stations' outputs for the machine's activity, after the click: lit while the

@@ -48,7 +48,10 @@ extension LogFeeder {
     func announceCommitment(ofTrial index: Int) {
         guard index >= 0, index < settings.commitments.count else { return }
         settings.watch?(
-            jsonObject(["kind": "committed", "trial": "\(index + 1)", "sha256": settings.commitments[index].digest]))
+            jsonObject([
+                "kind": "committed", "trial": "\(settings.firstTrial + index + 1)",
+                "sha256": settings.commitments[index].digest,
+            ]))
     }
 
     /// The opening of trial `index`'s commitment (its salt), committed with the trial's own
@@ -57,7 +60,7 @@ extension LogFeeder {
     func commitmentOpening(ofTrial index: Int, sessionId: UUID, at time: LogTime) -> LayoutOpeningRecord? {
         guard index >= 0, index < settings.commitments.count else { return nil }
         return LayoutOpeningRecord(
-            sessionId: sessionId, trialNumber: index + 1, trialId: trialIds[index],
+            sessionId: sessionId, trialNumber: settings.firstTrial + index + 1, trialId: trialIds[index],
             salt: settings.commitments[index].salt, time: time)
     }
 }

@@ -235,7 +235,8 @@ extension LogFeeder {
         // Watchers see the time the round (or search) has: what `status` counts down.
         settings.watch?(
             jsonObject([
-                "kind": "timer", "trial": "\(trial + 1)", "seconds_left": "\(Double(settings.roundLength) / 1e9)",
+                "kind": "timer", "trial": "\(settings.firstTrial + trial + 1)",
+                "seconds_left": "\(Double(settings.roundLength) / 1e9)",
                 "ends_mono_ns": "\(at &+ settings.roundLength)",
             ]))
         visits.removeAll()

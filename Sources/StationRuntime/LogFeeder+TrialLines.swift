@@ -6,10 +6,10 @@ import TrainingEngine
 /// double-blind session withheld until it is over.
 extension LogFeeder {
     func printLine(_ end: TrialEnd, layout: TrialLayout) {
-        let width = String(settings.layouts.count).count
-        let number = String(end.trial + 1)
-        let head =
-            "trial \(String(repeating: " ", count: max(0, width - number.count)))\(number)/\(settings.layouts.count)"
+        let total = settings.firstTrial + settings.layouts.count
+        let width = String(total).count
+        let number = String(settings.firstTrial + end.trial + 1)
+        let head = "trial \(String(repeating: " ", count: max(0, width - number.count)))\(number)/\(total)"
         let layoutText = layout.stations.enumerated().map { "\(name($0.offset)):\($0.element.kind.rawValue)" }
             .joined(separator: " ")
         let search =

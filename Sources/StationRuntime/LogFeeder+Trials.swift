@@ -27,7 +27,8 @@ extension LogFeeder {
                     ? layout.stations[$0.station - 1].novel : nil)
         }
         let record = TrialRecord(
-            id: trialIds[end.trial], sessionId: sessionId, number: end.trial + 1, seed: settings.blockSeed,
+            id: trialIds[end.trial], sessionId: sessionId, number: settings.firstTrial + end.trial + 1,
+            seed: settings.blockSeed,
             layout: slots, outcome: outcome, indicatedStation: end.firstStation >= 0 ? number(end.firstStation) : nil,
             latencyNs: latency,
             searchNs: Int64(bitPattern: end.endedAt &- end.startedAt), started: time(end.startedAt),
@@ -45,10 +46,11 @@ extension LogFeeder {
                 trialsSpooled += 1
                 if trialsSpooled == 1 {
                     Log.sessionLog.warning(
-                        "trial \(end.trial + 1) is not on disk yet (\(reason)); the log keeps it in memory and retries")
+                        "trial \(settings.firstTrial + end.trial + 1) is not on disk yet (\(reason)); the log keeps it in memory and retries"
+                    )
                 }
             } else if failure == nil {
-                failure = "committing trial \(end.trial + 1): \(error)"
+                failure = "committing trial \(settings.firstTrial + end.trial + 1): \(error)"
             }
         }
         printLine(end, layout: layout)

@@ -24,7 +24,7 @@ extension LogFeeder {
         if let detail = event.detail, !settings.blind || event.kind == .cue || event.kind == .fault {
             fields["detail"] = detail
         }
-        if current >= 0 { fields["trial"] = "\(current + 1)" }
+        if current >= 0 { fields["trial"] = "\(settings.firstTrial + current + 1)" }
         watch(jsonObject(fields))
     }
 }

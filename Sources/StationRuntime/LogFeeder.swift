@@ -42,6 +42,12 @@ public final class LogFeeder: @unchecked Sendable {
         /// Double-blind: each trial's committed layout (salt and digest), by trial index; empty
         /// when the session commits none.
         var commitments: [TrialCommitment] = []
+        /// A resumed session: the trials (or rounds) logged before this segment; `layouts` are
+        /// the block's from trial `firstTrial + 1`, and every number the feeder writes counts on.
+        var firstTrial = 0
+        /// Each layout's trial id (a resumed session keeps the ids its events already carry);
+        /// nil: new ones.
+        var trialIds: [UUID]? = nil
     }
 
     let settings: Settings
@@ -96,6 +102,8 @@ public final class LogFeeder: @unchecked Sendable {
     var trialFaults: [Int: StationFault] = [:]
     /// The station whose activity refused the last start, until a search starts.
     var refusedBy: Int?
+    /// Whether the journal was last told the log fails (`watchLogHealth`); feeder thread only.
+    var logFailingSaid = false
 
     // The trial in progress, as the feeder sees it.
     var current = -1
@@ -121,7 +129,7 @@ public final class LogFeeder: @unchecked Sendable {
         self.stationRing = stationRing
         self.recordsReady = recordsReady
         self.writer = writer
-        trialIds = settings.layouts.map { _ in UUID() }
+        trialIds = settings.trialIds ?? settings.layouts.map { _ in UUID() }
         observer = TrialObserver(
             stationCount: settings.usedStations.isEmpty ? settings.stationNames.count : settings.usedStations.count)
         wallOffset = WallClock.now() &- Int64(bitPattern: MonotonicClock.now())
@@ -149,6 +157,7 @@ public final class LogFeeder: @unchecked Sendable {
         while true {
             let last = finishing.load(ordering: .acquiring)
             drainOnce()
+            watchLogHealth()
             if last {
                 drainOnce()
                 break

@@ -49,7 +49,7 @@ extension StationService {
             if segment.feeder.indicatedTrial.load(ordering: .acquiring) == trial {
                 throw ControlRefusal(
                     .notReady,
-                    "the dog has already indicated in trial \(trial + 1): a guess must come before the dog's indication"
+                    "the dog has already indicated in trial \(current.firstTrial + trial + 1): a guess must come before the dog's indication"
                 )
             }
         case .loading:
@@ -63,17 +63,19 @@ extension StationService {
             throw ControlRefusal(.notReady, "no trial of this session is left to guess")
         }
         let trialId = segment.feeder.trialIds[trial]
+        // A resumed session's segment runs the block from trial firstTrial + 1.
+        let number = current.firstTrial + trial + 1
         if (try? log.reader.guessRecorded(forTrial: trialId)) == true {
             throw ControlRefusal(
-                .duplicate, "a guess is already recorded for trial \(trial + 1): one guess per trial, the first stands")
+                .duplicate, "a guess is already recorded for trial \(number): one guess per trial, the first stands")
         }
         _ = try adding {
             try log.recordGuess(
                 HandlerGuess(
-                    sessionId: current.sessionId, trialId: trialId, trialNumber: trial + 1,
+                    sessionId: current.sessionId, trialId: trialId, trialNumber: number,
                     station: board + 1)
             ).id
         }
-        return GuessRecorded(trial: trial + 1, station: names[used.firstIndex(of: board)!])
+        return GuessRecorded(trial: number, station: names[used.firstIndex(of: board)!])
     }
 }

@@ -81,6 +81,7 @@ extension StationService {
         guard let ending = current, let segment else { return nil }
         stopSegment(aborting: stopped != nil)
         appendEnd(ending.sessionId, stopped == nil ? .ended : .stopped, stopped ?? "the simulated block finished")
+        ResumableSession.remove(forLog: options.databasePath)
         current = nil
         return BlockSummary(
             feeder: segment.feeder, chatter: segment.loop.chatterCount,

@@ -207,18 +207,29 @@ extension StationService {
                 session: session.id, layouts: layouts, usedStations: usedStations, labels: labels)
             records += TrialCommitment.records(commitments, session: session.id, time: .now())
         }
+        // A session cut short and never resumed ends as this one starts: one session at a time.
+        let endedInterrupted = endInterrupted(suggestions: nil, why: "a new session was started instead")
         do {
             try writer.flush()
             try log.append(records)
         } catch {
             throw ControlRefusal(.failed, "cannot write the session to the log: \(error)")
         }
+        // What a resume needs, before the first trial (ResumableSession).
+        let trialIds = layouts.map { _ in UUID() }
+        let fileWarning = saveResumable(
+            ResumableSession(
+                session: session.id, dog: request.dog, dogId: dogId, mode: mode, step: request.step,
+                program: program.name, configuration: configuration, layouts: layouts, trialIds: trialIds,
+                salts: commitments.map(\.salt), digests: commitments.map(\.digest), seed: seed,
+                usedStations: usedStations, labels: labels, outputMode: step.stationOutputs,
+                autoStart: step.ready == .auto, startedWallNs: session.time.wallNs))
         stopSegment(aborting: false)
         do {
             try startSegment(
                 session: session.id, configuration: configuration, layouts: layouts, seed: seed,
                 outputMode: step.stationOutputs, usedStations: usedStations, blind: mode == .doubleBlind,
-                commitments: commitments)
+                commitments: commitments, trialIds: trialIds)
         } catch {
             try? startSegment(session: nil, configuration: idleConfiguration, layouts: [], seed: 0)
             throw ControlRefusal(.failed, "cannot start the session: \(error)")
@@ -229,7 +240,9 @@ extension StationService {
         current?.autoStart = step.ready == .auto
         broadcast(
             jsonObject(["kind": "session-start", "session": session.id.uuidString.lowercased(), "dog": request.dog]))
-        var started = SessionStarted(session: session.id.uuidString.lowercased(), warning: spaceWarning)
+        var started = SessionStarted(
+            session: session.id.uuidString.lowercased(),
+            warning: [spaceWarning, endedInterrupted, fileWarning].compactMap { $0 }.first)
         started.mode = mode
         let next: String
         if mode == .trainerLed {
@@ -248,32 +261,6 @@ extension StationService {
             "Session \(started.session.prefix(8)) started for \(request.dog) on \(program.name) \(request.step) "
             + "(\(mode.rawValue)\(unlabelled ? ", unlabelled: no sample ids recorded" : "")): \(next)."
         return started
-    }
-
-    /// Free space on the log's disk at a session's start: below `[log] min_free_mb` the
-    /// session is refused before anything is written (a full disk loses trials); below
-    /// `warn_free_mb` it starts with a warning, in its answer and the journal.
-    func checkFreeSpace() throws(ControlRefusal) -> String? {
-        let spec = options.board.log
-        let directory = logDirectory(of: options.databasePath)
-        guard let free = freeMegabytes(forFileAt: options.databasePath) else {
-            let warning = "cannot tell the free space on \(directory) (the log's disk)"
-            Log.station.warning("warning: \(warning)")
-            return warning
-        }
-        if free < spec.minFreeMegabytes {
-            let why =
-                "only \(free) MB free on \(directory) (the log's disk); a session needs \(spec.minFreeMegabytes) MB "
-                + "([log] min_free_mb): free some space first (lineupctl backup, then remove old copies)"
-            Log.sessionLog.error("session refused: \(why)")
-            throw ControlRefusal(.failed, why)
-        }
-        guard free < spec.warnFreeMegabytes else { return nil }
-        let warning =
-            "only \(free) MB free on \(directory) (the log's disk; [log] warn_free_mb is \(spec.warnFreeMegabytes) MB): "
-            + "free some space before it fills"
-        Log.station.warning("warning: \(warning)")
-        return warning
     }
 
     /// A built-in program, or `NAME.toml` from the programs directory, checked against the board.
@@ -365,17 +352,19 @@ extension StationService {
             usleep(200)
         }
         return try Self.readyReply(
-            answer, trainerLed: current.mode == .trainerLed, total: segment.layouts.count,
-            usedStations: segment.usedStations, stationNames: stationNames)
+            answer, trainerLed: current.mode == .trainerLed, total: current.firstTrial + segment.layouts.count,
+            usedStations: segment.usedStations, stationNames: stationNames, logProblem: writer.status.lastError,
+            firstTrial: current.firstTrial)
     }
 
     /// The engine's answer to a ready press (its snapshot's answer word) in the trainer's
     /// words: the reply, or the refusal saying why nothing started. Apart, so tests can ask it
     /// in virtual time.
     static func readyReply(
-        _ answer: UInt64, trainerLed: Bool, total: Int, usedStations: [Int], stationNames: [String]
+        _ answer: UInt64, trainerLed: Bool, total: Int, usedStations: [Int], stationNames: [String],
+        logProblem: String? = nil, firstTrial: Int = 0
     ) throws(ControlRefusal) -> ReadyReply {
-        let number = Int(answer & 0xFFFF)
+        let number = firstTrial + Int(answer & 0xFFFF)
         let station = Int((answer >> 16) & 0xFF) - 1
         let what = trainerLed ? "repetition" : "trial"
         switch ReadyAnswer(rawValue: UInt8((answer >> 24) & 0xFF)) {
@@ -405,6 +394,20 @@ extension StationService {
                 "every repetition (\(total)) of the exercise is done: end the session (lineupctl session end)")
         case .stopped, nil:
             throw ControlRefusal(.notReady, "the session was stopped: end it (lineupctl session end)")
+        case .logUnwritable:
+            throw ControlRefusal(
+                .notReady,
+                "\(what) \(number) of \(total) did not start: \(Self.logPausedWords(logProblem)); "
+                    + "press ready again once it can")
+        case .startsOnceLogged where trainerLed:
+            throw ControlRefusal(
+                .notReady,
+                "repetition \(number) of \(total) did not start: the last round is still being written to the log; "
+                    + "press ready again in a moment")
+        case .startsOnceLogged:
+            return ReadyReply(
+                result: "queued", trial: number,
+                message: "trial \(number) of \(total) is loaded: it starts once trial \(number - 1) is in the log")
         }
     }
 
@@ -426,10 +429,17 @@ extension StationService {
     public func endSession(suggestions: String?) throws(ControlRefusal) {
         switching.lock()
         defer { switching.unlock() }
-        guard let ending = current else { throw ControlRefusal(.noSession, "no session is running") }
+        guard let ending = current else {
+            // A session cut short ends here if it is not to be resumed.
+            if endInterrupted(suggestions: suggestions, why: "ended by the trainer without resuming it") != nil {
+                return
+            }
+            throw ControlRefusal(.noSession, "no session is running")
+        }
         stopSegment(aborting: true)
         if let suggestions, !suggestions.isEmpty { appendNote(ending.sessionId, suggestions, kind: .improvement) }
         appendEnd(ending.sessionId, .ended, "ended by the trainer")
+        ResumableSession.remove(forLog: options.databasePath)
         recordGraduation(ending)
         current = nil
         do {

@@ -14,13 +14,17 @@ extension StationService {
     /// The session's state as the engine last published it (never the log feeder's view),
     /// in the trainer's words: what is happening, which trial, what to do next, time left.
     func describe(_ current: Current, _ segment: Segment, into status: inout StationStatus) {
+        // A resumed session's segment runs the block from trial firstTrial + 1: count from there.
+        var engine = segment.handler.snapshot.read()
+        engine.begun += current.firstTrial
         Self.describe(
             StatusInputs(
-                engine: segment.handler.snapshot.read(), total: segment.layouts.count,
-                done: segment.feeder.committed.load(ordering: .acquiring), trainerLed: current.mode == .trainerLed,
+                engine: engine, total: current.firstTrial + segment.layouts.count,
+                done: current.firstTrial + segment.feeder.committed.load(ordering: .acquiring),
+                trainerLed: current.mode == .trainerLed,
                 aborted: current.aborted, autoStart: current.autoStart, usedStations: segment.usedStations,
                 stationNames: stationNames, speed: options.speed, now: MonotonicClock.now(),
-                blind: current.mode == .doubleBlind),
+                blind: current.mode == .doubleBlind, logPaused: status.logPaused),
             into: &status)
     }
 
@@ -44,6 +48,8 @@ extension StationService {
         /// role), so it says what the station waits for, never what to load (the loading
         /// assistant's instructions are the layout, theirs alone).
         var blind = false
+        /// Why no trial starts (the log cannot be written), or nil (`logPausedWords`).
+        var logPaused: String? = nil
     }
 
     static func describe(_ inputs: StatusInputs, into status: inout StationStatus) {
@@ -55,7 +61,7 @@ extension StationService {
         let left = engine.endsAt > now ? Double(engine.endsAt - now) / 1e9 * inputs.speed : nil
         status.trials = total
         status.trialsDone = done
-        let state: StationState
+        var state: StationState
         var activity: String
         var trial = min(engine.begun + 1, total)
         switch engine.activity {
@@ -122,6 +128,24 @@ extension StationService {
                         : inputs.blind
                             ? "trial \(trial) of \(total) waits for ready"
                             : "load trial \(trial) of \(total), then press ready"
+            }
+        }
+        if let paused = inputs.logPaused {
+            let what = trainerLed ? "repetition" : "trial"
+            switch state {
+            case .waitingForReady, .interval, .blocked:
+                // Not a trial until the log takes writes: the next one would go unrecorded.
+                trial = min(engine.begun + (engine.activity == .loading ? 0 : 1), total)
+                state = .paused
+                activity =
+                    "paused before \(what) \(trial) of \(total): \(paused); "
+                    + (inputs.autoStart
+                        ? "the block goes on by itself once the log takes writes"
+                        : "then press ready")
+            case .searching, .holding, .roundRunning:
+                activity += "; the block pauses after it: \(paused)"
+            default:
+                break
             }
         }
         status.state = state

@@ -99,6 +99,9 @@ public final class StationService: StationControlling, @unchecked Sendable {
         var aborted = false
         /// The step's `ready = "auto"`: trials start by themselves.
         var autoStart = false
+        /// A resumed session: the trials (or rounds) logged before its segment (status and the
+        /// ready reply count on from them).
+        var firstTrial = 0
     }
 
     let options: Options
@@ -139,6 +142,9 @@ public final class StationService: StationControlling, @unchecked Sendable {
     var faultInjector: FaultInjector?
     /// Each ready press over the socket, numbered so its answer is read back (under `switching`).
     var readyTickets: UInt32 = 0
+    /// The session cut short (a crash, a kill, a power cut, a restart), waiting to be resumed
+    /// or ended; found at `start` (under `switching`).
+    var interrupted: (saved: ResumableSession, facts: ResumeFacts)?
 
     var buttonLines: (ready: UInt32, clicker: UInt32, error: UInt32) {
         (
@@ -189,8 +195,13 @@ public final class StationService: StationControlling, @unchecked Sendable {
         defer { switching.unlock() }
         // Sessions this station never ended were cut short (a crash, a kill, a power cut):
         // say so in the log before anything else, so a researcher is not left to guess.
+        // The one the resume file beside the log keeps is left without an end, to be resumed or
+        // ended by a person.
+        findInterrupted()
         do {
-            for found in try log.markInterruptedSessions(station: stationName, holding: logLock) {
+            for found in try log.markInterruptedSessions(
+                station: stationName, holding: logLock, resumable: interrupted?.saved.session)
+            {
                 Log.sessionLog.warning(
                     Logger.Message(
                         stringLiteral:
@@ -199,6 +210,15 @@ public final class StationService: StationControlling, @unchecked Sendable {
             }
         } catch {
             Log.sessionLog.error("cannot look for sessions left unfinished: \(error)")
+        }
+        if let interrupted {
+            let saved = interrupted.saved
+            Log.sessionLog.warning(
+                Logger.Message(
+                    stringLiteral:
+                        "session \(saved.session.uuidString.lowercased().prefix(8)) (\(saved.dog), "
+                        + "\(interrupted.facts.trialsLogged) trial(s) scored) was not ended: kept to be resumed: "
+                        + interruptedWords(saved, interrupted.facts)))
         }
         try startSegment(session: nil, configuration: idleConfiguration, layouts: [], seed: 0)
         if let simulated, !options.faults.isEmpty {
@@ -223,9 +243,22 @@ public final class StationService: StationControlling, @unchecked Sendable {
         defer { switching.unlock() }
         stopSegment(aborting: true)
         if let current {
-            appendEnd(
-                current.sessionId, .stopped, "lineupd was stopped during it; its running trial is logged aborted")
-            recordGraduation(current)
+            // Its running trial is logged aborted; a session that can be resumed is left so, to
+            // go on after the restart (`session resume`), and says when it was stopped.
+            if var saved = try? ResumableSession.load(forLog: options.databasePath), saved.session == current.sessionId
+            {
+                saved.stoppedWallNs = LogTime.now().wallNs
+                _ = saveResumable(saved)
+                Log.sessionLog.notice(
+                    Logger.Message(
+                        stringLiteral: "lineupd stopped during the session with \(current.dog): its running trial is "
+                            + "logged aborted; resume the session (lineupctl session resume) once lineupd runs again, or end it"
+                    ))
+            } else {
+                appendEnd(
+                    current.sessionId, .stopped, "lineupd was stopped during it; its running trial is logged aborted")
+                recordGraduation(current)
+            }
         }
         current = nil
         try? writer.flush()
@@ -269,7 +302,7 @@ public final class StationService: StationControlling, @unchecked Sendable {
     func startSegment(
         session: UUID?, configuration: LineupMachine.Configuration, layouts: [TrialLayout], seed: UInt64,
         outputMode: StationOutputs = .none, usedStations: [Int]? = nil, blind: Bool = false,
-        commitments: [TrialCommitment] = []
+        commitments: [TrialCommitment] = [], firstTrial: Int = 0, trialIds: [UUID]? = nil
     ) throws {
         let lines = buttonLines
         let used = usedStations ?? Array(0..<configuration.stationCount)
@@ -294,7 +327,7 @@ public final class StationService: StationControlling, @unchecked Sendable {
                 roundLength: configuration.mode == .trainerLed
                     ? configuration.exerciseDuration : configuration.searchTimeout,
                 watch: { [weak self] line in self?.broadcast(line) },
-                blind: blind, commitments: commitments),
+                blind: blind, commitments: commitments, firstTrial: firstTrial, trialIds: trialIds),
             stationRing: ring, recordsReady: recordsReady, writer: writer)
         // A new segment starts from the lines as they are: a sensor already active (a lid left
         // on a station before the session started) is active to the debouncer and the engine,
@@ -320,6 +353,7 @@ public final class StationService: StationControlling, @unchecked Sendable {
             trainerLed: configuration.mode == .trainerLed, hold: configuration.hold, usedStations: used)
         feeder.sourceFaults = loop.sourceFaults
         feeder.soundReports = player.soundReports
+        handler.logGate = logGate(for: feeder)
         feeder.start()
         let started = Atomic<Bool>(false)
         let realtime = options.realtime
@@ -394,6 +428,7 @@ public final class StationService: StationControlling, @unchecked Sendable {
         status.logFreeMegabytes = freeMegabytes(forFileAt: options.databasePath)
         status.logWarnFreeMegabytes = options.board.log.warnFreeMegabytes
         status.logMinFreeMegabytes = options.board.log.minFreeMegabytes
+        describeLogPause(into: &status, lastError: writerStatus.lastError)
         status.flaggedStations =
             segment.map {
                 $0.handler.snapshot.read().flaggedStations(
@@ -406,6 +441,7 @@ public final class StationService: StationControlling, @unchecked Sendable {
         status.inputLevels = levels.levels
         status.stationLevelsWithheld = levels.stationsWithheld ? true : nil
         status.labSync = labSync.withLock { $0 }
+        if current == nil { describeInterrupted(into: &status) }
         if let current, let segment {
             status.session = current.sessionId.uuidString.lowercased()
             status.dog = current.dog

@@ -174,6 +174,12 @@ public enum WebApp {
             let call = try await decodeBody(SessionEndRequest.self, request, context, emptyIs: "{}")
             return try await forward(call, state)
         }
+        // A session cut short goes on (lineupd's `session-resume`); the page's button is to come.
+        router.post("/api/session/resume") { request, context in
+            try context.require(\.runsSessions, "resume a session")
+            _ = try await readBody(request, context)
+            return try await forward(SessionResumeRequest(), state)
+        }
         router.post("/api/press") { request, context in
             try context.require(\.runsSessions, "press the clicker or error")
             let call = try await decodeBody(ButtonPress.self, request, context)

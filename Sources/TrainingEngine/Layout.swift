@@ -350,3 +350,8 @@ public struct LayoutGenerator: Sendable {
         return TrialLayout(blockSeed: seed, trialIndex: trialIndex, stations: contents)
     }
 }
+
+/// Kept with a running session (the station's resume file), so a session cut short goes on
+/// with the same layouts.
+extension StationContent: Codable {}
+extension TrialLayout: Codable {}

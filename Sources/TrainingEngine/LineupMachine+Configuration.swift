@@ -85,3 +85,7 @@ extension LineupMachine.Configuration {
         ]
     }
 }
+
+/// Kept with a running session (the station's resume file), so a session cut short goes on
+/// by the same rules.
+extension LineupMachine.Configuration: Codable {}

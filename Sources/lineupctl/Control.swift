@@ -337,6 +337,33 @@ struct SessionAbort: ParsableCommand {
     }
 }
 
+struct SessionResume: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "resume",
+        abstract: "Go on with the session cut short by a crash, a kill, a power cut or a restart.",
+        discussion: """
+            The block goes on after the last trial in the log, with its samples and its committed
+            layouts; the trial (or round) that was running when lineupd stopped is logged
+            interrupted and never run or scored again. `lineupctl status` says when a session
+            waits to be resumed; `lineupctl session end` ends it instead.
+
+            Example:
+              lineupctl session resume
+            """)
+
+    @OptionGroup var socket: SocketOptions
+    @Flag(help: "Print the reply as one JSON object.") var json = false
+
+    func run() throws {
+        try controlCommand {
+            let resumed = try socket.client.resumeSession()
+            if json { return try printJSON(resumed) }
+            if let warning = resumed.warning { printError("warning: \(warning)") }
+            say(resumed.message ?? "Session \(resumed.session) resumed.")
+        }
+    }
+}
+
 // MARK: - layout, ready, watch
 
 struct LayoutCommand: ParsableCommand {

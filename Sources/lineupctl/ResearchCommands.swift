@@ -77,8 +77,12 @@ struct Sessions: ParsableCommand {
 struct SessionCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "session",
-        abstract: "Start, end or abort a session on the station; show one from the log, or add a note to it.",
-        subcommands: [Show.self, SessionStart.self, SessionEnd.self, SessionAbort.self, SessionNoteCommand.self])
+        abstract:
+            "Start, end, abort or resume a session on the station; show one from the log, or add a note to it.",
+        subcommands: [
+            Show.self, SessionStart.self, SessionEnd.self, SessionAbort.self, SessionResume.self,
+            SessionNoteCommand.self,
+        ])
 
     struct Show: ParsableCommand {
         static let configuration = CommandConfiguration(

@@ -230,6 +230,21 @@ final class SimulatedBlock: @unchecked Sendable {
             var attempt = 0
             while true {
                 if stopRequested.load(ordering: .acquiring) { return }
+                // The log cannot record a trial: none starts until it can (the served station's
+                // rule, which the engine applies to the press anyway); said once each way.
+                if service.logFailing {
+                    print(
+                        "block paused before trial \(i + 1) of \(plan.trials): "
+                            + "\(StationService.logPausedWords(service.logStatus.lastError)); it goes on once the log "
+                            + "takes writes (Ctrl-C ends it)")
+                    fflush(nil)
+                    while service.logFailing {
+                        if stopRequested.load(ordering: .acquiring) { return }
+                        usleep(20_000)
+                    }
+                    print("the log takes writes again: the block goes on at trial \(i + 1)")
+                    fflush(nil)
+                }
                 attempt += 1
                 MonotonicClock.sleep(until: MonotonicClock.now() &+ plan.loadingTime)
                 let refused = progress().refusedStarts
@@ -253,13 +268,18 @@ final class SimulatedBlock: @unchecked Sendable {
                         }
                     }
                 }
+                // A press the log refused starts no trial: wait for the log, not for the trial.
                 while !stopRequested.load(ordering: .acquiring) && progress().committed < i + 1
-                    && progress().refusedStarts == refused
+                    && progress().refusedStarts == refused && !(service.logFailing && !service.isTrialRunning)
                 {
                     usleep(2000)
                 }
                 if stopRequested.load(ordering: .acquiring) { return }
                 if progress().committed >= i + 1 { break }
+                if service.logFailing && !service.isTrialRunning {
+                    attempt -= 1
+                    continue
+                }
                 if attempt >= Self.startAttempts {
                     let left = plan.trials - i
                     blocked.withLock {

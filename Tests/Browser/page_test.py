@@ -270,9 +270,13 @@ def main():
              "--no-realtime", "--device", "null", "--no-virtual-dog"], start_new_session=True,
             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL))
         wait_for("the page live again", lambda: page("live").text == "Live", 30)
-        wait_for("idle after the restart", lambda: page("state").text == "No session")
+        # The session cut short by the restart waits to be resumed or ended, in words.
+        wait_for("the session said to be interrupted after the restart",
+                 lambda: page("state").text == "interrupted" and "was interrupted at" in page("activity").text
+                 and "by a restart" in page("activity").text and "resume it" in page("activity").text)
         print(f"browser test: passed; the page showed \"{result}\"; {len(rows)} round(s) in the log;"
-              f" not live while lineupd was stopped mid-round, live again after; screenshots in {ARTIFACTS}")
+              f" not live while lineupd was stopped mid-round, live again after, the session said interrupted;"
+              f" screenshots in {ARTIFACTS}")
     finally:
         if driver:
             driver.quit()

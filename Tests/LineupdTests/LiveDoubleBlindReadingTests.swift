@@ -35,6 +35,10 @@ import Testing
         ]
     }
 
+    /// `session` subcommands that act on the station's session rather than read the log, each
+    /// refused while one runs.
+    static let controllingTheSession: [[String]] = [["session", "resume"]]
+
     /// `lineupctl`'s commands that read nothing of the log's sessions (they control the station,
     /// add to the log through lineupd, copy it whole, or read programs, accounts, the board or the
     /// lab store).
@@ -133,6 +137,15 @@ import Testing
             #expect(result.stdout.isEmpty, "\(command): \(result.stdout.prefix(300))")
             #expect(result.stderr.split(separator: "\n").count == 1, "\(command): \(result.stderr)")
             check(command, result)
+        }
+        // The commands that control the session (not in the lists above, which are lineupctl's
+        // top-level ones): refused while it runs, naming nothing of it.
+        for command in Self.controllingTheSession {
+            let result = try await runBuiltAwaited("lineupctl", command, environment: environment)
+            #expect(result.status == 1, "\(command) answered \(result.status): \(result.stdout.prefix(300))")
+            let said = result.stdout + result.stderr
+            #expect(secrets(in: said).isEmpty, "\(command): \(said)")
+            #expect(said.contains("a session is running"), "\(command): \(said)")
         }
         let verify = try await runBuiltAwaited("lineupctl", ["verify-blinding", session], environment: environment)
         #expect(verify.stderr.contains("cannot be verified yet"), "\(verify.stderr)")

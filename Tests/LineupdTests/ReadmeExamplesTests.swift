@@ -21,6 +21,10 @@ import TrainingEngine
         ("lineupd --config /etc/lineup/station.toml", "needs the board's GPIO lines (the VM tier runs it on gpio-sim)"),
         ("lineupd --simulate --serve --socket /tmp/lineup.sock", "the test's own station is this command"),
         (
+            "lineupctl session resume",
+            "needs a session cut short; ResumeTests kills lineupd during a session and resumes it"
+        ),
+        (
             "lineupctl pull",
             "needs stations over ssh; PullTests runs pull against simulated stations with a stand-in ssh"
         ),

@@ -144,6 +144,8 @@ struct ServingStationTests {
         #expect(try reader.eventCount(LogFilter(eventKind: .edge)) > 0)
     }
 
+    /// A restart (SIGTERM): the running trial is logged aborted, and the session is left to be
+    /// resumed (ResumeTests) or ended after it.
     @Test func sigtermDuringATrialMarksItAbortedAndLeavesTheLogWhole() throws {
         // Slow enough that the trial is still running when the signal comes.
         guard let daemon = try Daemon(speed: 1) else { return }
@@ -160,9 +162,20 @@ struct ServingStationTests {
         let trials = try reader.trials()
         #expect(trials.count == 1)
         #expect(trials.first?.outcome == TrialOutcome.aborted)
-        #expect(try reader.session(id: trials[0].sessionId).endedHow == "stopped")
+        #expect(try reader.session(id: trials[0].sessionId).endedHow == nil)
         let check = try reader.read { db in try String.fetchOne(db, sql: "PRAGMA integrity_check") }
         #expect(check == "ok")
+        // After the restart: said to be interrupted by it; ended by the trainer, it is logged so.
+        guard let second = try Daemon(speed: 1, directory: daemon.directory) else { return }
+        defer { if second.process.isRunning { _ = second.terminate() } }
+        #expect(second.waitReady())
+        let after = try second.client.status()
+        #expect(after.state == .interrupted && after.interrupted?.how == "a restart (lineupd was stopped)", "\(after)")
+        #expect(after.activity?.contains("the session with Rex was interrupted at ") == true, "\(after)")
+        #expect(after.activity?.contains(" by a restart (lineupd was stopped); 1 of 5 trial(s) are logged") == true)
+        try second.client.endSession(suggestions: nil)
+        #expect(second.terminate().status == 0)
+        #expect(try SessionLog.openReader(path: daemon.db).session(id: trials[0].sessionId).endedHow == "interrupted")
     }
 
     /// The mission: every round logged against the sample that sat in each station. Trials
@@ -305,7 +318,9 @@ struct ServingStationTests {
         #expect(try reader.read { db in try Int.fetchOne(db, sql: "SELECT count(*) FROM program") } == 1)
     }
 
-    @Test func aSessionCutShortByKillNineIsLoggedInterruptedAtTheNextStart() throws {
+    /// Cut short without a word: the next lineupd says so and keeps it to be resumed
+    /// (ResumeTests); ended instead, it is logged interrupted, naming the last trial scored.
+    @Test func aSessionCutShortByKillNineIsLoggedInterruptedWhenEnded() throws {
         guard let first = try Daemon(speed: 30) else { return }
         defer { if first.process.isRunning { _ = first.terminate() } }
         #expect(first.waitReady())
@@ -323,9 +338,13 @@ struct ServingStationTests {
         #expect(second.waitReady())
         #expect(
             eventually(5) {
-                second.stderrSoFar.contains("session \(id.prefix(8)) (Rex, 1 trial(s) scored) was not ended")
+                second.stderrSoFar.contains("the session with Rex was interrupted at ")
+                    && second.stderrSoFar.contains("by a crash, a kill or a power cut; 1 of 5 trial(s) are logged")
             },
             "\(second.stderrSoFar)")
+        #expect(try second.client.status().state == .interrupted)
+        try second.client.endSession(suggestions: nil)
+        #expect(try second.client.status().state == .idle)
         #expect(second.terminate().status == 0)
         let details = try SessionLog.openReader(path: first.db).session(id: id)
         #expect(details.endedHow == "interrupted")

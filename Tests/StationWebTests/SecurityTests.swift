@@ -21,7 +21,7 @@ import WebAccounts
     static let routes: [(HTTPRequest.Method, String)] = [
         (.get, "/"), (.get, "/api/me"), (.get, "/api/status"), (.get, "/api/layout"), (.get, "/api/events"),
         (.post, "/api/session/start"), (.post, "/api/ready"), (.post, "/api/abort"), (.post, "/api/session/end"),
-        (.post, "/api/logout"), (.get, "/nothing-here"),
+        (.post, "/api/session/resume"), (.post, "/api/logout"), (.get, "/nothing-here"),
     ]
 
     @Test func nothingAnswersWithoutASessionButLoginAndAssets() async throws {
@@ -136,12 +136,12 @@ import WebAccounts
         try await app(link).test(.router) { client in
             let researcher = try #require(try await client.login("researcher1").1)
             let assistant = try #require(try await client.login("assistant1").1)
-            for path in ["/api/session/start", "/api/abort", "/api/session/end", "/api/ready"] {
+            for path in ["/api/session/start", "/api/abort", "/api/session/end", "/api/session/resume", "/api/ready"] {
                 let response = try await client.post(path, json: "{}", headers: researcher.postHeaders)
                 #expect(response.status == .forbidden, "researcher \(path)")
                 #expect(text(response.body).contains("a researcher may not"))
             }
-            for path in ["/api/session/start", "/api/abort", "/api/session/end"] {
+            for path in ["/api/session/start", "/api/abort", "/api/session/end", "/api/session/resume"] {
                 let response = try await client.post(path, json: "{}", headers: assistant.postHeaders)
                 #expect(response.status == .forbidden, "assistant \(path)")
             }

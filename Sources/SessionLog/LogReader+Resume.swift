@@ -1,0 +1,77 @@
+import Foundation
+import GRDB
+
+/// What the log holds of a session cut short, for lineupd to resume it (docs/trainer.md,
+/// "A session cut short"). Read on lineupd's own connection, which withholds nothing.
+public struct ResumeFacts: Sendable, Hashable {
+    /// Whether the session is in the log, and whether it has an end.
+    public var exists: Bool
+    public var ended: Bool
+    /// The station's own trial rows (not corrections): how many, and the highest number (0: none).
+    public var trialsLogged: Int
+    public var lastTrial: Int
+    /// The wall clock (ns) of the session's last event: when lineupd was last heard of in it.
+    public var lastEventWallNs: Int64?
+}
+
+/// One event of the trial that was running when lineupd was cut short.
+public struct InterruptedTrialEvent: Sendable, Hashable {
+    public var kind: String
+    public var station: Int?
+    public var detail: String?
+    public var time: LogTime
+}
+
+extension LogReader {
+    public func resumeFacts(session: UUID) throws -> ResumeFacts {
+        try read { db in
+            let id = session.logText
+            let exists = try Bool.fetchOne(
+                db, sql: "SELECT EXISTS (SELECT 1 FROM session WHERE id = ?)", arguments: [id])
+            let ended = try Bool.fetchOne(
+                db, sql: "SELECT EXISTS (SELECT 1 FROM session_end WHERE session_id = ?)", arguments: [id])
+            let row = try Row.fetchOne(
+                db,
+                sql:
+                    "SELECT count(*) AS n, coalesce(max(number), 0) AS last FROM trial WHERE session_id = ? AND corrects IS NULL",
+                arguments: [id])
+            let last = try Int64.fetchOne(
+                db, sql: "SELECT max(wall_ns) FROM event WHERE session_id = ?", arguments: [id])
+            return ResumeFacts(
+                exists: exists ?? false, ended: ended ?? false, trialsLogged: row?["n"] ?? 0,
+                lastTrial: row?["last"] ?? 0,
+                lastEventWallNs: last)
+        }
+    }
+
+    /// The events logged against trial `trialId` (its start cue, edges, indications, presses),
+    /// in the order they were written; and a trainer-led round's start cue, which names no trial:
+    /// the session's last `exercise-start` cue written before the round's first event.
+    public func interruptedTrialEvents(session: UUID, trialId: UUID, trainerLed: Bool) throws -> [InterruptedTrialEvent]
+    {
+        try read { db in
+            func event(_ row: Row) -> InterruptedTrialEvent {
+                InterruptedTrialEvent(
+                    kind: row["kind"], station: row["station"], detail: row["detail"],
+                    time: LogTime(monoNs: row["mono_ns"], wallNs: row["wall_ns"]))
+            }
+            let rows = try Row.fetchAll(
+                db,
+                sql: "SELECT seq, kind, station, detail, mono_ns, wall_ns FROM event WHERE trial_id = ? ORDER BY seq",
+                arguments: [trialId.logText])
+            var events = rows.map(event)
+            if trainerLed, let first: Int64 = rows.first?["seq"],
+                let cue = try Row.fetchOne(
+                    db,
+                    sql: """
+                        SELECT kind, station, detail, mono_ns, wall_ns FROM event
+                        WHERE session_id = ? AND kind = 'cue' AND detail LIKE '%"exercise-start"%' AND seq < ?
+                        ORDER BY seq DESC LIMIT 1
+                        """, arguments: [session.logText, first])
+            {
+                events.insert(event(cue), at: 0)
+            }
+            return events
+        }
+    }
+}

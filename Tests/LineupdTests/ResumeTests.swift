@@ -1,0 +1,161 @@
+import Foundation
+import Glibc
+import SessionLog
+import StationControl
+import Testing
+import TrainingEngine
+
+/// A session cut short by `kill -9` of the real lineupd, resumed by the next one (issue 36):
+/// the block goes on after the last trial logged, the trial running at the kill is logged
+/// interrupted (aborted) from its own events, never run or scored again, and every trial is
+/// in the log once; a double-blind block still verifies (`verify-blinding`, `verify-scoring`).
+@Suite("a session cut short and resumed", .serialized)
+struct ResumeTests {
+    /// The session's trial rows (the station's, not corrections): number, outcome, reason, id.
+    static func trials(_ db: String, _ session: String) throws -> [(
+        number: Int, outcome: String, reason: String?, id: String
+    )] {
+        try SessionLog.openReader(path: db).read { db in
+            try String.fetchAll(
+                db,
+                sql: """
+                    SELECT number || '|' || outcome || '|' || id || '|' || coalesce(reason, '') FROM trial
+                    WHERE session_id = ? AND corrects IS NULL ORDER BY number
+                    """, arguments: [session]
+            ).map { line in
+                let parts = line.split(separator: "|", maxSplits: 3, omittingEmptySubsequences: false).map(String.init)
+                return (Int(parts[0]) ?? -1, parts[1], parts[3].isEmpty ? nil : parts[3], parts[2])
+            }
+        }
+    }
+
+    /// Events of `trialId` of the given kind.
+    static func events(_ db: String, trial: String, kind: String) throws -> Int {
+        try SessionLog.openReader(path: db).read { db in
+            try Int.fetchOne(
+                db, sql: "SELECT count(*) FROM event WHERE trial_id = ? AND kind = ?", arguments: [trial, kind]) ?? 0
+        }
+    }
+
+    @Test func aTrainerLedRoundCutShortByKillNineIsLoggedOnceAndTheExerciseGoesOn() throws {
+        guard let first = try TrainerLedSessionTests.station() else { return }
+        defer { if first.process.isRunning { _ = first.terminate() } }
+        let client = first.client
+        let env = ["LINEUP_SOCKET": first.socket]
+        // study's target-scent/1: 4 repetitions of 30 s (3 s at speed 10), target and one empty.
+        var request = SessionRequest(
+            dog: "Aino", program: "study", step: "target-scent/1", mode: .trainerLed, samples: ["T-1"], seed: 5)
+        request.durationSeconds = 30
+        let started = try client.sessionStart(request)
+        func round(_ n: Int, on client: ControlClient, kill: Bool = false) throws {
+            let target = try #require(try client.layout(view: .handler).first { $0.kind == .target })
+            _ = try client.ready()
+            #expect(eventually(10) { (try? client.status().exercise) == n }, "repetition \(n) never started")
+            // The dog holds at the target and is clicked.
+            try client.simulate(SimulatedInput(input: target.station, active: true))
+            usleep(100_000)
+            #expect(try lineupctl(["simulate", "clicker", "press"], environment: env).status == 0)
+            if kill {
+                // The click is on disk within 100 ms (the writer's promise); then the plug is pulled.
+                usleep(300_000)
+                return
+            }
+            try client.simulate(SimulatedInput(input: target.station, active: false))
+            #expect(eventually(15) { (try? client.status().exercisesDone) == n }, "repetition \(n) never ended")
+        }
+        try round(1, on: client)
+        try round(2, on: client, kill: true)
+        Glibc.kill(first.process.processIdentifier, SIGKILL)
+        first.process.waitUntilExit()
+        let session = started.session
+        #expect(try Self.trials(first.db, session).map { $0.number } == [1])
+
+        guard
+            let second = try ServingStationTests.Daemon(
+                speed: 10, extra: ["--no-virtual-dog"], directory: first.directory)
+        else { return }
+        defer { if second.process.isRunning { _ = second.terminate() } }
+        #expect(second.waitReady(dogs: []))
+        let env2 = ["LINEUP_SOCKET": second.socket]
+        let shown = try lineupctl(["status"], environment: env2)
+        #expect(
+            shown.stdout.contains("State       interrupted: the session with Aino was interrupted at "),
+            "\(shown.stdout)")
+        #expect(
+            shown.stdout.contains(
+                "by a crash, a kill or a power cut; 1 of 4 round(s) are logged: resume it (lineupctl session resume) "
+                    + "or end it (lineupctl session end)"), "\(shown.stdout)")
+        let resumed = try lineupctl(["session", "resume"], environment: env2)
+        #expect(resumed.status == 0, "\(resumed.stderr)")
+        #expect(
+            resumed.stdout.contains(
+                "resumed: 1 round(s) were logged; round 2, running when lineupd stopped, is logged interrupted "
+                    + "(aborted, not scored); press ready (or `lineupctl ready`) to start repetition 3 of 4."),
+            "\(resumed.stdout)")
+        // Resumed once: a second resume has nothing to go on with.
+        #expect(try lineupctl(["session", "resume"], environment: env2).status == 1)
+        let status = try second.client.status()
+        #expect(status.state == .waitingForReady && status.trial == 3 && status.exercisesDone == 2, "\(status)")
+        try round(3, on: second.client)
+        try round(4, on: second.client)
+        #expect(try second.client.status().state == .repetitionsDone)
+        try second.client.endSession(suggestions: nil)
+        #expect(second.terminate().status == 0)
+
+        let rows = try Self.trials(first.db, session)
+        #expect(rows.map { $0.number } == [1, 2, 3, 4], "every round once: \(rows.map { $0.number })")
+        #expect(
+            rows[1].outcome == "aborted" && rows[1].reason?.hasPrefix("interrupted: lineupd stopped during it") == true)
+        #expect(rows[0].outcome == "hit" && rows[2].outcome == "hit" && rows[3].outcome == "hit", "\(rows)")
+        // The interrupted round is the one its events name: the trainer's click is in it.
+        #expect(try Self.events(first.db, trial: rows[1].id, kind: "note") >= 1)
+        #expect(try SessionLog.openReader(path: first.db).session(id: session).endedHow == "ended")
+    }
+
+    @Test func aDoubleBlindBlockCutShortByKillNineGoesOnAndStillVerifies() throws {
+        guard let first = try ServingStationTests.Daemon(speed: 10) else { return }
+        defer { if first.process.isRunning { _ = first.terminate() } }
+        #expect(first.waitReady())
+        let trials = 6
+        let session = try first.client.startSession(
+            SessionRequest(
+                dog: "Rex", program: "research-5-station", step: "phase-3/1", trials: trials, seed: 21,
+                unlabelled: true))
+        for trial in 1...2 {
+            _ = try first.client.ready()
+            #expect(eventually(30) { (try? first.client.status().trialsDone) == trial }, "trial \(trial) never ended")
+            #expect(eventually(10) { (try? first.client.status().state) == .waitingForReady })
+        }
+        _ = try first.client.ready()
+        #expect(eventually(10) { [.searching, .holding].contains(try? first.client.status().state) })
+        usleep(200_000)  // its start cue on disk
+        Glibc.kill(first.process.processIdentifier, SIGKILL)
+        first.process.waitUntilExit()
+
+        guard let second = try ServingStationTests.Daemon(speed: 10, directory: first.directory) else { return }
+        defer { if second.process.isRunning { _ = second.terminate() } }
+        #expect(second.waitReady())
+        #expect(try second.client.status().state == .interrupted)
+        // Still running to the log's readers: a resumable double-blind session stays withheld.
+        let early = try lineupctl(["verify-blinding", session, "--db", second.db])
+        #expect(early.status == 1 && early.stderr.contains("withheld"), "\(early.stderr)")
+        let resumed = try second.client.resumeSession()
+        #expect(resumed.message?.contains("trial 3, running when lineupd stopped, is logged interrupted") == true)
+        #expect(resumed.message?.contains("trial 4 of 6 waits for ready") == true, "\(resumed.message ?? "")")
+        for trial in 4...trials {
+            _ = try second.client.ready()
+            #expect(eventually(30) { (try? second.client.status().trialsDone) == trial }, "trial \(trial) never ended")
+            if trial < trials { #expect(eventually(10) { (try? second.client.status().state) == .waitingForReady }) }
+        }
+        try second.client.endSession(suggestions: nil)
+        #expect(second.terminate().status == 0)
+
+        let rows = try Self.trials(first.db, session)
+        #expect(rows.map { $0.number } == Array(1...trials), "every trial once: \(rows.map { $0.number })")
+        #expect(rows[2].outcome == "aborted" && rows[2].reason?.contains("interrupted") == true, "\(rows[2])")
+        let blinding = try lineupctl(["verify-blinding", session, "--db", first.db])
+        #expect(blinding.status == 0, "\(blinding.stdout)\(blinding.stderr)")
+        let scoring = try lineupctl(["verify-scoring", session, "--db", first.db])
+        #expect(scoring.status == 0, "\(scoring.stdout)\(scoring.stderr)")
+    }
+}
