@@ -189,7 +189,7 @@ extension Assets {
               fields.append(labelled(s.label + ' (' + s.kind + ')' + (s.uses === undefined ? '' : ', used in ' + s.uses + ' trial' + (s.uses === 1 ? '' : 's')) + (s.diagnosis ? '; ' + s.diagnosis : ''), c, 'check'));
             }
           }
-          if (!boxes.length) fields.append(el('p', 'The registry has no samples yet (Samples, or lineupctl samples add).', 'hint'));
+          if (!boxes.length) fields.append(el('p', 'The registry has no samples yet: add them on the Samples screen.', 'hint'));
           fields.append(labelled('Without samples (stations by kind only)', unlabelled, 'check'));
           const showUnlabelled = () => boxes.forEach((c) => { c.disabled = unlabelled.checked; });
           unlabelled.onchange = showUnlabelled; showUnlabelled();
@@ -214,12 +214,12 @@ extension Assets {
             const r = await post('/api/session/start', body);
             start.disabled = false;
             // A refusal stays beside the form, every choice kept, to be corrected and sent again.
-            if (!r.ok) { said.className = 'error'; said.textContent = r.message; return; }
+            if (!r.ok) { said.className = 'error'; said.textContent = window.lineupField.plain(r.message); return; }
             said.textContent = '';
             if (fresh) { chosen.dog = body.dog; chosen.newDog = ''; }
             const message = document.getElementById('message');
             message.className = r.j.warning ? 'error' : '';
-            message.textContent = (r.j.message || ('Session ' + r.j.session + ' started')) + (r.j.warning ? ' ' + r.j.warning : '');
+            message.textContent = window.lineupField.plain((r.j.message || 'The session started') + (r.j.warning ? ' ' + r.j.warning : ''));
             show('live');
           });
           return f;
