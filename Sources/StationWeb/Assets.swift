@@ -54,7 +54,7 @@ public enum Assets {
         <link rel="manifest" href="/manifest.webmanifest"><link rel="icon" href="/static/icon.svg"><meta name="theme-color" content="#223344"></head>
         <body>
         <header><span id="who"></span><button id="logout" class="small">Log out</button></header>
-        <nav id="nav" aria-label="Screens"><button data-go="live" class="on">Live</button><button data-go="dogs">Dogs</button><button data-go="setup">Set-up</button><button data-go="samples">Samples</button><button data-go="health">Health</button><button data-go="research">Research</button></nav>
+        <nav id="nav" aria-label="Screens"><button data-go="live" class="on">Live</button><button data-go="today">Today</button><button data-go="dogs">Dogs</button><button data-go="setup">Set-up</button><button data-go="samples">Samples</button><button data-go="health">Health</button><button data-go="research">Research</button></nav>
         <p id="live" class="notlive" role="status">Connecting to the station…</p>
         <main>
         <section id="now">
@@ -75,6 +75,12 @@ public enum Assets {
           <p id="guess-words">Which station holds the target? Say it before the dog indicates.</p>
           <div id="guess-buttons" class="guesses"></div>
           <p id="guess-said" role="status"></p>
+        </section>
+        <section id="queue-next" hidden aria-labelledby="queue-title">
+          <h2 id="queue-title">Next in the queue</h2>
+          <p id="queue-words"></p>
+          <button id="queue-start" type="button" class="go">Start the next session</button>
+          <p id="queue-said" role="status"></p>
         </section>
         <section id="controls" hidden>
           <button id="setup-button" type="button">Set up a session</button>
@@ -224,7 +230,7 @@ public enum Assets {
           $('setup-button').hidden = !!sessionNow;
           if (sessionNow && sessionNow !== endedSession) $('ended').hidden = true;
           if (!sessionNow) $('trainer-layout').hidden = true;
-          showGuess(s);
+          showGuess(s); showQueue();
           secondsLeft = (typeof s.secondsLeft === 'number') ? s.secondsLeft : null; secondsAt = Date.now();
           tick(); showPad();
         }
@@ -255,6 +261,21 @@ public enum Assets {
             };
             box.append(b);
           }
+        }
+        // The morning's queue (kept in this browser): the next dog, started with one press.
+        function showQueue() {
+          const next = F.queued()[0]; const on = runs() && !sessionNow && !!next;
+          $('queue-next').hidden = !on;
+          if (on) { $('queue-words').textContent = next.dog + ' · ' + next.program + ' ' + next.step + ' (' + F.queued().length + ' queued)'; $('queue-start').textContent = 'Start ' + next.dog + "'s session"; }
+        }
+        async function startNext() {
+          const next = F.queued()[0]; if (!next) return;
+          say('Starting ' + next.dog + "'s session…", false, 'queue-said');
+          const j = await post('/api/session/start', next, 'queue-said');
+          if (!j) return;
+          F.dequeue(0); say('', false, 'queue-said');
+          say((j.message || 'The session started') + (j.warning ? ' ' + j.warning : ''), !!j.warning);
+          showQueue();
         }
         function tick() {
           if (secondsLeft === null) { $('timer').textContent = '–'; return; }
@@ -384,6 +405,7 @@ public enum Assets {
           // One way to start a session: the Set-up screen's form (screens.js).
           const toSetup = () => document.querySelector('#nav button[data-go=setup]').click();
           $('setup-button').onclick = toSetup;
+          $('queue-start').onclick = startNext;
           $('ended-setup').onclick = toSetup;
           $('end').addEventListener('submit', async (e) => {
             e.preventDefault();

@@ -13,6 +13,8 @@ enum FieldAssets {
         const rules = [
           // Session start: named by its dog, not its id.
           [/^Session [0-9a-f]{6,} started for /, 'The session started for '],
+          // A running double-blind session, as the log's refusals name it: by its dog, not its id.
+          [/\(session [0-9a-f]{8}, /g, '('],
           // Session start refusals and hints.
           [/, or add it with --new-dog or `lineupctl dogs add [^`]*`/g, ', or choose \u201cA new dog\u2026\u201d and type its name'],
           [/ with --sample LABEL \(lineupctl samples lists them\), or start with --unlabelled to run/g, ' by ticking them under Samples, or tick \u201cWithout samples\u201d to run'],
@@ -82,7 +84,14 @@ enum FieldAssets {
           setTimeout(() => button.classList.remove('pressed'), 180);
           if (navigator.vibrate) { try { navigator.vibrate(30); } catch (x) { /* not allowed here */ } }
         }
-        window.lineupField = {plain, trialText, eventText, felt, capital};
+        // The morning's queue: sessions' settings kept in this browser (localStorage) for the
+        // dogs of a sitting, each started in turn from Live. lineupd knows nothing of it.
+        const key = 'lineup-queue';
+        function queued() { try { return JSON.parse(localStorage.getItem(key) || '[]'); } catch (x) { return []; } }
+        function keep(list) { localStorage.setItem(key, JSON.stringify(list)); }
+        function enqueue(body) { const list = queued(); list.push(body); keep(list); return list.length; }
+        function dequeue(i) { const list = queued(); list.splice(i, 1); keep(list); }
+        window.lineupField = {plain, trialText, eventText, felt, capital, queued, enqueue, dequeue};
         // Installable: the service worker keeps the offline page (browsers allow it on https and
         // on this machine's own address only).
         if ('serviceWorker' in navigator) navigator.serviceWorker.register('/sw.js').catch(() => {});
