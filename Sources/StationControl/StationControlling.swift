@@ -126,6 +126,10 @@ public struct StationStatus: Sendable, Codable, Hashable {
     /// The program and its step (`phase/step`).
     public var program: String?
     public var step: String?
+    /// The running session's stations, by the board's names, in the lineup's order: which
+    /// containers are out (the same in every trial, so nothing of a layout), for the handler's
+    /// guess on the page.
+    public var lineupStations: [String]?
     /// Trainer-led: the repetition of the exercise running now (from 1), and how many are done.
     public var exercise: Int?
     public var exercisesDone: Int?

@@ -448,6 +448,9 @@ public final class StationService: StationControlling, @unchecked Sendable {
             status.mode = current.mode
             status.program = current.program?.name
             status.step = current.step
+            status.lineupStations = segment.usedStations.map {
+                $0 < stationNames.count ? stationNames[$0] : "\($0 + 1)"
+            }
             describe(current, segment, into: &status)
         }
         return status

@@ -15,7 +15,8 @@ public enum Assets {
         <!doctype html>
         <html lang="en"><head><meta charset="utf-8">
         <meta name="viewport" content="width=device-width, initial-scale=1">
-        <title>Lineup station: log in</title><link rel="stylesheet" href="/static/app.css"></head>
+        <title>Lineup station: log in</title><link rel="stylesheet" href="/static/app.css"><link rel="stylesheet" href="/static/field.css">
+        <link rel="manifest" href="/manifest.webmanifest"><link rel="icon" href="/static/icon.svg"><meta name="theme-color" content="#223344"></head>
         <body><main class="narrow">
         <h1>Lineup station</h1>
         <form id="login">
@@ -24,7 +25,7 @@ public enum Assets {
         <button type="submit" id="login-button">Log in</button>
         <p id="login-error" class="error" role="alert"></p>
         </form>
-        <p class="hint">No account yet? The first one is made on the station: <code>lineupctl web user add NAME --role admin</code>.</p>
+        <p class="hint">No account yet? Ask whoever looks after the station to make one for you.</p>
         </main><script src="/static/login.js"></script></body></html>
         """
 
@@ -49,27 +50,39 @@ public enum Assets {
         <!doctype html>
         <html lang="en"><head><meta charset="utf-8">
         <meta name="viewport" content="width=device-width, initial-scale=1">
-        <title>Lineup station</title><link rel="stylesheet" href="/static/app.css"><link rel="stylesheet" href="/static/screens.css"></head>
+        <title>Lineup station</title><link rel="stylesheet" href="/static/app.css"><link rel="stylesheet" href="/static/screens.css"><link rel="stylesheet" href="/static/field.css">
+        <link rel="manifest" href="/manifest.webmanifest"><link rel="icon" href="/static/icon.svg"><meta name="theme-color" content="#223344"></head>
         <body>
         <header><span id="who"></span><button id="logout" class="small">Log out</button></header>
-        <nav id="nav"><button data-go="live" class="on">Live</button><button data-go="dogs">Dogs</button><button data-go="setup">Set-up</button><button data-go="samples">Samples</button><button data-go="health">Health</button><button data-go="research">Research</button></nav>
+        <nav id="nav" aria-label="Screens"><button data-go="live" class="on">Live</button><button data-go="today">Today</button><button data-go="dogs">Dogs</button><button data-go="setup">Set-up</button><button data-go="samples">Samples</button><button data-go="health">Health</button><button data-go="research">Research</button></nav>
         <p id="live" class="notlive" role="status">Connecting to the station…</p>
         <main>
         <section id="now">
           <h1 id="state">…</h1>
           <p id="activity"></p>
           <div class="row"><div class="figure"><span id="timer">–</span><small>time left</small></div>
-          <div class="figure"><span id="trial">–</span><small>trial</small></div></div>
+          <div class="figure"><span id="trial">–</span><small id="trial-word">trial</small></div></div>
           <p id="session"></p>
           <p id="result" class="result"></p>
           <p id="message" role="alert"></p>
         </section>
+        <section id="trainer-layout" hidden aria-labelledby="trainer-layout-title">
+          <h2 id="trainer-layout-title">Where the target goes</h2>
+          <ol id="trainer-stations" class="stations"></ol>
+        </section>
+        <section id="guess-box" hidden aria-labelledby="guess-title">
+          <h2 id="guess-title">Your guess</h2>
+          <p id="guess-words">Which station holds the target? Say it before the dog indicates.</p>
+          <div id="guess-buttons" class="guesses"></div>
+          <p id="guess-said" role="status"></p>
+        </section>
+        <section id="queue-next" hidden aria-labelledby="queue-title">
+          <h2 id="queue-title">Next in the queue</h2>
+          <p id="queue-words"></p>
+          <button id="queue-start" type="button" class="go">Start the next session</button>
+          <p id="queue-said" role="status"></p>
+        </section>
         <section id="controls" hidden>
-          <button id="ready" class="big go">Ready</button>
-          <div class="row" id="clicker-row" hidden>
-            <button id="clicker" class="big go">Click</button>
-            <button id="error" class="big stop">Error</button>
-          </div>
           <button id="setup-button" type="button">Set up a session</button>
           <details id="end-box"><summary>End the session</summary>
             <form id="end">
@@ -82,7 +95,7 @@ public enum Assets {
         <section id="ended" hidden>
           <h2>The session's result</h2>
           <p id="ended-summary"></p>
-          <div class="table"><table id="ended-rounds"></table></div>
+          <div class="table" tabindex="0" role="region" aria-label="The rounds"><table id="ended-rounds"></table></div>
           <h3>Improvement suggestions</h3>
           <ul id="ended-suggestions"></ul>
           <h3>Comments</h3>
@@ -100,10 +113,18 @@ public enum Assets {
           <button id="loaded" class="big go">Loaded</button>
         </section>
         <section id="hidden-layout" hidden><p id="hidden-why"></p></section>
-        <section><h2>Events</h2><ol id="events" class="events"></ol></section>
+        <section><h2 id="events-title">Events</h2><ol id="events" class="events" tabindex="0" aria-labelledby="events-title"></ol></section>
         <section id="screen"></section>
         </main>
-        <script src="/static/app.js"></script><script src="/static/screens.js"></script></body></html>
+        <div id="pad" hidden role="group" aria-label="The trainer's buttons">
+          <p id="pad-said" role="status" aria-live="polite"></p>
+          <button id="ready" type="button">&#9654; Ready<small id="ready-why"></small></button>
+          <div class="pad-row">
+            <button id="error" type="button">&#10005; Error</button>
+            <button id="clicker" type="button">&#10003; Click</button>
+          </div>
+        </div>
+        <script src="/static/field.js"></script><script src="/static/app.js"></script><script src="/static/screens.js"></script></body></html>
         """
 
     public static let appCSS = """
@@ -144,43 +165,117 @@ public enum Assets {
     static let appJS = """
         'use strict';
         const $ = (id) => document.getElementById(id);
-        let me = null, lastFrame = 0, secondsLeft = null, secondsAt = 0, source = null;
+        const F = window.lineupField;
+        let me = null, lastFrame = 0, secondsLeft = null, secondsAt = 0, source = null, live = false, last = {};
         // The running session's id, from status; the one whose end view is shown.
-        let sessionNow = null, endedSession = null;
+        let sessionNow = null, endedSession = null, namedSession = null, sessionName = null;
         const words = {
           'idle': 'No session', 'waiting-for-ready': 'Waiting for ready', 'blocked': 'A station is active: clear it',
           'searching': 'The dog is searching', 'holding': 'The dog is searching (nose at a station)',
           'interval': 'Between trials', 'round-running': 'Round running', 'block-complete': 'Block complete: end the session',
           'repetitions-done': 'Every repetition done: end the session', 'aborted': 'Aborted'
         };
-        function say(text, bad, where) { const p = $(where || 'message'); p.textContent = text || ''; p.className = bad ? 'error' : ''; }
+        // Where Ready can start something: the station waits for it, or a trial is to be loaded.
+        const readyStates = ['waiting-for-ready', 'blocked', 'interval'];
+        const readyWhy = {'round-running': 'when the round is over', 'searching': 'when the trial is over', 'holding': 'when the trial is over',
+          'repetitions-done': 'every repetition is done', 'block-complete': 'every trial is done', 'aborted': 'the session was aborted', 'idle': 'no session yet'};
+        function say(text, bad, where) { const p = $(where || 'message'); p.textContent = F.plain(text); p.className = bad ? 'error' : ''; }
         // A refusal is said where the action was asked: `where` names that paragraph.
         async function post(path, body, where) {
-          const r = await fetch(path, {method: 'POST', headers: {'Content-Type': 'application/json', 'X-CSRF-Token': me.csrf},
-                                       body: JSON.stringify(body || {})});
+          let r;
+          try {
+            r = await fetch(path, {method: 'POST', headers: {'Content-Type': 'application/json', 'X-CSRF-Token': me.csrf},
+                                   body: JSON.stringify(body || {})});
+          } catch (x) { say('the station\\'s page does not answer: check the Wi-Fi', true, where); return null; }
           const j = await r.json().catch(() => null);
           if (r.status === 401) { location.href = '/login'; return null; }
           if (!r.ok) { say(j && j.error ? j.error.message : ('refused (' + r.status + ')'), true, where); return null; }
           return j;
         }
-        function setLive(live, why) {
-          $('live').className = live ? 'live' : 'notlive';
+        function setLive(isLive, why) {
+          live = isLive;
+          $('live').className = isLive ? 'live' : 'notlive';
           // What is shown while not live is the station as it was: dimmed, its timer stopped.
-          document.querySelector('main').classList.toggle('stale', !live);
-          if (!live) { secondsLeft = null; tick(); }
-          $('live').textContent = live ? 'Live' : ('Not live: ' + (why || 'reconnecting to the station…'));
+          document.querySelector('main').classList.toggle('stale', !isLive);
+          if (!isLive) { secondsLeft = null; tick(); }
+          $('live').textContent = isLive ? 'Live' : ('Not live: ' + F.plain(why || 'reconnecting to the station…'));
+          showPad();
         }
+        function runs() { return me && (me.role === 'trainer' || me.role === 'admin'); }
+        // The three buttons: fixed in place, Ready enabled only where it can start something,
+        // Click and Error kept in their place (hidden, not removed) where they do not apply.
+        function showPad() {
+          if (!me) return;
+          const s = last;
+          $('pad').hidden = !runs();
+          document.body.classList.toggle('has-pad', runs());
+          const can = live && !!s.session && readyStates.includes(s.state) && !/starts by itself/.test(s.activity || '');
+          $('ready').disabled = !can;
+          $('ready-why').textContent = can ? '' : (!live ? 'the station is not live' : (readyWhy[s.state] || ''));
+          const clicks = !s.mode || s.mode === 'trainer-led';
+          for (const id of ['clicker', 'error']) { $(id).classList.toggle('gone', !clicks); $(id).disabled = !clicks || !live; }
+        }
+        function stepWords(s) { return (s.program ? s.program + ' ' : '') + (s.step || ''); }
         function showStatus(s) {
+          last = s;
           $('state').textContent = words[s.state] || s.state;
-          $('activity').textContent = s.activity || '';
+          $('activity').textContent = F.capital(F.plain(s.activity || ''));
           $('trial').textContent = s.trial ? (s.trial + ' of ' + (s.trials || '?')) : '–';
-          $('session').textContent = s.session ? ('Session ' + s.session + ': ' + (s.dog || '') + ', ' + (s.program || '') + ' ' + (s.step || '') + ' (' + (s.mode || '') + ')') : '';
-          $('clicker-row').hidden = s.mode !== 'trainer-led';
+          $('trial-word').textContent = s.mode === 'trainer-led' ? 'repetition' : 'trial';
           sessionNow = s.session || null;
+          if (sessionNow && namedSession !== sessionNow) { namedSession = sessionNow; sessionName = null; nameSession(sessionNow); }
+          // The session by its dog, step and start time: never its id.
+          $('session').textContent = sessionNow ? (s.dog || '') + ' · ' + stepWords(s) + ' (' + (s.mode || '') + ')'
+            + (sessionName && sessionName.session === sessionNow ? ' · started ' + sessionName.clock : '') : '';
           $('setup-button').hidden = !!sessionNow;
           if (sessionNow && sessionNow !== endedSession) $('ended').hidden = true;
+          if (!sessionNow) $('trainer-layout').hidden = true;
+          showGuess(s); showQueue();
           secondsLeft = (typeof s.secondsLeft === 'number') ? s.secondsLeft : null; secondsAt = Date.now();
-          tick();
+          tick(); showPad();
+        }
+        async function nameSession(id) {
+          const r = await fetch('/api/session/name?id=' + encodeURIComponent(id)).catch(() => null);
+          if (r && r.ok) { sessionName = await r.json(); if (last.session === id) showStatus(last); }
+        }
+        // The handler's guess, each trial of a double-blind session: lineupd's `guess`, as
+        // lineupctl guess sends it; the stations are the lineup's names, the same every trial.
+        let guessStations = '';
+        function showGuess(s) {
+          const on = !!me && ['handler', 'trainer', 'admin'].includes(me.role) && s.mode === 'double-blind' && !!s.session;
+          $('guess-box').hidden = !on;
+          if (!on) { guessStations = ''; return; }
+          const names = (s.lineupStations || []).join(' ');
+          if (names === guessStations) return;
+          guessStations = names; const box = $('guess-buttons'); box.textContent = '';
+          for (const name of (s.lineupStations || [])) {
+            const b = document.createElement('button'); b.type = 'button'; b.textContent = name; b.dataset.guess = name;
+            b.setAttribute('aria-label', 'Guess station ' + name);
+            b.addEventListener('pointerdown', () => F.felt(b));
+            b.onclick = async () => {
+              say('Sending your guess: ' + name + '…', false, 'guess-said');
+              const j = await post('/api/guess', {station: name}, 'guess-said');
+              if (!j) return;
+              box.querySelectorAll('button').forEach((x) => x.classList.toggle('chosen', x === b));
+              say('Your guess for trial ' + j.trial + ': station ' + j.guess + '. It is kept; the first guess of a trial stands.', false, 'guess-said');
+            };
+            box.append(b);
+          }
+        }
+        // The morning's queue (kept in this browser): the next dog, started with one press.
+        function showQueue() {
+          const next = F.queued()[0]; const on = runs() && !sessionNow && !!next;
+          $('queue-next').hidden = !on;
+          if (on) { $('queue-words').textContent = next.dog + ' · ' + next.program + ' ' + next.step + ' (' + F.queued().length + ' queued)'; $('queue-start').textContent = 'Start ' + next.dog + "'s session"; }
+        }
+        async function startNext() {
+          const next = F.queued()[0]; if (!next) return;
+          say('Starting ' + next.dog + "'s session…", false, 'queue-said');
+          const j = await post('/api/session/start', next, 'queue-said');
+          if (!j) return;
+          F.dequeue(0); say('', false, 'queue-said');
+          say((j.message || 'The session started') + (j.warning ? ' ' + j.warning : ''), !!j.warning);
+          showQueue();
         }
         function tick() {
           if (secondsLeft === null) { $('timer').textContent = '–'; return; }
@@ -189,9 +284,12 @@ public enum Assets {
         }
         function showEvent(e) {
           const li = document.createElement('li');
-          if (e.kind === 'trial' || e.kind === 'revealed') { $('result').textContent = e.line; li.textContent = e.line; }
-          // A double-blind trial's commitment, before it starts: the digest a researcher checks
-          // later with lineupctl verify-blinding (it names nothing of the layout).
+          const led = last.mode === 'trainer-led';
+          const text = F.eventText(e, led);
+          if (e.kind === 'trial' || e.kind === 'revealed') { $('result').textContent = text; li.textContent = text; }
+          // The researcher's view: lineupd's own words. A double-blind trial's commitment is the
+          // digest a researcher checks later with lineupctl verify-blinding (nothing of the layout).
+          else if (text !== null) { li.textContent = text; }
           else if (e.kind === 'committed') { li.textContent = 'trial ' + e.trial + "'s layout committed: SHA-256 " + e.sha256; li.style.overflowWrap = 'anywhere'; }
           else { li.textContent = e.kind + (e.station ? ' at ' + e.station : '') + (e.trial ? ' (trial ' + e.trial + ')' : ''); }
           $('events').prepend(li);
@@ -205,11 +303,29 @@ public enum Assets {
               li.textContent = 'Station ' + s.station + ': ' + s.kind + (s.sample ? ' ' + s.sample : '');
               ol.append(li);
             }
-            if (l.hidden) { const li = document.createElement('li'); li.textContent = l.hidden; ol.append(li); }
-          } else {
-            $('hidden-layout').hidden = !l.hidden;
-            $('hidden-why').textContent = l.hidden || '';
+            if (l.hidden) { const li = document.createElement('li'); li.textContent = F.plain(l.hidden); ol.append(li); }
+            return;
           }
+          // The trainer's own layout: where the target goes this round (or the trial to load),
+          // large. lineupd answers it in the handler's view only outside a double-blind session.
+          const stations = l.stations || [];
+          $('trainer-layout').hidden = !stations.length || !runs();
+          if (stations.length) {
+            const ol = $('trainer-stations'); ol.textContent = '';
+            const n = last.trial && last.trials ? ' ' + last.trial + ' of ' + last.trials : '';
+            $('trainer-layout-title').textContent = (last.mode === 'trainer-led' ? 'Where the target goes: repetition' : 'What to load: trial') + n;
+            for (const s of stations) {
+              const li = document.createElement('li'); li.className = s.kind === 'target' ? 'target' : '';
+              const name = document.createElement('b'); name.textContent = s.station;
+              li.append(name, document.createTextNode(s.kind === 'target' ? 'TARGET' : s.kind), document.createElement('br'),
+                document.createTextNode(s.sample || ''));
+              li.dataset.station = s.station; li.dataset.kind = s.kind;
+              ol.append(li);
+            }
+          }
+          const why = l.hidden && !/no session/.test(l.hidden) && last.session ? F.plain(l.hidden) : '';
+          $('hidden-layout').hidden = !why;
+          $('hidden-why').textContent = why;
         }
         const outcomeWords = {'hit': 'hit', 'miss': 'miss', 'false-alert': 'false alert', 'correct-rejection': 'correct rejection', 'aborted': 'aborted'};
         function cell(row, text, head) { const c = document.createElement(head ? 'th' : 'td'); c.textContent = String(text); row.append(c); }
@@ -224,12 +340,13 @@ public enum Assets {
           const r = await fetch('/api/sessions/' + encodeURIComponent(id));
           const d = await r.json().catch(() => null);
           if (r.status === 401) { location.href = '/login'; return; }
-          if (!r.ok) { $('ended-summary').textContent = d && d.error ? d.error.message : ('the log does not answer (' + r.status + ')'); return; }
+          if (!r.ok) { $('ended-summary').textContent = F.plain(d && d.error ? d.error.message : ('the log does not answer (' + r.status + ')')); return; }
           // lineupd writes the end through its log writer: read again shortly until it is there.
           if (!d.endedHow && (tries || 0) < 10) { setTimeout(() => showEnded(id, (tries || 0) + 1), 300); return; }
           const led = d.mode === 'trainer-led'; const n = d.results;
-          $('ended-summary').textContent = 'Session ' + d.id.slice(0, 8) + ': ' + d.dog + ', ' + (d.program || '') + ' ' + (d.phase || '') + '/' + (d.step || '')
-            + (d.exercise ? ' exercise ' + d.exercise : '') + ' (' + d.mode + ')' + (d.handler ? ', handler ' + d.handler : '') + '. '
+          const started = /[T ](\\d\\d:\\d\\d)/.exec(d.started || '');
+          $('ended-summary').textContent = d.dog + ', ' + (d.program || '') + ' ' + (d.phase || '') + '/' + (d.step || '')
+            + (d.exercise ? ' exercise ' + d.exercise : '') + ' (' + d.mode + ')' + (started ? ', started ' + started[1] : '') + (d.handler ? ', handler ' + d.handler : '') + '. '
             + n.trials + (led ? ' round(s): ' : ' trial(s): ') + n.hits + ' hit, ' + n.misses + ' miss, ' + n.falseAlerts + ' false alert, '
             + n.correctRejections + ' correct rejection, ' + n.aborted + ' aborted.';
           const t = $('ended-rounds'); t.textContent = '';
@@ -252,7 +369,7 @@ public enum Assets {
           source.addEventListener('watch', (m) => { lastFrame = Date.now(); showEvent(JSON.parse(m.data)); });
           source.addEventListener('layout', (m) => { showLayout(JSON.parse(m.data)); });
           source.onerror = async () => {
-            setLive(false, 'lineup-web does not answer; retrying');
+            setLive(false, 'the station\\'s page does not answer; retrying');
             const r = await fetch('/api/me').catch(() => null);
             if (r && r.status === 401) location.href = '/login';
           };
@@ -262,24 +379,33 @@ public enum Assets {
           if (lastFrame && Date.now() - lastFrame > 3000) setLive(false, 'no news from the station for ' + Math.round((Date.now() - lastFrame) / 1000) + ' s');
           if (source && source.readyState === EventSource.CLOSED) connect();
         }, 500);
+        // A press: felt at once (the button and a buzz), said in the reserved line, then the
+        // station's answer in the same line. Click and Error go when the thumb lands.
+        async function press(button, path, body, sent, done) {
+          F.felt(button); say(sent, false, 'pad-said');
+          const j = await post(path, body, 'pad-said');
+          if (j) say(typeof done === 'function' ? done(j) : done, false, 'pad-said');
+        }
         async function main() {
           const r = await fetch('/api/me');
           if (r.status === 401) { location.href = '/login'; return; }
-          me = await r.json();
+          me = await r.json(); window.lineupRole = me.role;
           $('who').textContent = me.name + ' (' + me.role + ')';
-          const runs = me.role === 'trainer' || me.role === 'admin';
-          $('controls').hidden = !runs;
+          $('controls').hidden = !runs();
           $('assistant').hidden = me.role !== 'assistant';
-          $('ready').onclick = async () => { const j = await post('/api/ready'); if (j) say(j.message); };
+          // The handler's page is the live screen alone: nothing else of the log is for it.
+          $('nav').hidden = me.role === 'handler';
+          $('ready').onclick = () => press($('ready'), '/api/ready', {}, 'Ready pressed…', (j) => j.message || 'The station started');
           $('loaded').onclick = async () => { const j = await post('/api/ready'); if (j) say(j.message); };
           // pointerdown, not click: the press is sent the moment the thumb lands, as a button's edge.
-          $('clicker').addEventListener('pointerdown', () => post('/api/press', {button: 'clicker'}));
-          $('error').addEventListener('pointerdown', () => post('/api/press', {button: 'error'}));
+          $('clicker').addEventListener('pointerdown', () => press($('clicker'), '/api/press', {button: 'clicker'}, 'Click sent…', 'Click: the station clicked'));
+          $('error').addEventListener('pointerdown', () => press($('error'), '/api/press', {button: 'error'}, 'Error sent…', 'Error: the station has it'));
           $('abort').onclick = async () => { if (await post('/api/abort')) say('Trial aborted'); };
           $('logout').onclick = async () => { await post('/api/logout'); location.href = '/login'; };
           // One way to start a session: the Set-up screen's form (screens.js).
           const toSetup = () => document.querySelector('#nav button[data-go=setup]').click();
           $('setup-button').onclick = toSetup;
+          $('queue-start').onclick = startNext;
           $('ended-setup').onclick = toSetup;
           $('end').addEventListener('submit', async (e) => {
             e.preventDefault();
@@ -295,6 +421,7 @@ public enum Assets {
             $('comment').value = ''; say('Comment added', false, 'comment-said');
             showEnded(endedSession);
           });
+          showPad();
           connect();
         }
         main();

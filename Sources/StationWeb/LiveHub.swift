@@ -11,15 +11,15 @@ public struct LiveFrame: Sendable, Hashable {
 
 /// The live feed of every open page, from one status poll and one watch connection to lineupd,
 /// however many pages are open. Status and watch lines are what lineupd gives any watcher (in a
-/// double-blind session, blinded by lineupd's own rule); the layout is fetched per view, and
-/// only a role that `seesLayout` is ever sent the assistant's.
+/// double-blind session, blinded by lineupd's own rule); the layout is fetched per view, only a
+/// role that `seesLayout` is ever sent the assistant's, and the handler's role none at all.
 public actor LiveHub {
     private let link: any StationLink
     private let pollSeconds: Double
     private var subscribers: [Int: (role: WebRole, continuation: AsyncStream<LiveFrame>.Continuation)] = [:]
     private var nextID = 0
     private var lastStatus: LiveFrame?
-    private var lastLayout: [Bool: LiveFrame] = [:]
+    private var lastLayout: [ClientView: LiveFrame] = [:]
     private var layoutKey: String?
     private var started = false
     private let encoder = JSONEncoder()
@@ -36,7 +36,7 @@ public actor LiveHub {
         nextID += 1
         let (stream, continuation) = AsyncStream.makeStream(of: LiveFrame.self, bufferingPolicy: .bufferingNewest(256))
         if let lastStatus { continuation.yield(lastStatus) }
-        if let layout = lastLayout[role.seesLayout] { continuation.yield(layout) }
+        if let view = Self.layoutView(role), let layout = lastLayout[view] { continuation.yield(layout) }
         subscribers[id] = (role, continuation)
         continuation.onTermination = { _ in Task { await self.drop(id) } }
         start()
@@ -44,6 +44,12 @@ public actor LiveHub {
     }
 
     public var subscriberCount: Int { subscribers.count }
+
+    /// The layout view a role's page is sent, if any: the page's one rule of who sees what of
+    /// the layout (lineupd then blinds the handler's view in a double-blind session).
+    public static func layoutView(_ role: WebRole) -> ClientView? {
+        role.seesLayout ? .assistant : role.asksLayout ? .handler : nil
+    }
 
     private func drop(_ id: Int) { subscribers[id] = nil }
 
@@ -89,7 +95,10 @@ public actor LiveHub {
             let frame = LiveFrame(event: "status", data: data)
             lastStatus = frame
             send(frame, to: { _ in true })
-            let key = "\(status.session ?? "-") \(status.state.rawValue) \(status.trial ?? 0)"
+            // The trials done too: a round's end is seen by status before the log has it, and
+            // lineupd's layout moves on to the next round only then.
+            let key =
+                "\(status.session ?? "-") \(status.state.rawValue) \(status.trial ?? 0) \(status.trialsDone ?? 0)"
             if key != layoutKey {
                 layoutKey = key
                 await refreshLayouts()
@@ -104,10 +113,10 @@ public actor LiveHub {
     }
 
     private func refreshLayouts() async {
-        for sees in [true, false] {
+        for view in [ClientView.assistant, .handler] {
             let frame: LiveFrame
             do throws(ControlClientError) {
-                let reply = try await link.send(LayoutRequest(view: sees ? .assistant : .handler))
+                let reply = try await link.send(LayoutRequest(view: view))
                 let data = (try? encoder.encode(reply)).map { String(decoding: $0, as: UTF8.self) } ?? "{}"
                 frame = LiveFrame(event: "layout", data: data)
             } catch {
@@ -115,8 +124,8 @@ public actor LiveHub {
                 // page shows the reason, never anything of the layout.
                 frame = LiveFrame(event: "layout", data: #"{"hidden":"# + jsonString(error.description) + "}")
             }
-            lastLayout[sees] = frame
-            send(frame, to: { $0.seesLayout == sees })
+            lastLayout[view] = frame
+            send(frame, to: { Self.layoutView($0) == view })
         }
     }
 }

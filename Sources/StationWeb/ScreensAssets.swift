@@ -18,11 +18,16 @@ extension Assets {
         const interval = (f) => f && typeof f.value === 'number'
           ? Math.round(f.value * 100) + ' % (' + Math.round(f.lower * 100) + '–' + Math.round(f.upper * 100) + ')' : '–';
         let csrf = null;
+        // Each screen drawn counts; a reply that comes back after another screen was drawn is
+        // dropped (it would be appended to the new screen: a quick tap on a link did so).
+        let drawn = 0;
         async function get(path) {
+          const mine = drawn;
           const r = await fetch(path);
           const j = await r.json().catch(() => null);
+          if (mine !== drawn) return null;
           if (r.status === 401) { location.href = '/login'; return null; }
-          if (!r.ok) { box().append(el('p', j && j.error ? j.error.message : ('refused (' + r.status + ')'), 'error')); return null; }
+          if (!r.ok) { box().append(el('p', window.lineupField.plain(j && j.error ? j.error.message : ('refused (' + r.status + ')')), 'error')); return null; }
           return j;
         }
         async function post(path, body) {
@@ -47,7 +52,7 @@ extension Assets {
           f.addEventListener('submit', async (e) => { e.preventDefault(); const r = await submit(inputs); said.className = r.ok ? '' : 'error'; said.textContent = r.ok ? r.said : r.message; });
           return f;
         }
-        function clear(title) { const b = box(); b.textContent = ''; b.append(el('h1', title)); return b; }
+        function clear(title) { drawn++; const b = box(); b.textContent = ''; b.append(el('h1', title)); return b; }
 
         async function dogs() {
           const b = clear('Dogs'); const list = await get('/api/dogs'); if (!list) return;
@@ -189,15 +194,16 @@ extension Assets {
               fields.append(labelled(s.label + ' (' + s.kind + ')' + (s.uses === undefined ? '' : ', used in ' + s.uses + ' trial' + (s.uses === 1 ? '' : 's')) + (s.diagnosis ? '; ' + s.diagnosis : ''), c, 'check'));
             }
           }
-          if (!boxes.length) fields.append(el('p', 'The registry has no samples yet (Samples, or lineupctl samples add).', 'hint'));
+          if (!boxes.length) fields.append(el('p', 'The registry has no samples yet: add them on the Samples screen.', 'hint'));
           fields.append(labelled('Without samples (stations by kind only)', unlabelled, 'check'));
           const showUnlabelled = () => boxes.forEach((c) => { c.disabled = unlabelled.checked; });
           unlabelled.onchange = showUnlabelled; showUnlabelled();
-          f.append(fields, start, said);
+          // The morning's queue: these choices kept for later, each dog started in turn from Live.
+          const later = el('button', 'Add to the queue'); later.type = 'button'; later.id = 'setup-queue';
+          f.append(fields, start, later, said);
           dog.onchange = showDog; program.onchange = () => showProgram(false);
           showDog(); showProgram(true);
-          f.addEventListener('submit', async (e) => {
-            e.preventDefault();
+          function collect() {
             const s = currentStep(); const x = currentExercise();
             const fresh = isNew();
             const body = {dog: fresh ? newDog.value.trim() : dog.value, program: currentProgram().name, step: s.step};
@@ -210,16 +216,25 @@ extension Assets {
             if (unlabelled.checked) body.unlabelled = true; else body.samples = labels;
             Object.assign(chosen, {dog: fresh ? '' : dog.value, newDog: newDog.value, program: body.program, step: s.step,
               exercise: body.exercise, handler: handler.value, unlabelled: unlabelled.checked, samples: labels});
+            return {body, fresh};
+          }
+          later.onclick = () => {
+            const {body} = collect(); const n = window.lineupField.enqueue(body);
+            said.className = ''; said.textContent = body.dog + ' is number ' + n + ' in the queue (see Today, or Live once no session runs).';
+          };
+          f.addEventListener('submit', async (e) => {
+            e.preventDefault();
+            const {body, fresh} = collect();
             said.className = ''; said.textContent = 'Starting…'; start.disabled = true;
             const r = await post('/api/session/start', body);
             start.disabled = false;
             // A refusal stays beside the form, every choice kept, to be corrected and sent again.
-            if (!r.ok) { said.className = 'error'; said.textContent = r.message; return; }
+            if (!r.ok) { said.className = 'error'; said.textContent = window.lineupField.plain(r.message); return; }
             said.textContent = '';
             if (fresh) { chosen.dog = body.dog; chosen.newDog = ''; }
             const message = document.getElementById('message');
             message.className = r.j.warning ? 'error' : '';
-            message.textContent = (r.j.message || ('Session ' + r.j.session + ' started')) + (r.j.warning ? ' ' + r.j.warning : '');
+            message.textContent = window.lineupField.plain((r.j.message || 'The session started') + (r.j.warning ? ' ' + r.j.warning : ''));
             show('live');
           });
           return f;
@@ -401,7 +416,26 @@ extension Assets {
           b.append(el('p', 'Proportions with their 95 % Wilson intervals and counts; latency is the median from the start cue to the first indication (interquartile range). docs/figures.md defines each.', 'hint'));
           if (stations) b.append(el('p', 'Trials: scored and aborted trials in which the ' + by + ' stood; the verdicts count it once per scored trial.', 'hint'));
         }
-        const screens = {dogs, setup, samples, health, research};
+        // Today: the sessions of the day from the log, the running one, and the queue (field.js).
+        async function today() {
+          const b = clear('Today'); b.append(el('h2', 'Queued'));
+          const q = window.lineupField.queued();
+          if (!q.length) b.append(el('p', 'Nobody queued: add dogs from Set-up (Add to the queue).', 'hint'));
+          q.forEach((x, i) => {
+            const row = el('p', (i + 1) + '. ' + x.dog + ' · ' + x.program + ' ' + x.step + (x.exercise ? ', exercise ' + x.exercise : '') + ' ');
+            const drop = el('button', 'Remove'); drop.type = 'button'; drop.onclick = () => { window.lineupField.dequeue(i); today(); };
+            row.append(drop); b.append(row);
+          });
+          b.append(el('h2', "Today's sessions"));
+          const sessions = await get('/api/sessions'); if (!sessions) return;
+          const d = new Date(); const pad = (n) => String(n).padStart(2, '0');
+          const day = d.getFullYear() + '-' + pad(d.getMonth() + 1) + '-' + pad(d.getDate());
+          const mine = sessions.filter((s) => (s.started || '').slice(0, 10) === day);
+          if (!mine.length) b.append(el('p', 'No session yet today.', 'hint'));
+          else b.append(table(['Time', 'Dog', 'Step', 'Rounds', 'Hit', 'End'],
+            mine.map((s) => [(s.started || '').slice(11, 16), s.dog, stepOf(s), s.results.trials, s.results.hits, s.endedHow || 'running'])));
+        }
+        const screens = {dogs, setup, samples, health, research, today};
         function show(name) {
           document.body.dataset.screen = name;
           document.querySelectorAll('#nav button').forEach((b) => b.classList.toggle('on', b.dataset.go === name));

@@ -113,9 +113,12 @@ public enum WebApp {
     /// The browser's own cookie, sent only to the login: the page remembers a browser that
     /// logged in as a name (`LoginLimiter`). A year, renewed at each login.
     public static let deviceCookieName = "lineup_device"
-    /// Answered without a session: the login page, its call, and the static assets.
+    /// Answered without a session: the login page, its call, the static assets, and what makes
+    /// the page installable (its manifest, service worker and offline page).
     static func isPublic(_ method: HTTPRequest.Method, _ path: String) -> Bool {
-        (method == .get && (path == "/login" || path.hasPrefix("/static/")))
+        (method == .get
+            && (path == "/login" || path.hasPrefix("/static/") || path == "/manifest.webmanifest"
+                || path == "/sw.js" || path == "/offline.html"))
             || (method == .post && path == "/api/login")
     }
 
@@ -149,7 +152,10 @@ public enum WebApp {
         router.get("/api/status") { _, _ in try await forward(StatusRequest(), state) }
         router.get("/api/layout") { _, context in
             let login = try context.requireLogin()
-            return try await forward(LayoutRequest(view: login.role.seesLayout ? .assistant : .handler), state)
+            guard let view = LiveHub.layoutView(login.role) else {
+                throw WebError(.forbidden, "role", "a \(login.role.rawValue) may not see the layout")
+            }
+            return try await forward(LayoutRequest(view: view), state)
         }
         router.post("/api/session/start") { request, context in
             try context.require(\.runsSessions, "start a session")
@@ -189,6 +195,7 @@ public enum WebApp {
             return try await forward(call, state)
         }
         addLogRoutes(router, state: state)
+        addFieldRoutes(router, state: state)
         router.get("/api/events") { _, context in
             let login = try context.requireLogin()
             let stream = await state.hub.subscribe(role: login.role)

@@ -18,13 +18,23 @@ public enum WebRole: String, Sendable, Codable, CaseIterable, Hashable {
     case researcher
     /// Everything a trainer may, and accounts. Sees the layout as the handler does.
     case admin
+    /// The handler of a double-blind session who must not know the layout: enters a guess of
+    /// the target's station each trial, and is sent nothing of any layout, in any session.
+    case handler
 
     /// The layout view this role is given: only the loading assistant's shows the stations.
     public var seesLayout: Bool { self == .assistant }
+    /// Whether the page asks lineupd for any layout for this role: every role but the handler's
+    /// (the trainer's view shows a trainer-led round's layout; lineupd refuses it in a
+    /// double-blind session). The handler's is never asked, in any mode.
+    public var asksLayout: Bool { self != .handler }
     /// Starts, ends and aborts sessions; presses the clicker and error.
     public var runsSessions: Bool { self == .trainer || self == .admin }
     /// Presses ready (the trainer) or "loaded" (the assistant).
-    public var pressesReady: Bool { self != .researcher }
+    public var pressesReady: Bool { self == .trainer || self == .admin || self == .assistant }
+    /// Enters the handler's guess of the target's station (lineupd's `guess`, which
+    /// `stats --guesses` counts): the handler, and the trainer or admin who handles.
+    public var entersGuesses: Bool { self == .handler || self == .trainer || self == .admin }
 }
 
 /// One account as the store keeps it (the password only as its bcrypt hash).

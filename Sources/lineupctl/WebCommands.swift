@@ -38,7 +38,8 @@ struct WebUserAdd: ParsableCommand {
     @Argument(help: "The account's name: 1 to 32 letters, digits, '.', '-' or '_'.")
     var name: String
 
-    @Option(help: ArgumentHelp("trainer, assistant, researcher or admin."))
+    @Option(
+        help: ArgumentHelp("trainer, assistant, researcher, admin or handler (docs/web.md, \"Accounts and roles\")."))
     var role: String
 
     @Option(

@@ -11,7 +11,10 @@ the DevTools protocol's Network.getResponseBody), each server-sent event (Networ
 eventSourceMessageReceived, from Chrome's performance log) and the page's DOM; none may hold
 a sample label or a station of the layout, while the assistant's browser must have received
 them (so the check can fail). The handler's account then asks for the layout by every route
-lineup-web answers; each answer must be a refusal without the layout.
+lineup-web answers; each answer must be a refusal without the layout. A third browser, a
+`handler` account's (the handler who must not know the layout), enters its guess of the target's
+station on the page each trial: every guess must be in `lineupctl stats --guesses`, and nothing
+that browser received may hold the layout either.
 Usage: python3 Tests/Browser/blind_test.py (after `swift build`; needs chromium,
 chromium-driver and `pip install selenium`). Prints "blind browser test: passed" at the end.
 """
@@ -117,7 +120,7 @@ def main():
         for label in SAMPLES:
             run(f"{BUILD}/lineupctl", "samples", "add", label, "--kind",
                 "target" if label.startswith("T") else "control", env=env)
-        for name, role in [("tess", "trainer"), ("alex", "assistant")]:
+        for name, role in [("tess", "trainer"), ("alex", "assistant"), ("hana", "handler")]:
             run(f"{BUILD}/lineupctl", "web", "user", "add", name, "--role", role, "--users", users,
                 "--password-stdin", stdin=f"{name}-password-1\n")
         processes.append(subprocess.Popen(
@@ -130,11 +133,13 @@ def main():
         drivers.append(handler)
         assistant = browser(base, "alex", "alex-password-1")
         drivers.append(assistant)
-        handler_got, assistant_got = Received(handler), Received(assistant)
+        guesser = browser(base, "hana", "hana-password-1")
+        drivers.append(guesser)
+        handler_got, assistant_got, guesser_got = Received(handler), Received(assistant), Received(guesser)
 
         status, reply = fetch(handler, "/api/session/start", "POST", {
             "dog": "Rex", "program": "research-5-station", "step": "phase-3/1", "trials": TRIALS,
-            "samples": SAMPLES})
+            "samples": SAMPLES, "handler": "H-9"})
         if status != 200:
             raise SystemExit(f"the handler's page could not start the block: {status} {reply}")
         def done():
@@ -146,6 +151,13 @@ def main():
             # The assistant's page shows what to load where; Loaded is the ready press.
             wait_for(f"trial {trial}: the layout on the assistant's page", lambda: "T-7" in assistant.find_element(
                 By.ID, "layout").text)
+            # The handler's guess on the page, before the trial starts: one button a station.
+            wait_for(f"trial {trial}: the guess buttons", lambda: len(guesser.find_elements(
+                By.CSS_SELECTOR, "#guess-buttons button")) == 5)
+            guess = "ABCDE"[trial % 5]
+            guesser.find_element(By.CSS_SELECTOR, f'#guess-buttons button[data-guess="{guess}"]').click()
+            wait_for(f"trial {trial}: the guess kept", lambda: f"Your guess for trial {trial}: station {guess}"
+                     in guesser.find_element(By.ID, "guess-said").text)
             assistant.find_element(By.ID, "loaded").click()
             try:
                 wait_for(f"trial {trial} over", lambda: done() >= trial, 60)
@@ -154,6 +166,7 @@ def main():
                 raise
             handler_got.collect()
             assistant_got.collect()
+            guesser_got.collect()
         # The handler's account asks for the layout by every route lineup-web answers.
         for path in ["/api/layout", "/api/layout?view=assistant", "/api/layout?view=handler", "/api/status",
                      "/api/me", "/api/layout/assistant", "/api/assistant", "/"]:
@@ -162,8 +175,22 @@ def main():
                 raise SystemExit(f"the handler's account read the layout at {path}: {body[:300]}")
             if path.startswith("/api/layout") and status not in (403, 404):
                 raise SystemExit(f"{path} answered the handler {status}, not a refusal: {body[:300]}")
+        for path in ["/api/layout", "/api/layout?view=assistant", "/api/status", "/"]:
+            status, body = fetch(guesser, path)
+            if any(label in body for label in SAMPLES) or any(leak in body for leak in LEAKS):
+                raise SystemExit(f"the handler role's account read the layout at {path}: {body[:300]}")
+            if path.startswith("/api/layout") and status != 403:
+                raise SystemExit(f"{path} answered the handler role {status}, not a refusal: {body[:300]}")
         handler_got.collect()
         assistant_got.collect()
+        guesser_got.collect()
+        guessed = guesser_got.everything()
+        if not any(e.startswith("watch:") for e in guesser_got.events):
+            raise SystemExit("the handler role's browser got no watch event: the capture saw nothing")
+        for word in SAMPLES + LEAKS:
+            if word in guessed:
+                at = guessed.index(word)
+                raise SystemExit(f"the handler role's browser received {word!r}: …{guessed[max(0, at - 120):at + 120]}…")
         mine = handler_got.everything()
         theirs = assistant_got.everything()
         if not any(e.startswith("watch:") for e in handler_got.events):
@@ -189,6 +216,11 @@ def main():
                 data = json.loads(event[len("watch:"):])
                 committed[int(data["trial"])] = data["sha256"]
         session = json.loads(run(f"{BUILD}/lineupctl", "sessions", "--db", db, "--json"))[0]["id"]
+        # Every guess the handler's page entered is one stats --guesses counts.
+        rows = json.loads(run(f"{BUILD}/lineupctl", "stats", "--guesses", "--json", "--db", db))
+        counted = sum(r["guesses"] + r.get("late_guesses", 0) for r in rows if r["group"] == "H-9")
+        if counted != TRIALS:
+            raise SystemExit(f"stats --guesses counts {counted} of the page's {TRIALS} guesses: {rows}")
         verified = json.loads(run(f"{BUILD}/lineupctl", "verify-blinding", session, "--db", db, "--json"))
         digests = {t["number"]: t["digest"] for t in verified["trials"]}
         if committed != digests or len(digests) != TRIALS:
@@ -196,7 +228,9 @@ def main():
         print(f"blind browser test: passed; {TRIALS} double-blind trials; the handler's browser received "
               f"{len(handler_got.bodies)} bodies and {len(handler_got.events)} events, none with the layout; "
               f"the assistant's {len(assistant_got.events)} events had it; the {TRIALS} commitments it was shown "
-              f"are the digests lineupctl verify-blinding recomputes")
+              f"are the digests lineupctl verify-blinding recomputes; the handler role's browser entered {TRIALS} "
+              f"guesses, all in stats --guesses, and received {len(guesser_got.bodies)} bodies and "
+              f"{len(guesser_got.events)} events, none with the layout")
     finally:
         for driver in drivers:
             driver.quit()

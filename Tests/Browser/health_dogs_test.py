@@ -24,11 +24,14 @@ from page_test import BUILD, ARTIFACTS, free_port, run, wait_for
 
 
 def level_of(driver, name):
-    for row in driver.find_elements(By.CSS_SELECTOR, "#levels tr"):
-        cells = [td.text for td in row.find_elements(By.TAG_NAME, "td")]
-        if cells and cells[0] == name:
-            return cells[1]
-    return None
+    # Read in one script: the screen redraws the table every second, and rows read one by one
+    # from Python could be replaced in between (a stale element under load).
+    return driver.execute_script(
+        """for (const row of document.querySelectorAll('#levels tr')) {
+             const cells = [...row.querySelectorAll('td')].map((td) => td.innerText.trim());
+             if (cells.length && cells[0] === arguments[0]) return cells[1];
+           }
+           return null;""", name)
 
 
 def no_horizontal_scroll(driver, where):

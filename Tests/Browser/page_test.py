@@ -122,6 +122,11 @@ def main():
         driver.set_window_size(390, 844)
         page = lambda id: driver.find_element(By.ID, id)
 
+        def press(element):
+            """Scrolled to the middle first: the trainer's buttons are fixed over the screen's foot."""
+            driver.execute_script("arguments[0].scrollIntoView({block: 'center'})", element)
+            element.click()
+
         driver.get(base + "/")
         wait_for("the login page", lambda: driver.current_url.endswith("/login"))
         page("name").send_keys("tess")
@@ -182,7 +187,7 @@ def main():
         wait_for("the clicker and error buttons", lambda: page("clicker").is_displayed() and page("error").is_displayed())
         stations = json.loads(run(f"{BUILD}/lineupctl", "layout", "--json", env=env))
         target = next(s["station"] for s in stations if s["kind"] == "target")
-        edges_at = lambda: sum(li.text.startswith("edge at " + target)
+        edges_at = lambda: sum(li.text.startswith("Nose in at " + target)
                                for li in driver.find_elements(By.CSS_SELECTOR, "#events li"))
         before = edges_at()
         run(f"{BUILD}/lineupctl", "simulate", target, "on", env=env)
@@ -190,12 +195,12 @@ def main():
         wait_for("the nose's edge at the target in the events", lambda: edges_at() > before)
         page("clicker").click()
         wait_for("the page's click in the events", lambda: any(
-            "click at " + target in li.text for li in driver.find_elements(By.CSS_SELECTOR, "#events li")))
+            "Click at " + target in li.text for li in driver.find_elements(By.CSS_SELECTOR, "#events li")))
         # Then the error, the nose still at the target: the project's rule makes the round not
         # correct (docs/trainer.md), so its line reads the click and ends "miss".
         page("error").click()
         wait_for("the page's error press in the events", lambda: sum(
-            "button" in li.text for li in driver.find_elements(By.CSS_SELECTOR, "#events li")) >= 2)
+            "Button pressed" in li.text for li in driver.find_elements(By.CSS_SELECTOR, "#events li")) >= 2)
         run(f"{BUILD}/lineupctl", "simulate", target, "off", env=env)
 
         no_horizontal_scroll(driver, "the live screen at 390 px, mid-session")
@@ -204,16 +209,16 @@ def main():
 
         wait_for("the round's result", lambda: page("result").text.strip() != "", 30)
         result = page("result").text
-        if f"trainer's click at {target}" not in result:
+        if f"your click at {target}" not in result:
             raise SystemExit(f"the round's line does not have the page's click at {target}: {result}")
         driver.set_window_size(1280, 900)
         driver.execute_script("window.scrollTo(0, 0)")
         driver.save_screenshot(os.path.join(ARTIFACTS, "page-1280.png"))
 
         session = json.loads(run(f"{BUILD}/lineupctl", "status", "--json", env=env))["session"]
-        page("end-box").find_element(By.TAG_NAME, "summary").click()
+        press(page("end-box").find_element(By.TAG_NAME, "summary"))
         page("suggestions").send_keys("Shorter rounds")
-        page("end-button").click()
+        press(page("end-button"))
         wait_for("session ended", lambda: page("state").text == "No session")
         # The end view: the rounds' outcomes and the suggestions, read from the log.
         wait_for("the end view's rounds", lambda: len(driver.find_elements(By.CSS_SELECTOR, "#ended-rounds tr")) > 1)
@@ -221,7 +226,7 @@ def main():
                   for r in driver.find_elements(By.CSS_SELECTOR, "#ended-rounds tr")[1:]]
         wait_for("the suggestions read back", lambda: page("ended-suggestions").text == "Shorter rounds")
         page("comment").send_keys("Calm after the car ride")
-        page("comment-button").click()
+        press(page("comment-button"))
         wait_for("the comment read back on the end view", lambda: page("ended-comments").text == "Calm after the car ride")
         no_horizontal_scroll(driver, "the end view at 1280 px")
         driver.save_screenshot(os.path.join(ARTIFACTS, "ended-1280.png"))
@@ -244,7 +249,7 @@ def main():
         if not rows:
             raise SystemExit(f"no round in the log:\n{trials}")
         # The next session from the end view's way to the set-up, its choices kept.
-        page("ended-setup").click()
+        press(page("ended-setup"))
         wait_for("the set-up form again", lambda: page("setup-form").is_displayed())
         driver.set_window_size(1280, 900)
         no_horizontal_scroll(driver, "the set-up screen at 1280 px")
@@ -262,7 +267,7 @@ def main():
         lineupd = child_named(processes[0].pid, "lineupd")
         os.kill(lineupd, signal.SIGTERM)
         wait_for("the page saying it is not live",
-                 lambda: page("live").text.startswith("Not live") and "lineupd is not running" in page("live").text)
+                 lambda: page("live").text.startswith("Not live") and "the station is not running" in page("live").text)
         driver.execute_script("window.scrollTo(0, 0)")
         driver.save_screenshot(os.path.join(ARTIFACTS, "page-1280-not-live.png"))
         processes.append(subprocess.Popen(

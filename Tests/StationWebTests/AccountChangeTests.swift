@@ -12,7 +12,7 @@ import WebAccounts
 @Suite struct AccountChangeTests {
     @Test func theStoreListsRemovesAndChangesPasswordsUnderTheSameRules() throws {
         let store = try makeUsers()
-        #expect(try store.list().map(\.name) == ["admin1", "assistant1", "researcher1", "trainer1"])
+        #expect(try store.list().map(\.name) == ["admin1", "assistant1", "handler1", "researcher1", "trainer1"])
         #expect(try store.list().first?.role == "admin")
         try store.setPassword(name: "trainer1", password: "a-new-password")
         #expect(try store.check(name: "trainer1", password: "trainer1-password") == nil)
@@ -29,7 +29,7 @@ import WebAccounts
         try store.remove(name: "assistant1")
         #expect(try store.user(named: "assistant1") == nil)
         #expect(throws: UserStoreError.noSuchUser("assistant1")) { try store.remove(name: "assistant1") }
-        #expect(try store.count() == 3)
+        #expect(try store.count() == 4)
     }
 
     @Test func lineupctlListsRemovesAndChangesPasswords() throws {
@@ -39,11 +39,11 @@ import WebAccounts
         let listed = try shell.run(lineupctl, ["web", "user", "list", "--users", users])
         #expect(listed.status == 0, "\(listed.err)")
         let lines = listed.out.split(separator: "\n")
-        #expect(lines.count == 5 && lines[0].hasPrefix("name") && lines[4].hasPrefix("trainer1     trainer"))
+        #expect(lines.count == 6 && lines[0].hasPrefix("name") && lines[5].hasPrefix("trainer1     trainer"))
         #expect(!listed.out.contains("$2b$"), "a hash was printed")
         let json = try shell.run(lineupctl, ["web", "user", "list", "--users", users, "--json"])
         let rows = try JSONSerialization.jsonObject(with: Data(json.out.utf8)) as? [[String: String]]
-        #expect(rows?.map { $0["role"] ?? "" } == ["admin", "assistant", "researcher", "trainer"])
+        #expect(rows?.map { $0["role"] ?? "" } == ["admin", "assistant", "handler", "researcher", "trainer"])
 
         let changed = try shell.run(
             lineupctl, ["web", "user", "passwd", "trainer1", "--users", users, "--password-stdin"],
@@ -52,7 +52,7 @@ import WebAccounts
         #expect(try UserStore(path: users, create: false).check(name: "trainer1", password: "a-new-password") != nil)
         let removed = try shell.run(lineupctl, ["web", "user", "remove", "researcher1", "--users", users])
         #expect(removed.status == 0 && removed.out.contains("Removed researcher1"), "\(removed.err)")
-        #expect(try UserStore(path: users, create: false).count() == 3)
+        #expect(try UserStore(path: users, create: false).count() == 4)
 
         // Bad input: one line naming what is wrong, exit 1, nothing changed.
         let missing = users + ".nowhere"

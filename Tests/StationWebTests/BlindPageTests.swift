@@ -75,7 +75,7 @@ import WebAccounts
                 handlerReplies += text(status.body)
             }
             // The page's own files, as the handler's browser loads them.
-            for path in ["/", "/static/app.js", "/static/screens.js"] {
+            for path in ["/", "/static/app.js", "/static/screens.js", "/static/field.js"] {
                 handlerReplies += text(
                     try await client.execute(uri: path, method: .get, headers: handler.getHeaders).body)
             }
