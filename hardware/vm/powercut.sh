@@ -195,11 +195,14 @@ for k in range(1, cuts + 2):
                 found += 1
             else:
                 missing.append(f"boot {k} (block {block}) trial {n}")
-        # Logged interrupted, and said so by the next start (lineupd names its first 8 characters).
+        # Logged interrupted, and said so by the next start (lineupd names its first 8 characters):
+        # kept to be resumed when its resume file was written, then ended interrupted by the
+        # next boot's block, which starts a session of its own.
         nxt = open(f"{out}/boot-{k + 1}/announce.log", "rb").read().decode("utf-8", "replace")
         ends = [e["how"] for e in session["ends"]] if session else []
         named = session is not None and re.search(
-            rf"session {session['id'][:8].lower()}\S* \(.*\) was not ended: .*logged as interrupted", nxt.lower())
+            rf"session {session['id'][:8].lower()}\S* \(.*\) was not ended: .*(logged as interrupted|kept to be resumed)",
+            nxt.lower())
         if session and ends == ["interrupted"] and named:
             interrupted += 1
         else:
