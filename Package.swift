@@ -162,7 +162,7 @@ let package = Package(
         .target(
             name: "StationWeb",
             dependencies: [
-                "WebAccounts", "StationControl", "TrainingEngine", "SessionLog", "ProgramFiles", "Report",
+                "WebAccounts", "StationControl", "TrainingEngine", "Figures", "SessionLog", "ProgramFiles", "Report",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "HTTPTypes", package: "swift-http-types"),
             ]
@@ -261,7 +261,7 @@ let package = Package(
         .testTarget(
             name: "StationWebTests",
             dependencies: [
-                "StationWeb", "WebAccounts", "StationControl", "TrainingEngine", "SessionLog", "LineupBench",
+                "StationWeb", "WebAccounts", "StationControl", "TrainingEngine", "Figures", "SessionLog", "LineupBench",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "HummingbirdTesting", package: "hummingbird"),
                 .product(name: "HTTPTypes", package: "swift-http-types"),

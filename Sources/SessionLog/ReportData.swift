@@ -192,11 +192,3 @@ extension GraduationCriterion {
         }
     }
 }
-
-extension Figures {
-    /// False alerts over examined controls and distractors (1 − specificity, same counts).
-    public var falseAlertRate: Proportion {
-        Proportion(
-            successes: presentations.falseAlerts, trials: presentations.falseAlerts + presentations.correctRejections)
-    }
-}
