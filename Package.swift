@@ -78,7 +78,7 @@ let package = Package(
         ),
         .target(name: "TrainingEngine"),
         // Every figure from plain values: no storage beneath it (FiguresLayoutTests).
-        .target(name: "Figures", dependencies: ["TrainingEngine"]),
+        .target(name: "Figures", dependencies: ["TrainingEngine", "ProgramFiles"]),
         .target(name: "Rescoring"),
         .target(
             name: "ProgramFiles",

@@ -1,7 +1,4 @@
-import Figures
 import Foundation
-import GRDB
-import GRDBSQLite
 import TrainingEngine
 
 // What `lineupctl report` shows, gathered in one read transaction. Every figure is a `Tally`'s
