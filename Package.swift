@@ -12,8 +12,8 @@ import PackageDescription
 //   ProgramFiles         a program's TOML text read and checked into the engine's Program; the built-ins
 //   StationControl       the control socket: its protocol, server and client, what a station answers
 //   VirtualDog           pure: a simulated dog that produces raw sensor edges
-//   SessionLog           SQLite through GRDB: the append-only record and its exports
-//   Report               the researcher's HTML report: draws what SessionLog counted (inline SVG)
+//   SessionLog           SQLite through GRDB: the append-only record, its reads and exports
+//   Report               the researcher's HTML report: draws what Figures assembled (inline SVG)
 //   StationLogging       one logger per component (swift-log), one line each, journald-friendly
 //   StationRuntime       the live session: engine on the hot path, log feeder, station service
 //   LineupBench          not product code: the benchmarks' helpers and the log filler (test data)
