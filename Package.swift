@@ -13,8 +13,8 @@ import PackageDescription
 //   ProgramFiles         a program's TOML text read and checked into the engine's Program; the built-ins
 //   StationControl       the control socket: its protocol, server and client, what a station answers
 //   VirtualDog           pure: a simulated dog that produces raw sensor edges
-//   SessionLog           SQLite through GRDB: the append-only record and its exports
-//   Report               the researcher's HTML report: draws what SessionLog counted (inline SVG)
+//   SessionLog           SQLite through GRDB: the append-only record, its reads and exports
+//   Report               the researcher's HTML report: draws what Figures assembled (inline SVG)
 //   StationLogging       one logger per component (swift-log), one line each, journald-friendly
 //   StationRuntime       the live session: engine on the hot path, log feeder, station service
 //   LineupBench          not product code: the benchmarks' helpers and the log filler (test data)
@@ -86,7 +86,7 @@ let package = Package(
         ),
         .target(name: "TrainingEngine"),
         // Every figure from plain values: no storage beneath it (FiguresLayoutTests).
-        .target(name: "Figures", dependencies: ["TrainingEngine"]),
+        .target(name: "Figures", dependencies: ["TrainingEngine", "ProgramFiles"]),
         .target(name: "Rescoring"),
         .target(name: "Thresholds"),
         .target(
@@ -171,7 +171,7 @@ let package = Package(
         .target(
             name: "StationWeb",
             dependencies: [
-                "WebAccounts", "StationControl", "TrainingEngine", "SessionLog", "ProgramFiles", "Report",
+                "WebAccounts", "StationControl", "TrainingEngine", "Figures", "SessionLog", "ProgramFiles", "Report",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "HTTPTypes", package: "swift-http-types"),
             ]
@@ -289,7 +289,7 @@ let package = Package(
         .testTarget(
             name: "StationWebTests",
             dependencies: [
-                "StationWeb", "WebAccounts", "StationControl", "TrainingEngine", "SessionLog", "LineupBench",
+                "StationWeb", "WebAccounts", "StationControl", "TrainingEngine", "Figures", "SessionLog", "LineupBench",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "HummingbirdTesting", package: "hummingbird"),
                 .product(name: "HTTPTypes", package: "swift-http-types"),

@@ -224,6 +224,14 @@ public struct Figures: Sendable, Hashable, Codable {
     public var trialsWithoutStationData: Int
 }
 
+extension Figures {
+    /// False alerts over examined controls and distractors (1 − specificity, same counts).
+    public var falseAlertRate: Proportion {
+        Proportion(
+            successes: presentations.falseAlerts, trials: presentations.falseAlerts + presentations.correctRejections)
+    }
+}
+
 /// Counts a group of trials; `figures` gives the group's figures. The one implementation.
 public struct Tally: Sendable, Hashable {
     public private(set) var results = OutcomeCounts()

@@ -95,7 +95,7 @@ extension LabReader {
 
     /// The trials after corrections that `filter` selects, decoded as on a log. Streamed.
     func scanTrials(
-        _ filter: LogFilter, samples: Bool, _ body: (ScoredTrial, LogReader.TrialContext) throws -> Void
+        _ filter: LogFilter, samples: Bool, _ body: (ScoredTrial, TrialContext) throws -> Void
     ) async throws {
         var decoder = TrialRowDecoder(samples: samples)
         let query = PostgresQuery(
@@ -126,7 +126,7 @@ extension LabReader {
                 guard let trial else { throw LogLimits.badLayout(trial: trialId) }
                 try body(
                     trial,
-                    LogReader.TrialContext(dogId: dogId, dog: dog, sessionId: sessionId, sessionWallNs: sessionWall))
+                    TrialContext(dogId: dogId, dog: dog, sessionId: sessionId, sessionWallNs: sessionWall))
             }
         } catch {
             throw store.map(error)

@@ -82,16 +82,16 @@ public struct LabReader: Sendable {
     /// station views go from the row's bytes straight into the decoder; both reads in one
     /// snapshot, so a trial synced between them cannot lack its session.
     func scanTrials(
-        samples: Bool, _ body: (ScoredTrial, LogReader.TrialContext) throws -> Void
+        samples: Bool, _ body: (ScoredTrial, TrialContext) throws -> Void
     ) async throws {
         try await store.execute("BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY")
         do {
-            var sessions: [ByteBuffer: LogReader.TrialContext] = [:]
+            var sessions: [ByteBuffer: TrialContext] = [:]
             try await store.stream(
                 "SELECT s.id, s.dog_id, d.name, s.wall_ns FROM store.session s JOIN store.dog d ON d.id = s.dog_id"
             ) { row in
                 let (id, dogId, dog, wall) = try row.decode((String, String, String, Int64).self)
-                sessions[ByteBuffer(string: id)] = LogReader.TrialContext(
+                sessions[ByteBuffer(string: id)] = TrialContext(
                     dogId: dogId, dog: dog, sessionId: id, sessionWallNs: wall)
             }
             var decoder = TrialRowDecoder(samples: samples)

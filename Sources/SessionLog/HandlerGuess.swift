@@ -5,7 +5,8 @@ import GRDB
 // dog's indication, which station they believe holds the target. Logged so a researcher can
 // show the handler did not know (hit rate at chance) and see whether the dog's false alerts
 // followed the handler's belief (Lit, Schweitzer & Oberbauer 2011's cueing). The figures are in
-// Stats+HandlerGuess.swift; docs/figures.md, "The handler's guess", defines them.
+// Figures/Guesses.swift, their queries in LogReader+Guesses.swift; docs/figures.md, "The
+// handler's guess", defines them.
 
 /// One guess: the trial it is for and the station named, as the log numbers stations (from 1).
 public struct HandlerGuess: Sendable, Hashable, Codable {

@@ -5,7 +5,7 @@ import GRDBSQLite
 import TrainingEngine
 
 // Gathering what `lineupctl report` shows from a log: the queries only; the assembly, shared
-// with the lab store, is ReportAssembly (ReportData+Assembly.swift).
+// with the lab store, is ReportAssembly (Figures/ReportAssembly.swift).
 
 extension LogReader {
     /// Gathers the report: one read transaction, one ordered pass over the trials. A dog's
@@ -149,5 +149,42 @@ extension LogReader {
             }
             try body(trial, dogId, dog, text(6), sqlite3_column_int64(sqlite, 7) != 0)
         }
+    }
+}
+
+extension ReportAssembly {
+    /// The assembly for the rows a log or the lab store chose by `filter`; a session's mode
+    /// this lineup does not know is `SessionLogError.unknownWord`, naming the session.
+    public init(filter: LogFilter, maxPoints: Int, sessions: [SessionRow], programs: [String: ProgramRow]) throws {
+        do {
+            try self.init(
+                scope: Scope(
+                    dogId: filter.dogId, sessionId: filter.sessionId, since: filter.since, until: filter.until),
+                maxPoints: maxPoints, sessions: sessions, programs: programs)
+        } catch let word as UnknownWord {
+            throw SessionLogError.unknownWord(
+                table: word.table, row: word.row, column: word.column, value: word.value, known: word.known)
+        }
+    }
+
+    /// A fault event in the time window, as the log keeps it: its detail names what failed.
+    public mutating func addFault(sessionId: String?, detail: String?, station: Int?) {
+        addFault(sessionId: sessionId, named: LogReader.faultName(detail, station: station))
+    }
+}
+
+extension LogReader {
+    /// What a fault event's detail says failed; a sensor's fault names its station, so a
+    /// flagged station stands out (`sensor stuck at station 2`).
+    /// A detail that cannot be read is counted as a plain `fault` rather than failing the report.
+    static func faultName(_ detail: String?, station: Int? = nil) -> String {
+        guard let detail, let fault = try? EventDetail.decode(FaultDetail.self, from: detail) else { return "fault" }
+        if let name = fault.fault { return name }
+        if let sensor = fault.sensor {
+            return "sensor \(sensor)" + (station.map { " at station \($0)" } ?? "")
+        }
+        if fault.clickFailed != nil { return "click-failed" }
+        if fault.read != nil { return "unreadable" }  // an input that could not be read, not its errno
+        return fault.fields.first ?? "fault"
     }
 }

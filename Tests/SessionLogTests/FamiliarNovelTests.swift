@@ -66,30 +66,6 @@ final class LineupLogBuilder {
 }
 
 @Suite struct FamiliarNovelTests {
-    @Test func exposureCountsEarlierTrialsOfTheSameDog() {
-        let exposures = Exposure.before([
-            ExposureTrial(dogId: "rex", samples: ["t1", "c1"]),
-            ExposureTrial(dogId: "aino", samples: ["t1", "c2"]),
-            ExposureTrial(dogId: "rex", samples: ["t1", "c1", "c1"]),
-            ExposureTrial(dogId: "rex", samples: ["t2", "c1"]),
-        ])
-        #expect(exposures[0] == [0, 0])
-        // Another dog's trials do not count: t1 is novel to Aino.
-        #expect(exposures[1] == [0, 0])
-        #expect(exposures[2] == [1, 1, 1])
-        // c1 stood twice in the third trial: one more trial, not two.
-        #expect(exposures[3] == [0, 2])
-    }
-
-    /// Known values: R's `fisher.test(matrix(c(3, 1, 1, 3), 2))` (the lady tasting tea) gives
-    /// 0.4857; Wikipedia's dieting example (1, 9 against 11, 3) gives 0.002759.
-    @Test func fisherExactTestMatchesR() throws {
-        #expect(abs(try #require(fisherExactTest(3, 1, 1, 3)) - 0.485714) < 1e-6)
-        #expect(abs(try #require(fisherExactTest(1, 9, 11, 3)) - 0.0027594) < 1e-7)
-        #expect(abs(try #require(fisherExactTest(5, 5, 5, 5)) - 1) < 1e-12)
-        #expect(fisherExactTest(0, 0, 3, 4) == nil)
-    }
-
     @Test func aDogPerfectOnFamiliarAndAtChanceOnNovelIsFlagged() throws {
         let b = try LineupLogBuilder()
         let memo = try b.dog("Memo")

@@ -192,14 +192,4 @@ struct HandlerGuessTests {
         #expect(try lab.reader.guessStats(by: .handler) == station.reader.guessStats(by: .handler))
         #expect(try lab.pool.read { db in try Int.fetchOne(db, sql: "SELECT count(*) FROM handler_guess") } == 122)
     }
-
-    @Test("the exact binomial tail against sums done with rationals, large n included")
-    func binomialTail() {
-        #expect(abs(binomialUpperTail(successes: 3, trials: 5, probability: 0.2) - 0.05792) < 1e-14)
-        #expect(abs(binomialUpperTail(successes: 10, trials: 10, probability: 0.2) - 1.024e-7) < 1e-20)
-        // C(2000, 1000) overflows a double: only the log-space sum gets this right.
-        #expect(abs(binomialUpperTail(successes: 1000, trials: 2000, probability: 0.5) - 0.5089195055729272) < 1e-10)
-        #expect(binomialUpperTail(successes: 0, trials: 7, probability: 0.3) == 1)
-        #expect(binomialUpperTail(successes: 1, trials: 7, probability: 0) == 0)
-    }
 }

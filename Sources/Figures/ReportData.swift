@@ -1,7 +1,4 @@
-import Figures
 import Foundation
-import GRDB
-import GRDBSQLite
 import TrainingEngine
 
 // What `lineupctl report` shows, gathered in one read transaction. Every figure is a `Tally`'s
@@ -190,13 +187,5 @@ extension GraduationCriterion {
         case .anyOf(let list): return list.lazy.compactMap(\.countCriterion).first
         default: return nil
         }
-    }
-}
-
-extension Figures {
-    /// False alerts over examined controls and distractors (1 − specificity, same counts).
-    public var falseAlertRate: Proportion {
-        Proportion(
-            successes: presentations.falseAlerts, trials: presentations.falseAlerts + presentations.correctRejections)
     }
 }

@@ -1,4 +1,3 @@
-import Figures
 import Foundation
 import TrainingEngine
 
@@ -75,19 +74,4 @@ public enum SampleFlag {
         }
         return verdicts
     }
-}
-
-/// Fisher's exact test of a 2×2 table, one-sided (R's `fisher.test(..., alternative =
-/// "greater")`): the probability, under the hypergeometric law with the table's margins fixed,
-/// of a first-group count of successes at least `a`. Exact, from log-factorials; nil for an
-/// empty margin.
-///
-///     successes  failures
-///     a          b          (first group)
-///     c          d          (second group)
-public func fisherExactTestGreater(_ a: Int, _ b: Int, _ c: Int, _ d: Int) -> Double? {
-    guard let table = FisherTable(a, b, c, d) else { return nil }
-    var p = 0.0
-    for x in a...table.possible.upperBound { p += exp(table.logP(x)) }
-    return min(1, p)
 }

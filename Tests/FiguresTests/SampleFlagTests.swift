@@ -1,8 +1,5 @@
 import Figures
-import Report
-import SessionLog
 import Testing
-import TrainingEngine
 
 /// The sample flag the report draws (`SampleFlag`, docs/figures.md "A flagged sample"), each of
 /// its conditions at a boundary computed by hand (Fisher's p by the hypergeometric sum).

@@ -1,11 +1,10 @@
-import Figures
 import Foundation
 import ProgramFiles
 import TrainingEngine
 
 // The report's assembly: plain rows in, `ReportData` out. Its sources only run their queries
-// and hand over the rows: a station's (or a merged) log in LogReader+Report.swift, the lab
-// store in LabStore's LabReader+Report.swift. One definition, one implementation: the same
+// and hand over the rows: a station's (or a merged) log in SessionLog's LogReader+Report.swift,
+// the lab store in LabStore's LabReader+Report.swift. One definition, one implementation: the same
 // rows give the same report, byte for byte, whichever source held them.
 //
 // Why this split rather than copying the store's tables into a scratch SQLite file and running
@@ -89,7 +88,34 @@ public struct ReportAssembly {
         }
     }
 
-    let filter: LogFilter
+    /// Which dog, session and time the report covers (the rest of the researcher's filter
+    /// chose the sessions and trials its source hands over).
+    public struct Scope: Sendable, Hashable {
+        public var dogId: String?
+        public var sessionId: String?
+        /// Wall-clock bounds, nanoseconds since 1970 (UTC): `since` inclusive, `until` exclusive.
+        public var since: Int64?
+        public var until: Int64?
+
+        public init(dogId: String? = nil, sessionId: String? = nil, since: Int64? = nil, until: Int64? = nil) {
+            self.dogId = dogId
+            self.sessionId = sessionId
+            self.since = since
+            self.until = until
+        }
+    }
+
+    /// A row holds a word this lineup does not know (a session's mode from a newer lineup):
+    /// where, what it says and what it could say. Its source names it in its own terms.
+    public struct UnknownWord: Error, Sendable, Hashable {
+        public var table: String
+        public var row: String
+        public var column: String
+        public var value: String
+        public var known: [String]
+    }
+
+    let filter: Scope
     let maxPoints: Int
     var iso = ISOTimeFormatter()
     var sessions: [ReportSession] = []
@@ -115,14 +141,14 @@ public struct ReportAssembly {
     /// `sessions`: those the filter chose (dog, session, mode, program, step, handler; the time
     /// window is applied here), oldest first (by start, then id). `programs`: by id.
     public init(
-        filter: LogFilter, maxPoints: Int, sessions rows: [SessionRow], programs: [String: ProgramRow]
+        scope filter: Scope, maxPoints: Int, sessions rows: [SessionRow], programs: [String: ProgramRow]
     ) throws {
         self.filter = filter
         self.maxPoints = maxPoints
         var parsed: [String: Result<Program, any Error>] = [:]
         for row in rows {
             guard let mode = TrainingMode(rawValue: row.mode) else {
-                throw SessionLogError.unknownWord(
+                throw UnknownWord(
                     table: "session", row: row.id, column: "mode", value: row.mode,
                     known: TrainingMode.allCases.map(\.rawValue))
             }
@@ -286,8 +312,9 @@ public struct ReportAssembly {
         if let sessionId, let i = index[sessionId] { sessions[i].clickOnsetNs.append(onsetNs) }
     }
 
-    /// A fault event in the time window.
-    public mutating func addFault(sessionId: String?, detail: String?, station: Int?) {
+    /// A fault event in the time window, by what failed (`click-failed`, `sensor stuck at
+    /// station 2`: its source reads that from the event's detail).
+    public mutating func addFault(sessionId: String?, named name: String) {
         closeTrials()
         if let sessionId, let i = index[sessionId] {
             sessions[i].faults += 1
@@ -296,7 +323,7 @@ public struct ReportAssembly {
         } else {
             return
         }
-        faults[LogReader.faultName(detail, station: station), default: 0] += 1
+        faults[name, default: 0] += 1
     }
 
     /// A milestone, oldest first (then by id).
@@ -338,7 +365,7 @@ public struct ReportAssembly {
         }
         let dogs = dogOrder.map { dogId -> ReportDog in
             let own = dogSessions[dogId] ?? []
-            let curve = LogReader.curve(own, sessions, maxPoints: maxPoints)
+            let curve = Self.curve(own, sessions, maxPoints: maxPoints)
             return ReportDog(
                 id: dogId, name: sessions[own[0]].dog, sessions: own, points: curve.points, groups: curve.groups,
                 sessionsPerPoint: curve.perPoint, stations: stations(dogSlots[dogId]!),
@@ -354,7 +381,7 @@ public struct ReportAssembly {
                 processing: row.processing)
         }
         var data = ReportData(
-            sessions: sessions, dogs: dogs, samples: LogReader.reportSamples(samples, labels: labels), faults: faults,
+            sessions: sessions, dogs: dogs, samples: Self.reportSamples(samples, labels: labels), faults: faults,
             faultsOutsideSessions: faultsOutside, trials: trials, generated: iso.string(wallNs: generatedWallNs))
         // The figures `stats --familiar-novel` and `stats --sources` give, for the report's dogs.
         for row in familiarNovel.rows { data.familiarNovel[row.dogId] = row }
@@ -363,7 +390,7 @@ public struct ReportAssembly {
     }
 }
 
-extension LogReader {
+extension ReportAssembly {
     /// A dog's learning curve: one line per (program, step, mode), never a point that mixes
     /// them. Within a group, consecutive sessions of the group are pooled, the same number to a
     /// point in every group: the fewest that keep the curve within `maxPoints` (or one point per
@@ -401,20 +428,6 @@ extension LogReader {
         }
         points.sort { $0.sessions[0] < $1.sessions[0] }
         return (points, groups, per)
-    }
-
-    /// What a fault event's detail says failed; a sensor's fault names its station, so a
-    /// flagged station stands out (`sensor stuck at station 2`).
-    /// A detail that cannot be read is counted as a plain `fault` rather than failing the report.
-    static func faultName(_ detail: String?, station: Int? = nil) -> String {
-        guard let detail, let fault = try? EventDetail.decode(FaultDetail.self, from: detail) else { return "fault" }
-        if let name = fault.fault { return name }
-        if let sensor = fault.sensor {
-            return "sensor \(sensor)" + (station.map { " at station \($0)" } ?? "")
-        }
-        if fault.clickFailed != nil { return "click-failed" }
-        if fault.read != nil { return "unreadable" }  // an input that could not be read, not its errno
-        return fault.fields.first ?? "fault"
     }
 
     /// Samples with their rates, and each judged against the rest of its kind (`SampleFlag`).

@@ -1,4 +1,3 @@
-import Figures
 import Foundation
 import TrainingEngine
 
@@ -55,15 +54,6 @@ public func predictiveValues(sensitivity: Proportion, specificity: Proportion, p
         prevalence: pi,
         ppv: ppv(se.value, sp.value), ppvLower: ppv(se.lower, sp.lower), ppvUpper: ppv(se.upper, sp.upper),
         npv: npv(se.value, sp.value), npvLower: npv(se.lower, sp.lower), npvUpper: npv(se.upper, sp.upper))
-}
-
-/// A prevalence as the person typed it, checked: one message naming the flag, never a crash.
-public func checkPrevalence(_ value: Double, flag: String = "--prevalence") throws -> Double {
-    guard value.isFinite, value > 0, value < 1 else {
-        throw SessionLogError.invalidInput(
-            "\(flag) \(value): a prevalence is a share strictly between 0 and 1 (0.01 is 1 in 100)")
-    }
-    return value
 }
 
 extension Figures {

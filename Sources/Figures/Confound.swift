@@ -1,6 +1,19 @@
-import Figures
-import GRDB
 import TrainingEngine
+
+/// What the registry says of a sample, as the confound figures group it.
+public struct SampleRegistryDetails: Sendable {
+    var kind: SampleKind
+    var source: String?
+    var collection: String?
+    var processing: String?
+
+    public init(kind: SampleKind, source: String?, collection: String?, processing: String?) {
+        self.kind = kind
+        self.source = source
+        self.collection = collection
+        self.processing = processing
+    }
+}
 
 /// A detail the registry keeps of each sample, by which the confound figures group.
 public enum SampleDetail: String, Sendable, Hashable, Codable, CaseIterable {
@@ -83,23 +96,6 @@ private struct DetailCounts {
     }
 }
 
-extension LogReader {
-    /// Per dog (by name) and detail (source, collection, processing), the figures by the
-    /// detail's values and the confound flag, over the trials `filter` chooses. A detail no
-    /// sample of the dog's trials records is left out.
-    public func confoundStats(_ filter: LogFilter = LogFilter()) throws -> [ConfoundRow] {
-        try read { db in try Self.confoundStats(db, filter) }
-    }
-
-    static func confoundStats(_ db: Database, _ filter: LogFilter) throws -> [ConfoundRow] {
-        var counter = ConfoundCounter()
-        try Self.scanTrials(db, filter, samples: true) { trial, context in
-            counter.add(trial, dogId: context.dogId, dog: context.dog)
-        }
-        return try counter.rows(db)
-    }
-}
-
 /// The confound figures' counts over a stream of trials (any order); `rows` folds them by
 /// each sample's details.
 public struct ConfoundCounter {
@@ -132,12 +128,6 @@ public struct ConfoundCounter {
         }
     }
 
-    /// Per dog (by name) and detail, sorted; a detail no sample of the dog's trials records is
-    /// left out.
-    func rows(_ db: Database) throws -> [ConfoundRow] {
-        rows(details: try LogReader.sampleRegistryDetails(db))
-    }
-
     /// The same from the samples' details by id, however the source read them (the report and
     /// `stats --sources --lab` read them from their own source).
     public func rows(details: [String: SampleRegistryDetails]) -> [ConfoundRow] {
@@ -164,7 +154,7 @@ public struct ConfoundCounter {
         }
         return groups.compactMap { key, byValue -> ConfoundRow? in
             guard byValue.keys.contains(where: { $0 != nil }) else { return nil }
-            return LogReader.confoundRow(dog: names[key.dogId] ?? key.dogId, dogId: key.dogId, key.detail, byValue)
+            return Self.row(dog: names[key.dogId] ?? key.dogId, dogId: key.dogId, key.detail, byValue)
         }.sorted {
             ($0.dog, $0.dogId, SampleDetail.allCases.firstIndex(of: $0.detail)!)
                 < ($1.dog, $1.dogId, SampleDetail.allCases.firstIndex(of: $1.detail)!)
@@ -172,8 +162,8 @@ public struct ConfoundCounter {
     }
 }
 
-extension LogReader {
-    fileprivate static func confoundRow(
+extension ConfoundCounter {
+    fileprivate static func row(
         dog: String, dogId: String, _ detail: SampleDetail, _ byValue: [String?: DetailCounts]
     ) -> ConfoundRow {
         var all = DetailCounts()
