@@ -266,7 +266,6 @@ let package = Package(
             name: "SessionLogTests",
             dependencies: ["SessionLog", "TrainingEngine", "Figures", "ProgramFiles", "LineupBench", "Report"],
             exclude: ["Fixtures"]),
-        .testTarget(name: "ReportTests", dependencies: ["Report", "SessionLog", "TrainingEngine", "Figures"]),
         // Every figure from hand-built trials: no log, no SQLite.
         .testTarget(
             name: "FiguresTests",
