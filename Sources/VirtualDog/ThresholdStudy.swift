@@ -3,6 +3,7 @@
 // the fitted threshold and its interval set against the truth. The test
 // (Tests/ThresholdsTests/ThresholdStudyTests.swift) and `lineup-bench threshold` run it.
 
+import Figures
 import Thresholds
 import TrainingEngine
 
