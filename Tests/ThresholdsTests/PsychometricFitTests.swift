@@ -1,3 +1,4 @@
+import Figures
 import Foundation
 import Testing
 import TrainingEngine
@@ -149,7 +150,7 @@ import TrainingEngine
         for n in 1...30 {
             let values = (0..<n).map { _ in random.unit() * 10 }.sorted()
             for p in [0, 0.025, 0.25, 0.5, 0.975, 0.99, 1] {
-                #expect(quantileType7(values, p) == TrainingEngine.quantile(values, p))
+                #expect(quantileType7(values, p) == quantile(values, p))
             }
         }
     }
