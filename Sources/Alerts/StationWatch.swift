@@ -214,21 +214,34 @@ public struct StationWatch: Sendable {
         ]
     }
 
-    /// In trouble from a failed click or cue (or no device) until one is played.
+    /// In trouble while lineupd says the clicks fail (`soundFault`: from the first failing click
+    /// to the one that plays again), and from a failed cue, or a run of failing clicks begun
+    /// and ended between two checks, until a click or cue is played. A lineupd that does not
+    /// report `soundFaults` is judged by its failed clicks.
     mutating func sound(_ status: StationStatus) -> [AlertCondition] {
         let tried = status.clicks + (status.cues ?? 0)
-        let failed = status.failedClicks + (status.failedCues ?? 0)
+        let failed = (status.soundFaults ?? status.failedClicks) + (status.failedCues ?? 0)
         defer { soundCounts = (tried, failed) }
         if let before = soundCounts {
             if failed > before.failed {
-                soundTrouble = "\(failed - before.failed) click(s) or cue(s) failed since the last check"
+                soundTrouble =
+                    status.soundFaults != nil
+                    ? "\(failed - before.failed) run(s) of failing clicks, or failed cue(s), since the last check"
+                    : "\(failed - before.failed) click(s) or cue(s) failed since the last check"
             } else if tried > before.tried, soundTrouble != nil {
                 soundTrouble = nil
             }
         } else if failed > 0 {
-            soundTrouble = "\(failed) click(s) or cue(s) failed since lineupd started"
+            soundTrouble =
+                status.soundFaults != nil
+                ? "\(failed) run(s) of failing clicks, or failed cue(s), since lineupd started"
+                : "\(failed) click(s) or cue(s) failed since lineupd started"
         }
         var what = soundTrouble
+        if let fault = status.soundFault {
+            what = "\(status.soundFaultWhy ?? fault); the clicks do not sound"
+            soundTrouble = nil  // the run going on is this; its end is the resolution
+        }
         if status.audio.hasPrefix("unavailable") { what = "no sound device (\(status.audio))" }
         guard let what else { return [] }
         return [

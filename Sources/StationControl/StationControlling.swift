@@ -149,6 +149,8 @@ public struct StationStatus: Sendable, Codable, Hashable {
     /// runs of failing clicks since lineupd started, each counted once.
     public var soundFault: String?
     public var soundFaults: UInt64?
+    /// The fault in the trainer's words (`SoundFault.description`), while `soundFault` holds.
+    public var soundFaultWhy: String?
     /// The board's output lines on now (station names, `buzzer`); and, on the simulated
     /// lineup, how many times the buzzer sounded.
     public var outputsOn: [String]?

@@ -12,6 +12,8 @@ public final class FailingPCM: PCMDevice, @unchecked Sendable {
         case takesNothing
         /// Writes are taken and the stream starts, but nothing of it plays: the DMA stopped.
         case stalls
+        /// Every write fails with EIO, an error the click path cannot recover in place.
+        case fails
     }
 
     public let real: any PCMDevice
@@ -35,6 +37,7 @@ public final class FailingPCM: PCMDevice, @unchecked Sendable {
         switch mode {
         case .works: return real.write(frames, count: count)
         case .takesNothing: return 0
+        case .fails: return -Int(EIO)
         case .stalls:
             let taken = min(count, negotiated.bufferFrames - queued)
             guard taken > 0 else { return -Int(EAGAIN) }

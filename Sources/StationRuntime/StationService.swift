@@ -39,6 +39,8 @@ public final class StationService: StationControlling, @unchecked Sendable {
         /// The log's lock, held by the daemon across reloads; nil: the service takes it itself
         /// and holds it for its own life. Either way a second station on the log is refused.
         public var logLock: LogLock? = nil
+        /// The simulated sound device the sound's `--fault`s switch (the player opens through it).
+        public var soundFaults: SoundFaultSwitch? = nil
 
         public init(
             board: StationConfiguration, databasePath: String, realtime: Bool, printTrials: Bool,
@@ -222,7 +224,7 @@ public final class StationService: StationControlling, @unchecked Sendable {
         }
         try startSegment(session: nil, configuration: idleConfiguration, layouts: [], seed: 0)
         if let simulated, !options.faults.isEmpty {
-            faultInjector = FaultInjector(faults: options.faults, lineup: simulated)
+            faultInjector = FaultInjector(faults: options.faults, lineup: simulated, sound: options.soundFaults)
         }
         if options.dog != nil, simulated != nil {
             let thread = Thread { [self] in runDog() }
@@ -406,6 +408,7 @@ public final class StationService: StationControlling, @unchecked Sendable {
             uptimeSeconds: Double(MonotonicClock.now() - started) / 1e9)
         status.soundFault = player.soundFault?.name
         status.soundFaults = player.soundFaults
+        status.soundFaultWhy = player.soundFault?.description
         if let outputs {
             var on: [String] = []
             for (i, name) in outputs.map.names.enumerated() {

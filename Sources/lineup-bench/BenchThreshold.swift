@@ -1,4 +1,5 @@
 import ArgumentParser
+import Figures
 import Foundation
 import Figures
 import Thresholds

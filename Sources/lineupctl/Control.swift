@@ -89,7 +89,7 @@ struct StatusCommand: ParsableCommand {
             ]
             if let fault = s.soundFault {
                 lines.append(
-                    "Sound       FAILING: \(SoundFault(name: fault)?.description ?? fault); the clicks do not sound"
+                    "Sound       FAILING: \(s.soundFaultWhy ?? SoundFault(name: fault)?.description ?? fault); the clicks do not sound"
                         + " (faults since start: \(s.soundFaults ?? 1))")
             } else if let runs = s.soundFaults, runs > 0 {
                 lines.append("Sound       plays; faults since start: \(runs)")

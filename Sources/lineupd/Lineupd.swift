@@ -119,8 +119,8 @@ struct Lineupd: ParsableCommand {
     @Option(
         name: .customLong("fault"),
         help: ArgumentHelp(
-            "With --simulate: a broken sensor on the simulated lineup, repeatable: stuck (active from just after the start cue, and stays), chatter (toggles every 1 ms through each search), dead (never active); from trial FIRST (default 1) to LAST (default: the end).",
-            valueName: "kind:station[@first[-last]]"))
+            "With --simulate: a broken sensor on the simulated lineup, repeatable: stuck (active from just after the start cue, and stays), chatter (toggles every 1 ms through each search), dead (never active); or a failing sound device, with no station: sound-not-taken (writes take no frames), sound-stalled (the stream does not play), sound-error (writes fail with EIO); from trial FIRST (default 1) to LAST (default: the end).",
+            valueName: "kind:station[@first[-last]] | sound-kind[@first[-last]]"))
     var faults: [String] = []
 
     func run() throws {
@@ -155,7 +155,9 @@ struct Lineupd: ParsableCommand {
         var injected: [InjectedFault] = []
         if !faults.isEmpty {
             guard simulate && !fast else {
-                fail("--fault breaks a simulated sensor: it needs --simulate, and the simulated lineup (not --fast)")
+                fail(
+                    "--fault breaks a simulated sensor or the sound: it needs --simulate, and the simulated lineup (not --fast)"
+                )
             }
             let names = board.stations.map(\.name)
             for text in faults {
@@ -195,7 +197,8 @@ struct Lineupd: ParsableCommand {
             let status = StationDaemon(
                 configPath: config, board: board, databasePath: db, socketPath: socketPath, group: group,
                 realtime: !noRealtime, dog: noVirtualDog ? nil : plan.dog, speed: speed, simulated: true,
-                programsDirectory: programsDirectory, faults: injected
+                programsDirectory: programsDirectory, faults: injected,
+                soundFaults: injected.contains(where: \.isSound) ? SoundFaultSwitch() : nil
             ).run()
             if status != 0 { throw ExitCode(status) }
         } else {

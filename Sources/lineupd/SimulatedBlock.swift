@@ -51,8 +51,10 @@ final class SimulatedBlock: @unchecked Sendable {
         }
         // The click through the real ALSA library; a machine with no sound card uses `null`.
         let player: ClickPlayer
+        // The sound's `--fault`s open the device through a switch they turn per trial.
+        let soundFaults = plan.faults.contains(where: \.isSound) ? SoundFaultSwitch() : nil
         do {
-            player = try ClickPlayer(audio: plan.board.audio, keepTrying: false)
+            player = try ClickPlayer.make(audio: plan.board.audio, keepTrying: false, faults: soundFaults)
         } catch {
             var fallback = plan.board.audio
             fallback.device = "null"
@@ -60,7 +62,7 @@ final class SimulatedBlock: @unchecked Sendable {
                 "no sound on ALSA device \(plan.board.audio.device) (\(error.message)): clicking into ALSA's null device"
             )
             do {
-                player = try ClickPlayer(audio: fallback, keepTrying: false)
+                player = try ClickPlayer.make(audio: fallback, keepTrying: false, faults: soundFaults)
             } catch {
                 Log.audio.error("cannot open ALSA's null device either: \(error.message)")
                 return 1
@@ -74,11 +76,13 @@ final class SimulatedBlock: @unchecked Sendable {
         let lineup: SimulatedLineup
         do {
             lineup = try SimulatedLineup(lineCount: inputs.count, outputCount: outputMap.lines.count)
+            var options = StationService.Options(
+                board: plan.board, databasePath: databasePath, realtime: realtime, printTrials: true,
+                dog: plan.dog, speed: plan.speed, faults: plan.faults, dogSeed: plan.seed ^ 0xD06_D06_D06,
+                stationName: plan.board.boardName ?? "simulated")
+            options.soundFaults = soundFaults
             service = try StationService(
-                options: StationService.Options(
-                    board: plan.board, databasePath: databasePath, realtime: realtime, printTrials: true,
-                    dog: plan.dog, speed: plan.speed, faults: plan.faults, dogSeed: plan.seed ^ 0xD06_D06_D06,
-                    stationName: plan.board.boardName ?? "simulated"),
+                options: options,
                 source: lineup, simulated: lineup, player: player,
                 outputs: outputMap.lines.isEmpty ? nil : (lineup, outputMap))
             try service.start()

@@ -28,6 +28,8 @@ struct StationDaemon {
     var programsDirectory: String?
     /// Broken sensors on the simulated lineup (`--fault`).
     var faults: [InjectedFault] = []
+    /// The sound device those faults switch, when one breaks the sound.
+    var soundFaults: SoundFaultSwitch? = nil
 
     enum Ending {
         case stop(Int32)
@@ -112,13 +114,13 @@ struct StationDaemon {
         let player: ClickPlayer
         do {
             // On a board a missing device (a USB DAC not yet up) is retried in the background.
-            player = try ClickPlayer(audio: board.audio, keepTrying: !simulated)
+            player = try ClickPlayer.make(audio: board.audio, keepTrying: !simulated, faults: soundFaults)
         } catch {
             var fallback = board.audio
             fallback.device = "null"
             Log.audio.warning(
                 "no sound on ALSA device \(board.audio.device) (\(error.message)): clicking into ALSA's null device")
-            guard let p = try? ClickPlayer(audio: fallback, keepTrying: false) else {
+            guard let p = try? ClickPlayer.make(audio: fallback, keepTrying: false, faults: soundFaults) else {
                 Log.audio.error("cannot open ALSA's null device either")
                 return .stop(1)
             }
@@ -132,6 +134,7 @@ struct StationDaemon {
                 board: board, databasePath: databasePath, realtime: realtime, printTrials: true, dog: dog,
                 speed: speed, programsDirectory: programsDirectory, faults: faults)
             options.logLock = lock
+            options.soundFaults = soundFaults
             service = try StationService(
                 options: options, source: source, simulated: simulatedLineup, player: player,
                 outputs: outputLines.lines.isEmpty ? nil : (outputs, outputLines))

@@ -156,6 +156,58 @@ import Testing
         #expect(see(&watch, status, 40).first?.message.contains("no sound device") == true)
     }
 
+    @Test func aSoundFaultIsTroubleFromItsFirstFailingClickToTheClickThatPlaysAndIsSentAndResolvedOnce() {
+        var watch = Self.watch()
+        var book = AlertBook(repeatEvery: nil)
+        var status = Self.status(at: 0)
+        status.soundFaults = 0
+        var sent: [(Double, AlertNotice.Kind, String)] = []
+        // Checks every 10 s: clicks at 20 s and 30 s fail (stalled), the click at 50 s plays.
+        for t in stride(from: 0.0, through: 80, by: 10) {
+            if t == 20 {
+                status.clicks += 1
+                status.failedClicks += 1
+                status.soundFault = "sound-stalled"
+                status.soundFaultWhy = "the sound device took the click but did not play it"
+                status.soundFaults = 1
+            }
+            if t == 30 {
+                // The run goes on: a second failing click is no new trouble.
+                status.clicks += 1
+                status.failedClicks += 1
+            }
+            if t == 50 {
+                status.clicks += 1
+                status.soundFault = nil
+                status.soundFaultWhy = nil
+            }
+            let holds = see(&watch, status, t)
+            #expect(keys(holds) == (t >= 20 && t < 50 ? ["sound"] : []), "at \(t) s")
+            for notice in book.update(holds, at: Self.at(t)) { sent.append((t, notice.kind, notice.message)) }
+        }
+        #expect(sent.map(\.0) == [20, 50])
+        #expect(sent.map(\.1) == [.alert, .resolved])
+        #expect(sent.first?.2.contains("did not play it; the clicks do not sound") == true, "\(sent)")
+    }
+
+    @Test func aRunOfFailingClicksBetweenTwoChecksIsStillTroubleUntilTheNextClick() {
+        var watch = Self.watch()
+        var status = Self.status(at: 0)
+        status.soundFaults = 0
+        status.clicks = 3
+        _ = see(&watch, status, 0)
+        // A click failed and the next played, both between two checks: soundFault is nil again.
+        status.clicks = 5
+        status.failedClicks = 1
+        status.soundFaults = 1
+        let seen = see(&watch, status, 10)
+        #expect(keys(seen) == ["sound"])
+        #expect(seen.first?.message.contains("1 run(s) of failing clicks") == true, "\(seen)")
+        #expect(keys(see(&watch, status, 20)) == ["sound"])
+        status.clicks = 6
+        #expect(see(&watch, status, 30).isEmpty)
+    }
+
     @Test func aSyncBehindByMoreThanItsTimeIsTrouble() {
         var watch = Self.watch(StationRuleTimes(syncBehindAfter: 3600))
         var status = Self.status(at: 0)

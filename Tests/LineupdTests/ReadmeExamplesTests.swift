@@ -279,10 +279,12 @@ import TrainingEngine
         ) {
             #expect(result.status == 0, "README: \(command)\n→ \(line)\n\(result.stderr)")
             if arguments.contains("--fault") {
-                // A broken sensor's example: its station's lines are the point, and nothing else.
+                // A broken sensor's example: its station's lines are the point, and nothing else;
+                // a failing sound's, the sound device's.
                 let lines = result.stderr.split(separator: "\n")
-                #expect(
-                    lines.allSatisfy { $0.hasPrefix("lineupd: station ") }, "README: \(command)\n\(result.stderr)")
+                let said =
+                    arguments.contains { $0.hasPrefix("sound-") } ? "lineupd: the sound device " : "lineupd: station "
+                #expect(lines.allSatisfy { $0.hasPrefix(said) }, "README: \(command)\n\(result.stderr)")
             } else {
                 // A reading while the docs' double-blind session runs says what it withholds,
                 // on stderr when stdout is the file (report, export); nothing else is said.

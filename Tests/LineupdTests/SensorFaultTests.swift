@@ -113,13 +113,17 @@ struct SensorFaultTests {
 
     @Test func badFaultsAreRefusedInOneLine() async throws {
         let cases = [
-            ("stick:B", "\"stick\" is not a fault (stuck, chatter, dead)"),
+            ("stick:B", "\"stick\" is not a fault (stuck, chatter, dead, sound-not-taken, sound-stalled, sound-error)"),
             ("stuck:Q", "no station \"Q\" (the stations are A, B, C, D, E, or 1 to 5)"),
             ("stuck:9", "no station \"9\""),
             ("dead", "no station: give KIND:STATION"),
             ("stuck:B@0", "\"0\" is not a trial: trials count from 1"),
             ("stuck:B@4-2", "\"4-2\" is not a range of trials"),
             ("stuck:B@30", "trial 30 is after the block's last (20)"),
+            ("sound-stalled:B", "a sound fault names no station: give sound-stalled[@FIRST[-LAST]]"),
+            ("sound-not-taken@0", "\"0\" is not a trial: trials count from 1"),
+            ("sound-error@3-x", "\"3-x\" is not a range of trials"),
+            ("sound-stalled@30", "trial 30 is after the block's last (20)"),
         ]
         for (fault, words) in cases {
             let (run, db) = try await block(["--fault", fault])
@@ -130,6 +134,10 @@ struct SensorFaultTests {
         }
         let clash = try await block(["--fault", "dead:B", "--fault", "stuck:2@3"])
         #expect(clash.run.stderr == "lineupd: --fault: two faults on station B in the same trials (dead, stuck)\n")
+        let sound = try await block(["--fault", "sound-stalled@2-4", "--fault", "sound-not-taken@4"])
+        #expect(
+            sound.run.stderr
+                == "lineupd: --fault: two faults on the sound in the same trials (sound-stalled, sound-not-taken)\n")
         let fast = try await block(["--fast", "--fault", "dead:B"])
         #expect(fast.run.status == 1 && fast.run.stderr.contains("not --fast"), "\(fast.run.stderr)")
     }
