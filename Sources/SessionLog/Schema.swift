@@ -22,6 +22,7 @@ enum Schema {
         migrator.registerMigration("v8-handler-guess", migrate: handlerGuess)
         migrator.registerMigration("v9-one-current-correction", migrate: oneCurrentCorrection)
         migrator.registerMigration("v10-lab-sample-uses", migrate: labSampleUses)
+        migrator.registerMigration("v11-sample-dilution", migrate: sampleDilution)
         return migrator
     }
 

@@ -30,8 +30,7 @@ public enum ControlCalls {
         SessionEndRequest.self, WatchRequest.self, DogEntry.self, SampleEntry.self, SampleNoteEntry.self,
         TrialCorrectionEntry.self, SessionNoteEntry.self, SimulatedInput.self, AboutRequest.self,
         VersionRequest.self, ButtonPress.self, DogNoteEntry.self, GuessEntry.self, SyncReportEntry.self,
-        RegistryAddition.self,
-        RegistryUses.self,
+        RegistryAddition.self, RegistryUses.self, DilutionEntry.self,
     ]
 
     static let byName: [String: any ControlCall.Type] = Dictionary(
@@ -62,6 +61,7 @@ public protocol StationControlling: AnyObject, Sendable {
     /// The researcher's additions; each returns the new row's id once it is committed.
     func addDog(_ entry: DogEntry) throws(ControlRefusal) -> String
     func addSample(_ entry: SampleEntry) throws(ControlRefusal) -> String
+    func addDilutions(_ entry: DilutionEntry) throws(ControlRefusal) -> DilutionsAdded
     func noteSample(_ entry: SampleNoteEntry) throws(ControlRefusal) -> String
     /// A dog's notes from now on (a new dated row; the earlier notes are kept).
     func noteDog(_ entry: DogNoteEntry) throws(ControlRefusal) -> String
