@@ -176,6 +176,8 @@ public struct SessionDetails: Sendable, Hashable, Codable {
     /// session runs.
     public var endedHow: String?
     public var endDetail: String?
+    /// The room it ran in (nil: none given).
+    public var conditions: SessionConditions? = nil
     public var results: OutcomeCounts
     /// Hits and correct rejections over scored trials (`figures.trialAccuracy`).
     public var correct: Proportion

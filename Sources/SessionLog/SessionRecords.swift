@@ -23,6 +23,8 @@ public struct SessionRecord: Sendable, Hashable, Codable {
     public var station: String?
     /// The kernel's boot id: monotonic times compare only within one boot.
     public var bootId: String?
+    /// The room it ran in, when the researcher gave it.
+    public var conditions: SessionConditions? = nil
     public var time: LogTime
 
     public init(
@@ -148,11 +150,16 @@ struct SessionRow: Encodable, PersistableRecord {
     var settings: String
     var station: String?
     var bootId: String?
+    var temperatureC: Double?
+    var humidityPct: Double?
+    var conditions: String?
     var monoNs: Int64
     var wallNs: Int64
 
     enum CodingKeys: String, CodingKey {
-        case id, phase, step, exercise, mode, settings, station
+        case id, phase, step, exercise, mode, settings, station, conditions
+        case temperatureC = "temperature_c"
+        case humidityPct = "humidity_pct"
         case dogId = "dog_id"
         case handlerId = "handler_id"
         case programId = "program_id"
@@ -168,7 +175,9 @@ extension SessionRecord: AppendableRecord {
         try SessionRow(
             id: id.logText, dogId: dogId.logText, handlerId: handlerId?.logText, programId: programId?.logText,
             phase: phase, phaseSteps: phaseSteps, step: step, exercise: exercise, mode: mode.rawValue,
-            settings: settings, station: station, bootId: bootId, monoNs: time.monoNs, wallNs: time.wallNs
+            settings: settings, station: station, bootId: bootId, temperatureC: conditions?.temperatureC,
+            humidityPct: conditions?.humidityPercent, conditions: conditions?.text, monoNs: time.monoNs,
+            wallNs: time.wallNs
         ).insert(db)
     }
 }

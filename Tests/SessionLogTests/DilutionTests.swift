@@ -96,6 +96,9 @@ import TrainingEngine
         #expect(uses == ["T-1": 0, "T-1/1e1": 0, "T-1/1e2": 1])
         let details = try log.reader.sample(id: rungs[1].id.logText)
         #expect(details.usedBy.map(\.dog) == ["Aino"] && details.usedBy.first?.uses == 1)
+        // `stats --by sample` groups by sample, so each dilution is a row of its own.
+        let bySample = try log.reader.stats(by: .sample)
+        #expect(bySample.map(\.group) == ["T-1/1e2"] && bySample.first?.results.hits == 1)
     }
 
     /// The lab's log already holds T-1 under another id: the merged dilution names that one.
