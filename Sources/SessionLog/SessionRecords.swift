@@ -168,6 +168,29 @@ struct SessionRow: Encodable, PersistableRecord {
         case monoNs = "mono_ns"
         case wallNs = "wall_ns"
     }
+
+    /// The conditions' columns (v12) only when given, so that a session without them is the
+    /// same INSERT as before and can still be written to an older schema (SchemaTests).
+    func encode(to encoder: any Encoder) throws {
+        var c = encoder.container(keyedBy: CodingKeys.self)
+        try c.encode(id, forKey: .id)
+        try c.encode(dogId, forKey: .dogId)
+        try c.encode(handlerId, forKey: .handlerId)
+        try c.encode(programId, forKey: .programId)
+        try c.encode(phase, forKey: .phase)
+        try c.encode(phaseSteps, forKey: .phaseSteps)
+        try c.encode(step, forKey: .step)
+        try c.encode(exercise, forKey: .exercise)
+        try c.encode(mode, forKey: .mode)
+        try c.encode(settings, forKey: .settings)
+        try c.encode(station, forKey: .station)
+        try c.encode(bootId, forKey: .bootId)
+        if let temperatureC { try c.encode(temperatureC, forKey: .temperatureC) }
+        if let humidityPct { try c.encode(humidityPct, forKey: .humidityPct) }
+        if let conditions { try c.encode(conditions, forKey: .conditions) }
+        try c.encode(monoNs, forKey: .monoNs)
+        try c.encode(wallNs, forKey: .wallNs)
+    }
 }
 
 extension SessionRecord: AppendableRecord {
