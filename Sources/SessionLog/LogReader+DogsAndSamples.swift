@@ -57,7 +57,7 @@ extension LogReader {
             return try Row.fetchAll(
                 db,
                 sql: """
-                    SELECT s.*, u.uses,
+                    SELECT s.*, u.uses, \(Self.stockLabel) AS stock_label,
                         (SELECT count(*) FROM sample_note n WHERE n.sample_id = s.id) AS notes
                     FROM sample s JOIN sample_usage u ON u.sample_id = s.id
                     WHERE ?1 IS NULL OR s.kind = ?1
@@ -74,8 +74,17 @@ extension LogReader {
             source: row["source"], collection: row["collection"], processing: row["processing"],
             collectedOn: row["collected_on"], added: iso.string(wallNs: row["wall_ns"]),
             uses: row["uses"],
-            notes: row["notes"], maxUses: row["max_uses"], maxUsesPerDog: row["max_uses_per_dog"])
+            notes: row["notes"], maxUses: row["max_uses"], maxUsesPerDog: row["max_uses_per_dog"],
+            dilution: (row["stock_id"] as String?).map { stockId in
+                DilutionSummary(
+                    stock: row["stock_label"] ?? stockId, stockId: stockId, factor: row["dilution_factor"],
+                    concentration: row["concentration"], concentrationUnit: row["concentration_unit"],
+                    diluent: row["diluent"], madeOn: row["made_on"], madeBy: row["made_by"])
+            })
     }
+
+    /// The label of the stock a sample `s` was diluted from (NULL: not a dilution).
+    static let stockLabel = "(SELECT st.label FROM sample st WHERE st.id = s.stock_id)"
 
     public func sample(id: String) throws -> SampleDetails {
         try read { db in
@@ -84,7 +93,8 @@ extension LogReader {
                 let row = try Row.fetchOne(
                     db,
                     sql: """
-                        SELECT s.*, u.uses, (SELECT count(*) FROM sample_note n WHERE n.sample_id = s.id) AS notes
+                        SELECT s.*, u.uses, \(Self.stockLabel) AS stock_label,
+                            (SELECT count(*) FROM sample_note n WHERE n.sample_id = s.id) AS notes
                         FROM sample s JOIN sample_usage u ON u.sample_id = s.id WHERE s.id = ?
                         """, arguments: [id])
             else { throw SessionLogError.unknownSample(id) }

@@ -117,6 +117,9 @@ extension LogReader {
                 settings: row["settings"],
                 started: iso.string(wallNs: row["wall_ns"]), ended: ended.map { iso.string(wallNs: $0) },
                 endedHow: how, endDetail: end?["detail"],
+                conditions: SessionConditions(
+                    temperatureC: row["temperature_c"], humidityPercent: row["humidity_pct"], text: row["conditions"]
+                ).recorded,
                 results: counts,
                 correct: figures.trialAccuracy, figures: figures,
                 samples: samples,

@@ -38,6 +38,21 @@ public struct SampleSummary: Sendable, Hashable, Codable {
     /// Its usage limits as registered (nil: none of its own).
     public var maxUses: Int? = nil
     public var maxUsesPerDog: Int? = nil
+    /// What it was diluted from and how (nil: not a dilution).
+    public var dilution: DilutionSummary? = nil
+}
+
+/// A dilution as listed: its stock by label and id, and how it was made.
+public struct DilutionSummary: Sendable, Hashable, Codable {
+    public var stock: String
+    public var stockId: String
+    /// 1000 for 1:1000, from the stock.
+    public var factor: Double?
+    public var concentration: Double?
+    public var concentrationUnit: String?
+    public var diluent: String?
+    public var madeOn: String?
+    public var madeBy: String?
 }
 
 public struct NoteLine: Sendable, Hashable, Codable {
@@ -161,6 +176,8 @@ public struct SessionDetails: Sendable, Hashable, Codable {
     /// session runs.
     public var endedHow: String?
     public var endDetail: String?
+    /// The room it ran in (nil: none given).
+    public var conditions: SessionConditions? = nil
     public var results: OutcomeCounts
     /// Hits and correct rejections over scored trials (`figures.trialAccuracy`).
     public var correct: Proportion

@@ -126,7 +126,10 @@ extension SessionLog {
         }
         summary.dogsAdded = try copy("dog", where: "WHERE \(map("dog", "s.id")) = s.id")
         try _ = copy("handler", where: "WHERE \(map("handler", "s.id")) = s.id")
-        summary.samplesAdded = try copy("sample", where: "WHERE \(map("sample", "s.id")) = s.id")
+        // A dilution's stock may be a sample this log knows by another id (matched by label).
+        summary.samplesAdded = try copy(
+            "sample", replacing: ["stock_id": "coalesce(\(map("sample", "s.stock_id")), s.stock_id)"],
+            where: "WHERE \(map("sample", "s.id")) = s.id")
         try _ = copy("program", where: "WHERE \(map("program", "s.id")) = s.id")
         try _ = copy("sample_note", replacing: ["sample_id": map("sample", "s.sample_id")])
         try _ = copy("dog_note", replacing: ["dog_id": map("dog", "s.dog_id")])

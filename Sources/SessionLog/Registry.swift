@@ -113,8 +113,7 @@ extension SessionLog {
         let code = code.trimmingCharacters(in: .whitespacesAndNewlines)
         guard !code.isEmpty else { throw SessionLogError.invalidInput("a handler code cannot be empty") }
         // A code, not a name: personal data stays out of the log.
-        let allowed = Set("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-_.")
-        guard code.count <= 32, code.allSatisfy({ allowed.contains($0) }) else {
+        guard Self.isPseudonymousCode(code) else {
             throw SessionLogError.invalidInput(
                 "handler \"\(code)\": a handler is a pseudonymous code (letters, digits, - _ ., at most 32), not a name"
             )

@@ -57,6 +57,8 @@ public struct SampleRecord: Sendable, Hashable, Codable {
     public var maxUses: Int?
     /// At most this many presentations to any one dog; nil: the program's limit, if any.
     public var maxUsesPerDog: Int?
+    /// What it was diluted from and how, when it is a dilution of another sample.
+    public var dilution: SampleDilution? = nil
     public var time: LogTime
 
     public init(
@@ -186,14 +188,26 @@ struct SampleRow: Encodable, PersistableRecord {
     var collectedOn: String?
     var maxUses: Int?
     var maxUsesPerDog: Int?
+    var stockId: String?
+    var dilutionFactor: Double?
+    var concentration: Double?
+    var concentrationUnit: String?
+    var diluent: String?
+    var madeOn: String?
+    var madeBy: String?
     var monoNs: Int64
     var wallNs: Int64
 
     enum CodingKeys: String, CodingKey {
-        case id, label, kind, diagnosis, source, collection, processing
+        case id, label, kind, diagnosis, source, collection, processing, concentration, diluent
         case collectedOn = "collected_on"
         case maxUses = "max_uses"
         case maxUsesPerDog = "max_uses_per_dog"
+        case stockId = "stock_id"
+        case dilutionFactor = "dilution_factor"
+        case concentrationUnit = "concentration_unit"
+        case madeOn = "made_on"
+        case madeBy = "made_by"
         case monoNs = "mono_ns"
         case wallNs = "wall_ns"
     }
@@ -204,7 +218,9 @@ extension SampleRecord: AppendableRecord {
         try SampleRow(
             id: id.logText, label: label, kind: kind.rawValue, diagnosis: diagnosis, source: source,
             collection: collection, processing: processing, collectedOn: collectedOn, maxUses: maxUses,
-            maxUsesPerDog: maxUsesPerDog, monoNs: time.monoNs,
+            maxUsesPerDog: maxUsesPerDog, stockId: dilution?.stockId.logText, dilutionFactor: dilution?.factor,
+            concentration: dilution?.concentration, concentrationUnit: dilution?.concentrationUnit,
+            diluent: dilution?.diluent, madeOn: dilution?.madeOn, madeBy: dilution?.madeBy, monoNs: time.monoNs,
             wallNs: time.wallNs
         ).insert(db)
     }

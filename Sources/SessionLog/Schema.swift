@@ -22,6 +22,8 @@ enum Schema {
         migrator.registerMigration("v8-handler-guess", migrate: handlerGuess)
         migrator.registerMigration("v9-one-current-correction", migrate: oneCurrentCorrection)
         migrator.registerMigration("v10-lab-sample-uses", migrate: labSampleUses)
+        migrator.registerMigration("v11-sample-dilution", migrate: sampleDilution)
+        migrator.registerMigration("v12-session-conditions", migrate: sessionConditions)
         return migrator
     }
 

@@ -23,6 +23,8 @@ public struct SessionRecord: Sendable, Hashable, Codable {
     public var station: String?
     /// The kernel's boot id: monotonic times compare only within one boot.
     public var bootId: String?
+    /// The room it ran in, when the researcher gave it.
+    public var conditions: SessionConditions? = nil
     public var time: LogTime
 
     public init(
@@ -148,11 +150,16 @@ struct SessionRow: Encodable, PersistableRecord {
     var settings: String
     var station: String?
     var bootId: String?
+    var temperatureC: Double?
+    var humidityPct: Double?
+    var conditions: String?
     var monoNs: Int64
     var wallNs: Int64
 
     enum CodingKeys: String, CodingKey {
-        case id, phase, step, exercise, mode, settings, station
+        case id, phase, step, exercise, mode, settings, station, conditions
+        case temperatureC = "temperature_c"
+        case humidityPct = "humidity_pct"
         case dogId = "dog_id"
         case handlerId = "handler_id"
         case programId = "program_id"
@@ -161,6 +168,29 @@ struct SessionRow: Encodable, PersistableRecord {
         case monoNs = "mono_ns"
         case wallNs = "wall_ns"
     }
+
+    /// The conditions' columns (v12) only when given, so that a session without them is the
+    /// same INSERT as before and can still be written to an older schema (SchemaTests).
+    func encode(to encoder: any Encoder) throws {
+        var c = encoder.container(keyedBy: CodingKeys.self)
+        try c.encode(id, forKey: .id)
+        try c.encode(dogId, forKey: .dogId)
+        try c.encode(handlerId, forKey: .handlerId)
+        try c.encode(programId, forKey: .programId)
+        try c.encode(phase, forKey: .phase)
+        try c.encode(phaseSteps, forKey: .phaseSteps)
+        try c.encode(step, forKey: .step)
+        try c.encode(exercise, forKey: .exercise)
+        try c.encode(mode, forKey: .mode)
+        try c.encode(settings, forKey: .settings)
+        try c.encode(station, forKey: .station)
+        try c.encode(bootId, forKey: .bootId)
+        if let temperatureC { try c.encode(temperatureC, forKey: .temperatureC) }
+        if let humidityPct { try c.encode(humidityPct, forKey: .humidityPct) }
+        if let conditions { try c.encode(conditions, forKey: .conditions) }
+        try c.encode(monoNs, forKey: .monoNs)
+        try c.encode(wallNs, forKey: .wallNs)
+    }
 }
 
 extension SessionRecord: AppendableRecord {
@@ -168,7 +198,9 @@ extension SessionRecord: AppendableRecord {
         try SessionRow(
             id: id.logText, dogId: dogId.logText, handlerId: handlerId?.logText, programId: programId?.logText,
             phase: phase, phaseSteps: phaseSteps, step: step, exercise: exercise, mode: mode.rawValue,
-            settings: settings, station: station, bootId: bootId, monoNs: time.monoNs, wallNs: time.wallNs
+            settings: settings, station: station, bootId: bootId, temperatureC: conditions?.temperatureC,
+            humidityPct: conditions?.humidityPercent, conditions: conditions?.text, monoNs: time.monoNs,
+            wallNs: time.wallNs
         ).insert(db)
     }
 }

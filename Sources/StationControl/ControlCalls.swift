@@ -30,7 +30,7 @@ public enum ControlCalls {
         SessionEndRequest.self, WatchRequest.self, DogEntry.self, SampleEntry.self, SampleNoteEntry.self,
         TrialCorrectionEntry.self, SessionNoteEntry.self, SimulatedInput.self, AboutRequest.self,
         VersionRequest.self, ButtonPress.self, DogNoteEntry.self, GuessEntry.self, SyncReportEntry.self,
-        RegistryAddition.self, RegistryUses.self, SessionResumeRequest.self,
+        RegistryAddition.self, RegistryUses.self, SessionResumeRequest.self, DilutionEntry.self,
     ]
 
     static let byName: [String: any ControlCall.Type] = Dictionary(
@@ -56,13 +56,13 @@ public protocol StationControlling: AnyObject, Sendable {
     func endSession(suggestions: String?) throws(ControlRefusal)
     /// Goes on with the session cut short by a crash, a kill, a power cut or a restart.
     func resumeSession() throws(ControlRefusal) -> SessionStarted
-    /// Registers a watcher: `send` gets one line (JSON, no newline) per event until it
-    /// returns false (the client went away). Returns a token for `unwatch`.
+    /// Registers a watcher (`send` gets a JSON line per event until it returns false): a token for `unwatch`.
     func watch(_ send: @escaping @Sendable (String) -> Bool) -> Int
     func unwatch(_ token: Int)
     /// The researcher's additions; each returns the new row's id once it is committed.
     func addDog(_ entry: DogEntry) throws(ControlRefusal) -> String
     func addSample(_ entry: SampleEntry) throws(ControlRefusal) -> String
+    func addDilutions(_ entry: DilutionEntry) throws(ControlRefusal) -> DilutionsAdded
     func noteSample(_ entry: SampleNoteEntry) throws(ControlRefusal) -> String
     /// A dog's notes from now on (a new dated row; the earlier notes are kept).
     func noteDog(_ entry: DogNoteEntry) throws(ControlRefusal) -> String

@@ -111,6 +111,11 @@ public struct ControlClient: Sendable {
         try send(entry).id
     }
 
+    /// Returns the dilutions' ids, in the order of `entry.dilutions`.
+    public func addDilutions(_ entry: DilutionEntry) throws(ControlClientError) -> [String] {
+        try send(entry).ids
+    }
+
     public func noteSample(_ entry: SampleNoteEntry) throws(ControlClientError) -> String {
         try send(entry).id
     }

@@ -33,6 +33,9 @@ public struct SessionStarted: Sendable, Codable, Hashable {
     public var message: String?
     /// One line the trainer should read (the log's disk is nearly full); nil when all is well.
     public var warning: String?
+    /// True when the session's conditions were recorded: an older lineupd, which drops the
+    /// request's conditions unread, leaves it out, and lineupctl says so.
+    public var conditionsRecorded: Bool?
     public init(session: String, warning: String? = nil) {
         self.session = session
         self.warning = warning

@@ -51,6 +51,11 @@ public struct SessionRequest: Sendable, Codable, Hashable {
     /// its accounts (`page`, set by lineup-web whatever the browser sent). lineupd decides by it
     /// who may fix a double-blind step's seed or layouts (`SessionAsker.mayFixBlindLayouts`).
     public var asker: SessionAsker?
+    /// The room the session runs in (issue 38): °C, relative humidity in %, free text. lineupd
+    /// checks them (`SessionConditions.checked`) before anything is written.
+    public var temperatureC: Double?
+    public var humidityPercent: Double?
+    public var conditions: String?
 
     public init(
         dog: String, program: String, step: String, exercise: String? = nil, mode: TrainingMode? = nil,
@@ -90,6 +95,9 @@ public struct SessionRequest: Sendable, Codable, Hashable {
         durationSeconds = try c.decodeIfPresent(Double.self, forKey: .durationSeconds)
         stations = try c.decodeIfPresent([String].self, forKey: .stations)
         asker = try c.decodeIfPresent(SessionAsker.self, forKey: .asker)
+        temperatureC = try c.decodeIfPresent(Double.self, forKey: .temperatureC)
+        humidityPercent = try c.decodeIfPresent(Double.self, forKey: .humidityPercent)
+        conditions = try c.decodeIfPresent(String.self, forKey: .conditions)
     }
 }
 

@@ -33,6 +33,20 @@ extension StationService {
         }
     }
 
+    public func addDilutions(_ entry: DilutionEntry) throws(ControlRefusal) -> DilutionsAdded {
+        try refusing {
+            let added = try log.addDilutions(
+                of: entry.stock,
+                entry.dilutions.map {
+                    DilutionRung(label: $0.label, factor: $0.factor, concentration: $0.concentration, unit: $0.unit)
+                },
+                made: DilutionMaking(
+                    kind: entry.kind, diluent: entry.diluent, madeOn: entry.madeOn, madeBy: entry.madeBy,
+                    maxUses: entry.maxUses, maxUsesPerDog: entry.maxUsesPerDog))
+            return DilutionsAdded(ids: added.map { $0.id.uuidString.lowercased() })
+        }
+    }
+
     public func noteSample(_ entry: SampleNoteEntry) throws(ControlRefusal) -> String {
         try adding { try log.noteSample(entry.sample, text: entry.text).id }
     }
@@ -86,8 +100,12 @@ extension StationService {
 
     /// The log's refusals in the protocol's codes, with the log's own words.
     func adding(_ body: () throws -> UUID) throws(ControlRefusal) -> String {
+        try refusing { try body().uuidString.lowercased() }
+    }
+
+    func refusing<Answer>(_ body: () throws -> Answer) throws(ControlRefusal) -> Answer {
         do {
-            return try body().uuidString.lowercased()
+            return try body()
         } catch let error as SessionLogError {
             switch error {
             case .invalidInput, .malformedDate: throw ControlRefusal(.badRequest, error.description)

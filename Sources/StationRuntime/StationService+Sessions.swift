@@ -20,6 +20,15 @@ extension StationService {
             throw ControlRefusal(.sessionRunning, "a session is running: end it first (lineupctl session end)")
         }
         let spaceWarning = try checkFreeSpace()
+        // The room's conditions are checked before anything (a handler, a program) is written.
+        let conditions: SessionConditions?
+        do {
+            conditions = try SessionConditions(
+                temperatureC: request.temperatureC, humidityPercent: request.humidityPercent, text: request.conditions
+            ).checked()
+        } catch {
+            throw ControlRefusal(.badRequest, "\(error)")
+        }
         let program = try loadProgram(named: request.program)
         let parts = request.step.split(separator: "/").map(String.init)
         guard parts.count == 2, let step = program.step(phase: parts[0], step: parts[1]) else {
@@ -176,7 +185,7 @@ extension StationService {
         } catch {
             throw ControlRefusal(.failed, "cannot write the program to the log: \(error)")
         }
-        let session = SessionRecord(
+        var session = SessionRecord(
             dogId: dogId, handlerId: handlerId, programId: programId,
             phase: parts[0], phaseSteps: program.phases.first(where: { $0.id == parts[0] })?.steps.count,
             step: parts[1], exercise: exercise.id, mode: mode,
@@ -199,6 +208,7 @@ extension StationService {
                     "ready": mode == .trainerLed ? "trainer" : step.ready.rawValue,
                 ].merging(running(configuration).loggedRules) { ours, _ in ours }),
             station: stationName)
+        session.conditions = conditions
         records.append(session)
         // Double-blind: every trial's layout committed in the log before the first one runs.
         var commitments: [TrialCommitment] = []
@@ -244,6 +254,7 @@ extension StationService {
             session: session.id.uuidString.lowercased(),
             warning: [spaceWarning, endedInterrupted, fileWarning].compactMap { $0 }.first)
         started.mode = mode
+        started.conditionsRecorded = conditions != nil ? true : nil
         let next: String
         if mode == .trainerLed {
             next = "press ready (or `lineupctl ready`) to start each repetition (\(exercise.repeats))"

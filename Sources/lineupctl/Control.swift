@@ -1,5 +1,6 @@
 import ArgumentParser
 import Foundation
+import SessionLog
 import StationControl
 import StationIO
 import TrainingEngine
@@ -259,6 +260,10 @@ struct SessionStart: ParsableCommand {
             "A trial laid out in advance: the kind in each station, comma-separated; repeat per trial (the --sample samples fill it).",
             valueName: "kind,kind,..."))
     var layouts: [String] = []
+    @Option(help: ArgumentHelp("The room's temperature, °C.", valueName: "celsius")) var temperature: Double?
+    @Option(help: ArgumentHelp("The room's relative humidity, %.", valueName: "percent")) var humidity: Double?
+    @Option(help: ArgumentHelp("Anything else about the room (wind, a door open, ...).", valueName: "text"))
+    var conditions: String?
     @Flag(help: "Print one JSON object.") var json = false
 
     func validate() throws {
@@ -286,7 +291,19 @@ struct SessionStart: ParsableCommand {
             withDuration.durationSeconds = duration
             withDuration.stations = stations.isEmpty ? nil : stations
             withDuration.unlabelled = unlabelled ? true : nil
+            // Checked here too, so a slip is caught before the session starts.
+            let room = try SessionConditions(temperatureC: temperature, humidityPercent: humidity, text: conditions)
+                .checked()
+            withDuration.temperatureC = room?.temperatureC
+            withDuration.humidityPercent = room?.humidityPercent
+            withDuration.conditions = room?.text
             let started = try socket.client.sessionStart(withDuration)
+            if room != nil, started.conditionsRecorded != true {
+                printError(
+                    "warning: this lineupd is older than lineupctl and did not record the conditions "
+                        + "(\(room?.description ?? "")): note them with `lineupctl session note \(started.session) ...`"
+                )
+            }
             if json { return try printJSON(started) }
             if let warning = started.warning { printError("warning: \(warning)") }
             say(started.message ?? "Session \(started.session) started for \(dog).")

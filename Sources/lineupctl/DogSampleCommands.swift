@@ -114,8 +114,10 @@ struct Samples: ParsableCommand {
               lineupctl samples add T-0043 --kind target --diagnosis "lung cancer" --source "clinic A"
               lineupctl samples show T-0043
               lineupctl samples note T-0043 "tube cracked, replaced lid"
+              lineupctl samples add T-0043/50 --stock T-0043 --factor 50 --diluent "mineral oil" --made-on 2026-11-20
+              lineupctl samples add-ladder --stock T-0043 --factor 10 --steps 8 --diluent "mineral oil" --made-by R7
             """,
-        subcommands: [List.self, Show.self, Add.self, Note.self], defaultSubcommand: List.self)
+        subcommands: [List.self, Show.self, Add.self, AddLadder.self, Note.self], defaultSubcommand: List.self)
 
     struct List: ParsableCommand {
         static let configuration = CommandConfiguration(abstract: "List the samples with how often each was used.")
@@ -130,10 +132,14 @@ struct Samples: ParsableCommand {
                 defer { sayWithheld(withheld, "its uses of the samples are", toStandardError: log.json) }
                 if log.json { return try printJSON(samples) }
                 printTable(
-                    ["SAMPLE", "KIND", "DIAGNOSIS", "SOURCE", "COLLECTED", "USES", "NOTES"],
+                    ["SAMPLE", "KIND", "DIAGNOSIS", "SOURCE", "COLLECTED", "DILUTION", "USES", "NOTES"],
                     samples.map {
                         [
                             $0.label, $0.kind.rawValue, $0.diagnosis.orDash, $0.source.orDash, $0.collectedOn.orDash,
+                            $0.dilution.map { d in
+                                d.factor.map { "1:\(numberText($0)) of \(d.stock)" } ?? "of \(d.stock)"
+                            }
+                            .orDash,
                             "\($0.uses)", "\($0.notes)",
                         ]
                     })
@@ -173,6 +179,7 @@ struct Samples: ParsableCommand {
                     Collection  \(s.collection.orDash)
                     Processing  \(s.processing.orDash)
                     Collected   \(s.collectedOn.orDash)
+                    Dilution    \(s.dilution.map(dilutionText).orDash)
                     Added       \(s.added)
                     Used        \(used)\(s.maxUses.map { " (max_uses \($0))" } ?? "")
 
@@ -206,7 +213,7 @@ struct Samples: ParsableCommand {
         static let configuration = CommandConfiguration(abstract: "Add a sample.", discussion: additionNote)
         @OptionGroup var target: AdditionOptions
         @Argument(help: "The sample's unique id as written on it.") var label: String
-        @Option(help: "target, control, blank or distractor.") var kind: SampleKind
+        @Option(help: "target, control, blank or distractor (a dilution: default its stock's).") var kind: SampleKind?
         @Option var diagnosis: String?
         @Option(help: "Where it came from (clinic, donor group).") var source: String?
         @Option(help: "How it was collected.") var collection: String?
@@ -221,9 +228,37 @@ struct Samples: ParsableCommand {
                 "At most this many trials with any one dog (default: the program's max_uses_per_dog, if any).",
                 valueName: "n"))
         var maxUsesPerDog: Int?
+        @OptionGroup(title: "A dilution of a stock") var dilution: DilutionOptions
 
         func run() throws {
             try researcherCommand {
+                if let stock = dilution.stock {
+                    let details = [
+                        ("--diagnosis", diagnosis), ("--source", source), ("--collection", collection),
+                        ("--processing", processing), ("--collected-on", collectedOn),
+                    ]
+                    if let given = details.first(where: { $0.1 != nil }) {
+                        throw SessionLogError.invalidInput(
+                            "dilution \(label): \(given.0) is its stock's (\(stock)): note how it was made with --diluent, --made-on, --made-by"
+                        )
+                    }
+                    return try Samples.addDilutions(
+                        target, stock: stock,
+                        [
+                            DilutionRung(
+                                label: label, factor: dilution.factor, concentration: dilution.concentration,
+                                unit: dilution.unit)
+                        ], kind: kind, making: dilution.making, maxUses: maxUses, maxUsesPerDog: maxUsesPerDog)
+                }
+                if dilution.given {
+                    throw SessionLogError.invalidInput(
+                        "sample \(label): --factor, --concentration, --unit, --diluent, --made-on and --made-by are a dilution's: give its --stock"
+                    )
+                }
+                guard let kind else {
+                    throw SessionLogError.invalidInput(
+                        "sample \(label): give its --kind (target, control, blank or distractor)")
+                }
                 _ = try collectedOn.map { try ResearcherDate.validateDay($0) }
                 for (name, limit) in [("--max-uses", maxUses), ("--max-uses-per-dog", maxUsesPerDog)] {
                     if let limit, limit < 1 {

@@ -109,6 +109,7 @@ struct SessionCommand: ParsableCommand {
                     Exercise    \(s.exercise.orDash)
                     Mode        \(s.mode.rawValue)
                     Handler     \(s.handler.orDash)
+                    Conditions  \(s.conditions.map(\.description).orDash)
                     Station     \(s.station.orDash)
                     Settings    \(s.settings)
                     Results     \(count(r.trials, "trial")): \(count(r.hits, "hit")), \(count(r.misses, "miss", "misses")), \

@@ -57,6 +57,14 @@ struct AdditionOptions: ParsableArguments {
         direct: (SessionLog) throws -> UUID,
         daemon: (ControlClient) throws(ControlClientError) -> String
     ) throws -> String {
+        try add(direct: { try direct($0).uuidString.lowercased() }, daemon: daemon)
+    }
+
+    /// Adds through whichever target applies and returns what was added (ids, lower case).
+    func add<Added>(
+        direct: (SessionLog) throws -> Added,
+        daemon: (ControlClient) throws(ControlClientError) -> Added
+    ) throws -> Added {
         if socket != nil, log.db != nil {
             throw SessionLogError.invalidInput("give --db (write a database file) or --socket (ask lineupd), not both")
         }
@@ -75,7 +83,7 @@ struct AdditionOptions: ParsableArguments {
                         "lineupd is not running (nothing answers on \(client.path)): start it, or add to a database file with --db PATH"
                     )
                 }
-                let id = try direct(SessionLog(path: path, create: create)).uuidString.lowercased()
+                let id = try direct(SessionLog(path: path, create: create))
                 note("written to \(path) directly: no lineupd answers on \(client.path) (a station with no daemon)")
                 return id
             case .refused(let refusal) where refusal.code == .unknownRequest:
@@ -85,7 +93,7 @@ struct AdditionOptions: ParsableArguments {
             }
         }
         if let path = log.db, let writes, !sameFile(path, writes) {
-            let id = try direct(SessionLog(path: path, create: create)).uuidString.lowercased()
+            let id = try direct(SessionLog(path: path, create: create))
             note("written to \(path) directly: lineupd on \(client.path) writes another log, \(writes)")
             return id
         }

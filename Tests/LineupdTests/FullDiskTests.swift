@@ -188,11 +188,12 @@ import Testing
         // The project's thresholds would refuse this disk (below); 0 lets the block run into it.
         let board = try Self.board(warn: 200, minimum: 0)
         let trials = 12
-        // 640 KiB: the fresh log (its migrations written through the WAL) must fit before the
+        // 720 KiB: the fresh log (its migrations written through the WAL) must fit before the
         // block starts; each migration's pages raise that floor (480 KiB left no room once the
         // layout-commitment, sample-limit and handler-guess migrations came, 600 KiB none once
-        // v9-one-current-correction came).
-        let c = try Self.block(trials: trials, speed: 10, seed: 1, kibibytes: 640, board: board)
+        // v9-one-current-correction came, 640 KiB none once v11-sample-dilution and
+        // v12-session-conditions came).
+        let c = try Self.block(trials: trials, speed: 10, seed: 1, kibibytes: 720, board: board)
         // The disk filled: the block paused, said why, and ran no trial it could not record.
         #expect(c.paused, "\(c.stdout)")
         #expect(c.stdout.contains("the log cannot be written ("), "\(c.stdout)")

@@ -73,6 +73,39 @@ import TrainingEngine
             (["samples", "note", "T-404", "hello", "--db", path], "no sample"),
             (["samples", "note", "T-1", " ", "--db", path], "a note needs some text"),
             (["samples", "add", " ", "--kind", "blank", "--db", path], "a sample needs a label"),
+            // Dilutions (issue 38): nothing of a ladder is written when any of it is refused.
+            (["samples", "add-ladder", "--stock", "T-1", "--factor", "1", "--steps", "3", "--db", path], "--factor 1"),
+            (["samples", "add-ladder", "--stock", "T-1", "--factor", "0.1", "--steps", "3", "--db", path], "above 1"),
+            (["samples", "add-ladder", "--stock", "T-1", "--factor", "10", "--steps", "0", "--db", path], "--steps 0"),
+            (
+                ["samples", "add-ladder", "--stock", "T-9", "--factor", "10", "--steps", "3", "--db", path],
+                "no sample \"T-9\""
+            ),
+            (
+                [
+                    "samples", "add-ladder", "--stock", "T-1", "--factor", "10", "--steps", "2", "--made-by",
+                    "Anna Virtanen", "--db", path,
+                ], "pseudonymous"
+            ),
+            (
+                [
+                    "samples", "add-ladder", "--stock", "T-1", "--factor", "10", "--steps", "2", "--made-on",
+                    "2025-13-01", "--db", path,
+                ], "malformed"
+            ),
+            (["samples", "add", "T-1/x", "--stock", "T-1", "--factor", "0.5", "--db", path], "--factor 0.5"),
+            (["samples", "add", "T-1/x", "--stock", "T-1", "--concentration", "2", "--db", path], "--unit"),
+            (
+                ["samples", "add", "T-1/x", "--stock", "T-1", "--concentration=-2", "--unit", "ppb", "--db", path],
+                "--concentration -2"
+            ),
+            (["samples", "add", "T-1/x", "--stock", "T-1", "--db", path], "give its --factor or its --concentration"),
+            (
+                ["samples", "add", "T-1/x", "--stock", "T-1", "--factor", "10", "--source", "clinic A", "--db", path],
+                "--source is its stock's"
+            ),
+            (["samples", "add", "T-1/x", "--kind", "target", "--factor", "10", "--db", path], "give its --stock"),
+            (["samples", "add", "T-2", "--db", path], "give its --kind"),
             (["dogs", "add", "aino", "--db", path], "a dog named \"aino\" is already in the log"),
             (["dogs", "add", "", "--db", path], "a dog needs a name"),
             (["dogs", "add", "Bo", "--db", path, "--socket", "/tmp/none.sock"], "not both"),

@@ -32,7 +32,8 @@ import TrainingEngine
             applied == [
                 "v1", "v2-session-end", "v3-station-seen", "v4-station-identity", "v5-dog-note", "v6-layout-commitment",
                 "v7-sample-limits-novelty", "v8-handler-guess", "v9-one-current-correction",
-                "v10-lab-sample-uses",
+                "v10-lab-sample-uses", "v11-sample-dilution",
+                "v12-session-conditions",
             ])
         let counts = try reader.read { db in
             (
@@ -43,6 +44,10 @@ import TrainingEngine
             )
         }
         #expect(counts.0 == 6 && counts.1 == 189 && counts.2 == 30 && counts.3 == "ok")
+        // The migrated log takes dilutions beside its old rows (v11).
+        _ = try log.addSample(SampleRecord(label: "T-old", kind: .target))
+        _ = try log.addDilutions(of: "T-old", [DilutionRung(label: "T-old/1e3", factor: 1000)], made: DilutionMaking())
+        #expect(try reader.samples().map { $0.dilution?.factor } == [nil, 1000])
 
         let old = try #require(try reader.stats(by: .session).first)
         #expect(old.results.trials == 6)

@@ -147,6 +147,14 @@ struct ControlCallsTests {
             #"{"asOfWallNs":1795000000000000000,"id":1,"request":"registry-uses","samples":[{"dogs":[{"dog":"0b2f8e4c-1d3a-4f5e-9a6b-7c8d9e0f1a2b","trials":3}],"sample":"5d1c0e2b-3a4f-4b6c-8d7e-9f0a1b2c3d4e","uses":6}],"v":1}"#
         ),
         (SessionResumeRequest(), #"{"id":1,"request":"session-resume","v":1}"#),
+        (
+            DilutionEntry(
+                stock: "T-1",
+                dilutions: [
+                    .init(label: "T-1/1e1", factor: 10), .init(label: "T-1/ppb", concentration: 2.5, unit: "ppb"),
+                ], diluent: "mineral oil", madeBy: "R7", maxUsesPerDog: 8),
+            #"{"diluent":"mineral oil","dilutions":[{"factor":10,"label":"T-1/1e1"},{"concentration":2.5,"label":"T-1/ppb","unit":"ppb"}],"id":1,"madeBy":"R7","maxUsesPerDog":8,"request":"dilution-add","stock":"T-1","v":1}"#
+        ),
     ]
 
     @Test("a request added to the table has its line, and decodes back to itself")
