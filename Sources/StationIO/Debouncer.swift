@@ -29,6 +29,18 @@ public struct Debouncer: Sendable {
     /// The level the station acts on.
     public func level(of line: UInt32) -> Bool { acceptedLevel[Int(line)] }
 
+    /// The lines it debounces.
+    public var lineCount: Int { acceptedLevel.count }
+
+    /// This debouncer as the next hot loop takes it over (its levels, windows and owed settles;
+    /// its chatter counted afresh): an edge still unread when a loop stopped is judged against
+    /// the level the log last recorded, as one loop would have judged it.
+    public func carriedOver() -> Debouncer {
+        var next = self
+        next.chatterCount = 0
+        return next
+    }
+
     /// Takes one raw edge. Returns the edge to act on, or nil when it is chatter or no change.
     /// An owed settle of the same line is reported first through `settle`, so call
     /// `settle(now: edge.timestamp)` before this when `nextDeadline <= edge.timestamp`.

@@ -232,6 +232,8 @@ public final class HotLoop: @unchecked Sendable {
     public var clickCount: UInt64 { clicksPlayed.load(ordering: .relaxed) }
     /// Raw edges the debouncer treated as chatter.
     public var chatterCount: UInt64 { debouncer.chatterCount }
+    /// The debouncer as the loop left it: read only after `run()` has returned.
+    public var debouncerAfterRun: Debouncer { debouncer }
     /// Passes of the loop (each poll's return): a loop that spins shows here.
     public var wakeUpCount: UInt64 { wakeUps.load(ordering: .relaxed) }
     /// Failed reads of edge descriptors, retries included.

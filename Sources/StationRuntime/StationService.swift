@@ -132,6 +132,8 @@ public final class StationService: StationControlling, @unchecked Sendable {
     // Only the control thread and the main thread change these, under `switching`.
     let switching = NSLock()
     var segment: Segment?
+    /// The last hot loop's debouncer, for the next segment (nil before the first).
+    var lastDebouncer: Debouncer?
     var current: Current?
     let watchers = Mutex<(next: Int, all: [Int: @Sendable (String) -> Bool])>((0, [:]))
     let dogStop = Atomic<Bool>(false)
@@ -331,18 +333,28 @@ public final class StationService: StationControlling, @unchecked Sendable {
                 watch: { [weak self] line in self?.broadcast(line) },
                 blind: blind, commitments: commitments, firstTrial: firstTrial, trialIds: trialIds),
             stationRing: ring, recordsReady: recordsReady, writer: writer)
-        // A new segment starts from the lines as they are: a sensor already active (a lid left
-        // on a station before the session started) is active to the debouncer and the engine,
-        // so the first start is refused and its release is seen.
-        let levels = (0..<inputs.count).map { source.level(of: UInt32($0)) ?? false }
+        // The first segment starts from the lines as they are: a sensor already active (a lid
+        // left on a station before the session started) is active to the debouncer and the
+        // engine, so the first start is refused and its release is seen. A later one goes on
+        // from the levels the last loop acted on, which the log holds: an edge that reached the
+        // lineup while no loop read it (the dog leaving as a session ended) is then read as the
+        // change it is and logged so, not taken silently from the line's level and its edge
+        // logged as chatter (the re-scorer saw the nose still there: a false indication).
+        let window = nanoseconds(milliseconds: options.board.timing.debounceMilliseconds)
+        let debouncer: Debouncer
+        if let last = lastDebouncer, last.lineCount == inputs.count, last.windowNanoseconds == window {
+            debouncer = last.carriedOver()
+        } else {
+            debouncer = Debouncer(
+                lineCount: inputs.count, windowNanoseconds: window,
+                initialLevels: (0..<inputs.count).map { source.level(of: UInt32($0)) ?? false })
+        }
+        let levels = (0..<inputs.count).map { debouncer.level(of: UInt32($0)) }
         inputLevels.set(levels: levels, at: MonotonicClock.now())
         handler.prime(activeLines: levels.indices.filter { levels[$0] }.map(UInt32.init), at: MonotonicClock.now())
         let loop = try HotLoop(
             source: source,
-            debouncer: Debouncer(
-                lineCount: inputs.count,
-                windowNanoseconds: nanoseconds(milliseconds: options.board.timing.debounceMilliseconds),
-                initialLevels: levels),
+            debouncer: debouncer,
             handler: handler, player: player,
             buzzer: outputs.flatMap { o in o.map.buzzerIndex.map { OutputBuzzer(driver: o.driver, index: $0) } },
             buzzerPulseNanoseconds: nanoseconds(milliseconds: Double(outputs?.map.buzzerPulseMilliseconds ?? 15)),
@@ -381,6 +393,7 @@ public final class StationService: StationControlling, @unchecked Sendable {
         guard let segment else { return }
         segment.loop.stop()
         while !segment.loopDone.load(ordering: .acquiring) { usleep(500) }
+        lastDebouncer = segment.loop.debouncerAfterRun
         if aborting { segment.handler.abort(at: MonotonicClock.now()) }
         segment.handler.outputsOff()
         segment.feeder.finish()
