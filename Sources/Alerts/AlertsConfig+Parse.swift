@@ -12,21 +12,7 @@ extension AlertsConfig {
     public static func parse(text: String, source: String, baseDirectory: String = ".") throws(StationConfigError)
         -> AlertsConfig
     {
-        if let found = TOMLPrecheck.first(in: text) {
-            throw StationConfigError(
-                code: .syntax, file: source, message: "TOML syntax error: " + found.problem(in: "an alerts file"),
-                line: found.line, column: found.column)
-        }
-        let root: TOMLTable
-        do {
-            root = try TOMLTable(string: text)
-        } catch let parseError as TOMLParseError {
-            throw StationConfigError(
-                code: .syntax, file: source, message: "TOML syntax error: \(parseError.description)",
-                line: parseError.source.begin.line, column: parseError.source.begin.column)
-        } catch {
-            throw StationConfigError(code: .syntax, file: source, message: "TOML syntax error: \(error)")
-        }
+        let root = try StationConfigLoader.tomlTable(text: text, source: source, kind: "an alerts file")
         return try read(Keys(table: root, path: "", source: source, base: baseDirectory))
     }
 

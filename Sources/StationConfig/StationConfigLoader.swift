@@ -62,6 +62,17 @@ public enum StationConfigLoader {
         throws(StationConfigError)
         -> StationConfiguration
     {
+        let root = try tomlTable(text: text, source: source, kind: "a board file")
+        var parser = Parser(source: source, baseDirectory: baseDirectory)
+        return try parser.configuration(TableReader(table: root, path: "", source: source))
+    }
+
+    /// A TOML file's text as its table, or one `StationConfigError` naming the file, the line
+    /// and the column: the one way every configuration file of the station (the board's,
+    /// lineup-alerts') is read. `kind` names the file in the message ("a board file").
+    public static func tomlTable(text: String, source: String, kind: String) throws(StationConfigError)
+        -> TOMLTable
+    {
         if let nul = text.utf8.firstIndex(of: 0) {
             let line = text.utf8[..<nul].reduce(1) { $1 == UInt8(ascii: "\n") ? $0 + 1 : $0 }
             throw StationConfigError(
@@ -71,12 +82,11 @@ public enum StationConfigLoader {
         if let found = TOMLPrecheck.first(in: text) {
             // Before the parser, which would abort on it (TOMLPrecheck.swift says which).
             throw StationConfigError(
-                code: .syntax, file: source, message: "TOML syntax error: " + found.problem(in: "a board file"),
+                code: .syntax, file: source, message: "TOML syntax error: " + found.problem(in: kind),
                 line: found.line, column: found.column)
         }
-        let root: TOMLTable
         do {
-            root = try TOMLTable(string: text)
+            return try TOMLTable(string: text)
         } catch let parseError as TOMLParseError {
             throw StationConfigError(
                 code: .syntax, file: source, message: "TOML syntax error: \(parseError.description)",
@@ -84,8 +94,6 @@ public enum StationConfigLoader {
         } catch {
             throw StationConfigError(code: .syntax, file: source, message: "TOML syntax error: \(error)")
         }
-        var parser = Parser(source: source, baseDirectory: baseDirectory)
-        return try parser.configuration(TableReader(table: root, path: "", source: source))
     }
 
     static func directory(of path: String) -> String {

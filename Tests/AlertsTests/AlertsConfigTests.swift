@@ -130,6 +130,8 @@ import Testing
             "a.toml: lab.connection: missing: the lab store's connection file (docs/lab.md)"
         ),
         ("[station\n", "a.toml:1:9: TOML syntax error: Error while parsing table header: expected ']', saw '\\n'"),
+        // Read by the board file's one TOML reader: a NUL byte is named, never handed to the parser.
+        ("[station]\n\u{0}\n", "a.toml:2: TOML syntax error: the text contains a NUL byte"),
     ])
     func eachBadValueIsOneLineNamingItsKey(text: String, message: String) {
         #expect {

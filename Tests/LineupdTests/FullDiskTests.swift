@@ -210,7 +210,7 @@ import Testing
     func aPausedBlockGoesOnOnceTheDiskHasRoom() throws {
         let board = try Self.board(warn: 200, minimum: 0)
         let trials = 12
-        let c = try Self.block(trials: trials, speed: 10, seed: 1, kibibytes: 640, board: board, whenPaused: .makeRoom)
+        let c = try Self.block(trials: trials, speed: 10, seed: 1, kibibytes: 720, board: board, whenPaused: .makeRoom)
         #expect(c.paused, "\(c.stdout)")
         #expect(c.stdout.contains("the log takes writes again: the block goes on at trial"), "\(c.stdout)")
         #expect(c.stdout.contains("summary: \(trials) trial(s) scored"), "\(c.stdout)")

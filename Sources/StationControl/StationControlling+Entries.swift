@@ -1,0 +1,96 @@
+import TrainingEngine
+
+// The researcher's additions as lineupd takes them over the socket (a dog, a sample, notes,
+// a correction): one Codable type each, beside the station's answers in StationControlling.swift.
+
+/// `dog-add`: a dog for the log. Checked again by lineupd: a name, a `YYYY-MM-DD` birth date.
+public struct DogEntry: Sendable, Codable, Hashable {
+    public var name: String
+    public var born: String?
+    public var notes: String?
+
+    public init(name: String, born: String? = nil, notes: String? = nil) {
+        self.name = name
+        self.born = born
+        self.notes = notes
+    }
+}
+
+/// `sample-add`: a scent sample and its research details.
+public struct SampleEntry: Sendable, Codable, Hashable {
+    /// The unique id written on the sample.
+    public var label: String
+    public var kind: SampleKind
+    public var diagnosis: String?
+    public var source: String?
+    public var collection: String?
+    public var processing: String?
+    /// `YYYY-MM-DD`.
+    public var collectedOn: String?
+    /// Usage limits, overall and per dog (nil: none of its own).
+    public var maxUses: Int? = nil
+    public var maxUsesPerDog: Int? = nil
+
+    public init(
+        label: String, kind: SampleKind, diagnosis: String? = nil, source: String? = nil, collection: String? = nil,
+        processing: String? = nil, collectedOn: String? = nil
+    ) {
+        self.label = label
+        self.kind = kind
+        self.diagnosis = diagnosis
+        self.source = source
+        self.collection = collection
+        self.processing = processing
+        self.collectedOn = collectedOn
+    }
+}
+
+/// `sample-note`: a note on a sample named by label or id; notes are appended, never edited.
+public struct SampleNoteEntry: Sendable, Codable, Hashable {
+    public var sample: String
+    public var text: String
+
+    public init(sample: String, text: String) {
+        self.sample = sample
+        self.text = text
+    }
+}
+
+/// `dog-note`: a dog (name, id or id prefix) and its notes as they stand from now on.
+public struct DogNoteEntry: Sendable, Codable, Hashable {
+    public var dog: String
+    public var text: String
+
+    public init(dog: String, text: String) {
+        self.dog = dog
+        self.text = text
+    }
+}
+
+/// `trial-correct`: the trial (id or unique prefix), its outcome as it should stand, the
+/// station indicated (1-based; nil for none) and why.
+public struct TrialCorrectionEntry: Sendable, Codable, Hashable {
+    public var trial: String
+    public var outcome: TrialOutcome
+    public var indicated: Int?
+    public var reason: String
+
+    public init(trial: String, outcome: TrialOutcome, indicated: Int? = nil, reason: String) {
+        self.trial = trial
+        self.outcome = outcome
+        self.indicated = indicated
+        self.reason = reason
+    }
+}
+
+/// `session-note`: a comment on a session (id or unique prefix), appended after it; notes
+/// are never edited, a later one adds to the record.
+public struct SessionNoteEntry: Sendable, Codable, Hashable {
+    public var session: String
+    public var text: String
+
+    public init(session: String, text: String) {
+        self.session = session
+        self.text = text
+    }
+}
