@@ -12,11 +12,15 @@ public protocol StationLink: Sendable {
     func watchBlocking(_ onLine: (String) -> Bool) throws(ControlClientError)
 }
 
-/// lineupd over its control socket. `ControlClient` blocks, so each request runs on a
-/// Dispatch queue rather than on Hummingbird's event loops.
+/// lineupd over its control socket. `ControlClient` blocks (up to its time-out), so each
+/// request runs on a thread of its own, never on Hummingbird's event loops or Swift's
+/// cooperative threads. Not on a shared concurrent Dispatch queue either: on Linux such a queue
+/// runs as many blocks at once as there are cores (two on the build machine), so two requests
+/// waiting out a time-out held back every other one, the live page's status poll with them
+/// (LivePageTests saw no status frame for 5 s while other pages' requests waited on a
+/// restarting lineupd).
 public struct SocketLink: StationLink {
     public let client: ControlClient
-    private static let queue = DispatchQueue(label: "lineup-web.control", attributes: .concurrent)
 
     public init(path: String, timeout: Double = 5) {
         client = ControlClient(path: path, timeout: timeout)
@@ -25,13 +29,15 @@ public struct SocketLink: StationLink {
     public func send<C: ControlCall>(_ call: C) async throws(ControlClientError) -> C.Reply {
         let client = self.client
         let result: Result<C.Reply, ControlClientError> = await withCheckedContinuation { continuation in
-            Self.queue.async {
+            let thread = Thread {
                 do throws(ControlClientError) {
                     continuation.resume(returning: .success(try client.send(call)))
                 } catch {
                     continuation.resume(returning: .failure(error))
                 }
             }
+            thread.name = "lineup-web control"
+            thread.start()
         }
         return try result.get()
     }
