@@ -84,14 +84,17 @@ let package = Package(
             name: "StationIO",
             dependencies: ["CStationShim", "CALSA", "StationConfig"]
         ),
-        .target(name: "TrainingEngine"),
+        // The engine runs a step's threshold procedure (issue 38) with Thresholds' own code.
+        .target(name: "TrainingEngine", dependencies: ["Thresholds"]),
         // Every figure from plain values: no storage beneath it (FiguresLayoutTests).
         .target(name: "Figures", dependencies: ["TrainingEngine", "ProgramFiles"]),
         .target(name: "Rescoring"),
         .target(name: "Thresholds"),
         .target(
             name: "ProgramFiles",
-            dependencies: ["TrainingEngine", "StationConfig", .product(name: "TOMLKit", package: "TOMLKit")],
+            dependencies: [
+                "TrainingEngine", "Thresholds", "StationConfig", .product(name: "TOMLKit", package: "TOMLKit"),
+            ],
             resources: [
                 .embedInCode("Programs/study.toml"), .embedInCode("Programs/research-5-station.toml"),
                 .embedInCode("Programs/olfactometer-rig.toml"),

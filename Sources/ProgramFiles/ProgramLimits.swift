@@ -26,6 +26,16 @@ public enum ProgramLimits {
     /// The trials a criterion looks at (`n`, `correct`, `min_trials`, `window`): a criterion
     /// needing more could never be met in a dog's training on one step.
     public static let criterionTrials = 1...1_000
+    /// A threshold step's ladder: 2 dilutions up to a ladder of `samples add-ladder`'s most
+    /// steps (30) and its stock.
+    public static let ladderRungs = 2...31
+    /// Finds in a row before a staircase steps down: 1-down-1-up to 10-down-1-up.
+    public static let staircaseDown = 1...10
+    /// A staircase's reversals before it stops (the 2024 PLoS One study: 8).
+    public static let reversals = 1...1_000
+    /// The method of constant stimuli's blocks (each rung once a block) and catch trials a block.
+    public static let blocks = 1...1_000
+    public static let catchTrialsPerBlock = 0...100
 
     /// Whether the step's and exercise's times and counts are within the ranges, so a deadline
     /// or a block built from them cannot overflow; nil if so, else the key and its range. For a

@@ -101,7 +101,7 @@ final class ParsedPrograms: Sendable {
 }
 
 /// Walks the TOML tree, keeping the key path for messages.
-private struct ProgramReader {
+struct ProgramReader {
     let file: String
 
     func fail(_ path: String, _ problem: String) -> ProgramError {
@@ -242,7 +242,7 @@ private struct ProgramReader {
             t, path,
             allowed: [
                 "id", "title", "description", "mode", "lineup", "hold_s", "inter_trial_s", "criterion",
-                "exercises", "ready", "station_outputs", "after_false_alert",
+                "exercises", "ready", "station_outputs", "after_false_alert", "procedure",
             ])
         let modeText = try string(t, "mode", path)
         guard let mode = TrainingMode(rawValue: modeText) else {
@@ -305,6 +305,9 @@ private struct ProgramReader {
         step.ready = ready
         step.stationOutputs = stationOutputs
         step.afterFalseAlert = afterFalseAlert
+        if let p = t["procedure"] {
+            step.procedure = try procedure(p, step: step, exerciseTables: try tables(t, "exercises", path), path)
+        }
         return step
     }
 

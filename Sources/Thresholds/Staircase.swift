@@ -87,13 +87,22 @@ public struct Staircase: Sendable, Hashable {
     private var run = 0
     /// The last step's direction: -1 down, +1 up, 0 none yet. A step the ladder's end blocks
     /// still counts as its direction, so a miss after finds at the weakest rung is a reversal.
-    private var direction = 0
+    /// Read by the station's log of each trial's state.
+    public private(set) var direction = 0
+    /// The last answer's step: -1 down, +1 up (taken even where the ladder's end held the
+    /// rung), 0 when it made none (a catch trial, or a find short of `down` in a row).
+    public private(set) var lastMove = 0
 
     public init(rules: StaircaseRules, ladder: DilutionLadder) throws(ThresholdError) {
         try rules.validate(for: ladder)
         self.rules = rules
         self.ladder = ladder
         rung = rules.startRung
+        // Room for every answer up front: a station records answers on its hot thread, where
+        // nothing may allocate (at most `stopAfterTrials`; a cap the caller does not give
+        // costs a reallocation past 256).
+        trials.reserveCapacity(rules.stopAfterTrials ?? 256)
+        reversals.reserveCapacity(rules.stopAfterReversals ?? rules.stopAfterTrials ?? 256)
     }
 
     /// A staircase replayed from its answers (the log's trials, in order).
@@ -123,6 +132,7 @@ public struct Staircase: Sendable, Hashable {
         guard !hasStopped else {
             throw .answer("the staircase has stopped after \(trials.count) trials; no further answer is taken")
         }
+        lastMove = 0
         guard case .target(let at, let found) = answer else {
             trials.append(answer)  // a catch trial leaves the staircase where it was
             return
@@ -145,6 +155,7 @@ public struct Staircase: Sendable, Hashable {
             reversals.append(Reversal(trial: index, rung: rung, wasGoingDown: direction < 0))
         }
         direction = move
+        lastMove = move
         rung = min(ladder.count - 1, max(0, rung + move * rules.step))
     }
 

@@ -89,6 +89,9 @@ public struct Step: Sendable, Hashable, Identifiable {
     /// Automated steps: whether a false alert ends the trial or the dog may search on and be
     /// clicked at the target (the trial is still scored a false alert).
     public var afterFalseAlert: AfterFalseAlert = .end
+    /// A threshold step's procedure (issue 38): each trial's target dilution is its answer to
+    /// the dog's trials so far; nil: every trial's target is chosen as on any step.
+    public var procedure: ThresholdProcedure? = nil
 
     public init(
         id: String, title: String, description: String = "", mode: TrainingMode, lineup: LineupSetup,
