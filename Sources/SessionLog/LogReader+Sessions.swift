@@ -156,6 +156,8 @@ extension LogReader {
                         ts.sniffs, ts.dwell_ns, ts.novel FROM trial_station ts
                     LEFT JOIN sample sm ON sm.id = ts.sample_id WHERE ts.trial_id = ? ORDER BY ts.station
                     """)
+            // A threshold step's trials only (issue 38): one session's states at a time.
+            var procedures: [String: [Int: LoggedProcedureState]] = [:]
             return try rows.map { row in
                 let id: String = row["id"]
                 var layout = try Row.fetchAll(layoutStatement, arguments: [id]).map {
@@ -171,7 +173,9 @@ extension LogReader {
                 let names = StationNames(settings: row["session_settings"], numbers: layout.map(\.station))
                 for k in layout.indices { layout[k].name = names.name(layout[k].station) }
                 let indicated: Int? = row["indicated_station"]
-                return LoggedTrial(
+                let session: String = row["session_id"]
+                if procedures[session] == nil { procedures[session] = try Self.procedureStates(db, session: session) }
+                var trial = LoggedTrial(
                     id: id, sessionId: row["session_id"], dog: row["dog"], number: row["number"],
                     outcome: try row.word("outcome", of: "trial", row: id), indicatedStation: indicated,
                     indicatedName: indicated.flatMap { names.name($0) },
@@ -181,6 +185,8 @@ extension LogReader {
                     ended: iso.string(wallNs: row["wall_ns"]),
                     seed: (row["seed"] as Int64?).map { UInt64(bitPattern: $0) }, layout: layout,
                     corrects: row["corrects"], reason: row["reason"])
+                trial.procedure = procedures[session]?[trial.number]
+                return trial
             }
         }
     }

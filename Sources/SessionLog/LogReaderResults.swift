@@ -154,6 +154,8 @@ public struct LoggedTrial: Sendable, Hashable, Codable {
     public var layout: [LayoutSlot]
     public var corrects: String?
     public var reason: String?
+    /// A threshold step's state after this trial (schema v13); nil on any other step.
+    public var procedure: LoggedProcedureState? = nil
 }
 
 public struct SessionDetails: Sendable, Hashable, Codable {

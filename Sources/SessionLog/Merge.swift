@@ -148,6 +148,7 @@ extension SessionLog {
         // log too (the committed bytes name samples by label, which a merge keeps).
         try _ = copy("layout_commitment")
         try _ = copy("layout_opening")
+        try _ = copy("dilution_commitment")
         try _ = copy("milestone", replacing: ["dog_id": map("dog", "s.dog_id")])
 
         // Trials: the compact layout names sample ids, which the matching may change.
@@ -206,6 +207,10 @@ extension SessionLog {
         try _ = copy(
             "trial_station", replacing: ["sample_id": "coalesce(\(map("sample", "s.sample_id")), s.sample_id)"],
             where: "WHERE s.trial_id NOT IN (SELECT id FROM temp.refused_correction)")
+        // A threshold step's state per trial (v13): after its trial, the dilution by its id here.
+        try _ = copy(
+            "trial_procedure", replacing: ["sample_id": "coalesce(\(map("sample", "s.sample_id")), s.sample_id)"],
+            where: "WHERE s.trial_id IN (SELECT id FROM main.trial)")
 
         // Events: `seq` is each log's own; the id says whether it is here already.
         let eventColumns = try columns(db, "event").filter { $0 != "seq" }

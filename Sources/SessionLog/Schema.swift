@@ -24,6 +24,7 @@ enum Schema {
         migrator.registerMigration("v10-lab-sample-uses", migrate: labSampleUses)
         migrator.registerMigration("v11-sample-dilution", migrate: sampleDilution)
         migrator.registerMigration("v12-session-conditions", migrate: sessionConditions)
+        migrator.registerMigration("v13-trial-procedure", migrate: trialProcedure)
         return migrator
     }
 

@@ -128,17 +128,18 @@ struct SessionCommand: ParsableCommand {
                     })
                 say("\nTrials\n")
                 printTable(
-                    ["#", "OUTCOME", "INDICATED", "LATENCY", "STARTED", "LAYOUT", "NOTE"],
-                    s.trials.map { t in
-                        [
-                            "\(t.number)", t.outcome.rawValue,
-                            t.indicatedName ?? t.indicatedStation.map { "\($0)" } ?? "-",
-                            describeMillis(t.latencyMs), t.started,
-                            t.layout.map { "\($0.name ?? "\($0.station)"):\($0.sample ?? $0.kind.rawValue)" }.joined(
-                                separator: " "),
-                            describeNote(corrects: t.corrects, reason: t.reason),
-                        ]
-                    })
+                    withProcedure(
+                        ["#", "OUTCOME", "INDICATED", "LATENCY", "STARTED", "LAYOUT", "NOTE"], s.trials,
+                        s.trials.map { t in
+                            [
+                                "\(t.number)", t.outcome.rawValue,
+                                t.indicatedName ?? t.indicatedStation.map { "\($0)" } ?? "-",
+                                describeMillis(t.latencyMs), t.started,
+                                t.layout.map { "\($0.name ?? "\($0.station)"):\($0.sample ?? $0.kind.rawValue)" }
+                                    .joined(separator: " "),
+                                describeNote(corrects: t.corrects, reason: t.reason),
+                            ]
+                        }))
                 text = "\nImprovement suggestions\n"
                 if s.improvementSuggestions.isEmpty { text += "  (none)\n" }
                 for line in s.improvementSuggestions { text += "  - \(line)\n" }
@@ -179,19 +180,37 @@ struct Trials: ParsableCommand {
             defer { sayWithheld(withheld, toStandardError: log.json) }
             if log.json { return try printJSON(trials) }
             printTable(
-                ["TRIAL", "DOG", "SESSION", "#", "OUTCOME", "INDICATED", "LATENCY", "ENDED", "LAYOUT", "NOTE"],
-                trials.map { t in
-                    [
-                        short(t.id), t.dog, short(t.sessionId), "\(t.number)", t.outcome.rawValue,
-                        t.indicatedName ?? t.indicatedStation.map { "\($0)" } ?? "-", describeMillis(t.latencyMs),
-                        t.ended,
-                        t.layout.map { "\($0.name ?? "\($0.station)"):\($0.sample ?? $0.kind.rawValue)" }.joined(
-                            separator: " "),
-                        describeNote(corrects: t.corrects, reason: t.reason),
-                    ]
-                })
+                withProcedure(
+                    ["TRIAL", "DOG", "SESSION", "#", "OUTCOME", "INDICATED", "LATENCY", "ENDED", "LAYOUT", "NOTE"],
+                    trials,
+                    trials.map { t in
+                        [
+                            short(t.id), t.dog, short(t.sessionId), "\(t.number)", t.outcome.rawValue,
+                            t.indicatedName ?? t.indicatedStation.map { "\($0)" } ?? "-", describeMillis(t.latencyMs),
+                            t.ended,
+                            t.layout.map { "\($0.name ?? "\($0.station)"):\($0.sample ?? $0.kind.rawValue)" }.joined(
+                                separator: " "),
+                            describeNote(corrects: t.corrects, reason: t.reason),
+                        ]
+                    }))
         }
     }
+}
+
+/// A listing's header and rows with a PROCEDURE column before the last (NOTE) when any trial
+/// is a threshold step's (its rung, dilution, step and reversals); unchanged otherwise.
+func withProcedure(_ header: [String], _ trials: [LoggedTrial], _ rows: [[String]]) -> ([String], [[String]]) {
+    guard trials.contains(where: { $0.procedure != nil }) else { return (header, rows) }
+    var h = header
+    h.insert("PROCEDURE", at: h.count - 1)
+    return (
+        h,
+        zip(trials, rows).map { t, row in
+            var r = row
+            r.insert(t.procedure?.words ?? "-", at: r.count - 1)
+            return r
+        }
+    )
 }
 
 struct Events: ParsableCommand {

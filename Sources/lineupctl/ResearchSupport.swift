@@ -294,6 +294,8 @@ func printJSON<T: Encodable>(_ value: T, oneLine: Bool = false) throws {
 }
 
 /// A plain table: columns padded to their widest cell, a rule under the header.
+func printTable(_ table: ([String], [[String]])) { printTable(table.0, table.1) }
+
 func printTable(_ header: [String], _ rows: [[String]]) {
     var widths = header.map(\.count)
     for row in rows {

@@ -33,7 +33,7 @@ import TrainingEngine
                 "v1", "v2-session-end", "v3-station-seen", "v4-station-identity", "v5-dog-note", "v6-layout-commitment",
                 "v7-sample-limits-novelty", "v8-handler-guess", "v9-one-current-correction",
                 "v10-lab-sample-uses", "v11-sample-dilution",
-                "v12-session-conditions",
+                "v12-session-conditions", "v13-trial-procedure",
             ])
         let counts = try reader.read { db in
             (
