@@ -170,6 +170,29 @@ extension LogReader {
         }
     }
 
+    /// The dog's next step in `program`: the first step its progress (the verdicts `progress`
+    /// shows) has not passed, with the exercise to do next (`ProgramProgress.next`); nil once
+    /// every step is passed. `lineupctl progress` says it, and the page's queue starts it.
+    public func nextStep(dogId: String, program: Program) throws -> NextStep? {
+        try read { db in
+            guard
+                try String.fetchOne(db, sql: "SELECT id FROM dog WHERE id = ?", arguments: [dogId]) != nil
+            else {
+                throw SessionLogError.unknownDog(dogId)
+            }
+            return try ProgramProgress.read(db, dogId: dogId, program: program).next
+        }
+    }
+
+    /// As `nextStep(dogId:program:)`, in the program of that name as the dog's latest session
+    /// in it ran it (the copy `progress` reads); nil when the log holds no session of it.
+    public func nextStep(dogId: String, programNamed name: String) throws -> NextStep? {
+        guard let program = try read({ db in try Self.latestProgram(db, dogId: dogId, named: name) }) else {
+            return nil
+        }
+        return try nextStep(dogId: dogId, program: program)
+    }
+
     /// The program the dog's latest session ran, from the text the log keeps (or a built-in
     /// program's, for sessions logged with only its name); nil when none can be read.
     static func latestProgram(_ db: Database, dogId: String, named: String? = nil) throws -> Program? {

@@ -25,6 +25,10 @@ public struct SessionRequest: Sendable, Codable, Hashable {
     /// step is refused.
     public var mode: TrainingMode?
     public var trials: Int?
+    /// How many times this session does a trainer-led exercise (its rounds), within the
+    /// exercise's bounds (`Exercise.repetitionBounds`: 1 to the program's repeats); nil: the
+    /// program's repeats. lineupd refuses a count outside them, or on a step not trainer-led.
+    public var repetitions: Int?
     /// The samples to use (labels or ids), at least one per station that is not a blank in
     /// any trial: every target and control station of an automated or double-blind session
     /// is laid out with a sample the log knows. Empty: refused unless `unlabelled`.
@@ -86,6 +90,7 @@ public struct SessionRequest: Sendable, Codable, Hashable {
         exercise = try c.decodeIfPresent(String.self, forKey: .exercise)
         mode = try c.decodeIfPresent(TrainingMode.self, forKey: .mode)
         trials = try c.decodeIfPresent(Int.self, forKey: .trials)
+        repetitions = try c.decodeIfPresent(Int.self, forKey: .repetitions)
         samples = try c.decodeIfPresent([String].self, forKey: .samples) ?? []
         unlabelled = try c.decodeIfPresent(Bool.self, forKey: .unlabelled)
         handler = try c.decodeIfPresent(String.self, forKey: .handler)

@@ -90,6 +90,11 @@ extension StationService {
             throw ControlRefusal(.badRequest, "duration must be between 1 and 3600 seconds, not \(d)")
         }
         if let d = request.durationSeconds { exercise.durationSeconds = d }
+        do throws(RepetitionsRefused) {
+            exercise = try step.exercise(exercise, repetitions: request.repetitions)
+        } catch {
+            throw ControlRefusal(.badRequest, "step \(request.step) of \(program.name): \(error)")
+        }
         // A program read from a file is already within these; one built otherwise must not
         // reach a deadline's arithmetic or a block's allocation unchecked.
         if let why = ProgramLimits.outOfRange(step: step, exercise: exercise) {

@@ -205,6 +205,11 @@ struct SessionStart: ParsableCommand {
                   --sample T-7 --sample C-1 --sample C-2 --sample C-3 --sample C-4 \\
                   --layout control,target,control,control,control --layout control,control,control,control,target
               lineupctl session start --dog Rex --program research-5-station --step phase-3/1 --unlabelled
+              lineupctl session start --dog Rex --program study --step target-scent/1 --repetitions 2
+
+            --repetitions chooses how many rounds of a trainer-led exercise this session runs, \
+            from 1 to the exercise's repeats in the program (the study's: up to four); the station \
+            refuses another count, naming the step and the bounds.
 
             The program's step fixes the mode; --mode may repeat it, and one that contradicts \
             it is refused. An automated or double-blind step lays out a different sample in \
@@ -231,6 +236,11 @@ struct SessionStart: ParsableCommand {
             "Optional: the step fixes the mode (trainer-led, automated, double-blind); a mode that contradicts it is refused."
     ) var mode: TrainingMode?
     @Option(help: "How many trials (default: the step's).") var trials: Int?
+    @Option(
+        help: ArgumentHelp(
+            "How many times to do a trainer-led exercise this session: 1 to the program's repeats (default: its repeats).",
+            valueName: "n"))
+    var repetitions: Int?
     @Option(
         name: .customLong("sample"),
         help: ArgumentHelp(
@@ -289,6 +299,7 @@ struct SessionStart: ParsableCommand {
                 newDog: newDog ? true : nil)
             var withDuration = request
             withDuration.durationSeconds = duration
+            withDuration.repetitions = repetitions
             withDuration.stations = stations.isEmpty ? nil : stations
             withDuration.unlabelled = unlabelled ? true : nil
             // Checked here too, so a slip is caught before the session starts.

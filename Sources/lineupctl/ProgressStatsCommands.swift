@@ -27,6 +27,9 @@ struct Progress: ParsableCommand {
             steps. Correct and last-20 figures come straight from the phase's trials, whatever \
             their mode.
 
+            Under each program, the dog's next step: the first step of the program not passed, \
+            with its first exercise not yet done (the step the page's queue starts it on).
+
             Examples:
               lineupctl progress --dog Aino
               lineupctl progress --dog Aino --program study --json
@@ -80,8 +83,27 @@ struct Progress: ParsableCommand {
                     say("Sessions logged without a program")
                 }
                 printProgress(block.phases)
+                // The step a session of this dog starts next (the page's queue starts the same).
+                if let name = block.program {
+                    let next =
+                        try chosen.map { try reader.nextStep(dogId: dogId, program: $0) }
+                        ?? reader.nextStep(dogId: dogId, programNamed: name)
+                    say("")
+                    say(next.map { "Next step: " + Self.words($0) } ?? "Next step: none, every step is passed")
+                }
             }
         }
+    }
+
+    /// `target-scent/1 (Target and one empty container), exercise 1, trainer-led, 1 to 4 repetitions`.
+    static func words(_ next: NextStep) -> String {
+        var words = "\(next.step) (\(next.title))"
+        if let exercise = next.exercise { words += ", exercise \(exercise)" }
+        words += ", \(next.mode.rawValue)"
+        if let most = next.mostRepetitions, let fewest = next.fewestRepetitions {
+            words += ", \(fewest) to \(most) repetitions"
+        }
+        return words
     }
 
     func printProgress(_ phases: [PhaseProgress]) {

@@ -328,6 +328,12 @@ struct TrainerLedSessionTests {
         // Every phase of the program is shown, those not started at 0 %.
         #expect(lines.contains { $0.hasPrefix("target-scent ") && $0.contains(" 0 %") }, "\(shown.stdout)")
         #expect(lines.contains { $0.hasPrefix("discrimination ") && $0.contains(" 0 %") })
+        // Issue 37: the next step, by the same verdicts (the page's queue starts the same).
+        #expect(
+            lines.contains(
+                "Next step: target-scent/1 (Target and one empty container), exercise 1, trainer-led, 1 to 4 repetitions"
+            ),
+            "\(shown.stdout)")
         let reader = try SessionLog.openReader(path: daemon.db)
         let phase = try #require(try reader.progress(dogId: reader.resolveDog("Aino")).first)
         #expect(phase.graduated != nil)
@@ -379,5 +385,34 @@ struct TrainerLedSessionTests {
         #expect(events.contains { $0.kind == "edge" && $0.station == 1 })
         #expect(!events.contains { $0.kind == "sniff" && $0.station == 1 })
         #expect(events.contains { $0.kind == "sniff" && $0.station == targetNumber })
+    }
+}
+
+/// Issue 37: `session start --repetitions N` through lineupctl: outside the program's bounds
+/// refused in one line naming the step and the bounds (exit 1, nothing started); within them,
+/// the session's rounds are N.
+@Suite("a trainer-led session's repetitions", .serialized)
+struct RepetitionsCommandTests {
+    @Test func theRepetitionsAreChosenWithinTheProgramsBounds() throws {
+        guard let daemon = try TrainerLedSessionTests.station() else { return }
+        defer { if daemon.process.isRunning { _ = daemon.terminate() } }
+        let env = ["LINEUP_SOCKET": daemon.socket]
+        let start = [
+            "session", "start", "--dog", "Aino", "--program", "study", "--step", "target-scent/1", "--sample", "T-1",
+            "--repetitions",
+        ]
+        let refused = try lineupctl(start + ["6"], environment: env)
+        #expect(refused.status == 1, "\(refused.stdout)")
+        #expect(
+            refused.stderr.trimmingCharacters(in: .newlines)
+                == "lineupctl: step target-scent/1 of study: exercise 1 may be done 1 to 4 times in a session (the program's repeats), not 6 (bad-request)",
+            "\(refused.stderr)")
+        #expect(try daemon.client.status().session == nil)
+        let started = try lineupctl(start + ["2"], environment: env)
+        #expect(started.status == 0, "\(started.stderr)")
+        let status = try daemon.client.status()
+        #expect(status.trials == 2 && status.exerciseRepeats == 2, "\(status)")
+        try daemon.client.endSession(suggestions: nil)
+        #expect(daemon.terminate().status == 0)
     }
 }
