@@ -50,6 +50,11 @@ public struct ClickBenchmark {
         /// failing clicks found (ClickPlayer's sound health).
         public var streamChecks: UInt64 = 0
         public var soundFaults: UInt64 = 0
+        /// Peak resident memory (MiB) when the station shut down, before the benchmark read its
+        /// log back: the station's figure. Reading the log back formats times in the local time
+        /// zone, which maps ICU's time-zone data (3.3 MB more in a debug build) that the clicking station never
+        /// touches. Nil where there is no log to read (the fixed handler).
+        public var stationPeakMegabytes: Double? = nil
 
         /// Edges lost: dropped before the hot loop read them, or read and never logged (an edge
         /// the full ring refused is one of these: `ringOverflows` also counts it, so it is not

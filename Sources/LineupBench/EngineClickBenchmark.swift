@@ -97,6 +97,7 @@ extension ClickBenchmark {
             throw ClickBenchmarkError(description: "cannot end the session: \(error)")
         }
         service.shutdown()
+        let stationPeak = peakResidentMegabytes()
 
         // What the feeder logged: the clicks in order of their edges, the warm-up's left out.
         var handed: [UInt64] = []
@@ -132,6 +133,7 @@ extension ClickBenchmark {
             ringOverflows: service.ringOverflows, failedClicks: player.failedClicks, negotiated: player.negotiated,
             realtimeProblem: realtimeProblem, hotThreadAllocations: hotAllocations, seconds: driven.seconds,
             clicksPlayed: clicksPlayed)
+        result.stationPeakMegabytes = stationPeak
         result.feederPulses = outputMap.feederIndex.flatMap { lineup.output($0)?.pulses }
         result.feederLogged = feederLogged
         result.streamChecks = player.streamChecks

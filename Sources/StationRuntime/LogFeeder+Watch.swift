@@ -29,8 +29,43 @@ extension LogFeeder {
     }
 }
 
-/// A JSON object of string values, for the `detail` column.
+/// A JSON object of string values, for the `detail` column and the watch lines: keys in the
+/// order of their UTF-8 bytes, text escaped as JSONSerialization escapes it (`/` too).
+///
+/// Written here, not by JSONSerialization: its `.sortedKeys` compares keys with the locale's
+/// collator, which opens ICU's collation data at the daemon's first session and keeps it
+/// resident (and locked, `mlockall`) for good: `lineup-bench click --clicks 1 --storm 0` peaked
+/// 2.2 MB lower without it (debug build, 47.6 → 45.4 MB). The keys are the station's own
+/// snake_case names, for which byte order is the order JSONSerialization gave
+/// (`JSONObjectTests`).
 public func jsonObject(_ fields: [String: String]) -> String {
-    let data = (try? JSONSerialization.data(withJSONObject: fields, options: [.sortedKeys])) ?? Data("{}".utf8)
-    return String(decoding: data, as: UTF8.self)
+    var out = "{"
+    for (index, key) in fields.keys.sorted(by: { $0.utf8.lexicographicallyPrecedes($1.utf8) }).enumerated() {
+        if index > 0 { out += "," }
+        appendJSONString(key, to: &out)
+        out += ":"
+        appendJSONString(fields[key] ?? "", to: &out)
+    }
+    return out + "}"
+}
+
+private func appendJSONString(_ text: String, to out: inout String) {
+    out += "\""
+    for scalar in text.unicodeScalars {
+        switch scalar {
+        case "\"": out += "\\\""
+        case "\\": out += "\\\\"
+        case "/": out += "\\/"
+        case "\n": out += "\\n"
+        case "\r": out += "\\r"
+        case "\t": out += "\\t"
+        case "\u{8}": out += "\\b"
+        case "\u{C}": out += "\\f"
+        case _ where scalar.value < 0x20:
+            let hex = String(scalar.value, radix: 16)
+            out += "\\u" + String(repeating: "0", count: 4 - hex.count) + hex
+        default: out.unicodeScalars.append(scalar)
+        }
+    }
+    out += "\""
 }

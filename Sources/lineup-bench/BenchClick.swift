@@ -133,7 +133,8 @@ struct BenchClick: ParsableCommand {
         json["dropped"] = Int(result.dropped)
         // Records of any kind (edges, clicks, the engine's notes) the full ring refused.
         json["ring_overflows"] = Int(result.ringOverflows)
-        json["rss_mb"] = (peakResidentMegabytes() * 10).rounded() / 10
+        // The station's peak: before the engine path reads its log back (ClickBenchmark.Result).
+        json["rss_mb"] = ((result.stationPeakMegabytes ?? peakResidentMegabytes()) * 10).rounded() / 10
         json["onset_p50_us"] = us(percentile(result.onsetLatencies, 50))
         json["onset_p99_us"] = us(percentile(result.onsetLatencies, 99))
         json["failed_clicks"] = Int(result.failedClicks)
