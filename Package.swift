@@ -86,7 +86,7 @@ let package = Package(
         ),
         .target(name: "TrainingEngine"),
         // Every figure from plain values: no storage beneath it (FiguresLayoutTests).
-        .target(name: "Figures", dependencies: ["TrainingEngine", "ProgramFiles"]),
+        .target(name: "Figures", dependencies: ["TrainingEngine", "ProgramFiles", "StationConfig"]),
         .target(name: "Rescoring"),
         .target(name: "Thresholds"),
         .target(
@@ -270,7 +270,8 @@ let package = Package(
         .testTarget(
             name: "FiguresTests",
             dependencies: [
-                "Figures", "TrainingEngine", .product(name: "PropertyBased", package: "swift-property-based"),
+                "Figures", "TrainingEngine", "StationConfig",
+                .product(name: "PropertyBased", package: "swift-property-based"),
             ]
         ),
         .testTarget(
