@@ -87,7 +87,7 @@ let package = Package(
         // The engine runs a step's threshold procedure (issue 38) with Thresholds' own code.
         .target(name: "TrainingEngine", dependencies: ["Thresholds"]),
         // Every figure from plain values: no storage beneath it (FiguresLayoutTests).
-        .target(name: "Figures", dependencies: ["TrainingEngine", "ProgramFiles"]),
+        .target(name: "Figures", dependencies: ["TrainingEngine", "ProgramFiles", "StationConfig"]),
         .target(name: "Rescoring"),
         .target(name: "Thresholds"),
         .target(
@@ -273,7 +273,8 @@ let package = Package(
         .testTarget(
             name: "FiguresTests",
             dependencies: [
-                "Figures", "TrainingEngine", .product(name: "PropertyBased", package: "swift-property-based"),
+                "Figures", "TrainingEngine", "StationConfig",
+                .product(name: "PropertyBased", package: "swift-property-based"),
             ]
         ),
         .testTarget(

@@ -32,11 +32,13 @@ public struct ReportAssembly {
         public var programId: String?
         public var endedHow: String?
         public var endDetail: String?
+        /// The session's settings JSON, which name its stations (`StationNames`).
+        public var settings: String?
 
         public init(
             id: String, dogId: String, dog: String, wallNs: Int64, phase: String?, step: String?, exercise: String?,
             mode: String, station: String?, stationId: String?, programId: String?, endedHow: String?,
-            endDetail: String?
+            endDetail: String?, settings: String? = nil
         ) {
             self.id = id
             self.dogId = dogId
@@ -51,6 +53,7 @@ public struct ReportAssembly {
             self.programId = programId
             self.endedHow = endedHow
             self.endDetail = endDetail
+            self.settings = settings
         }
     }
 
@@ -121,10 +124,16 @@ public struct ReportAssembly {
     var sessions: [ReportSession] = []
     var index: [String: Int] = [:]
     var inWindow = Set<Int>()
-    // A dog's tallies sit in arrays by station number (and by target position, 0 for none),
-    // reached through the session's index: no string hashed per station on 100,000 trials.
+    // A dog's tallies sit in arrays by station slot (and by the target's slot + 1, 0 for none),
+    // reached through the session's index: no string hashed per station on 100,000 trials. A
+    // slot is a named station (`StationNames`); each session maps its numbers to slots once.
     var dogSlots: [String: Int] = [:]
     var sessionDog: [Int] = []
+    var sessionSettings: [String?] = []
+    /// Per session, by station number: its slot (-1: not yet named); empty until its first trial.
+    var sessionStationSlots: [[Int]] = []
+    var stationSlots: [NamedStation: Int] = [:]
+    var slotStations: [NamedStation] = []
     var stationTallies: [[Tally]] = []
     var positionTallies: [[[Tally]]] = []
     var samples: [String: (kind: SampleKind, tally: Tally)] = [:]
@@ -188,7 +197,9 @@ public struct ReportAssembly {
             }
             index[row.id] = sessions.count
             sessions.append(session)
+            sessionSettings.append(row.settings)
         }
+        sessionStationSlots = Array(repeating: [], count: sessions.count)
         for (i, s) in sessions.enumerated()
         where (filter.since.map { s.startedWallNs >= $0 } ?? true)
             && (filter.until.map { s.startedWallNs < $0 } ?? true)
@@ -241,10 +252,10 @@ public struct ReportAssembly {
         inWindow.insert(i)
         sessions[i].tally.add(trial)
         let d = sessionDog[i]
-        let target = trial.stations.first { $0.kind == .target }?.station ?? 0
+        let target = trial.stations.first { $0.kind == .target }.map { slot(session: i, $0.station, trial) + 1 } ?? 0
         while positionTallies[d].count <= target { positionTallies[d].append([]) }
         for station in trial.stations where station.station >= 0 {
-            let n = station.station
+            let n = slot(session: i, station.station, trial)
             while stationTallies[d].count <= n { stationTallies[d].append(Tally()) }
             while positionTallies[d][target].count <= n { positionTallies[d][target].append(Tally()) }
             stationTallies[d][n].add(trial, station: station)
@@ -253,6 +264,23 @@ public struct ReportAssembly {
                 samples[sample, default: (station.kind, Tally())].tally.add(trial, station: station)
             }
         }
+    }
+
+    /// Station `number`'s slot in session `i`, named at the session's first trial.
+    mutating func slot(session i: Int, _ number: Int, _ trial: ScoredTrial) -> Int {
+        if number < sessionStationSlots[i].count, sessionStationSlots[i][number] >= 0 {
+            return sessionStationSlots[i][number]
+        }
+        let names = StationNames(settings: sessionSettings[i], numbers: trial.stations.map(\.station))
+        let named = names.station(number)
+        let slot = stationSlots[named] ?? slotStations.count
+        if slot == slotStations.count {
+            stationSlots[named] = slot
+            slotStations.append(named)
+        }
+        while sessionStationSlots[i].count <= number { sessionStationSlots[i].append(-1) }
+        sessionStationSlots[i][number] = slot
+        return slot
     }
 
     /// After the last trial: each session's criterion figures, and the sessions in scope (in
@@ -342,16 +370,19 @@ public struct ReportAssembly {
     public mutating func finish(samples registry: [SampleRow], generatedWallNs: Int64) -> ReportData {
         closeTrials()
         // Stations and cells that no trial reached stay out (a tally with no trial).
-        func stations(_ d: Int) -> [Int: Tally] {
-            var out: [Int: Tally] = [:]
-            for (n, tally) in stationTallies[d].enumerated() where tally.results.trials > 0 { out[n] = tally }
+        func stations(_ d: Int) -> [NamedStation: Tally] {
+            var out: [NamedStation: Tally] = [:]
+            for (n, tally) in stationTallies[d].enumerated() where tally.results.trials > 0 {
+                out[slotStations[n]] = tally
+            }
             return out
         }
         func positions(_ d: Int) -> [PositionKey: Tally] {
             var out: [PositionKey: Tally] = [:]
             for (target, row) in positionTallies[d].enumerated() {
                 for (n, tally) in row.enumerated() where tally.results.trials > 0 {
-                    out[PositionKey(target: target == 0 ? nil : target, station: n)] = tally
+                    out[PositionKey(target: target == 0 ? nil : slotStations[target - 1], station: slotStations[n])] =
+                        tally
                 }
             }
             return out

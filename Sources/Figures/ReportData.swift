@@ -136,8 +136,8 @@ public struct ReportDog: Sendable {
     public var groups: [String]
     /// Sessions pooled per point (1 unless the dog has more sessions than the curve's limit).
     public var sessionsPerPoint: Int
-    /// Each station as `stats --by station --dog` counts it.
-    public var stations: [Int: Tally]
+    /// Each station as `stats --by station --dog` counts it, by its name (`StationNames`).
+    public var stations: [NamedStation: Tally]
     /// Position bias: station by target position (nil: trials without a target).
     public var byTargetPosition: [PositionKey: Tally]
     public var milestones: [ReportMilestone]
@@ -145,10 +145,10 @@ public struct ReportDog: Sendable {
 
 public struct PositionKey: Sendable, Hashable {
     /// Where the target stood (nil: no target in the trial).
-    public var target: Int?
-    public var station: Int
+    public var target: NamedStation?
+    public var station: NamedStation
 
-    public init(target: Int?, station: Int) {
+    public init(target: NamedStation?, station: NamedStation) {
         self.target = target
         self.station = station
     }

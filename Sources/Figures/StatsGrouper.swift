@@ -26,12 +26,16 @@ public struct StatsRow: Sendable, Hashable, Codable {
     /// By sample: `SampleFlag`'s verdict on it against the others of its kind (nil for a
     /// blank, or a sample alone of its kind).
     public var sampleFlag: SampleFlag.Verdict? = nil
+    /// By station: its number and name (`StationNames`); `group` is `station B`, `groupId` `2:B`.
+    public var station: NamedStation? = nil
 
     public var results: OutcomeCounts { figures.results }
     public var sensitivity: Proportion { figures.sensitivity }
     public var specificity: Proportion { figures.specificity }
 
-    private enum Keys: String, CodingKey { case group, groupId, started, kind, sessionsWithoutStationData, sampleFlag }
+    private enum Keys: String, CodingKey {
+        case group, groupId, started, kind, sessionsWithoutStationData, sampleFlag, stationNumber, stationName
+    }
 
     public init(
         group: String, groupId: String, started: String? = nil, kind: SampleKind? = nil, figures: Figures,
@@ -53,6 +57,9 @@ public struct StatsRow: Sendable, Hashable, Codable {
         kind = try c.decodeIfPresent(SampleKind.self, forKey: .kind)
         sessionsWithoutStationData = try c.decode([String].self, forKey: .sessionsWithoutStationData)
         sampleFlag = try c.decodeIfPresent(SampleFlag.Verdict.self, forKey: .sampleFlag)
+        if let number = try c.decodeIfPresent(Int.self, forKey: .stationNumber) {
+            station = NamedStation(number: number, name: try c.decode(String.self, forKey: .stationName))
+        }
         figures = try Figures(from: decoder)
     }
 
@@ -64,6 +71,8 @@ public struct StatsRow: Sendable, Hashable, Codable {
         try c.encodeIfPresent(kind, forKey: .kind)
         try c.encode(sessionsWithoutStationData, forKey: .sessionsWithoutStationData)
         try c.encodeIfPresent(sampleFlag, forKey: .sampleFlag)
+        try c.encodeIfPresent(station?.number, forKey: .stationNumber)
+        try c.encodeIfPresent(station?.name, forKey: .stationName)
         try figures.encode(to: encoder)
     }
 }
@@ -73,6 +82,7 @@ private struct Group {
     var name: String
     var started: Int64 = .max
     var kind: SampleKind?
+    var station: NamedStation?
     var tally = Tally()
     var sessionsWithoutStationData: Set<String> = []
 }
@@ -85,6 +95,8 @@ public struct StatsGrouper {
     /// Sample id to label, for the rows of `--by sample`.
     let labels: [String: String]
     private var groups: [String: Group] = [:]
+    /// By station: each session's names, read from its settings at its first trial.
+    private var names: [String: StationNames] = [:]
 
     public init(by grouping: StatsGrouping, sampleLabels: [String: String] = [:]) {
         self.grouping = grouping
@@ -93,6 +105,9 @@ public struct StatsGrouper {
 
     /// Whether the scan must read sample ids (it skips them otherwise, for speed).
     public var needsSamples: Bool { grouping == .sample }
+    /// Whether the scan must hand over each session's settings (`TrialContext.sessionSettings`),
+    /// which name its stations.
+    public var needsSettings: Bool { grouping == .station }
 
     public mutating func add(_ trial: ScoredTrial, _ context: TrialContext) {
         // Copies: the closures below must not read `self` while `group` modifies it.
@@ -107,12 +122,25 @@ public struct StatsGrouper {
                 g.started = min(g.started, context.sessionWallNs)
                 if lacking { g.sessionsWithoutStationData.insert(context.sessionId) }
             }
-        case .station, .sample:
+        case .station:
+            if names[context.sessionId] == nil {
+                names[context.sessionId] = StationNames(
+                    settings: context.sessionSettings, numbers: trial.stations.map(\.station))
+            }
+            let names = names[context.sessionId]!
             for station in trial.stations {
-                let key = grouping == .station ? String(station.station) : station.sample ?? ""
-                if grouping == .sample && key.isEmpty { continue }
-                group(key, grouping == .station ? "station \(station.station)" : labels[key] ?? key) { g in
-                    if grouping == .sample { g.kind = g.kind ?? station.kind }
+                let named = names.station(station.station)
+                group(named.id, "station \(named.name)") { g in
+                    g.station = named
+                    g.tally.add(trial, station: station)
+                    if lacking { g.sessionsWithoutStationData.insert(context.sessionId) }
+                }
+            }
+        case .sample:
+            for station in trial.stations {
+                guard let key = station.sample, !key.isEmpty else { continue }
+                group(key, labels[key] ?? key) { g in
+                    g.kind = g.kind ?? station.kind
                     g.tally.add(trial, station: station)
                     if lacking { g.sessionsWithoutStationData.insert(context.sessionId) }
                 }
@@ -129,11 +157,13 @@ public struct StatsGrouper {
     public func rows() -> [StatsRow] {
         var iso = ISOTimeFormatter()
         var rows = groups.map { key, g in
-            StatsRow(
+            var row = StatsRow(
                 group: g.name, groupId: key,
                 started: grouping == .session ? iso.string(wallNs: g.started) : nil, kind: g.kind,
                 figures: g.tally.figures,
                 sessionsWithoutStationData: g.sessionsWithoutStationData.sorted())
+            row.station = g.station
+            return row
         }
         if grouping == .sample {
             let flags = SampleFlag.judge(rows.compactMap { r in r.kind.map { (r.groupId, $0, r.figures) } })
@@ -142,7 +172,8 @@ public struct StatsGrouper {
         return rows.sorted { a, b in
             switch grouping {
             case .station:
-                return (Int(a.groupId) ?? 0, a.groupId) < (Int(b.groupId) ?? 0, b.groupId)
+                return (a.station ?? NamedStation(number: 0, name: ""))
+                    < (b.station ?? NamedStation(number: 0, name: ""))
             case .session:
                 // Oldest first, as a learning curve reads; the id breaks ties.
                 return (a.started ?? "", a.groupId) < (b.started ?? "", b.groupId)
@@ -159,11 +190,15 @@ public struct TrialContext: Sendable {
     public var dog: String
     public var sessionId: String
     public var sessionWallNs: Int64
+    /// The session's settings JSON, which name its stations (`StationNames`); read only where
+    /// the grouping asks (`StatsGrouper.needsSettings`).
+    public var sessionSettings: String?
 
-    public init(dogId: String, dog: String, sessionId: String, sessionWallNs: Int64) {
+    public init(dogId: String, dog: String, sessionId: String, sessionWallNs: Int64, sessionSettings: String? = nil) {
         self.dogId = dogId
         self.dog = dog
         self.sessionId = sessionId
         self.sessionWallNs = sessionWallNs
+        self.sessionSettings = sessionSettings
     }
 }

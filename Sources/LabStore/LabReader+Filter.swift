@@ -70,7 +70,9 @@ extension LabReader {
             }
         }
         var grouper = StatsGrouper(by: grouping, sampleLabels: labels)
-        try await scanTrials(filter, samples: grouper.needsSamples) { trial, context in grouper.add(trial, context) }
+        try await scanTrials(filter, samples: grouper.needsSamples, settings: grouper.needsSettings) { trial, context in
+            grouper.add(trial, context)
+        }
         return grouper.rows()
     }
 
@@ -93,22 +95,25 @@ extension LabReader {
         return counter.rows(details: details)
     }
 
-    /// The trials after corrections that `filter` selects, decoded as on a log. Streamed.
+    /// The trials after corrections that `filter` selects, decoded as on a log. Streamed; each
+    /// session's settings only when `settings` is set.
     func scanTrials(
-        _ filter: LogFilter, samples: Bool, _ body: (ScoredTrial, TrialContext) throws -> Void
+        _ filter: LogFilter, samples: Bool, settings: Bool = false, _ body: (ScoredTrial, TrialContext) throws -> Void
     ) async throws {
         var decoder = TrialRowDecoder(samples: samples)
         let query = PostgresQuery(
             unsafeSQL: """
-                SELECT t.outcome, t.latency_ns, t.layout, t.seen, s.dog_id, d.name, s.id, s.wall_ns, t.id
+                SELECT t.outcome, t.latency_ns, t.layout, t.seen, s.dog_id, d.name, s.id, s.wall_ns, t.id,
+                    \(settings ? "s.settings" : "NULL::text")
                 FROM store.trial_current t JOIN store.session s ON s.id = t.session_id
                     JOIN store.dog d ON d.id = s.dog_id
                 WHERE \(filter.labTrialCondition)
                 """, binds: filter.labBindings)
         do {
             for try await row in try await store.connection.query(query, logger: store.logger) {
-                let (outcome, latency, layout, seen, dogId, dog, sessionId, sessionWall, trialId) = try row.decode(
-                    (String, Int64?, String, String?, String, String, String, Int64, String).self)
+                let (outcome, latency, layout, seen, dogId, dog, sessionId, sessionWall, trialId, sessionSettings) =
+                    try row.decode(
+                        (String, Int64?, String, String?, String, String, String, Int64, String, String?).self)
                 var layoutText = layout
                 var seenText = seen
                 let trial = layoutText.withUTF8 { layoutBytes in
@@ -126,7 +131,9 @@ extension LabReader {
                 guard let trial else { throw LogLimits.badLayout(trial: trialId) }
                 try body(
                     trial,
-                    TrialContext(dogId: dogId, dog: dog, sessionId: sessionId, sessionWallNs: sessionWall))
+                    TrialContext(
+                        dogId: dogId, dog: dog, sessionId: sessionId, sessionWallNs: sessionWall,
+                        sessionSettings: sessionSettings))
             }
         } catch {
             throw store.map(error)

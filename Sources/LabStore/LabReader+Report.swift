@@ -75,7 +75,7 @@ extension LabReader {
             PostgresQuery(
                 unsafeSQL: """
                     SELECT s.id, s.dog_id, d.name, s.wall_ns, s.phase, s.step, s.exercise, s.mode, s.station,
-                        s.station_id, s.program_id, e.how, e.detail
+                        s.station_id, s.program_id, e.how, e.detail, s.settings
                     FROM store.session s JOIN store.dog d ON d.id = s.dog_id
                         LEFT JOIN (SELECT DISTINCT ON (session_id) session_id, how, detail FROM store.session_end
                             ORDER BY session_id, wall_ns) e ON e.session_id = s.id
@@ -85,19 +85,22 @@ extension LabReader {
                     ORDER BY s.wall_ns, s.id COLLATE "C"
                     """, binds: filter.labBindings))
         {
-            let (id, dogId, dog, wallNs, phase, step, exercise, mode, station, stationId, programId, how, detail) =
+            let (
+                id, dogId, dog, wallNs, phase, step, exercise, mode, station, stationId, programId, how, detail,
+                settings
+            ) =
                 try readable("session") {
                     try row.decode(
                         (
                             String, String, String, Int64, String?, String?, String?, String, String?, String?, String?,
-                            String?, String?
+                            String?, String?, String
                         ).self)
                 }
             sessions.append(
                 ReportAssembly.SessionRow(
                     id: id, dogId: dogId, dog: dog, wallNs: wallNs, phase: phase, step: step, exercise: exercise,
                     mode: mode, station: station, stationId: stationId, programId: programId, endedHow: how,
-                    endDetail: detail))
+                    endDetail: detail, settings: settings))
         }
         var assembly = try ReportAssembly(
             filter: filter, maxPoints: maxPoints, sessions: sessions, programs: programs)

@@ -88,11 +88,11 @@ public struct LabReader: Sendable {
         do {
             var sessions: [ByteBuffer: TrialContext] = [:]
             try await store.stream(
-                "SELECT s.id, s.dog_id, d.name, s.wall_ns FROM store.session s JOIN store.dog d ON d.id = s.dog_id"
+                "SELECT s.id, s.dog_id, d.name, s.wall_ns, s.settings FROM store.session s JOIN store.dog d ON d.id = s.dog_id"
             ) { row in
-                let (id, dogId, dog, wall) = try row.decode((String, String, String, Int64).self)
+                let (id, dogId, dog, wall, settings) = try row.decode((String, String, String, Int64, String).self)
                 sessions[ByteBuffer(string: id)] = TrialContext(
-                    dogId: dogId, dog: dog, sessionId: id, sessionWallNs: wall)
+                    dogId: dogId, dog: dog, sessionId: id, sessionWallNs: wall, sessionSettings: settings)
             }
             var decoder = TrialRowDecoder(samples: samples)
             try await store.stream(

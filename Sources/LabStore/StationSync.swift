@@ -247,10 +247,10 @@ public struct StationSync: Sendable {
             try await store.execute("BEGIN")
             try await store.execute(insert)
             if hold {
-                FileHandle.standardOutput.write(
+                StandardOutput.write(
                     Data(
                         "lineup-sync: holding in batch of \(rows.count) \(source.table) rows before its commit (test hook)\n"
-                            .utf8))
+                            .utf8), program: "lineup-sync")
                 _ = readLine()
             }
             try await store.execute(

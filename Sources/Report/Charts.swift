@@ -157,10 +157,41 @@ struct SeriesChart {
         return spacing < widest + 6
     }
     var bottom: Double { slantedLabels ? 88 : 50 }
-    var height: Double { slantedLabels ? 328 : 290 }
+    var height: Double { (slantedLabels ? 328 : 290) + keyListHeight }
 
     var plotWidth: Double { width - left - right }
-    var plotHeight: Double { height - top - bottom }
+    var plotHeight: Double { height - keyListHeight - top - bottom }
+
+    /// Text's width at `size` px, estimated wide enough for DejaVu Sans (the font the report
+    /// falls back to on Debian): labels are placed by it so none overprints another, the
+    /// legend or the chart's edge (ReportGeometryTests measures the drawn boxes in Chromium).
+    static func textWidth(_ text: String, size: Double) -> Double { Double(text.count) * size * 0.64 }
+
+    /// Criterion line k's key on the chart (`c1`, `c2`, ...): the line's words, which may be
+    /// longer than its run of points, are listed under the chart by it.
+    static func lineKey(_ k: Int) -> String { "c\(k + 1)" }
+
+    /// The rows listing the criterion lines under the chart (`c1 = a: 30 in a row: not met ·
+    /// ...`); a row too wide for the chart is broken after a " · ".
+    var keyRows: [String] {
+        var rows: [String] = []
+        for (k, line) in lines.enumerated() {
+            let run = groupNames.count > 1 ? "\(Self.groupKey(group(line.from))): " : ""
+            var row = "\(Self.lineKey(k)) = \(run)"
+            for (i, part) in line.label.components(separatedBy: " · ").enumerated() {
+                let piece = i == 0 ? part : " · " + part
+                if i > 0 && Self.textWidth(row + piece, size: 11) > width - 16 {
+                    rows.append(row + " ·")
+                    row = "      " + part
+                } else {
+                    row += piece
+                }
+            }
+            rows.append(row)
+        }
+        return rows
+    }
+    var keyListHeight: Double { lines.isEmpty ? 0 : 8 + 15 * Double(keyRows.count) }
 
     func x(_ i: Int) -> Double {
         let n = xLabels.count
@@ -197,7 +228,7 @@ struct SeriesChart {
         s += """
             <text class="axis-label" transform="translate(14 \(px(top + plotHeight / 2))) rotate(-90)" \
             text-anchor="middle">\(escape(yLabel))</text>
-            <text class="axis-label" x="\(px(left + plotWidth / 2))" y="\(px(height - 8))" \
+            <text class="axis-label" x="\(px(left + plotWidth / 2))" y="\(px(height - keyListHeight - 8))" \
             text-anchor="middle">\(escape(xLabel))</text>
             """
         // x labels: one per point up to `maxPrintedLabels` points, else evenly thinned; slanted
@@ -248,23 +279,58 @@ struct SeriesChart {
                     "<polygon class=\"band \(serie.className)\" points=\"\((upper + lower).joined(separator: " "))\" fill=\"\(serie.colour)\" fill-opacity=\"0.16\"/>"
             }
         }
-        for line in lines {
-            let x1 = line.from == line.to ? x(line.from) - 10 : x(line.from)
-            let x2 = line.from == line.to ? x(line.to) + 10 : x(line.to)
-            s +=
-                "<g class=\"criterion\"\(line.data.text)><line x1=\"\(px(x1))\" x2=\"\(px(x2))\" y1=\"\(px(y(line.y)))\" y2=\"\(px(y(line.y)))\" stroke=\"\(Palette.reddishPurple)\" stroke-width=\"2\" stroke-dasharray=\"9 4\"/>"
-            s +=
-                "<text class=\"note\" x=\"\(px(x2 - 2))\" y=\"\(px(y(line.y) - 4))\" text-anchor=\"end\">\(escape(line.label))</text></g>"
+        // Every label placed in the plot, so the next is placed clear of them (boxes as drawn:
+        // x, y of the top left, width, height; 10 px notes).
+        var placed: [(x: Double, y: Double, w: Double, h: Double)] = []
+        func clear(_ b: (x: Double, y: Double, w: Double, h: Double)) -> Bool {
+            !placed.contains { b.x < $0.x + $0.w + 2 && $0.x < b.x + b.w + 2 && b.y < $0.y + $0.h && $0.y < b.y + b.h }
         }
-        // Milestone labels low in the plot (curves sit high), stacked so they never overprint.
+        // Milestone labels low in the plot (curves sit high), stacked so they never overprint,
+        // each on the side of its mark where it fits inside the plot.
         for (k, mark) in marks.enumerated() {
             let labelY = top + plotHeight - 8 - Double(marks.count - 1 - k) * 12
-            let anchor = x(mark.at) > left + plotWidth * 0.6 ? "end" : "start"
-            let labelX = anchor == "end" ? x(mark.at) - 3 : x(mark.at) + 3
+            let w = Self.textWidth(mark.label, size: 10)
+            let at = x(mark.at)
+            let startX = max(
+                left + 2,
+                at + 3 + w <= left + plotWidth ? at + 3 : at - 3 - w >= left + 2 ? at - 3 - w : left + plotWidth - w)
+            placed.append((startX, labelY - 9, w, 12))
             s +=
-                "<g class=\"milestone\"\(mark.data.text)><line x1=\"\(px(x(mark.at)))\" x2=\"\(px(x(mark.at)))\" y1=\"\(px(top))\" y2=\"\(px(top + plotHeight))\" stroke=\"\(Palette.black)\" stroke-width=\"1\" stroke-dasharray=\"2 3\"/>"
+                "<g class=\"milestone\"\(mark.data.text)><line x1=\"\(px(at))\" x2=\"\(px(at))\" y1=\"\(px(top))\" y2=\"\(px(top + plotHeight))\" stroke=\"\(Palette.black)\" stroke-width=\"1\" stroke-dasharray=\"2 3\"/>"
             s +=
-                "<text class=\"note\" x=\"\(px(labelX))\" y=\"\(px(labelY))\" text-anchor=\"\(anchor)\">\(escape(mark.label))</text></g>"
+                "<text class=\"note\" x=\"\(px(startX))\" y=\"\(px(labelY))\" text-anchor=\"start\">\(escape(mark.label))</text></g>"
+        }
+        // Each criterion line with its key at its right end, above or below the line, clear of
+        // the other keys and the milestones' labels; its words are listed under the chart.
+        for (k, line) in lines.enumerated() {
+            let x1 = line.from == line.to ? x(line.from) - 10 : x(line.from)
+            let x2 = line.from == line.to ? x(line.to) + 10 : x(line.to)
+            let key = Self.lineKey(k)
+            let w = Self.textWidth(key, size: 10)
+            let ly = y(line.y)
+            var chosen: (x: Double, y: Double, w: Double, h: Double)?
+            search: for dy in [-4.0, 12, 24, -16, 36, -28] {
+                for edge in [x2 - 2 - w, x1 + 2, x2 + 2] {
+                    let bx = min(max(edge, left + 2), left + plotWidth - w)
+                    let box = (x: bx, y: ly + dy - 9, w: w, h: 12.0)
+                    guard box.y >= max(0, top - 14), box.y + box.h <= top + plotHeight else { continue }
+                    if clear(box) {
+                        chosen = box
+                        break search
+                    }
+                }
+            }
+            let box = chosen ?? (x: min(max(x2 - 2 - w, left + 2), left + plotWidth - w), y: ly - 13, w: w, h: 12.0)
+            placed.append(box)
+            s +=
+                "<g class=\"criterion\"\(line.data.text)><title>\(escape(line.label))</title><line x1=\"\(px(x1))\" x2=\"\(px(x2))\" y1=\"\(px(ly))\" y2=\"\(px(ly))\" stroke=\"\(Palette.reddishPurple)\" stroke-width=\"2\" stroke-dasharray=\"9 4\"/>"
+            s +=
+                "<text class=\"note criterion-key\" x=\"\(px(box.x))\" y=\"\(px(box.y + 9))\" text-anchor=\"start\">\(key)</text></g>"
+        }
+        // The criterion lines' words, under the chart by their keys.
+        for (r, row) in keyRows.enumerated() {
+            s +=
+                "<text class=\"legend criterion-words\" x=\"8\" y=\"\(px(height - keyListHeight + 15 * Double(r + 1)))\" xml:space=\"preserve\">\(escape(row))</text>"
         }
         for (k, serie) in series.enumerated() where serie.dash != "none" {
             for run in groupRuns(serie.values.map { $0 != nil }) where run.count > 1 {
@@ -287,6 +353,7 @@ struct SeriesChart {
             s += "</g>"
         }
         // Legend in the right margin: colour, dash and marker, so no series hangs on colour alone.
+        s += "<g class=\"legend-box\">"
         var ly = top + 8
         let lx = left + plotWidth + 16
         for serie in series {
@@ -316,7 +383,7 @@ struct SeriesChart {
                 "<line x1=\"\(px(lx + 13))\" x2=\"\(px(lx + 13))\" y1=\"\(px(ly - 7))\" y2=\"\(px(ly + 7))\" stroke=\"\(Palette.black)\" stroke-dasharray=\"2 3\"/>"
             s += "<text class=\"legend\" x=\"\(px(lx + 32))\" y=\"\(px(ly + 4))\">milestone</text>"
         }
-        return s + "</svg>"
+        return s + "</g></svg>"
     }
 
     /// The group of point `i` (0 when the chart has one group).

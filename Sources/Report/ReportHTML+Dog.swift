@@ -196,7 +196,8 @@ extension ReportHTML {
         } else {
             html += """
                  The dashed line is the step's graduation criterion, counted over the dog's trials on the step in \
-                its own mode, in order, across sessions. An accuracy criterion is drawn at the accuracy it asks \
+                its own mode, in order, across sessions; each is keyed on the chart (c1, c2, ...) and worded with \
+                its verdict under it. An accuracy criterion is drawn at the accuracy it asks \
                 for (n in a row: 100 %), and the dotted purple line is what it looks at: the share correct over \
                 its window (the last w scored trials) at each session's end. A count criterion (c correct within \
                 at least m trials) asks for no accuracy: the orange line is how far along it the dog is, the \

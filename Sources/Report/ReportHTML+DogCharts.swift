@@ -40,7 +40,9 @@ extension ReportHTML {
         let stations = dog.stations.keys.sorted()
         guard !stations.isEmpty else { return "" }
         let targets = Set(dog.byTargetPosition.keys.map(\.target))
-        var rows: [(key: Int?, label: String)] = targets.compactMap { $0 }.sorted().map { ($0, "target at \($0)") }
+        var rows: [(key: NamedStation?, label: String)] = targets.compactMap { $0 }.sorted().map {
+            ($0, "target at \($0.name)")
+        }
         if targets.contains(nil) { rows.append((nil, "no target")) }
         let cellW = 62.0
         let cellH = 30.0
@@ -57,7 +59,7 @@ extension ReportHTML {
             """
         for (c, station) in stations.enumerated() {
             s +=
-                "<text class=\"tick\" x=\"\(px(left + cellW * (Double(c) + 0.5)))\" y=\"\(px(top - 8))\" text-anchor=\"middle\">\(station)</text>"
+                "<text class=\"tick\" x=\"\(px(left + cellW * (Double(c) + 0.5)))\" y=\"\(px(top - 8))\" text-anchor=\"middle\">\(escape(station.name))</text>"
         }
         func cell(_ r: Int, _ c: Int, _ tally: Tally?, _ attributes: DataAttributes, diagonal: Bool) -> String {
             let x = left + cellW * Double(c)
@@ -91,8 +93,8 @@ extension ReportHTML {
                 "<text class=\"tick\" x=\"\(px(left - 6))\" y=\"\(px(top + cellH * (Double(r) + 0.5) + 4))\" text-anchor=\"end\">\(escape(row.label))</text>"
             for (c, station) in stations.enumerated() {
                 var a = DataAttributes()
-                a.add("target", row.key.map { "\($0)" } ?? "none")
-                a.add("station", station)
+                a.add("target", row.key?.id ?? "none")
+                a.add("station", station.id)
                 s += cell(
                     r, c, dog.byTargetPosition[PositionKey(target: row.key, station: station)], a,
                     diagonal: row.key == station)
@@ -105,20 +107,21 @@ extension ReportHTML {
         for (c, station) in stations.enumerated() {
             var a = DataAttributes()
             a.add("target", "all")
-            a.add("station", station)
+            a.add("station", station.id)
             s += cell(totalRow, c, dog.stations[station], a, diagonal: false)
         }
         s +=
             "<text class=\"axis-label\" x=\"4\" y=\"\(px(height - 8))\">rows: where the target stood; framed: the target's own station</text></svg>"
         // Each station's figures, as `stats --by station`.
         var table = """
-            <table class="stations"><thead><tr><th>station</th><th>trials</th><th>hits</th><th>misses</th>\
+            <table class="stations"><thead><tr><th>station</th><th>number</th><th>trials</th><th>hits</th><th>misses</th>\
             <th>false alerts</th><th>correct rejections</th><th>sensitivity</th><th>specificity</th></tr></thead><tbody>
             """
         for station in stations {
             guard let f = dog.stations[station]?.figures else { continue }
             var a = DataAttributes()
-            a.add("station", station)
+            a.add("station", station.id)
+            a.add("station-number", station.number)
             a.add("trials", f.results.trials)
             a.add("hits", f.presentations.hits)
             a.add("misses", f.presentations.misses)
@@ -128,7 +131,8 @@ extension ReportHTML {
             addProportion(&a, "sensitivity", f.sensitivity)
             addProportion(&a, "specificity", f.specificity)
             table += """
-                <tr class="station"\(a.text)><td>\(station)</td><td>\(f.results.trials)</td>\
+                <tr class="station"\(a.text)><td>\(escape(station.name))</td><td>\(station.number)</td>\
+                <td>\(f.results.trials)</td>\
                 <td>\(f.presentations.hits)</td><td>\(f.presentations.misses)</td><td>\(f.presentations.falseAlerts)</td>\
                 <td>\(f.presentations.correctRejections)</td><td>\(percent(f.sensitivity))</td>\
                 <td>\(percent(f.specificity))</td></tr>

@@ -24,7 +24,7 @@ extension LogReader {
                 db,
                 sql: """
                     SELECT s.id, s.dog_id, d.name AS dog, s.wall_ns, s.phase, s.step, s.exercise, s.mode,
-                        s.station, s.station_id, s.program_id,
+                        s.station, s.station_id, s.program_id, s.settings,
                         (SELECT e.how FROM session_end e WHERE e.session_id = s.id ORDER BY e.wall_ns LIMIT 1) AS how,
                         (SELECT e.detail FROM session_end e WHERE e.session_id = s.id ORDER BY e.wall_ns LIMIT 1)
                             AS detail
@@ -40,7 +40,7 @@ extension LogReader {
                     id: row["id"], dogId: row["dog_id"], dog: row["dog"], wallNs: row["wall_ns"], phase: row["phase"],
                     step: row["step"], exercise: row["exercise"], mode: row["mode"], station: row["station"],
                     stationId: row["station_id"], programId: row["program_id"], endedHow: row["how"],
-                    endDetail: row["detail"])
+                    endDetail: row["detail"], settings: row["settings"])
             }
             var assembly = try ReportAssembly(
                 filter: filter, maxPoints: maxPoints, sessions: sessions, programs: programs)

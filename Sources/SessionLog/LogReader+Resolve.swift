@@ -1,3 +1,4 @@
+import Figures
 import Foundation
 import GRDB
 import TrainingEngine
@@ -84,11 +85,10 @@ extension LogReader {
         }
     }
 
-    /// The stations of a trial's lineup, by the board's names for them (as its session logged
-    /// them, `settings.stations`, in the order of the trial's layout) and the numbers the log
-    /// keeps (the board's station, from 1); nil when the session logged no names (older logs,
-    /// simulated blocks).
-    public func stationNames(trial text: String) throws -> [StationName]? {
+    /// The stations of a trial's lineup, by their names (`StationNames`: the board's as the
+    /// session logged them, else the default) and the numbers the log keeps (the board's
+    /// station, from 1), in the order of the trial's layout.
+    public func stationNames(trial text: String) throws -> [StationName] {
         let id = try resolveTrial(text)
         return try read { db in
             guard
@@ -99,15 +99,9 @@ extension LogReader {
                     arguments: [id])
             else { throw SessionLogError.unknownTrial(text) }
             let layout: String = row["layout"]
-            let settings: String = row["settings"]
-            guard let data = settings.data(using: .utf8),
-                let object = try? JSONSerialization.jsonObject(with: data) as? [String: Any],
-                let listed = object["stations"] as? String
-            else { return nil }
-            let names = listed.split(separator: ",").map(String.init)
             let numbers = layout.split(separator: ";").compactMap { Int($0.prefix { $0 != ":" }) }
-            guard !names.isEmpty, names.count == numbers.count else { return nil }
-            return zip(names, numbers).map { StationName(name: $0, number: $1) }
+            let names = StationNames(settings: row["settings"], numbers: numbers)
+            return numbers.map { StationName(name: names.name($0), number: $0) }
         }
     }
 

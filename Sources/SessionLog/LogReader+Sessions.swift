@@ -178,7 +178,7 @@ extension LogReader {
                 var trial = LoggedTrial(
                     id: id, sessionId: row["session_id"], dog: row["dog"], number: row["number"],
                     outcome: try row.word("outcome", of: "trial", row: id), indicatedStation: indicated,
-                    indicatedName: indicated.flatMap { names.name($0) },
+                    indicatedName: indicated.map { names.name($0) },
                     latencyMs: (row["latency_ns"] as Int64?).map { Double($0) / 1e6 },
                     searchMs: (row["search_ns"] as Int64?).map { Double($0) / 1e6 },
                     started: iso.string(wallNs: row["started_wall_ns"]),

@@ -121,7 +121,7 @@ public struct SessionSample: Sendable, Hashable, Codable {
 
 public struct LayoutSlot: Sendable, Hashable, Codable {
     public var station: Int
-    /// The station's name on its board (`StationNames`); nil when its session kept none.
+    /// The station's name (`StationNames`: its board's as the session logged it, else the default).
     public var name: String? = nil
     public var sample: String?
     public var kind: SampleKind
@@ -144,7 +144,7 @@ public struct LoggedTrial: Sendable, Hashable, Codable {
     public var number: Int
     public var outcome: TrialOutcome
     public var indicatedStation: Int?
-    /// The indicated station's name (`StationNames`); nil with none, or when no name was kept.
+    /// The indicated station's name (`StationNames`); nil with none.
     public var indicatedName: String? = nil
     public var latencyMs: Double?
     public var searchMs: Double?
@@ -198,7 +198,7 @@ public struct EventSummary: Sendable, Hashable, Codable {
     public var trialId: String?
     public var kind: String
     public var station: Int?
-    /// The station's name on its board (`StationNames`); nil when its session kept none.
+    /// The station's name (`StationNames`); nil for an event at no station.
     public var stationName: String? = nil
     public var time: String
     public var monoNs: Int64

@@ -55,7 +55,8 @@ extension LogReader {
                 for row in try Row.fetchAll(db, sql: "SELECT id, label FROM sample") { labels[row[0]] = row[1] }
             }
             var grouper = StatsGrouper(by: grouping, sampleLabels: labels)
-            try Self.scanTrials(db, filter, samples: grouper.needsSamples) { trial, context in
+            try Self.scanTrials(db, filter, samples: grouper.needsSamples, settings: grouper.needsSettings) {
+                trial, context in
                 grouper.add(trial, context)
             }
             return grouper.rows()
@@ -64,13 +65,15 @@ extension LogReader {
 
     /// Every trial (after corrections) matching `filter`, as the figures count it, oldest
     /// session first. Straight from SQLite's column accessors: GRDB rows per trial would cost
-    /// more than the query itself. Sample ids are only read when `samples` is set.
+    /// more than the query itself. Sample ids are only read when `samples` is set, each
+    /// session's settings (once a session) when `settings` is.
     static func scanTrials(
-        _ db: Database, _ filter: LogFilter, samples: Bool, _ body: (ScoredTrial, TrialContext) throws -> Void
+        _ db: Database, _ filter: LogFilter, samples: Bool, settings: Bool = false,
+        _ body: (ScoredTrial, TrialContext) throws -> Void
     ) throws {
         let statement = try db.makeStatement(
             sql: """
-                SELECT t.outcome, t.latency_ns, t.layout, t.seen, s.dog_id, d.name, s.id, s.wall_ns, t.id
+                SELECT t.outcome, t.latency_ns, t.layout, t.seen, s.dog_id, d.name, s.id, s.wall_ns, t.id, s.settings
                 FROM trial_current t JOIN session s ON s.id = t.session_id JOIN dog d ON d.id = s.dog_id
                 WHERE (?1 IS NULL OR s.dog_id = ?1) AND (?2 IS NULL OR s.id = ?2)
                     AND (?3 IS NULL OR t.wall_ns >= ?3) AND (?4 IS NULL OR t.wall_ns < ?4)
@@ -90,6 +93,7 @@ extension LogReader {
                 as: UTF8.self)
         }
         var decoder = TrialRowDecoder(samples: samples)
+        var settingsOf: [String: String] = [:]
         func bytes(_ column: Int32) -> UnsafeRawBufferPointer? {
             guard sqlite3_column_type(sqlite, column) != SQLITE_NULL else { return nil }
             // The text pointer first: SQLite counts bytes of the value as last converted.
@@ -106,10 +110,17 @@ extension LogReader {
             let latency: Int64? = sqlite3_column_type(sqlite, 1) == SQLITE_NULL ? nil : sqlite3_column_int64(sqlite, 1)
             guard let trial = decoder.trial(outcome: text(0), latencyNs: latency, layout: bytes(2), seen: bytes(3))
             else { throw LogLimits.badLayout(trial: text(8)) }
+            let session = text(6)
+            var sessionSettings: String? = nil
+            if settings {
+                if settingsOf[session] == nil { settingsOf[session] = text(9) }
+                sessionSettings = settingsOf[session]
+            }
             try body(
                 trial,
                 TrialContext(
-                    dogId: text(4), dog: text(5), sessionId: text(6), sessionWallNs: sqlite3_column_int64(sqlite, 7)))
+                    dogId: text(4), dog: text(5), sessionId: session, sessionWallNs: sqlite3_column_int64(sqlite, 7),
+                    sessionSettings: sessionSettings))
         }
     }
 

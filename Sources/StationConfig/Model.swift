@@ -61,6 +61,14 @@ public struct StationSpec: Sendable, Hashable {
         self.input = input
         self.output = output
     }
+
+    /// The name of the station at `number` (from 1) on a board file that gives it none: A, B,
+    /// ... Z, then S27. The one default: Figures' `StationNames` reads a session logged before
+    /// stations' names were kept with it too.
+    public static func defaultName(number: Int) -> String {
+        guard (1...26).contains(number), let scalar = Unicode.Scalar(64 + number) else { return "S\(number)" }
+        return String(Character(scalar))
+    }
 }
 
 /// The trainer's three physical buttons; each is optional on a given board.

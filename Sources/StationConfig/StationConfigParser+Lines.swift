@@ -168,8 +168,5 @@ extension Parser {
         return !digits.isEmpty && digits.unicodeScalars.allSatisfy { ("0"..."9").contains($0) }
     }
 
-    static func defaultName(_ index: Int) -> String {
-        guard index < 26, let scalar = Unicode.Scalar(65 + index) else { return "S\(index + 1)" }
-        return String(Character(scalar))
-    }
+    static func defaultName(_ index: Int) -> String { StationSpec.defaultName(number: index + 1) }
 }

@@ -354,7 +354,7 @@ public enum Assets {
           for (const x of d.trials) {
             const row = document.createElement('tr'); const at = x.layout.find((l) => l.station === x.indicatedStation);
             cell(row, x.number); cell(row, outcomeWords[x.outcome] || x.outcome);
-            cell(row, at ? 'station ' + at.station + ' (' + at.kind + (at.sample ? ' ' + at.sample : '') + ')' : '–');
+            cell(row, at ? 'station ' + (at.name || at.station) + ' (' + at.kind + (at.sample ? ' ' + at.sample : '') + ')' : '–');
             cell(row, typeof x.latencyMs === 'number' ? (x.latencyMs / 1000).toFixed(1) + ' s' : '–');
             t.append(row);
           }

@@ -358,8 +358,8 @@ extension Assets {
           // The layout as the log has it, once the session is over.
           const over = !!s.endedHow;
           b.append(table(['#', 'Outcome', 'Indicated', 'Latency', 'Layout', 'Note'], s.trials.map((t) => [
-            t.number, t.outcome, (t.indicatedStation === undefined || t.indicatedStation === null) ? '–' : t.indicatedStation, seconds(t.latencyMs),
-            over ? t.layout.map((l) => l.station + ': ' + (l.sample || 'no sample') + ' (' + l.kind + ')' + (l.indicated ? ' indicated' : '')).join('; ') : 'once the session ends',
+            t.number, t.outcome, (t.indicatedStation === undefined || t.indicatedStation === null) ? '–' : (t.indicatedName || t.indicatedStation), seconds(t.latencyMs),
+            over ? t.layout.map((l) => (l.name || l.station) + ': ' + (l.sample || 'no sample') + ' (' + l.kind + ')' + (l.indicated ? ' indicated' : '')).join('; ') : 'once the session ends',
             t.corrects ? 'corrected (was ' + t.corrects.slice(0, 8) + '): ' + (t.reason || '') : (t.reason || '')])));
           if (!over) b.append(el('p', 'The layouts are shown once the session ends.', 'hint'));
           b.append(el('h2', 'Samples'));

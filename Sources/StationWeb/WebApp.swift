@@ -153,7 +153,7 @@ public enum WebApp {
         router.get("/api/layout") { _, context in
             let login = try context.requireLogin()
             guard let view = LiveHub.layoutView(login.role) else {
-                throw WebError(.forbidden, "role", "a \(login.role.rawValue) may not see the layout")
+                throw WebContext.refusal(login.role, "see the layout")
             }
             return try await forward(LayoutRequest(view: view), state)
         }
@@ -356,11 +356,13 @@ extension WebContext {
     /// Refuses a role that may not do this, naming the role and the action.
     func require(_ allowed: KeyPath<WebRole, Bool>, _ action: String) throws {
         let login = try requireLogin()
-        guard login.role[keyPath: allowed] else {
-            let role = login.role.rawValue
-            let article = role.first.map { "aeiou".contains($0) } == true ? "an" : "a"
-            throw WebError(.forbidden, "role", "\(article) \(role) may not \(action)")
-        }
+        guard login.role[keyPath: allowed] else { throw Self.refusal(login.role, action) }
+    }
+
+    /// The one refusal of a role, a sentence with its article: "an assistant may not ...".
+    static func refusal(_ role: WebRole, _ action: String) -> WebError {
+        let article = role.rawValue.first.map { "aeiou".contains($0) } == true ? "an" : "a"
+        return WebError(.forbidden, "role", "\(article) \(role.rawValue) may not \(action)")
     }
 }
 

@@ -203,7 +203,7 @@ struct LineupSync: AsyncParsableCommand {
     }
 
     func say(_ line: String) {
-        FileHandle.standardOutput.write(Data((line + "\n").utf8))
+        StandardOutput.write(Data((line + "\n").utf8), program: "lineup-sync")
     }
 
     func fail(_ message: String, code: Int32) -> Never {

@@ -125,7 +125,7 @@ extension Stats {
             stats.map { s in
                 let v = s.figures.atPrevalence(prevalence)
                 return [
-                    by == .session ? String(s.group.prefix(max(0, s.group.count - 28))) : s.group,
+                    by == .session ? String(s.group.prefix(max(0, s.group.count - 28))) : s.station?.name ?? s.group,
                     describe(s.sensitivity), describe(s.specificity),
                     describe(value: v?.ppv, lower: v?.ppvLower, upper: v?.ppvUpper),
                     describe(value: v?.npv, lower: v?.npvLower, upper: v?.npvUpper),

@@ -250,6 +250,8 @@ struct Stats: ParsableCommand {
             var header = [by.rawValue.uppercased()]
             if by == .session { header.append("STARTED") }
             if by == .sample { header.append("KIND") }
+            // A station by its name (`StationNames`), its number in the log beside it.
+            if by == .station { header.append("NUMBER") }
             header += ["TRIALS", "ABORTED"]
             // Each rate beside the counts it is computed from: trial accuracy beside the trials'
             // outcomes, sensitivity and specificity beside the presentations' verdicts.
@@ -259,9 +261,13 @@ struct Stats: ParsableCommand {
                 header,
                 stats.map { s in
                     let f = s.figures
-                    var row = [by == .session ? String(s.group.prefix(max(0, s.group.count - 28))) : s.group]
+                    var row = [
+                        by == .session
+                            ? String(s.group.prefix(max(0, s.group.count - 28))) : s.station?.name ?? s.group
+                    ]
                     if by == .session { row.append(String((s.started ?? "-").prefix(16))) }
                     if by == .sample { row.append(s.kind?.rawValue ?? "-") }
+                    if by == .station { row.append(s.station.map { "\($0.number)" } ?? "-") }
                     row += ["\(f.results.trials)", "\(f.results.aborted)"]
                     if !byPresentation { row += trialOutcomeCells(f) }
                     return row + presentationCells(f, kind: s.kind)

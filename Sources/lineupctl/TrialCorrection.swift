@@ -1,5 +1,6 @@
 import ArgumentParser
 import SessionLog
+import StationConfig
 import StationControl
 import TrainingEngine
 
@@ -65,29 +66,28 @@ struct TrialCommand: ParsableCommand {
         /// trial had it), a name as the trial's session logged the board's names.
         func station(_ text: String) throws -> Int {
             if let number = Int(text) { return number }
-            let names: [StationName]?
+            let names: [StationName]
             do {
                 names = try target.log.reader().stationNames(trial: trial)
             } catch {
                 // Through lineupd the station's log may not be readable here (another path, no
                 // permission): the board's default names stand in, and lineupd checks the trial.
                 guard target.log.namedPath == nil else { throw error }
-                names = nil
-            }
-            if let names {
-                if let found = names.first(where: { $0.name.caseInsensitiveCompare(text) == .orderedSame }) {
-                    return found.number
+                if let number = LogLimits.stations.first(where: {
+                    StationSpec.defaultName(number: $0).caseInsensitiveCompare(text) == .orderedSame
+                }) {
+                    return number
                 }
                 throw SessionLogError.invalidInput(
-                    "--indicated \(text): trial \(trial) has no station so named (its stations: "
-                        + names.map { "\($0.name) (\($0.number))" }.joined(separator: ", ") + ")")
+                    "--indicated \(text): not a station (a number from 1, or a letter A, B, ... as the board names them)"
+                )
             }
-            let letters = text.uppercased().unicodeScalars
-            if letters.count == 1, let letter = letters.first, ("A"..."Z").contains(letter) {
-                return Int(letter.value) - 64
+            if let found = names.first(where: { $0.name.caseInsensitiveCompare(text) == .orderedSame }) {
+                return found.number
             }
             throw SessionLogError.invalidInput(
-                "--indicated \(text): not a station (a number from 1, or a letter A, B, ... as the board names them)")
+                "--indicated \(text): trial \(trial) has no station so named (its stations: "
+                    + names.map { "\($0.name) (\($0.number))" }.joined(separator: ", ") + ")")
         }
     }
 }

@@ -36,7 +36,7 @@ struct VerifyScoringCommand: ParsableCommand {
             if log.json {
                 try printJSON(results.map(Report.init))
             } else {
-                FileHandle.standardOutput.write(Data(Self.describe(results).utf8))
+                writeOut(Self.describe(results))
             }
             let disagree = results.contains { !$0.disagreements.isEmpty }
             let unverified = session != nil && results.contains { $0.notRescored != nil }

@@ -126,15 +126,20 @@ class Visit:
         self.screen().find_element(By.CSS_SELECTOR, "table tr td a").click()
         self.check("session", "Session of Rex", "Trials", "video review", "calm at the start", "Shorter breaks",
                    session["started"])
-        # The trials table: each trial's outcome and layout as lineupctl trials has them.
+        # The trials table: each trial's outcome, indicated station and layout as lineupctl
+        # trials has them, each station by its name (issue 32: the page showed numbers).
         shown = {row[0]: row for row in self.rows() if len(row) == 6 and row[0].isdigit()}
         if len(shown) != TRIALS:
             raise SystemExit(f"{self.who}: the session's page shows {len(shown)} trials, not {TRIALS}: {self.rows()}")
         for trial in cli["trials"]:
             row = shown[str(trial["number"])]
-            slots = [f"{slot['station']}: {slot.get('sample') or 'no sample'} ({slot['kind']})" for slot in trial["layout"]]
-            if row[1] != trial["outcome"] or any(slot not in row[4] for slot in slots):
-                raise SystemExit(f"{self.who}: trial {trial['number']} shows {row}, the log has {trial['outcome']}, {slots}")
+            if any(not slot.get("name") for slot in trial["layout"]):
+                raise SystemExit(f"{self.who}: lineupctl trials --json names no station: {trial['layout']}")
+            slots = [f"{slot['name']}: {slot.get('sample') or 'no sample'} ({slot['kind']})" for slot in trial["layout"]]
+            indicated = trial.get("indicated_name") or "–"
+            if row[1] != trial["outcome"] or row[2] != indicated or any(slot not in row[4] for slot in slots):
+                raise SystemExit(f"{self.who}: trial {trial['number']} shows {row}, the log has {trial['outcome']}, "
+                                 f"{indicated}, {slots}")
         for by in ["dog", "session", "sample", "station"]:
             self.link("← Research")
             self.check("research", "Research", "Sessions")

@@ -1,4 +1,5 @@
 import Figures
+import Foundation
 import Testing
 import TrainingEngine
 
@@ -66,8 +67,35 @@ import TrainingEngine
         // Alone of its kind: no other sample to be judged against.
         #expect(samples.allSatisfy { $0.sampleFlag == nil })
         let stations = grouped(.station)
-        #expect(stations.map(\.group) == ["station 1", "station 2"])
+        // Sessions that logged no names: the board's default names, the number beside them.
+        #expect(stations.map(\.group) == ["station A", "station B"])
+        #expect(stations.map(\.groupId) == ["1:A", "2:B"])
+        #expect(stations.map(\.station) == [NamedStation(number: 1, name: "A"), NamedStation(number: 2, name: "B")])
         #expect(stations.map { $0.figures.results.trials } == [4, 4])
+    }
+
+    /// Issue 32: `stats --by station` named stations by number. Each session's stations are
+    /// named as it logged them (`StationNames`), the number kept beside the name.
+    @Test func byStationEachStationByTheNameItsSessionLogged() throws {
+        var grouper = StatsGrouper(by: .station)
+        var named = rex
+        named.sessionSettings = #"{"stations":"North,East"}"#
+        grouper.add(trial(.hit, targetIndicated: true, controlIndicated: false), named)
+        grouper.add(trial(.falseAlert, targetIndicated: false, controlIndicated: true), named)
+        // A session logged before names were kept: the defaults, a row of their own.
+        grouper.add(trial(.hit, targetIndicated: true, controlIndicated: false), ada)
+        let rows = grouper.rows()
+        #expect(rows.map(\.group) == ["station A", "station North", "station B", "station East"])
+        #expect(rows.map(\.groupId) == ["1:A", "1:North", "2:B", "2:East"])
+        #expect(rows.map { $0.figures.results.trials } == [1, 2, 1, 2])
+        #expect(rows[1].figures.presentations.hits == 1 && rows[3].figures.presentations.falseAlerts == 1)
+        // In JSON, as lineupctl prints it: the number and the name beside the figures.
+        let encoder = JSONEncoder()
+        encoder.keyEncodingStrategy = .convertToSnakeCase
+        let object = try #require(
+            try JSONSerialization.jsonObject(with: encoder.encode(rows[1])) as? [String: Any])
+        #expect(object["station_number"] as? Int == 1 && object["station_name"] as? String == "North")
+        #expect(try JSONDecoder().decode(StatsRow.self, from: JSONEncoder().encode(rows[1])) == rows[1])
     }
 
     @Test func aTrialWithoutStationDataNamesItsSession() {

@@ -62,13 +62,37 @@ import TrainingEngine
         #expect(data.faultsOutsideSessions == 1)
         let rex = try #require(data.dogs.first)
         #expect(rex.points.count == 2)
-        #expect(rex.stations[1]?.presentations.hits == 2)
-        #expect(rex.stations[2]?.presentations.falseAlerts == 1)
+        #expect(rex.stations[NamedStation(number: 1, name: "A")]?.presentations.hits == 2)
+        #expect(rex.stations[NamedStation(number: 2, name: "B")]?.presentations.falseAlerts == 1)
         #expect(rex.milestones.map(\.phase) == ["1"])
         #expect(data.samples.map(\.label) == ["T-1", "C-1"])
         #expect(data.samples[0].rate?.successes == 2)
         #expect(data.samples[1].rate?.successes == 1)
         #expect(data.familiarNovel["id-Rex"] != nil)
+    }
+
+    /// Issue 32: the report's position bias and station table named stations by number. Each
+    /// session's stations are named as it logged them (`StationNames`, as `stats --by station`).
+    @Test func theStationsAreNamedAsEachSessionLoggedThem() throws {
+        var named = session("s1", dog: "Rex", at: 1_000)
+        named.settings = #"{"stations":"North,East"}"#
+        var a = try ReportAssembly(
+            scope: .init(), maxPoints: 120, sessions: [named, session("s2", dog: "Rex", at: 2_000)], programs: [:])
+        a.addTrial(trial(.hit, hit: true), dogId: "id-Rex", dog: "Rex", sessionId: "s1", inScope: true)
+        a.addTrial(trial(.falseAlert, hit: false), dogId: "id-Rex", dog: "Rex", sessionId: "s1", inScope: true)
+        a.addTrial(trial(.hit, hit: true), dogId: "id-Rex", dog: "Rex", sessionId: "s2", inScope: true)
+        let rex = try #require(a.finish(samples: [], generatedWallNs: 4_000).dogs.first)
+        let north = NamedStation(number: 1, name: "North")
+        let east = NamedStation(number: 2, name: "East")
+        let a1 = NamedStation(number: 1, name: "A")
+        #expect(Set(rex.stations.keys) == [north, east, a1, NamedStation(number: 2, name: "B")])
+        #expect(rex.stations[north]?.presentations.hits == 1)
+        #expect(rex.stations[east]?.presentations.falseAlerts == 1)
+        #expect(rex.stations[a1]?.presentations.hits == 1)
+        // The target stood at North in s1's trials and at A in s2's.
+        #expect(rex.byTargetPosition[PositionKey(target: north, station: east)]?.presentations.falseAlerts == 1)
+        #expect(rex.byTargetPosition[PositionKey(target: a1, station: a1)]?.presentations.hits == 1)
+        #expect(rex.byTargetPosition[PositionKey(target: north, station: a1)] == nil)
     }
 
     @Test func theTimeWindowKeepsOnlyItsSessionsAndTrials() throws {

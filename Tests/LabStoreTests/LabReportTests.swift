@@ -100,7 +100,9 @@ import TrainingEngine
         for sessionIndex in 0..<2 {
             let session = SessionRecord(
                 dogId: dog.id, programId: program.id, phase: "p", phaseSteps: 1, step: "1", exercise: "1",
-                mode: .doubleBlind, station: "bench-c", bootId: nil, time: tick())
+                mode: .doubleBlind,
+                // The board's own names: the report and stats name the stations so, on either source.
+                settings: #"{"stations":"North,East,West"}"#, station: "bench-c", bootId: nil, time: tick())
             var records: [any AppendableRecord] = [session]
             for number in 1...12 {
                 let started = tick()
@@ -215,6 +217,17 @@ import TrainingEngine
         #expect(labHTML.contains("data-rolling-accuracy=\"0.6666666666666666\""), "no rolling accuracy drawn")
         #expect(!labHTML.contains("data-rolling-accuracy=\"0.3333333333333333\""))
         #expect(labHTML.contains("sensor stuck at station 2") && labHTML.contains("log-events-dropped"))
+        // Issue 32: C-Rex's stations by the names their sessions logged, in the position bias and
+        // the station table, the number beside the name; stats --by station alike on both sources.
+        #expect(labHTML.contains(">target at North<") && labHTML.contains("data-station=\"3:West\""))
+        #expect(labHTML.contains("<td>East</td><td>2</td>"))
+        for format in [[], ["--json"]] {
+            let byStation = ["stats", "--by", "station", "--dog", "C-Rex"] + format
+            let onLab = try lineupctl(byStation + ["--lab", conf])
+            let onMerged = try lineupctl(byStation + ["--db", "\(directory)/merged.db"])
+            #expect(onLab.status == 0 && onLab.stdout == onMerged.stdout, "\(onLab.stderr)")
+            #expect(onLab.stdout.contains("North"), "\(onLab.stdout)")
+        }
         #expect(
             try await value(
                 "SELECT outcome FROM public.trials_current WHERE corrects = '\(corrected)'", as: lab.researcher)

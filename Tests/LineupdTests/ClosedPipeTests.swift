@@ -47,6 +47,8 @@ import Testing
             ["stats", "--by", "dog"], ["stats", "--by", "station", "--json"], ["export", "--what", "trials"],
             ["export", "--what", "sessions", "--format", "jsonl"], ["report"], ["events", "--limit", "0"],
             ["sessions"], ["trials"], ["progress", "--dog", "virtual dog"],
+            // It wrote through FileHandle, which trapped on EPIPE with SIGPIPE ignored (issue 32).
+            ["verify-scoring"],
         ]
         for command in commands {
             for ignoring in [false, true] {
@@ -56,5 +58,24 @@ import Testing
                 #expect(run.stderr.isEmpty, "\(what)")
             }
         }
+    }
+
+    /// Every shipped tool writes standard output through `StandardOutput.write` (SessionLog):
+    /// no source of one writes it through Foundation's `FileHandle`, whose write traps on a
+    /// closed pipe. lineup-bench, never installed, is left out.
+    @Test func noShippedSourceWritesStandardOutputThroughFileHandle() throws {
+        let sources = Self.root.appendingPathComponent("Sources")
+        var found: [String] = []
+        let files = FileManager.default.enumerator(atPath: sources.path)?.compactMap { $0 as? String } ?? []
+        for file in files where file.hasSuffix(".swift") && !file.hasPrefix("lineup-bench/") {
+            let text = try String(contentsOf: sources.appendingPathComponent(file), encoding: .utf8)
+            for (n, line) in text.split(separator: "\n", omittingEmptySubsequences: false).enumerated()
+            where line.contains("FileHandle.standardOutput")
+                && !line.trimmingCharacters(in: .whitespaces).hasPrefix("//")
+            {
+                found.append("Sources/\(file):\(n + 1)")
+            }
+        }
+        #expect(found.isEmpty, "standard output written through FileHandle: \(found)")
     }
 }

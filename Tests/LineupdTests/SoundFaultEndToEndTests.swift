@@ -56,6 +56,18 @@ import TrainingEngine
         let fields = try #require(try JSONSerialization.jsonObject(with: Data(json.stdout.utf8)) as? [String: Any])
         #expect(fields["sound_fault"] as? String == "sound-stalled", "\(json.stdout)")
         #expect(fields["sound_fault_why"] as? String == SoundFaultEndToEndTests.stalledWords)
+        // docs/faults.md names the fields as lineupctl prints them (it said `soundFault`, issue 32).
+        let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+            .deletingLastPathComponent()
+        let doc = try String(contentsOf: root.appendingPathComponent("docs/faults.md"), encoding: .utf8)
+        let paragraph = try #require(
+            doc.components(separatedBy: "\n\n").first { $0.hasPrefix("`lineupctl status --json` carries") })
+        let named = paragraph.components(separatedBy: "`").enumerated().filter { $0.offset % 2 == 1 }.map {
+            String($0.element)
+        }
+        .filter { $0.range(of: #"^[A-Za-z_]+$"#, options: .regularExpression) != nil }
+        #expect(named == ["sound_fault", "sound_fault_why", "sound_faults"], "\(paragraph)")
+        for field in named { #expect(fields[field] != nil, "docs/faults.md names `\(field)`: \(json.stdout)") }
         // Trial 2 stalls too (its stream reopened, and as broken): the same run. Trial 3 plays.
         #expect(run(daemon, until: 3), "\(daemon.stderrSoFar)")
         #expect(eventually(5) { (try? daemon.client.status().soundFault) == nil })

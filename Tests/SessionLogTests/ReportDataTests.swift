@@ -66,7 +66,7 @@ import TrainingEngine
         for dog in full.dogs {
             let stations = try reader.stats(by: .station, LogFilter(dogId: dog.id))
             for row in stations {
-                #expect(dog.stations[Int(row.groupId)!]?.figures == row.figures, "station \(row.groupId)")
+                #expect(dog.stations[try #require(row.station)]?.figures == row.figures, "station \(row.groupId)")
             }
         }
     }

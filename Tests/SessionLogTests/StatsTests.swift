@@ -173,15 +173,15 @@ func expectWilson(_ p: Proportion, _ successes: Int, _ trials: Int, _ lower: Dou
         let byStation = Dictionary(
             uniqueKeysWithValues: try fixture.log.reader.stats(by: .station).map { ($0.groupId, $0) })
         // Station 1: target in T1 (found); controls in T2, T3, T4 (all passed).
-        #expect(byStation["1"]?.sensitivity.successes == 1)
-        #expect(byStation["1"]?.sensitivity.trials == 1)
-        #expect(byStation["1"]?.specificity.successes == 3)
-        #expect(byStation["1"]?.specificity.trials == 3)
+        #expect(byStation["1:A"]?.sensitivity.successes == 1)
+        #expect(byStation["1:A"]?.sensitivity.trials == 1)
+        #expect(byStation["1:A"]?.specificity.successes == 3)
+        #expect(byStation["1:A"]?.specificity.trials == 3)
         // Station 3: target T-B in T3 (missed); control C-B in T2 (alerted).
-        #expect(byStation["3"]?.sensitivity.successes == 0)
-        #expect(byStation["3"]?.specificity.successes == 0)
-        #expect(byStation["3"]?.specificity.trials == 1)
-        #expect(byStation["1"]?.results.trials == 5)
+        #expect(byStation["3:C"]?.sensitivity.successes == 0)
+        #expect(byStation["3:C"]?.specificity.successes == 0)
+        #expect(byStation["3:C"]?.specificity.trials == 1)
+        #expect(byStation["1:A"]?.results.trials == 5)
     }
 
     @Test func sessionDetailsAndProgress() throws {

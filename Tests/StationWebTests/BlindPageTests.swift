@@ -151,4 +151,92 @@ import WebAccounts
         #expect(!started.isEmpty)
         try control.endSession(suggestions: nil)
     }
+
+    /// Issue 32: a double-blind block cut short (lineupd stopped after trial 1) and resumed
+    /// through the page (`POST /api/session/resume`) tells the handler's page nothing of its
+    /// layouts, as its start does: the resume's reply, status, the live stream and the layout's
+    /// refusal, over the trials after it. The assistant's page, beside it, is shown each layout.
+    @Test func aResumedDoubleBlindBlockTellsTheHandlersPageNothingOfItsLayouts() async throws {
+        guard let first = try SimulatedStation() else { return }
+        defer { first.terminate() }
+        #expect(await first.waitReady())
+        _ = try first.client.addDog(DogEntry(name: "Rex"))
+        for label in Self.samples {
+            _ = try first.client.addSample(SampleEntry(label: label, kind: label.hasPrefix("T") ? .target : .control))
+        }
+        _ = try first.client.startSession(
+            SessionRequest(
+                dog: "Rex", program: "research-5-station", step: "phase-3/1", trials: 3, samples: Self.samples))
+        // Trial 1 runs; then lineupd is stopped (SIGTERM leaves the session to be resumed).
+        #expect(
+            await eventually(60) {
+                guard let status = try? first.client.status() else { return false }
+                if (status.trialsDone ?? 0) >= 1 { return true }
+                if status.state == .waitingForReady || status.state == .blocked { try? first.client.ready() }
+                return false
+            }, "trial 1 never ended")
+        first.terminate()
+        guard let station = try SimulatedStation(directory: first.directory) else { return }
+        defer { station.terminate() }
+        #expect(await station.waitReady())
+        let control = station.client
+        let link = SocketLink(path: station.socket)
+        let state = WebState(users: try makeUsers(), link: link, hub: LiveHub(link: link, pollSeconds: 0.2))
+        let app = Application(
+            router: WebApp.router(state: state), configuration: .init(address: .hostname("127.0.0.1", port: 0)))
+        try await app.test(.live) { client in
+            let port = try #require(client.port)
+            let handler = try #require(try await client.login("trainer1").1)
+            let assistant = try #require(try await client.login("assistant1").1)
+            let handlerStream = try RawStream(port: port, path: "/api/events", cookie: handler.cookie)
+            let assistantStream = try RawStream(port: port, path: "/api/events", cookie: assistant.cookie)
+            defer {
+                handlerStream.close()
+                assistantStream.close()
+            }
+            let resume = try await client.post("/api/session/resume", json: "{}", headers: handler.postHeaders)
+            var handlerReplies = text(resume.body)
+            #expect(resume.status == .ok, "\(text(resume.body))")
+            #expect(handlerReplies.contains("resumed"), "\(handlerReplies)")
+            for trial in 2...3 {
+                #expect(
+                    await assistantStream.waitFor(10) { $0.frames("layout").last?.contains("T-7") == true },
+                    "trial \(trial): the assistant was not shown the layout")
+                var ended = false
+                for _ in 0..<300 where !ended {
+                    let status = try? control.status()
+                    ended = (status?.trialsDone ?? 0) >= trial
+                    if !ended, status?.state == .waitingForReady || status?.state == .blocked {
+                        // Trial 3 started by the handler's own press: its replies are checked too.
+                        let presser = trial == 3 ? handler : assistant
+                        let press = try await client.post("/api/ready", json: "{}", headers: presser.postHeaders)
+                        if trial == 3 { handlerReplies += text(press.body) }
+                    }
+                    if !ended { try await Task.sleep(for: .milliseconds(100)) }
+                }
+                #expect(ended, "trial \(trial) never ended")
+                for path in ["/api/layout", "/api/status"] {
+                    handlerReplies += text(
+                        try await client.execute(uri: path, method: .get, headers: handler.getHeaders).body)
+                }
+            }
+            let handlerBytes = handlerStream.text + handlerReplies
+            #expect(!handlerStream.frames("watch").isEmpty, "the handler's page got no events")
+            #expect(!handlerBytes.contains("--assistant"), "the handler's page was told the assistant's command")
+            #expect(
+                handlerBytes.range(of: #"[Ll]oad trial [0-9]"#, options: .regularExpression) == nil,
+                "the handler's page was told what to load")
+            for label in Self.samples {
+                #expect(!handlerBytes.contains(label), "the handler's page received the sample \(label)")
+                #expect(
+                    assistantStream.text.contains(label), "the assistant's page lacks \(label): the check cannot fail")
+            }
+            for leak in [#""station":"#, #""kind":"target""#, #""stations":["#] {
+                #expect(!handlerBytes.contains(leak), "the handler's page received \(leak)")
+            }
+            let end = try await client.post("/api/session/end", json: "{}", headers: handler.postHeaders)
+            #expect(end.status == .ok, "\(text(end.body))")
+            #expect(!text(end.body).contains("T-7"), "\(text(end.body))")
+        }
+    }
 }

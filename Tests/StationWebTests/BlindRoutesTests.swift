@@ -112,6 +112,46 @@ import TrainingEngine
         withExtendedLifetime(lock) {}
     }
 
+    /// Every `router.post("...")` path StationWeb serves.
+    static func postRoutes() throws -> Set<String> {
+        let directory = packageRoot.appendingPathComponent("Sources/StationWeb")
+        var routes: Set<String> = []
+        for name in try FileManager.default.contentsOfDirectory(atPath: directory.path) where name.hasSuffix(".swift") {
+            let text = try String(contentsOf: directory.appendingPathComponent(name), encoding: .utf8)
+            for part in text.components(separatedBy: "router.post(\"").dropFirst() {
+                routes.insert(String(part.prefix { $0 != "\"" }))
+            }
+        }
+        return routes
+    }
+
+    /// The POST routes whose replies, sent to the handler's page of a running double-blind
+    /// block, are checked for its layouts, and where.
+    static let postsCheckedInABlindBlock: [String: String] = [
+        "/api/session/start": "BlindPageTests.theHandlersPageNeverReceivesTheLayout",
+        "/api/session/resume": "BlindPageTests.aResumedDoubleBlindBlockTellsTheHandlersPageNothingOfItsLayouts",
+        "/api/ready": "BlindPageTests.aResumedDoubleBlindBlockTellsTheHandlersPageNothingOfItsLayouts",
+        "/api/session/end": "BlindPageTests.aResumedDoubleBlindBlockTellsTheHandlersPageNothingOfItsLayouts",
+    ]
+    /// The POST routes that answer with nothing of a session's layouts: the login's own answer,
+    /// what was written (a dog, a note, the guess the handler entered), or lineupd's word that
+    /// the press or abort was taken.
+    static let postsWithoutLayouts: Set = [
+        "/api/login", "/api/logout", "/api/dogs", "/api/dogs/{dog}/note", "/api/sessions/{session}/note", "/api/guess",
+        "/api/press", "/api/abort",
+    ]
+
+    /// Every POST route is in one of the two lists above (a new one must be placed), and those
+    /// checked in a blind block include the start and the resume of a session.
+    @Test func everyPostRouteIsPlacedAndTheResumeIsCheckedInABlindBlock() throws {
+        let routes = try Self.postRoutes()
+        #expect(routes.contains("/api/session/resume") && routes.contains("/api/session/start"), "\(routes)")
+        #expect(
+            routes == Set(Self.postsCheckedInABlindBlock.keys).union(Self.postsWithoutLayouts),
+            "placed in neither list: \(routes.subtracting(Self.postsCheckedInABlindBlock.keys).subtracting(Self.postsWithoutLayouts)); listed but not served: \(Set(Self.postsCheckedInABlindBlock.keys).union(Self.postsWithoutLayouts).subtracting(routes))"
+        )
+    }
+
     /// A role refused names it with its article: "an assistant", "an admin", "a researcher".
     @Test func aRoleRefusalReadsAsASentence() async throws {
         let link = CountingLink()
