@@ -197,6 +197,10 @@ public struct StationStatus: Sendable, Codable, Hashable {
     /// How far the lab store is behind this station's log, as lineup-sync last reported.
     public var labSync: LabSyncStatus?
     public var uptimeSeconds: Double
+    /// The kernel's boot id (`/proc/sys/kernel/random/boot_id`) lineupd runs in: a new one means
+    /// the station was rebooted (a power cut, a restart of the board), not only lineupd
+    /// restarted; sessions and resumes record it, since monotonic times compare within one boot.
+    public var bootId: String?
 
     public init(
         state: StationState, session: String? = nil, dog: String? = nil, mode: TrainingMode? = nil, trial: Int? = nil,
