@@ -182,6 +182,9 @@ public struct StationStatus: Sendable, Codable, Hashable {
     /// card, an I/O error); `logPaused` then says, in words, why no trial starts and what to do.
     public var logWritable: Bool?
     public var logPaused: String?
+    /// Why the log cannot take writes, found by asking the system directly (its disk mounted
+    /// read-only, a file lineupd may not write), before any write fails; nil when it can.
+    public var logUnwritable: String?
     /// The session cut short, waiting to be resumed or ended (state `interrupted`).
     public var interrupted: InterruptedSession?
     /// Stations whose sensor is flagged now, with the fault (stuck, chatter, silent,

@@ -41,6 +41,11 @@ final class SimulatedBlock: @unchecked Sendable {
 
     /// Runs the block; returns the exit status.
     func run() -> Int32 {
+        // A log that cannot be written records nothing: refused as the served station refuses it.
+        if let problem = logWriteProblem(forFileAt: databasePath) {
+            Log.sessionLog.error("\(problem): no trial could be recorded")
+            return 1
+        }
         // As the served station refuses a session below `[log] min_free_mb`, so the block is
         // refused before the log is opened (or created): a full disk loses trials.
         switch FreeSpaceCheck(databasePath: databasePath, spec: plan.board.log, what: "a simulated block") {
