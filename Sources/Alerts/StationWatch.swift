@@ -185,7 +185,9 @@ public struct StationWatch: Sendable {
         } else if lost > 0, let error = status.logError {
             logTrouble = "\(lost) event(s) lost since lineupd started; the last error: \(error)"
         }
-        guard let trouble = logTrouble else { return [] }
+        // Asked of the system directly (a read-only card), before any write has failed.
+        let probed = status.logUnwritable.map { "\($0), found before any write failed" }
+        guard let trouble = logTrouble ?? probed else { return [] }
         return [
             AlertCondition(
                 key: "log", rule: .log, station: station, title: "the session log cannot be written",

@@ -33,7 +33,8 @@ extension LogReader {
     /// statistics read), with the salt of its opening, against the digest logged before the
     /// trial. A trial fails when its layout does not hash to its commitment (changed after it
     /// was committed), when it was committed after it started or opened before it ended
-    /// (revealed early), or when its commitment or opening is missing or doubled.
+    /// (revealed early), or when its commitment or opening is missing or doubled. Times compare
+    /// within one boot; across boots the log's order decides (`SessionBoots`).
     public func verifyBlinding(session: String) throws -> BlindingVerification {
         try read { db in
             // Running and double-blind: its trials are withheld, so nothing can be verified yet.
@@ -70,6 +71,9 @@ extension LogReader {
                     SELECT id, number, corrects, layout, started_mono_ns, mono_ns FROM trial
                     WHERE session_id = ? ORDER BY number, corrects IS NOT NULL, mono_ns
                     """, arguments: [session])
+            // A resumed session may span boots: a trial run in a later boot than its commitment's
+            // (the session's first, where every commitment is logged) started after it.
+            let boots = try Self.sessionBoots(db, session: session)
             var run = Set<Int>()
             for row in trials {
                 let number: Int = row["number"]
@@ -84,7 +88,9 @@ extension LogReader {
                 if committed.count > 1 { problems.append("it was committed \(committed.count) times") }
                 if opened.isEmpty { problems.append("its commitment was never opened (no salt logged)") }
                 if opened.count > 1 { problems.append("its commitment was opened \(opened.count) times") }
-                if original, let c = committed.first, c.monoNs > row["started_mono_ns"] {
+                if original, let c = committed.first, !boots.ranInLaterBoot(trial: number),
+                    c.monoNs > row["started_mono_ns"]
+                {
                     problems.append("it was committed after it started (its layout was known uncommitted)")
                 }
                 if original, let o = opened.first {

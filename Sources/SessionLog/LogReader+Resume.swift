@@ -12,6 +12,9 @@ public struct ResumeFacts: Sendable, Hashable {
     public var lastTrial: Int
     /// The wall clock (ns) of the session's last event: when lineupd was last heard of in it.
     public var lastEventWallNs: Int64?
+    /// The trial (or round) that was running when lineupd stopped (its events are in the log,
+    /// its row is not): set by lineupd once it has looked (nil: none, or not looked yet).
+    public var cutShort: Int? = nil
 }
 
 /// One event of the trial that was running when lineupd was cut short.

@@ -11,12 +11,17 @@ public struct InterruptedSession: Sendable, Codable, Hashable {
     /// When lineupd was stopped or last heard of during it (the station's local time, `HH:mm`
     /// today, else `yyyy-MM-dd HH:mm`).
     public var at: String
-    /// How it was cut short, in words: "a restart (lineupd was stopped)" or "a crash, a kill or a
-    /// power cut (lineupd stopped without a word)".
+    /// How it was cut short, in words: "a restart (lineupd was stopped)"; without a word, as the
+    /// boot ids tell it: "a power cut or a reboot of the station" (another boot now), "a crash or a
+    /// kill of lineupd" (the same boot), else "a crash, a kill or a power cut"; each followed by
+    /// "(lineupd stopped without a word)".
     public var how: String
     /// Trials (or trainer-led rounds) of the block in the log, and the block's size.
     public var trialsLogged: Int
     public var trials: Int
+    /// The trial (or round) running when it was cut short, which a resume logs interrupted (not
+    /// scored); nil when none was (it stopped between trials).
+    public var cutShort: Int?
 
     public init(
         session: String, dog: String, mode: TrainingMode, step: String, at: String, how: String, trialsLogged: Int,

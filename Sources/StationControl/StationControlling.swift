@@ -187,6 +187,9 @@ public struct StationStatus: Sendable, Codable, Hashable {
     /// card, an I/O error); `logPaused` then says, in words, why no trial starts and what to do.
     public var logWritable: Bool?
     public var logPaused: String?
+    /// Why the log cannot take writes, found by asking the system directly (its disk mounted
+    /// read-only, a file lineupd may not write), before any write fails; nil when it can.
+    public var logUnwritable: String?
     /// The session cut short, waiting to be resumed or ended (state `interrupted`).
     public var interrupted: InterruptedSession?
     /// Stations whose sensor is flagged now, with the fault (stuck, chatter, silent,
@@ -202,6 +205,10 @@ public struct StationStatus: Sendable, Codable, Hashable {
     /// How far the lab store is behind this station's log, as lineup-sync last reported.
     public var labSync: LabSyncStatus?
     public var uptimeSeconds: Double
+    /// The kernel's boot id (`/proc/sys/kernel/random/boot_id`) lineupd runs in: a new one means
+    /// the station was rebooted (a power cut, a restart of the board), not only lineupd
+    /// restarted; sessions and resumes record it, since monotonic times compare within one boot.
+    public var bootId: String?
 
     public init(
         state: StationState, session: String? = nil, dog: String? = nil, mode: TrainingMode? = nil, trial: Int? = nil,

@@ -16,6 +16,23 @@ func freeBytes(forFileAt path: String) -> UInt64? {
     return UInt64(info.f_bavail) &* UInt64(info.f_frsize)
 }
 
+/// Whether lineupd can write the log now, asked of the system directly rather than learnt from a
+/// failed write (which may come only at the next trial): nil when it can, else why. The log's file
+/// system mounted read-only (a card the kernel remounted after I/O errors), or the log, its WAL
+/// or its directory not writable by lineupd's user. A log not made yet needs its directory only.
+public func logWriteProblem(forFileAt path: String) -> String? {
+    let directory = logDirectory(of: path)
+    var info = statvfs()
+    if statvfs(directory, &info) == 0, info.f_flag & UInt(ST_RDONLY) != 0 {
+        return "the log's disk (\(directory)) is mounted read-only"
+    }
+    for file in [directory, path, path + "-wal"] where file == directory || access(file, F_OK) == 0 {
+        guard access(file, W_OK) != 0 else { continue }
+        return "\(file) cannot be written by lineupd (\(String(cString: strerror(errno))))"
+    }
+    return nil
+}
+
 /// Free space (MB, as an unprivileged writer sees it) on the filesystem holding `path`, or
 /// nil when it cannot be read.
 func freeMegabytes(forFileAt path: String) -> Int? {

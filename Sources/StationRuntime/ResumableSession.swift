@@ -42,6 +42,12 @@ struct ResumableSession: Codable, Sendable {
     /// running: when, in wall-clock ns. Nil: it was cut short without a word (a crash, a kill, a
     /// power cut).
     var stoppedWallNs: Int64? = nil
+    /// A `lineupd --simulate` block (true): resumed by `lineupd --simulate --resume`, its trial
+    /// lines printed in full as the block's are (no handler watches a simulated block).
+    var simulatedBlock: Bool? = nil
+    /// The boot lineupd last ran the session in (set as it is saved): another boot at the next
+    /// start means the station itself went down (a power cut, a reboot), not only lineupd.
+    var bootId: String? = nil
 
     var commitments: [TrialCommitment] {
         zip(salts, digests).map { TrialCommitment(salt: $0, digest: $1) }

@@ -36,18 +36,38 @@ extension StationService {
             try log.reader.samples().map { ($0.id, $0.label) }, uniquingKeysWith: { first, _ in first })
         let commitments = TrialCommitment.make(
             session: session.id, layouts: layouts, usedStations: Array(0..<plan.machine.stationCount), labels: labels)
+        // A session cut short and never resumed ends as this block starts: one session at a time.
+        endInterrupted(suggestions: nil, why: "a new simulated block was started instead")
         try writer.flush()
         try log.append(
             (newDog.map { [$0] } ?? []) + [session]
                 + TrialCommitment.records(commitments, session: session.id, time: .now()))
+        // What a resume needs (`lineupd --simulate --resume`), before the first trial.
+        let trialIds = layouts.map { _ in UUID() }
+        let stations = Array(0..<plan.machine.stationCount)
+        _ = saveResumable(
+            ResumableSession(
+                session: session.id, dog: "virtual dog", dogId: dogId, mode: .doubleBlind, step: "simulation",
+                program: nil, configuration: plan.machine, layouts: layouts, trialIds: trialIds,
+                salts: commitments.map(\.salt), digests: commitments.map(\.digest), seed: plan.seed,
+                usedStations: stations, labels: labels, outputMode: .none, autoStart: false,
+                startedWallNs: session.time.wallNs, simulatedBlock: true))
         stopSegment(aborting: false)
         try startSegment(
             session: session.id, configuration: plan.machine, layouts: layouts, seed: plan.seed,
-            commitments: commitments)
+            usedStations: stations, blind: false, commitments: commitments, trialIds: trialIds)
         current = Current(
             sessionId: session.id, dog: "virtual dog", mode: .doubleBlind, step: "simulation", trials: plan.trials,
             seed: plan.seed, dogId: dogId, program: nil)
         return session.id
+    }
+
+    /// The running session's trials: those logged before its segment (a resumed session's) and
+    /// the block's whole count. Nil between sessions.
+    public var sessionTrials: (before: Int, total: Int)? {
+        switching.lock()
+        defer { switching.unlock() }
+        return current.map { ($0.firstTrial, $0.trials) }
     }
 
     /// Where the running block is: trials committed, intervals over, starts refused (a

@@ -27,6 +27,12 @@ extension StationService {
     /// session is refused before anything is written (a full disk loses trials); below
     /// `warn_free_mb` it starts with a warning, in its answer and the journal.
     func checkFreeSpace() throws(ControlRefusal) -> String? {
+        // A log that cannot be written records nothing: asked directly, before anything starts.
+        if let problem = logWriteProblem(forFileAt: options.databasePath) {
+            Log.sessionLog.error("session refused: \(problem)")
+            throw ControlRefusal(
+                .failed, "\(problem): no trial could be recorded; a session starts once the log can be written")
+        }
         let spec = options.board.log
         let directory = logDirectory(of: options.databasePath)
         guard let free = freeMegabytes(forFileAt: options.databasePath) else {
@@ -61,10 +67,12 @@ extension StationService {
             || segment.feeder.exercising.load(ordering: .acquiring) >= 0
     }
 
-    /// `status`'s log fields: writable or not, and while a session runs, why its block is paused.
+    /// `status`'s log fields: writable or not (a failed write, or the system asked directly), and
+    /// while a write fails, why the block is paused.
     func describeLogPause(into status: inout StationStatus, lastError: String?) {
         let failing = writer.isFailing
-        status.logWritable = !failing
+        status.logUnwritable = logWriteProblem(forFileAt: options.databasePath)
+        status.logWritable = !failing && status.logUnwritable == nil
         guard failing else { return }
         status.logPaused = Self.logPausedWords(lastError)
     }

@@ -17,11 +17,12 @@ extension StationService {
         let path = options.databasePath
         do {
             guard let saved = try ResumableSession.load(forLog: path) else { return }
-            let facts = try log.reader.resumeFacts(session: saved.session)
+            var facts = try log.reader.resumeFacts(session: saved.session)
             guard facts.exists, !facts.ended else {
                 ResumableSession.remove(forLog: path)
                 return
             }
+            facts.cutShort = try cutShortTrial(saved, facts)
             interrupted = (saved, facts)
         } catch {
             Log.sessionLog.error(
@@ -29,9 +30,21 @@ extension StationService {
         }
     }
 
+    /// The trial (or round, from 1) that was running when lineupd stopped: the one after the last
+    /// logged, when the log has events of it; nil when it stopped between trials.
+    func cutShortTrial(_ saved: ResumableSession, _ facts: ResumeFacts) throws -> Int? {
+        let next = min(facts.lastTrial, saved.layouts.count)
+        guard next < saved.layouts.count else { return nil }
+        let events = try log.reader.interruptedTrialEvents(
+            session: saved.session, trialId: saved.trialIds[next], trainerLed: saved.mode == .trainerLed)
+        return events.isEmpty ? nil : next + 1
+    }
+
     /// Keeps what the session needs to be resumed, before its first trial; a file that cannot
     /// be written costs the resume only, said in the journal and returned as a warning.
     func saveResumable(_ saved: ResumableSession) -> String? {
+        var saved = saved
+        saved.bootId = Self.bootId
         do {
             try saved.save(forLog: options.databasePath)
             return nil
@@ -45,11 +58,19 @@ extension StationService {
     /// The interrupted session in the trainer's words: who, when, how, and what to do.
     func interruptedWords(_ saved: ResumableSession, _ facts: ResumeFacts) -> String {
         let when = (saved.stoppedWallNs ?? facts.lastEventWallNs).map(Self.clockWords) ?? "an unknown time"
-        let how = saved.stoppedWallNs != nil ? "a restart (lineupd was stopped)" : "a crash, a kill or a power cut"
-        let what = saved.mode == .trainerLed ? "round(s)" : "trial(s)"
+        let how = saved.stoppedWallNs != nil ? "a restart (lineupd was stopped)" : Self.cutShortWords(saved)
+        let what = saved.mode == .trainerLed ? "round" : "trial"
+        let running = facts.cutShort.map { ", \(what) \($0) was running and will not be scored" } ?? ""
         return "the session with \(saved.dog) was interrupted at \(when) by \(how); \(facts.trialsLogged) of "
-            + "\(saved.layouts.count) \(what) are logged: resume it (lineupctl session resume) or end it "
+            + "\(saved.layouts.count) \(what)(s) are logged\(running): resume it (lineupctl session resume) or end it "
             + "(lineupctl session end)"
+    }
+
+    /// How a session was cut short without a word, as far as the boot ids tell: the station went
+    /// down (another boot now) or only lineupd did (the same boot).
+    static func cutShortWords(_ saved: ResumableSession) -> String {
+        guard let then = saved.bootId, let now = bootId else { return "a crash, a kill or a power cut" }
+        return then == now ? "a crash or a kill of lineupd" : "a power cut or a reboot of the station"
     }
 
     /// `HH:mm` today, else `yyyy-MM-dd HH:mm`, in the station's time zone.
@@ -78,8 +99,9 @@ extension StationService {
             session: session, dog: saved.dog, mode: saved.mode, step: saved.step,
             at: (saved.stoppedWallNs ?? facts.lastEventWallNs).map(Self.clockWords) ?? "unknown",
             how: saved.stoppedWallNs != nil
-                ? "a restart (lineupd was stopped)" : "a crash, a kill or a power cut (lineupd stopped without a word)",
+                ? "a restart (lineupd was stopped)" : "\(Self.cutShortWords(saved)) (lineupd stopped without a word)",
             trialsLogged: facts.trialsLogged, trials: saved.layouts.count)
+        status.interrupted?.cutShort = facts.cutShort
     }
 
     /// Ends the interrupted session without resuming it (`session end`, or a new session
@@ -140,6 +162,12 @@ extension StationService {
                 next += 1
             }
         }
+        // Where the session goes on, and in which boot: its monotonic times compare only within
+        // one, so verify-blinding tells the boots apart by this note (`SessionBoots`).
+        records.append(
+            LoggedEvent(
+                kind: .note, sessionId: saved.session,
+                detail: EventDetail.encode(ResumedDetail(bootId: SessionRecord.currentBootId(), firstTrial: next + 1))))
         do {
             try writer.commit(records)
         } catch {
@@ -159,7 +187,8 @@ extension StationService {
         do {
             try startSegment(
                 session: saved.session, configuration: configuration, layouts: remaining, seed: saved.seed,
-                outputMode: saved.outputMode, usedStations: saved.usedStations, blind: saved.mode == .doubleBlind,
+                outputMode: saved.outputMode, usedStations: saved.usedStations,
+                blind: saved.mode == .doubleBlind && saved.simulatedBlock != true,
                 commitments: Array(saved.commitments.dropFirst(next)), firstTrial: next,
                 trialIds: Array(saved.trialIds[next...]))
         } catch {
@@ -246,7 +275,7 @@ extension StationService {
                     firstIndicationNs: first.map { $0.at - start.monoNs }, sniffs: near[station] ?? 0),
                 novel: content.novel)
         }
-        let how = saved.stoppedWallNs != nil ? "a restart" : "a crash, a kill or a power cut"
+        let how = saved.stoppedWallNs != nil ? "a restart" : Self.cutShortWords(saved)
         let record = TrialRecord(
             id: saved.trialIds[index], sessionId: saved.session, number: index + 1, seed: saved.seed, layout: slots,
             outcome: .aborted, indicatedStation: indications.first?.station,

@@ -125,6 +125,8 @@ public final class StationService: StationControlling, @unchecked Sendable {
     /// lineupd's start: the first service's, kept by those a reload makes after it, so `status`'s
     /// uptime is the process's and a reload is not taken for a restart (lineup-alerts' rule).
     static let processStarted = MonotonicClock.now()
+    /// The boot lineupd runs in, read once: it cannot change while the process lives.
+    static let bootId = SessionRecord.currentBootId()
     let started = StationService.processStarted
     /// Each input's level as the hot loops act on it, kept across segments (`status`).
     let inputLevels: InputLevels
@@ -419,6 +421,7 @@ public final class StationService: StationControlling, @unchecked Sendable {
             edges: segment?.loop.edgeCount ?? 0, droppedEdges: source.droppedEdges,
             logOverflow: UInt64(writerStatus.overflow) + ring.overflowCount,
             uptimeSeconds: Double(MonotonicClock.now() - started) / 1e9)
+        status.bootId = Self.bootId
         status.soundFault = player.soundFault?.name
         status.soundFaults = player.soundFaults
         status.soundFaultWhy = player.soundFault?.description

@@ -66,6 +66,13 @@ public enum Assets {
           <p id="result" class="result"></p>
           <p id="message" role="alert"></p>
         </section>
+        <section id="resume-box" hidden aria-labelledby="resume-title">
+          <h2 id="resume-title">A session was cut short</h2>
+          <p id="resume-words"></p>
+          <p id="resume-todo"></p>
+          <button id="resume-button" type="button" class="go">Resume the session</button>
+          <p id="resume-said" role="status"></p>
+        </section>
         <section id="trainer-layout" hidden aria-labelledby="trainer-layout-title">
           <h2 id="trainer-layout-title">Where the target goes</h2>
           <ol id="trainer-stations" class="stations"></ol>
@@ -173,12 +180,14 @@ public enum Assets {
           'idle': 'No session', 'waiting-for-ready': 'Waiting for ready', 'blocked': 'A station is active: clear it',
           'searching': 'The dog is searching', 'holding': 'The dog is searching (nose at a station)',
           'interval': 'Between trials', 'round-running': 'Round running', 'block-complete': 'Block complete: end the session',
-          'repetitions-done': 'Every repetition done: end the session', 'aborted': 'Aborted'
+          'repetitions-done': 'Every repetition done: end the session', 'aborted': 'Aborted',
+          'interrupted': 'A session was cut short'
         };
         // Where Ready can start something: the station waits for it, or a trial is to be loaded.
         const readyStates = ['waiting-for-ready', 'blocked', 'interval'];
         const readyWhy = {'round-running': 'when the round is over', 'searching': 'when the trial is over', 'holding': 'when the trial is over',
-          'repetitions-done': 'every repetition is done', 'block-complete': 'every trial is done', 'aborted': 'the session was aborted', 'idle': 'no session yet'};
+          'repetitions-done': 'every repetition is done', 'block-complete': 'every trial is done', 'aborted': 'the session was aborted', 'idle': 'no session yet',
+          'interrupted': 'resume the session first'};
         function say(text, bad, where) { const p = $(where || 'message'); p.textContent = F.plain(text); p.className = bad ? 'error' : ''; }
         // A refusal is said where the action was asked: `where` names that paragraph.
         async function post(path, body, where) {
@@ -201,7 +210,8 @@ public enum Assets {
           $('live').textContent = isLive ? 'Live' : ('Not live: ' + F.plain(why || 'reconnecting to the station…'));
           showPad();
         }
-        function runs() { return me && (me.role === 'trainer' || me.role === 'admin'); }
+        // Who runs sessions (start, end, resume, the clicker) is the role table's rule, sent by /api/me.
+        function runs() { return !!me && me.runsSessions === true; }
         // The three buttons: fixed in place, Ready enabled only where it can start something,
         // Click and Error kept in their place (hidden, not removed) where they do not apply.
         function showPad() {
@@ -230,9 +240,33 @@ public enum Assets {
           $('setup-button').hidden = !!sessionNow;
           if (sessionNow && sessionNow !== endedSession) $('ended').hidden = true;
           if (!sessionNow) $('trainer-layout').hidden = true;
-          showGuess(s); showQueue();
+          showGuess(s); showQueue(); showResume(s);
           secondsLeft = (typeof s.secondsLeft === 'number') ? s.secondsLeft : null; secondsAt = Date.now();
           tick(); showPad();
+        }
+        // A session cut short (a crash, a kill, a power cut, a restart): what happened and what to
+        // do, in the trainer's words, from status alone (it carries nothing of a layout); the
+        // trainer resumes it here, or ends it with End the session.
+        const cutWords = [[/^a restart/, "the station's program was restarted"],
+          [/^a power cut or a reboot/, 'the station lost power or was restarted'],
+          [/^a crash or a kill/, "the station's program stopped unexpectedly"],
+          [/^/, 'the station stopped unexpectedly (a crash or a power cut)']];
+        function showResume(s) {
+          const i = s.state === 'interrupted' ? s.interrupted : null;
+          $('resume-box').hidden = !i;
+          if (!i) return;
+          $('activity').textContent = '';
+          const what = i.mode === 'trainer-led' ? 'round' : 'trial';
+          const how = cutWords.find(([p]) => p.test(i.how || ''))[1];
+          const next = (i.cutShort || i.trialsLogged) + 1;
+          $('resume-words').textContent = 'The session with ' + i.dog + ' (' + i.step + ') was cut short at ' + i.at + ': '
+            + how + '. ' + i.trialsLogged + ' of ' + i.trials + ' ' + what + 's are done and kept'
+            + (i.cutShort ? '; ' + what + ' ' + i.cutShort + ' was running then: it is kept as interrupted and never scored' : '') + '.';
+          $('resume-todo').textContent = !runs() ? 'The trainer can resume it from this page.'
+            : next <= i.trials ? 'Resume it to go on with ' + what + ' ' + next + ' of ' + i.trials + ', with the same samples'
+              + (i.mode === 'double-blind' ? ' and the layouts sealed before it started' : '') + '. Or end it: End the session, below.'
+            : 'Every ' + what + ' has run: resume it to end it properly, or end it below.';
+          $('resume-button').hidden = !runs();
         }
         async function nameSession(id) {
           const r = await fetch('/api/session/name?id=' + encodeURIComponent(id)).catch(() => null);
@@ -400,6 +434,11 @@ public enum Assets {
           // pointerdown, not click: the press is sent the moment the thumb lands, as a button's edge.
           $('clicker').addEventListener('pointerdown', () => press($('clicker'), '/api/press', {button: 'clicker'}, 'Click sent…', 'Click: the station clicked'));
           $('error').addEventListener('pointerdown', () => press($('error'), '/api/press', {button: 'error'}, 'Error sent…', 'Error: the station has it'));
+          $('resume-button').onclick = async () => {
+            F.felt($('resume-button')); say('Resuming the session…', false, 'resume-said');
+            const j = await post('/api/session/resume', {}, 'resume-said');
+            if (j) { say('', false, 'resume-said'); say(j.message || 'The session goes on'); }
+          };
           $('abort').onclick = async () => { if (await post('/api/abort')) say('Trial aborted'); };
           $('logout').onclick = async () => { await post('/api/logout'); location.href = '/login'; };
           // One way to start a session: the Set-up screen's form (screens.js).

@@ -13,6 +13,7 @@ enum FieldAssets {
         const rules = [
           // Session start: named by its dog, not its id.
           [/^Session [0-9a-f]{6,} started for /, 'The session started for '],
+          [/^Session [0-9a-f]{6,} with /, 'The session with '],
           // A running double-blind session, as the log's refusals name it: by its dog, not its id.
           [/\(session [0-9a-f]{8}, /g, '('],
           // Session start refusals and hints.

@@ -145,8 +145,11 @@ public enum WebApp {
         router.post("/api/logout") { _, context in await logout(context, state) }
         router.get("/api/me") { _, context in
             let login = try context.requireLogin()
+            // What the role may do, from the role table (the rule the routes below apply), so the
+            // page shows a button only to whom the station will obey.
             return json(
                 #"{"name":"# + jsonString(login.name) + #","role":"# + jsonString(login.role.rawValue)
+                    + #","runsSessions":"# + (login.role.runsSessions ? "true" : "false")
                     + #","csrf":"# + jsonString(login.csrf) + "}")
         }
         router.get("/api/status") { _, _ in try await forward(StatusRequest(), state) }
@@ -180,7 +183,7 @@ public enum WebApp {
             let call = try await decodeBody(SessionEndRequest.self, request, context, emptyIs: "{}")
             return try await forward(call, state)
         }
-        // A session cut short goes on (lineupd's `session-resume`); the page's button is to come.
+        // A session cut short goes on (lineupd's `session-resume`): the Live screen's resume button.
         router.post("/api/session/resume") { request, context in
             try context.require(\.runsSessions, "resume a session")
             _ = try await readBody(request, context)

@@ -115,8 +115,10 @@ struct StatusCommand: ParsableCommand {
             lines.append("Sensors     \(describeSensors(s))")
             if let levels = describeLevels(s) { lines.append("Levels      \(levels)") }
             if let sync = s.labSync { lines.append("Lab sync    \(describeLabSync(sync))") }
-            lines.append("Up          \(formatUptime(s.uptimeSeconds))")
-            if let error = s.logError { lines.insert("Log error   \(error)", at: lines.count - 1) }
+            lines.append(
+                "Up          \(formatUptime(s.uptimeSeconds))" + (s.bootId.map { ", in boot \($0.prefix(8))" } ?? ""))
+            // The last write's error, else why the log cannot be written though no write failed yet.
+            if let error = s.logError ?? s.logUnwritable { lines.insert("Log error   \(error)", at: lines.count - 1) }
             say(lines.joined(separator: "\n"))
         }
     }

@@ -62,6 +62,12 @@ struct Lineupd: ParsableCommand {
 
     @Flag(
         help:
+            "With --simulate: go on with the block cut short on this log (a crash, a kill, a power cut) instead of starting one: its trials, seed and committed layouts are the block's own; the trial cut short is logged interrupted."
+    )
+    var resume = false
+
+    @Flag(
+        help:
             "With --simulate: run the block in virtual time as fast as possible (no sound; logged only when --db is given)."
     )
     var fast = false
@@ -173,6 +179,9 @@ struct Lineupd: ParsableCommand {
             programs ?? environment["CONFIGURATION_DIRECTORY"].map { "\($0)/programs" } ?? "/etc/lineup/programs"
         let socketPath =
             socket ?? environment["RUNTIME_DIRECTORY"].map { "\($0)/control.sock" } ?? "/run/lineup/control.sock"
+        if resume && !simulate {
+            fail("--resume is for --simulate (a station resumes with `lineupctl session resume`)")
+        }
         if !simulate {
             guard config != nil else {
                 fail("give the board's configuration (--config /etc/lineup/station.toml), or --simulate")
@@ -186,6 +195,11 @@ struct Lineupd: ParsableCommand {
             return
         }
         if noVirtualDog && !serve { fail("--no-virtual-dog is for --simulate --serve") }
+        if resume && (serve || fast) {
+            fail(
+                "--resume goes on with a simulated block (lineupd --simulate --resume); a served station resumes with `lineupctl session resume`, and --fast logs nothing to resume"
+            )
+        }
         let db = self.db ?? "./lineup.db"
         var plan = BlockPlan(
             board: board, trials: trials, seed: seed ?? UInt64.random(in: 1...999_999), sensitivity: sensitivity,
@@ -202,7 +216,7 @@ struct Lineupd: ParsableCommand {
             ).run()
             if status != 0 { throw ExitCode(status) }
         } else {
-            let status = SimulatedBlock(plan: plan, databasePath: db, realtime: !noRealtime).run()
+            let status = SimulatedBlock(plan: plan, databasePath: db, realtime: !noRealtime, resume: resume).run()
             if status != 0 { throw ExitCode(status) }
         }
     }

@@ -21,6 +21,8 @@ final class SimulatedBlock: @unchecked Sendable {
     let plan: BlockPlan
     let databasePath: String
     let realtime: Bool
+    /// `--resume`: go on with the block cut short on this log instead of starting one.
+    let resume: Bool
     private let stopRequested = Atomic<Bool>(false)
     private let stopSignal = Atomic<Int32>(0)
     /// Why the virtual assistant gave up (no trial could start), if it did.
@@ -30,14 +32,20 @@ final class SimulatedBlock: @unchecked Sendable {
     /// A start refused this many times in a row (a station active at each) ends the block.
     static let startAttempts = 3
 
-    init(plan: BlockPlan, databasePath: String, realtime: Bool) {
+    init(plan: BlockPlan, databasePath: String, realtime: Bool, resume: Bool = false) {
         self.plan = plan
         self.databasePath = databasePath
         self.realtime = realtime
+        self.resume = resume
     }
 
     /// Runs the block; returns the exit status.
     func run() -> Int32 {
+        // A log that cannot be written records nothing: refused as the served station refuses it.
+        if let problem = logWriteProblem(forFileAt: databasePath) {
+            Log.sessionLog.error("\(problem): no trial could be recorded")
+            return 1
+        }
         // As the served station refuses a session below `[log] min_free_mb`, so the block is
         // refused before the log is opened (or created): a full disk loses trials.
         switch FreeSpaceCheck(databasePath: databasePath, spec: plan.board.log, what: "a simulated block") {
@@ -93,8 +101,20 @@ final class SimulatedBlock: @unchecked Sendable {
         if let problem = service.hotThreadRealtimeProblem {
             Log.station.warning("the hot thread runs without real-time priority (\(problem))")
         }
+        // The block's trials: a resumed one goes on after those it logged before it was cut short.
+        var first = 0
+        var total = plan.trials
+        var resumedWords = ""
         do {
-            _ = try service.startBlock(plan)
+            if resume {
+                let resumed = try service.resumeSession()
+                guard let trials = service.sessionTrials else { throw ControlRefusal(.noSession, "no block resumed") }
+                (first, total) = trials
+                // What the resume did (the trial cut short) is in the journal's line, on stderr.
+                resumedWords = ", resumed after trial \(first) (session \(resumed.session.prefix(8)))"
+            } else {
+                _ = try service.startBlock(plan)
+            }
         } catch {
             Log.station.error("\(error)")
             service.shutdown()
@@ -118,16 +138,17 @@ final class SimulatedBlock: @unchecked Sendable {
         defer { for source in sources { source.cancel() } }
 
         print(
-            "lineupd: simulated station, \(plan.stationCount) stations, \(plan.trials) trials, seed \(plan.seed), "
-                + "dog sensitivity \(plan.sensitivity), false-alert rate \(plan.falseAlertRate), "
+            "lineupd: simulated station, \(plan.stationCount) stations, \(total) trials\(resumedWords), "
+                + "seed \(resume ? "the block's" : "\(plan.seed)"), dog sensitivity \(plan.sensitivity), false-alert rate \(plan.falseAlertRate), "
                 + "\(plan.speed)x real time, click on ALSA \(player.negotiated?.device ?? "?"), log \(databasePath)")
-        SystemdNotify.send("READY=1\nSTATUS=simulated block of \(plan.trials) trials running")
+        SystemdNotify.send("READY=1\nSTATUS=simulated block of \(total) trials running")
         let watchdog = SystemdNotify.startWatchdog { service.isHotLoopRunning }
 
+        let trials = first..<total
         let assistantDone = Atomic<Bool>(false)
         let readyLine = inputs.line(of: .readyButton)
         let assistant = Thread { [self] in
-            runAssistant(service: service, lineup: lineup, readyLine: readyLine)
+            runAssistant(service: service, lineup: lineup, readyLine: readyLine, trials: trials)
             assistantDone.store(true, ordering: .releasing)
             wake.signal()
         }
@@ -221,11 +242,15 @@ final class SimulatedBlock: @unchecked Sendable {
     /// interval is over, load (the plan's loading time) and press ready. The service's virtual
     /// dog searches the trial as it starts. A start refused `startAttempts` times in a row (a
     /// station active at each: a sensor the assistant cannot clear) ends the block, saying why.
-    private func runAssistant(service: StationService, lineup: SimulatedLineup, readyLine: UInt32?) {
+    private func runAssistant(service: StationService, lineup: SimulatedLineup, readyLine: UInt32?, trials: Range<Int>)
+    {
+        // The segment's counts start at 0, a resumed block's at its first trial not yet logged.
         func progress() -> (committed: Int, intervalsOver: Int, refusedStarts: Int) {
-            service.blockProgress ?? (0, 0, 0)
+            let p = service.blockProgress ?? (0, 0, 0)
+            return (p.committed + trials.lowerBound, p.intervalsOver + trials.lowerBound, p.refusedStarts)
         }
-        for i in 0..<plan.trials {
+        let total = trials.upperBound
+        for i in trials {
             while !stopRequested.load(ordering: .acquiring)
                 && (progress().committed < i || progress().intervalsOver < i)
             {
@@ -238,7 +263,7 @@ final class SimulatedBlock: @unchecked Sendable {
                 // rule, which the engine applies to the press anyway); said once each way.
                 if service.logFailing {
                     print(
-                        "block paused before trial \(i + 1) of \(plan.trials): "
+                        "block paused before trial \(i + 1) of \(total): "
                             + "\(StationService.logPausedWords(service.logStatus.lastError)); it goes on once the log "
                             + "takes writes (Ctrl-C ends it)")
                     fflush(nil)
@@ -285,7 +310,7 @@ final class SimulatedBlock: @unchecked Sendable {
                     continue
                 }
                 if attempt >= Self.startAttempts {
-                    let left = plan.trials - i
+                    let left = total - i
                     blocked.withLock {
                         $0 =
                             "the block stopped at trial \(i + 1): a station was active at \(attempt) starts in a row "

@@ -126,6 +126,23 @@ import Testing
         #expect(see(&watch, status, 30).isEmpty)
     }
 
+    /// Issue 36: a log the system says cannot be written (a card remounted read-only) is trouble
+    /// before any write fails, between sessions too, and resolved once it can be written.
+    @Test func aLogTheSystemSaysIsUnwritableIsTroubleBeforeAnyWriteFails() {
+        var watch = Self.watch()
+        var status = Self.status(at: 0)
+        #expect(see(&watch, status, 0).isEmpty)
+        status.logUnwritable = "the log's disk (/var/lib/lineup) is mounted read-only"
+        let probed = see(&watch, status, 10)
+        #expect(keys(probed) == ["log"])
+        #expect(
+            probed.first?.message.contains(
+                "(the log's disk (/var/lib/lineup) is mounted read-only, found before any write failed)") == true,
+            "\(probed.first?.message ?? "")")
+        status.logUnwritable = nil
+        #expect(see(&watch, status, 20).isEmpty)
+    }
+
     @Test func theDiskBelowTheStationsWarningIsTroubleAndBelowItsMinimumSaysSessionsAreRefused() {
         var watch = Self.watch()
         var status = Self.status(at: 0)

@@ -83,7 +83,8 @@ struct ResumeTests {
             "\(shown.stdout)")
         #expect(
             shown.stdout.contains(
-                "by a crash, a kill or a power cut; 1 of 4 round(s) are logged: resume it (lineupctl session resume) "
+                "by a crash or a kill of lineupd; 1 of 4 round(s) are logged, round 2 was running and will not be scored: "
+                    + "resume it (lineupctl session resume) "
                     + "or end it (lineupctl session end)"), "\(shown.stdout)")
         let resumed = try lineupctl(["session", "resume"], environment: env2)
         #expect(resumed.status == 0, "\(resumed.stderr)")
@@ -156,6 +157,69 @@ struct ResumeTests {
         let blinding = try lineupctl(["verify-blinding", session, "--db", first.db])
         #expect(blinding.status == 0, "\(blinding.stdout)\(blinding.stderr)")
         let scoring = try lineupctl(["verify-scoring", session, "--db", first.db])
+        #expect(scoring.status == 0, "\(scoring.stdout)\(scoring.stderr)")
+    }
+
+    /// `lineupd --simulate --resume`: a simulated block (double-blind, its layouts committed)
+    /// cut by `kill -9` of the real lineupd after its third trial is announced goes on in a
+    /// second lineupd to its end: every trial once, at most the one cut short logged interrupted,
+    /// the session ended, verify-blinding and verify-scoring pass. The emulated tier's power-cut
+    /// run does the same across a reboot (hardware/vm/powercut.sh).
+    @Test func aSimulatedBlockCutByKillNineGoesOnWithResume() throws {
+        let dir = FileManager.default.temporaryDirectory.appendingPathComponent("resume-\(UUID().uuidString)").path
+        try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        let db = "\(dir)/lineup.db"
+        let common = ["--simulate", "--speed", "30", "--device", "null", "--no-realtime", "--db", db]
+        // Nothing to resume on a new log: said, exit 1.
+        let nothing = try lineupd(common + ["--resume"])
+        #expect(nothing.status == 1 && nothing.stderr.contains("no session was interrupted"), "\(nothing.stderr)")
+
+        let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+            .deletingLastPathComponent()
+        let first = Process()
+        first.executableURL = root.appendingPathComponent(".build/debug/lineupd")
+        first.arguments = common + ["--trials", "10", "--seed", "4"]
+        let out = Pipe()
+        first.standardOutput = out
+        first.standardError = FileHandle.nullDevice
+        try first.run()
+        let announced = TextSink()
+        let reader = Thread {
+            while true {
+                let data = out.fileHandleForReading.availableData
+                if data.isEmpty { break }
+                announced.append(String(decoding: data, as: UTF8.self))
+            }
+        }
+        reader.start()
+        let trialLines = { announced.text.split(separator: "\n").filter { $0.hasPrefix("trial ") }.count }
+        #expect(eventually(60) { trialLines() >= 3 }, "\(announced.text)")
+        Glibc.kill(first.processIdentifier, SIGKILL)
+        first.waitUntilExit()
+        let cut = trialLines()
+        #expect(cut < 10, "the block ended before the kill: \(announced.text)")
+
+        let resumed = try lineupd(common + ["--resume"])
+        #expect(resumed.status == 0, "\(resumed.stderr)")
+        #expect(resumed.stdout.contains("trials, resumed after trial "), "\(resumed.stdout)")
+        let session = try #require(
+            try SessionLog.openReader(path: db).read { db in try String.fetchOne(db, sql: "SELECT id FROM session") })
+        let rows = try Self.trials(db, session)
+        #expect(rows.map { $0.number } == Array(1...10), "every trial once: \(rows.map { $0.number })")
+        let interrupted = rows.filter { $0.reason?.hasPrefix("interrupted:") == true }
+        #expect(interrupted.count <= 1 && interrupted.allSatisfy { $0.outcome == "aborted" && $0.number > cut })
+        #expect(try SessionLog.openReader(path: db).session(id: session).endedHow == "ended")
+        // The resume is in the log with its boot (this one: the host did not reboot).
+        let note = try SessionLog.openReader(path: db).read { db in
+            try String.fetchOne(
+                db, sql: "SELECT detail FROM event WHERE session_id = ? AND kind = 'note' AND trial_id IS NULL",
+                arguments: [session])
+        }
+        #expect(note?.contains(#""resumed":true"#) == true && note?.contains(#""boot_id":""#) == true, "\(note ?? "")")
+        let blinding = try lineupctl(["verify-blinding", session, "--db", db])
+        #expect(blinding.status == 0, "\(blinding.stdout)\(blinding.stderr)")
+        let scoring = try lineupctl(["verify-scoring", session, "--db", db])
         #expect(scoring.status == 0, "\(scoring.stdout)\(scoring.stderr)")
     }
 }

@@ -339,7 +339,8 @@ struct ServingStationTests {
         #expect(
             eventually(5) {
                 second.stderrSoFar.contains("the session with Rex was interrupted at ")
-                    && second.stderrSoFar.contains("by a crash, a kill or a power cut; 1 of 5 trial(s) are logged")
+                    && second.stderrSoFar.contains(
+                        "by a crash or a kill of lineupd; 1 of 5 trial(s) are logged: resume it")
             },
             "\(second.stderrSoFar)")
         #expect(try second.client.status().state == .interrupted)
