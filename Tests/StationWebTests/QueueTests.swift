@@ -47,11 +47,12 @@ import WebAccounts
         _ = try station.client.addSample(SampleEntry(label: "T-1", kind: .target))
         let users = try makeUsers()
         let state = WebState(users: users, link: SocketLink(path: station.socket), logPath: station.db)
-        // Set up once, by the trainer: Rex for two rounds of 10 s (1 s at speed 10), then Bella.
+        // Set up once, by the trainer: Rex for four rounds of 50 s (5 s at speed 10: time for the
+        // click through the page on a loaded machine; the round ends at its time only), then Bella.
         try await Application(router: WebApp.router(state: state)).test(.router) { client in
             let trainer = try #require(try await client.login("trainer1").1)
             for body in [
-                #"{"dog":"Rex","program":"study","repetitions":4,"durationSeconds":10,"samples":["T-1"]}"#,
+                #"{"dog":"Rex","program":"study","repetitions":4,"durationSeconds":50,"samples":["T-1"]}"#,
                 #"{"dog":"Bella","program":"study","repetitions":2}"#,
             ] {
                 let added = try await client.post("/api/queue", json: body, headers: trainer.postHeaders)
@@ -131,7 +132,7 @@ import WebAccounts
                 #expect(click.status == .ok, "round \(round): \(text(click.body))")
                 try station.client.simulate(SimulatedInput(input: "A", active: false))
                 #expect(
-                    await eventually(15) { (try? station.client.status().exercisesDone) == round },
+                    await eventually(30) { (try? station.client.status().exercisesDone) == round },
                     "round \(round) never ended")
             }
             try station.client.endSession(suggestions: nil)
@@ -139,7 +140,7 @@ import WebAccounts
             // Queued again, Rex's next step has moved on with his progress: exercise 2 of
             // indicate/1, the step `lineupctl progress` names.
             let again = try await client.post(
-                "/api/queue", json: #"{"dog":"Rex","program":"study","durationSeconds":10}"#,
+                "/api/queue", json: #"{"dog":"Rex","program":"study","durationSeconds":50}"#,
                 headers: admin.postHeaders)
             #expect(again.status == .ok, "\(text(again.body))")
             seen = try await queue(client, admin)
