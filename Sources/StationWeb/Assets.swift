@@ -296,20 +296,28 @@ public enum Assets {
             box.append(b);
           }
         }
-        // The morning's queue (kept in this browser): the next dog, started with one press.
+        // The sitting's queue (kept by the station's page for every browser): the next dog,
+        // started with one press on its next step from its progress.
         function showQueue() {
+          if (runs() && !sessionNow) F.refreshQueue().then(drawQueue);
+          drawQueue();
+        }
+        function drawQueue() {
           const next = F.queued()[0]; const on = runs() && !sessionNow && !!next;
           $('queue-next').hidden = !on;
-          if (on) { $('queue-words').textContent = next.dog + ' · ' + next.program + ' ' + next.step + ' (' + F.queued().length + ' queued)'; $('queue-start').textContent = 'Start ' + next.dog + "'s session"; }
+          if (on) {
+            $('queue-words').textContent = next.dog + ' · ' + F.nextWords(next) + ' · ' + F.queued().length + ' queued';
+            $('queue-start').textContent = 'Start ' + next.dog + "'s session";
+          }
         }
         async function startNext() {
-          const next = F.queued()[0]; if (!next) return;
+          const next = (await F.refreshQueue(true))[0]; if (!next) { drawQueue(); return; }
           say('Starting ' + next.dog + "'s session…", false, 'queue-said');
-          const j = await post('/api/session/start', next, 'queue-said');
+          const j = await post('/api/queue/start', {id: next.id}, 'queue-said');
           if (!j) return;
-          F.dequeue(0); say('', false, 'queue-said');
-          say((j.message || 'The session started') + (j.warning ? ' ' + j.warning : ''), !!j.warning);
-          showQueue();
+          say('', false, 'queue-said');
+          say((j.started.message || 'The session started') + (j.started.warning ? ' ' + j.started.warning : ''), !!j.started.warning);
+          await F.refreshQueue(true); drawQueue();
         }
         function tick() {
           if (secondsLeft === null) { $('timer').textContent = '–'; return; }

@@ -85,14 +85,23 @@ enum FieldAssets {
           setTimeout(() => button.classList.remove('pressed'), 180);
           if (navigator.vibrate) { try { navigator.vibrate(30); } catch (x) { /* not allowed here */ } }
         }
-        // The morning's queue: sessions' settings kept in this browser (localStorage) for the
-        // dogs of a sitting, each started in turn from Live. lineupd knows nothing of it.
-        const key = 'lineup-queue';
-        function queued() { try { return JSON.parse(localStorage.getItem(key) || '[]'); } catch (x) { return []; } }
-        function keep(list) { localStorage.setItem(key, JSON.stringify(list)); }
-        function enqueue(body) { const list = queued(); list.push(body); keep(list); return list.length; }
-        function dequeue(i) { const list = queued(); list.splice(i, 1); keep(list); }
-        window.lineupField = {plain, trialText, eventText, felt, capital, queued, enqueue, dequeue};
+        // The sitting's queue: kept by the station's page (lineup-web) for every browser logged
+        // in to it; here only its latest copy, fetched again at most every 3 s while asked for.
+        let queueNow = [], queueAt = 0, queueAsking = null;
+        function queued() { return queueNow; }
+        function refreshQueue(force) {
+          if (queueAsking || (!force && Date.now() - queueAt < 3000)) return queueAsking || Promise.resolve(queueNow);
+          queueAsking = fetch('/api/queue').then((r) => r.ok ? r.json() : queueNow).catch(() => queueNow)
+            .then((list) => { queueNow = Array.isArray(list) ? list : []; queueAt = Date.now(); queueAsking = null; return queueNow; });
+          return queueAsking;
+        }
+        // A queued dog's next step in words: `target-scent/1, exercise 1 (Target and one empty container)`.
+        function nextWords(q) {
+          if (!q.next) return q.why || '';
+          return q.next.step + (q.next.exercise ? ', exercise ' + q.next.exercise : '') + ' (' + q.next.title + ')'
+            + (q.next.mostRepetitions ? ', ' + (q.repetitions || q.next.mostRepetitions) + ' round' + ((q.repetitions || q.next.mostRepetitions) === 1 ? '' : 's') : '');
+        }
+        window.lineupField = {plain, trialText, eventText, felt, capital, queued, refreshQueue, nextWords};
         // Installable: the service worker keeps the offline page (browsers allow it on https and
         // on this machine's own address only).
         if ('serviceWorker' in navigator) navigator.serviceWorker.register('/sw.js').catch(() => {});

@@ -143,7 +143,9 @@ extension Assets {
           const exerciseWords = el('p', '', 'hint'); exerciseWords.id = 'setup-exercise-words';
           const trials = el('input'); trials.id = 'setup-trials'; trials.type = 'number'; trials.min = '1'; trials.max = '10000'; trials.inputMode = 'numeric';
           const trialsRow = labelled('Trials', trials);
-          const repetitions = el('p', '', 'hint'); repetitions.id = 'setup-repetitions';
+          // A trainer-led exercise's rounds, chosen within the program's bounds (lineupd checks them).
+          const repetitions = el('input'); repetitions.id = 'setup-repetitions'; repetitions.type = 'number'; repetitions.min = '1'; repetitions.inputMode = 'numeric';
+          const repetitionsWords = el('span', 'Rounds'); const repetitionsRow = el('label'); repetitionsRow.append(repetitionsWords, ' ', repetitions);
           const duration = el('input'); duration.id = 'setup-duration'; duration.type = 'number'; duration.min = '1'; duration.max = '3600'; duration.step = 'any'; duration.inputMode = 'decimal';
           const handler = el('input'); handler.id = 'setup-handler'; handler.autocomplete = 'off'; handler.value = chosen.handler || '';
           const unlabelled = el('input'); unlabelled.type = 'checkbox'; unlabelled.id = 'setup-unlabelled'; unlabelled.checked = !!chosen.unlabelled;
@@ -158,9 +160,12 @@ extension Assets {
             const x = currentExercise(); const s = currentStep();
             exerciseWords.textContent = x ? x.instruction + ' (' + exerciseTime(x) + ')' : 'This step has no exercise.';
             const led = s.mode === 'trainer-led';
-            // A trainer-led exercise's repetitions are the program's; lineupd takes no other count.
-            trialsRow.hidden = led; repetitions.hidden = !led;
-            repetitions.textContent = led && x ? 'Repetitions: up to ' + x.repeats + ', as the program\\'s exercise sets them.' : '';
+            trialsRow.hidden = led; repetitionsRow.hidden = !led;
+            if (led && x) {
+              repetitions.max = String(x.repeats);
+              repetitionsWords.textContent = 'Rounds (1 to ' + x.repeats + ', the program\\'s most)';
+              if (!keep || !repetitions.value) repetitions.value = x.repeats;
+            }
             if (!keep || !trials.value) trials.value = x && x.trials ? x.trials : '';
             if (!keep || !duration.value) duration.value = x ? x.durationSeconds : '';
           }
@@ -179,7 +184,7 @@ extension Assets {
             showStep(keep);
           }
           f.append(labelled('Dog', dog), newDogRow, labelled('Program', program), stepBox, stepWords, exerciseBox, exerciseWords,
-            trialsRow, repetitions, labelled('Duration, s (of each repetition, or of each trial\\'s search)', duration),
+            trialsRow, repetitionsRow, labelled('Duration, s (of each repetition, or of each trial\\'s search)', duration),
             labelled('Handler code (a code, not a name)', handler));
           // The samples by kind, each with its use count; none ticked and "without samples"
           // left off is for lineupd to judge (a trainer-led round may run without).
@@ -200,7 +205,8 @@ extension Assets {
           unlabelled.onchange = showUnlabelled; showUnlabelled();
           // The morning's queue: these choices kept for later, each dog started in turn from Live.
           const later = el('button', 'Add to the queue'); later.type = 'button'; later.id = 'setup-queue';
-          f.append(fields, start, later, said);
+          const laterWords = el('p', 'A queued dog starts on its next step from its progress (Today shows it), with the rounds, duration, samples and handler chosen here.', 'hint');
+          f.append(fields, start, later, laterWords, said);
           dog.onchange = showDog; program.onchange = () => showProgram(false);
           showDog(); showProgram(true);
           function collect() {
@@ -210,6 +216,7 @@ extension Assets {
             if (fresh) body.newDog = true;
             if (x) body.exercise = x.id;
             if (s.mode !== 'trainer-led' && trials.value) body.trials = parseInt(trials.value, 10);
+            if (s.mode === 'trainer-led' && repetitions.value) body.repetitions = parseInt(repetitions.value, 10);
             if (duration.value) body.durationSeconds = parseFloat(duration.value);
             if (handler.value.trim()) body.handler = handler.value.trim();
             const labels = boxes.filter((c) => c.checked).map((c) => c.value);
@@ -218,9 +225,16 @@ extension Assets {
               exercise: body.exercise, handler: handler.value, unlabelled: unlabelled.checked, samples: labels});
             return {body, fresh};
           }
-          later.onclick = () => {
-            const {body} = collect(); const n = window.lineupField.enqueue(body);
-            said.className = ''; said.textContent = body.dog + ' is number ' + n + ' in the queue (see Today, or Live once no session runs).';
+          later.onclick = async () => {
+            const {body, fresh} = collect();
+            if (fresh) { said.className = 'error'; said.textContent = 'Add the new dog on the Dogs screen first, then queue it.'; return; }
+            const entry = {dog: body.dog, program: body.program};
+            for (const k of ['repetitions', 'durationSeconds', 'samples', 'unlabelled', 'handler']) if (body[k] !== undefined) entry[k] = body[k];
+            said.className = ''; said.textContent = 'Adding ' + body.dog + ' to the queue…';
+            const r = await post('/api/queue', entry);
+            if (!r.ok) { said.className = 'error'; said.textContent = window.lineupField.plain(r.message); return; }
+            said.textContent = body.dog + ' is number ' + r.j.place + ' in the queue (see Today, or Live once no session runs).';
+            window.lineupField.refreshQueue(true);
           };
           f.addEventListener('submit', async (e) => {
             e.preventDefault();
@@ -416,24 +430,35 @@ extension Assets {
           b.append(el('p', 'Proportions with their 95 % Wilson intervals and counts; latency is the median from the start cue to the first indication (interquartile range). docs/figures.md defines each.', 'hint'));
           if (stations) b.append(el('p', 'Trials: scored and aborted trials in which the ' + by + ' stood; the verdicts count it once per scored trial.', 'hint'));
         }
-        // Today: the sessions of the day from the log, the running one, and the queue (field.js).
+        // Today: the day's sessions, running and past, and the sitting's queue, as the station's
+        // page keeps them for every browser (/api/day), each named by dog, step and time.
         async function today() {
-          const b = clear('Today'); b.append(el('h2', 'Queued'));
-          const q = window.lineupField.queued();
-          if (!q.length) b.append(el('p', 'Nobody queued: add dogs from Set-up (Add to the queue).', 'hint'));
-          q.forEach((x, i) => {
-            const row = el('p', (i + 1) + '. ' + x.dog + ' · ' + x.program + ' ' + x.step + (x.exercise ? ', exercise ' + x.exercise : '') + ' ');
-            const drop = el('button', 'Remove'); drop.type = 'button'; drop.onclick = () => { window.lineupField.dequeue(i); today(); };
-            row.append(drop); b.append(row);
+          const b = clear('Today'); const d = await get('/api/day'); if (!d) return;
+          const editsQueue = ['trainer', 'admin'].includes(window.lineupRole);
+          const counts = (x) => x.trials === undefined || x.trials === null ? '' : ' · ' + x.trials + (x.mode === 'trainer-led' ? ' round' : ' trial') + (x.trials === 1 ? '' : 's') + ', ' + x.hits + ' hit' + (x.hits === 1 ? '' : 's');
+          const said = (x) => x.time + ' · ' + x.dog + ' · ' + (x.step || 'no step') + ' (' + x.mode + ')' + counts(x);
+          const how = {ended: 'ended', 'cut-short': 'cut short', 'not ended': 'not ended', aborted: 'aborted'};
+          b.append(el('h2', 'Running'));
+          const running = el('p', d.running ? said(d.running) : 'No session is running.', d.running ? '' : 'hint'); running.id = 'day-running'; b.append(running);
+          b.append(el('h2', 'Queued'));
+          const queue = el('ol'); queue.id = 'day-queue';
+          if (!d.queued.length) b.append(el('p', 'Nobody queued: add dogs from Set-up (Add to the queue).', 'hint'));
+          d.queued.forEach((q) => {
+            const li = el('li', q.dog + ' · ' + window.lineupField.nextWords(q) + ' · queued ' + q.queuedAt + ' by ' + q.queuedBy + ' ');
+            li.dataset.dog = q.dog;
+            if (editsQueue) {
+              const drop = el('button', 'Remove'); drop.type = 'button'; drop.setAttribute('aria-label', 'Remove ' + q.dog + ' from the queue');
+              drop.onclick = async () => { const r = await post('/api/queue/remove', {id: q.id}); if (!r.ok) alert(window.lineupField.plain(r.message)); window.lineupField.refreshQueue(true); today(); };
+              li.append(drop);
+            }
+            queue.append(li);
           });
-          b.append(el('h2', "Today's sessions"));
-          const sessions = await get('/api/sessions'); if (!sessions) return;
-          const d = new Date(); const pad = (n) => String(n).padStart(2, '0');
-          const day = d.getFullYear() + '-' + pad(d.getMonth() + 1) + '-' + pad(d.getDate());
-          const mine = sessions.filter((s) => (s.started || '').slice(0, 10) === day);
-          if (!mine.length) b.append(el('p', 'No session yet today.', 'hint'));
-          else b.append(table(['Time', 'Dog', 'Step', 'Rounds', 'Hit', 'End'],
-            mine.map((s) => [(s.started || '').slice(11, 16), s.dog, stepOf(s), s.results.trials, s.results.hits, s.endedHow || 'running'])));
+          b.append(queue);
+          b.append(el('h2', 'Earlier today'));
+          if (d.withheld) b.append(el('p', window.lineupField.plain(d.withheld), 'hint'));
+          const past = el('ol'); past.id = 'day-past';
+          d.past.forEach((x) => { const li = el('li', said(x) + ' · ' + (how[x.state] || x.state)); li.dataset.dog = x.dog; past.append(li); });
+          if (!d.past.length) b.append(el('p', 'No session yet today.', 'hint')); else b.append(past);
         }
         const screens = {dogs, setup, samples, health, research, today};
         function show(name) {

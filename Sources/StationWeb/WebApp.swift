@@ -199,6 +199,7 @@ public enum WebApp {
         }
         addLogRoutes(router, state: state)
         addFieldRoutes(router, state: state)
+        addQueueRoutes(router, state: state)
         router.get("/api/events") { _, context in
             let login = try context.requireLogin()
             let stream = await state.hub.subscribe(role: login.role)

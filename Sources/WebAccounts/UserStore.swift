@@ -30,6 +30,9 @@ public enum WebRole: String, Sendable, Codable, CaseIterable, Hashable {
     public var asksLayout: Bool { self != .handler }
     /// Starts, ends and aborts sessions; presses the clicker and error.
     public var runsSessions: Bool { self == .trainer || self == .admin }
+    /// Adds dogs to the sitting's queue and removes them (the queue is shared by every browser
+    /// logged in to the station; any role may read it: it holds nothing of a layout).
+    public var editsQueue: Bool { self == .trainer || self == .admin }
     /// Presses ready (the trainer) or "loaded" (the assistant).
     public var pressesReady: Bool { self == .trainer || self == .admin || self == .assistant }
     /// Enters the handler's guess of the target's station (lineupd's `guess`, which
@@ -124,6 +127,7 @@ public final class UserStore: Sendable {
                         """)
                 try Self.createLoginsTable(db)
                 try Self.createDevicesTable(db)
+                try Self.createQueueTable(db)
             }
         } catch let error as UserStoreError {
             throw error
@@ -151,7 +155,7 @@ public final class UserStore: Sendable {
                 db,
                 sql: "SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%' ORDER BY name")
         }
-        let others = tables.filter { !["users", "logins", "devices"].contains($0) }
+        let others = tables.filter { !["users", "logins", "devices", "sitting_queue"].contains($0) }
         guard others.isEmpty else {
             let hint = others.contains("session") && others.contains("trial") ? " (a session log?)" : ""
             throw UserStoreError.unreadable(

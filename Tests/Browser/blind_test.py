@@ -169,13 +169,14 @@ def main():
             guesser_got.collect()
         # The handler's account asks for the layout by every route lineup-web answers.
         for path in ["/api/layout", "/api/layout?view=assistant", "/api/layout?view=handler", "/api/status",
-                     "/api/me", "/api/layout/assistant", "/api/assistant", "/"]:
+                     "/api/me", "/api/layout/assistant", "/api/assistant", "/api/queue", "/api/day", "/"]:
             status, body = fetch(handler, path)
             if any(label in body for label in SAMPLES) or any(leak in body for leak in LEAKS):
                 raise SystemExit(f"the handler's account read the layout at {path}: {body[:300]}")
             if path.startswith("/api/layout") and status not in (403, 404):
                 raise SystemExit(f"{path} answered the handler {status}, not a refusal: {body[:300]}")
-        for path in ["/api/layout", "/api/layout?view=assistant", "/api/status", "/"]:
+        # The sitting's queue and the day view too (issue 37): nothing of a layout through them.
+        for path in ["/api/layout", "/api/layout?view=assistant", "/api/status", "/api/queue", "/api/day", "/"]:
             status, body = fetch(guesser, path)
             if any(label in body for label in SAMPLES) or any(leak in body for leak in LEAKS):
                 raise SystemExit(f"the handler role's account read the layout at {path}: {body[:300]}")

@@ -4,11 +4,16 @@
 Runs the built lineupd (simulated, no virtual dog, 10 x life's pace) and lineup-web, and drives
 headless Chromium as a 390 x 844 phone with touch events (the Emulation and Input domains of
 the DevTools protocol: each press is a touchStart and touchEnd at the button's centre, as a
-thumb gives it). A trainer account queues three dogs on the Set-up screen, then starts each in turn from
-the Live screen's queue, each through a trainer-led step: each round the trainer's own layout is shown, the test follows it
-(the nose is put at the station the page marks as the target) and taps Click; the round's line
-must then read the trainer's click at that station. On every screen and in every state it
-checks:
+thumb gives it). The station offers a program of the test's own (MORNING below: a first
+trainer-led step of two containers whose target moves between rounds, as the study's
+target-scent/1, then a second). A trainer account queues three dogs once on the Set-up screen
+(the queue is lineup-web's: another account reads the same queue over HTTP), then starts each in
+turn from the Live screen's queue on its next step from its progress, each through all the
+step's rounds (four): each round the trainer's own layout is shown, the test follows it (the
+nose is put at the station the page marks as the target) and taps Click; the round's line must
+then read the trainer's click at that station. The Today screen shows the queue, then the
+morning's three sessions by dog, step and time; Rex queued again starts on the program's second
+step, his progress having passed the first. On every screen and in every state it checks:
 - the three buttons (Ready, Click, Error) keep their bounding boxes, and Ready is enabled only
   while it can start something;
 - every visible tap target is at least 48 x 48 CSS px;
@@ -31,6 +36,7 @@ import signal
 import socket
 import subprocess
 import tempfile
+import urllib.request
 
 from axe_selenium_python import Axe
 from selenium import webdriver
@@ -42,7 +48,44 @@ from page_test import BUILD, ROOT, free_port, no_horizontal_scroll, run, wait_fo
 
 SHOTS = os.path.join(ROOT, ".build", "artifacts", "field")
 DOGS = ["Rex", "Bella", "Milo"]
-ROUNDS = 2
+# The step's rounds: the program's repeats, all of them, as chosen on the Set-up screen.
+ROUNDS = 4
+# The morning's program, offered by the station from its programs directory.
+MORNING = """
+name = "morning"
+title = "A morning at the lineup"
+description = "Two containers, the target moved between rounds; then three."
+
+[[phases]]
+id = "target-scent"
+title = "Learning the target scent"
+
+[[phases.steps]]
+id = "1"
+title = "Target and one empty container"
+mode = "trainer-led"
+lineup = { stations = 2, targets = 1, blanks = 1 }
+
+[[phases.steps.exercises]]
+id = "1"
+title = "Exercise 1"
+instruction = "Swap the containers between rounds; click an indication at the target."
+duration_s = 60
+repeats = 4
+
+[[phases.steps]]
+id = "2"
+title = "Target and two empty containers"
+mode = "trainer-led"
+lineup = { stations = 3, targets = 1, blanks = 2 }
+
+[[phases.steps.exercises]]
+id = "1"
+title = "Exercise 1"
+instruction = "Move the target between rounds; click an indication at the target."
+duration_s = 60
+repeats = 4
+"""
 # What a trainer must never read: a command line, a socket or file path, microseconds, an id.
 FORBIDDEN = re.compile(
     r"lineupctl|lineupd\b|(?:^|\s)--[a-z]|/tmp/|/var/|/run/|\.sock\b|\.db\b|µs|μs|\b[0-9a-f]{8}-[0-9a-f]{4}-"
@@ -155,17 +198,32 @@ def lineupd_messages():
     return said
 
 
+def other_login(base, name, password):
+    """Another account's session (no browser): the queue it reads is the station page's own."""
+    request = urllib.request.Request(
+        base + "/api/login", data=json.dumps({"name": name, "password": password}).encode(),
+        headers={"Content-Type": "application/json", "Origin": base}, method="POST")
+    with urllib.request.urlopen(request, timeout=20) as answer:
+        cookie = answer.headers["Set-Cookie"].split(";")[0]
+    return lambda path: json.loads(urllib.request.urlopen(
+        urllib.request.Request(base + path, headers={"Cookie": cookie}), timeout=20).read())
+
+
 def main():
     os.makedirs(SHOTS, exist_ok=True)
     work = tempfile.mkdtemp(prefix="lineup-field-")
     sock, db, users = f"{work}/lineup.sock", f"{work}/lineup.db", f"{work}/users.db"
+    os.makedirs(f"{work}/programs")
+    with open(f"{work}/programs/morning.toml", "w") as f:
+        f.write(MORNING.lstrip())
     port = free_port()
     env = dict(os.environ, LINEUP_SOCKET=sock)
     processes, phone = [], None
     try:
         processes.append(subprocess.Popen(
             [f"{BUILD}/lineupd", "--simulate", "--serve", "--socket", sock, "--db", db, "--speed", "10",
-             "--no-realtime", "--device", "null", "--no-virtual-dog"], start_new_session=True,
+             "--no-realtime", "--device", "null", "--no-virtual-dog", "--programs", f"{work}/programs"],
+            start_new_session=True,
             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL))
         wait_for("lineupd's socket", lambda: subprocess.run(
             [f"{BUILD}/lineupctl", "status"], env=env, capture_output=True).returncode == 0)
@@ -174,6 +232,8 @@ def main():
         run(f"{BUILD}/lineupctl", "samples", "add", "T-1", "--kind", "target", env=env)
         run(f"{BUILD}/lineupctl", "web", "user", "add", "tess", "--role", "trainer", "--users", users,
             "--password-stdin", stdin="trainer-password-1\n")
+        run(f"{BUILD}/lineupctl", "web", "user", "add", "ada", "--role", "admin", "--users", users,
+            "--password-stdin", stdin="admin-password-1\n")
         web = subprocess.Popen(
             [f"{BUILD}/lineup-web", "--socket", sock, "--db", db, "--users", users, "--host", "127.0.0.1",
              "--port", str(port)], start_new_session=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
@@ -203,17 +263,21 @@ def main():
                 raise SystemExit(f"lineupd's {said!r} reads {shown!r} on the trainer's page")
 
         results = []
-        # The sitting: three dogs queued once on the Set-up screen, then started in turn from Live.
+        # The sitting: three dogs queued once on the Set-up screen, then started in turn from Live,
+        # each on its next step from its progress (a new dog: the program's first).
         phone.tap("setup-button")
         wait_for("the set-up form", lambda: el("setup-form").is_displayed())
         for number, dog in enumerate(DOGS):
             pick = lambda id, value: Select(el(id)).select_by_value(value)
             pick("setup-dog", dog)
-            pick("setup-program", "study")
+            pick("setup-program", "morning")
             pick("setup-step", "target-scent/1")
             pick("setup-exercise", "1")
-            el("setup-duration").clear()
-            el("setup-duration").send_keys("60")
+            # The rounds, within the program's bounds (1 to its 4): all four.
+            if el("setup-repetitions").get_attribute("max") != "4":
+                raise SystemExit(f"the rounds' bounds are not the program's: max {el('setup-repetitions').get_attribute('max')}")
+            el("setup-repetitions").clear()
+            el("setup-repetitions").send_keys(str(ROUNDS))
             sample = d.find_element(By.CSS_SELECTOR, 'input[data-sample="T-1"]')
             if not sample.is_selected():
                 sample.click()
@@ -223,8 +287,16 @@ def main():
             d.execute_script("arguments[0].scrollIntoView({block: 'center'})", el("setup-queue"))
             phone.tap("setup-queue")
             wait_for(f"{dog} queued", lambda: f"{dog} is number {number + 1} in the queue" in el("setup-said").text)
+        # The queue is the station page's, not this browser's: another account reads the same.
+        admin = other_login(base, "ada", "admin-password-1")
+        shared = admin("/api/queue")
+        if [q["dog"] for q in shared] != DOGS or any(q["next"]["step"] != "target-scent/1" for q in shared):
+            raise SystemExit(f"another account does not read the same queue: {shared}")
         phone.tap_nav("today")
-        wait_for("the day view's queue", lambda: all(dog in d.find_element(By.ID, "screen").text for dog in DOGS))
+        wait_for("the day view's queue", lambda: [li.get_attribute("data-dog") for li in d.find_elements(
+            By.CSS_SELECTOR, "#day-queue li")] == DOGS)
+        if "target-scent/1, exercise 1 (Target and one empty container), 4 rounds" not in el("day-queue").text:
+            raise SystemExit(f"the day view does not name the queued dogs' step: {el('day-queue').text}")
         d.execute_script("window.scrollTo(0, 0)")
         phone.check_screen("today-queued")
         phone.tap_nav("live")
@@ -234,6 +306,8 @@ def main():
             phone.tap("queue-start")
             wait_for(f"{dog}'s session", lambda: el("state").text == "Waiting for ready")
             wait_for(f"{dog}'s session named", lambda: dog in el("session").text and "started" in el("session").text)
+            if "target-scent/1" not in el("session").text:
+                raise SystemExit(f"{dog} did not start on its next step: {el('session').text}")
             for round in range(1, ROUNDS + 1):
                 wait_for(f"{dog} round {round}: ready enabled", lambda: el("ready").is_enabled())
                 # The trainer's layout, shown large, for this round: the page's target is lineupd's.
@@ -286,14 +360,30 @@ def main():
             phone.tap("end-button")
             wait_for(f"{dog}'s session ended", lambda: el("state").text == "No session")
             wait_for("the end view", lambda: len(d.find_elements(By.CSS_SELECTOR, "#ended-rounds tr")) > ROUNDS)
+            if sum(1 for r in results if r.startswith("Round ")) != ROUNDS * (number + 1):
+                raise SystemExit(f"{dog} did not run the step's {ROUNDS} rounds: {results}")
             phone.same_pad(f"{dog} ended")
             if number == 0:
                 d.execute_script("window.scrollTo(0, 0)")
                 phone.check_screen("ended")
 
-        # The day view: the three sessions of the morning, from the log.
+        # The day view: the three sessions of the morning, from the log, by dog, step and time.
         phone.tap_nav("today")
-        wait_for("today's sessions", lambda: all(dog in d.find_element(By.CSS_SELECTOR, "#screen table").text for dog in DOGS))
+        wait_for("today's sessions", lambda: [li.get_attribute("data-dog") for li in d.find_elements(
+            By.CSS_SELECTOR, "#day-past li")] == DOGS)
+        for li in d.find_elements(By.CSS_SELECTOR, "#day-past li"):
+            if not re.match(r"^\d\d:\d\d · \w+ · target-scent/1 \(trainer-led\) · 4 rounds, 4 hits · ended$", li.text):
+                raise SystemExit(f"a session of the day is not named by time, dog, step and counts: {li.text!r}")
+        # Rex again: his progress passed the first step, so the queue names the second.
+        phone.tap_nav("setup")
+        wait_for("the set-up form", lambda: el("setup-form").is_displayed())
+        Select(el("setup-dog")).select_by_value("Rex")
+        Select(el("setup-program")).select_by_value("morning")
+        d.execute_script("arguments[0].scrollIntoView({block: 'center'})", el("setup-queue"))
+        phone.tap("setup-queue")
+        wait_for("Rex queued again", lambda: "Rex is number 1 in the queue" in el("setup-said").text)
+        phone.tap_nav("today")
+        wait_for("Rex's next step", lambda: "target-scent/2" in el("day-queue").text)
         d.execute_script("window.scrollTo(0, 0)")
         phone.check_screen("today-done")
         phone.tap_nav("live")

@@ -8,6 +8,7 @@ import StationControl
 import StationWeb
 import Testing
 import TrainingEngine
+import WebAccounts
 
 /// Issue 32: while a double-blind session runs under a lineupd (its lock held), every route of
 /// the page that reads the log says so for every role, naming the session and when it is
@@ -34,7 +35,10 @@ import TrainingEngine
         "/manifest.webmanifest", "/sw.js", "/offline.html", "/static/icon.svg", "/static/field.js", "/static/field.css",
     ]
     /// Routes that answer with the rest and say in a field what is withheld.
-    static let answeredWithWhy: Set = ["/api/dogs", "/api/samples"]
+    static let answeredWithWhy: Set = ["/api/dogs", "/api/samples", "/api/day"]
+    /// Routes that read nothing of the log while it runs (the sitting's queue: its dogs' next
+    /// steps are left out then) and hold nothing of a layout for any role.
+    static let queueOnly: Set = ["/api/queue"]
     /// Routes that name a session (its dog, step and start, which every refusal names too) and
     /// nothing of its trials: answered while it runs, asked with its id.
     static let namesOnly: Set = ["/api/session/name"]
@@ -64,10 +68,29 @@ import TrainingEngine
         let routes = try Self.getRoutes()
         #expect(routes.contains("/api/trials") && routes.contains("/api/sessions/{session}"), "\(routes)")
         let state = WebState(users: try makeUsers(), link: AddingLink(), logPath: log.path)
+        // A dog queued for later with the running session's sample: no role but the trainer's
+        // and admin's is sent the queue's samples; nobody its next step while the session runs.
+        _ = try state.users.enqueue(
+            QueuedEntry(
+                id: "q-1", entry: #"{"dog":"Aino","program":"study","samples":["\#(label)"]}"#, by: "trainer1",
+                added: 0))
         try await Application(router: WebApp.router(state: state)).test(.router) { client in
             var pages: [Page] = []
             for name in ["trainer1", "admin1", "researcher1", "assistant1", "handler1"] {
                 pages.append(try #require(try await client.login(name).1))
+            }
+            for route in routes where Self.queueOnly.contains(route) {
+                for (n, page) in pages.enumerated() {
+                    let response = try await client.execute(uri: route, method: .get, headers: page.getHeaders)
+                    let body = text(response.body)
+                    #expect(response.status == .ok && body.contains(#""dog":"Aino""#), "\(route): \(body.prefix(200))")
+                    #expect(
+                        !body.contains(#""next""#) && body.contains("chosen from its progress when it starts"),
+                        "\(body)")
+                    for secret in ["\(seed)", trial.id.uuidString.lowercased()] + (n < 2 ? [] : [label]) {
+                        #expect(!body.contains(secret), "\(route) sent \(secret) to \(n)")
+                    }
+                }
             }
             for route in routes where Self.namesOnly.contains(route) {
                 for page in pages {
@@ -80,7 +103,9 @@ import TrainingEngine
                     }
                 }
             }
-            for route in routes where !Self.notTheLog.contains(route) && !Self.namesOnly.contains(route) {
+            for route in routes
+            where !Self.notTheLog.contains(route) && !Self.namesOnly.contains(route) && !Self.queueOnly.contains(route)
+            {
                 var path = route
                 for (key, value) in fill { path = path.replacingOccurrences(of: key, with: value) }
                 if path == "/api/stats" { path += "?by=station" }
