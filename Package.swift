@@ -298,7 +298,7 @@ let package = Package(
             name: "LabStoreTests",
             dependencies: [
                 "LabStore", "SessionLog", "Figures", "LineupBench",
-                .product(name: "PostgresNIO", package: "postgres-nio"),
+                .product(name: "PostgresNIO", package: "postgres-nio"), .product(name: "GRDB", package: "GRDB.swift"),
                 "LabWeb", "StationControl", "StationWeb", "WebAccounts",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "HummingbirdTesting", package: "hummingbird"),
