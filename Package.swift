@@ -86,7 +86,7 @@ let package = Package(
         ),
         .target(name: "TrainingEngine"),
         // Every figure from plain values: no storage beneath it (FiguresLayoutTests).
-        .target(name: "Figures", dependencies: ["TrainingEngine", "ProgramFiles"]),
+        .target(name: "Figures", dependencies: ["TrainingEngine", "ProgramFiles", "Thresholds"]),
         .target(name: "Rescoring"),
         .target(name: "Thresholds"),
         .target(
