@@ -87,7 +87,7 @@ let package = Package(
         // The engine runs a step's threshold procedure (issue 38) with Thresholds' own code.
         .target(name: "TrainingEngine", dependencies: ["Thresholds"]),
         // Every figure from plain values: no storage beneath it (FiguresLayoutTests).
-        .target(name: "Figures", dependencies: ["TrainingEngine", "ProgramFiles", "StationConfig"]),
+        .target(name: "Figures", dependencies: ["TrainingEngine", "ProgramFiles", "StationConfig", "Thresholds"]),
         .target(name: "Rescoring"),
         .target(name: "Thresholds"),
         .target(
@@ -302,7 +302,7 @@ let package = Package(
             name: "LabStoreTests",
             dependencies: [
                 "LabStore", "SessionLog", "Figures", "LineupBench",
-                .product(name: "PostgresNIO", package: "postgres-nio"),
+                .product(name: "PostgresNIO", package: "postgres-nio"), .product(name: "GRDB", package: "GRDB.swift"),
                 "LabWeb", "StationControl", "StationWeb", "WebAccounts",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "HummingbirdTesting", package: "hummingbird"),

@@ -27,6 +27,9 @@ public struct ReportData: Sendable {
     /// (ReportData+Samples.swift).
     public var familiarNovel: [String: FamiliarNovelRow] = [:]
     public var confound: [String: [ConfoundRow]] = [:]
+    /// Each session's threshold figures with its track, for the sessions whose targets are
+    /// dilutions (docs/figures.md, "How little the dog can smell"); none when no target is one.
+    public var thresholds: [ThresholdRow] = []
 }
 
 public struct ReportSession: Sendable {

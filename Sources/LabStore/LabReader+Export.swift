@@ -31,7 +31,11 @@ enum LabExportQuery {
                 preconditionFailure("the store has no SQL for \(table)'s column \(column.name)")
             }
             // One type per style, as the row reader expects it.
-            return column.style == .text ? "(\(expression))::text" : "(\(expression))::bigint"
+            switch column.style {
+            case .text: return "(\(expression))::text"
+            case .real: return "(\(expression))::float8"
+            case .integer, .isoTime, .unsigned: return "(\(expression))::bigint"
+            }
         }
         return PostgresQuery(
             unsafeSQL: "SELECT " + select.joined(separator: ", ") + "\n" + from, binds: filter.labBindings)
@@ -80,7 +84,12 @@ enum LabExportQuery {
                 "station_id": "s.station_id", "dog_id": "s.dog_id",
                 "program": "SELECT p.name FROM store.program p WHERE p.id = s.program_id",
                 "handler": "SELECT h.code FROM store.handler h WHERE h.id = s.handler_id",
+                "temperature_c": "s.temperature_c", "humidity_pct": "s.humidity_pct", "conditions": "s.conditions",
             ]
+            for column in ExportQuery.targetDilutionColumns(trialStation: "store.trial_station", sample: "store.sample")
+            {
+                columns[column.name] = column.expression
+            }
             for station in stride(from: 1, through: stations, by: 1) {
                 columns["station_\(station)_sample"] = """
                     SELECT sm.label FROM store.trial_station ts JOIN store.sample sm ON sm.id = ts.sample_id
@@ -119,7 +128,8 @@ enum LabExportQuery {
                     SELECT string_agg(n.text, ' | ' ORDER BY n.mono_ns, n.id) FROM store.session_note n
                     WHERE n.session_id = s.id AND n.kind = 'improvement'
                     """,
-                    "settings": "s.settings",
+                    "settings": "s.settings", "temperature_c": "s.temperature_c", "humidity_pct": "s.humidity_pct",
+                    "conditions": "s.conditions",
                 ],
                 """
                 FROM store.session s JOIN store.dog d ON d.id = s.dog_id LEFT JOIN store.handler h ON h.id = s.handler_id
@@ -151,6 +161,10 @@ enum LabExportQuery {
                     SELECT string_agg(n.text, ' | ' ORDER BY n.mono_ns, n.id) FROM store.sample_note n
                     WHERE n.sample_id = sm.id
                     """,
+                    "stock": "SELECT st.label FROM store.sample st WHERE st.id = sm.stock_id",
+                    "stock_id": "sm.stock_id", "dilution_factor": "sm.dilution_factor",
+                    "concentration": "sm.concentration", "concentration_unit": "sm.concentration_unit",
+                    "diluent": "sm.diluent", "made_on": "sm.made_on", "made_by": "sm.made_by",
                 ],
                 """
                 FROM store.sample sm
@@ -239,8 +253,8 @@ public struct LabExportError: Error, Equatable, CustomStringConvertible {
     }
 }
 
-/// A row of the store as `RowWriter` reads it: the query casts every column to bigint or text,
-/// each read from its bytes (binary bigint, or text in either format).
+/// A row of the store as `RowWriter` reads it: the query casts every column to bigint, float8
+/// or text, each read from its bytes (binary bigint or float8, or text in either format).
 struct LabExportRow: ExportRow {
     var cells: [ByteBuffer?] = []
     var formats: [PostgresFormat] = []
@@ -262,6 +276,16 @@ struct LabExportRow: ExportRow {
             return bytes.getInteger(at: bytes.readerIndex, as: Int64.self) ?? 0
         }
         return Int64(String(buffer: bytes)) ?? 0
+    }
+
+    func double(_ column: Int) -> Double {
+        guard let bytes = cells[column] else { return 0 }
+        if formats[column] == .binary, bytes.readableBytes == 8,
+            let bits = bytes.getInteger(at: bytes.readerIndex, as: UInt64.self)
+        {
+            return Double(bitPattern: bits)
+        }
+        return Double(String(buffer: bytes)) ?? 0
     }
 
     func withText(_ column: Int, _ body: (UnsafeBufferPointer<UInt8>) -> Void) {

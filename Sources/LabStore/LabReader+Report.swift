@@ -112,8 +112,15 @@ extension LabReader {
         } else {
             dogs = try await sessionDogs(filter)
         }
+        let (thresholdSamples, conditions) = try await thresholdInputs()
+        var thresholds = ThresholdCounter(samples: thresholdSamples, grouping: .session, recordsTrack: true)
+        let started = Dictionary(sessions.map { ($0.id, $0.wallNs) }, uniquingKeysWith: { first, _ in first })
         try await scanReportTrials(filter, dogs: dogs) { trial, dogId, dog, sessionId, inScope in
             assembly.addTrial(trial, dogId: dogId, dog: dog, sessionId: sessionId, inScope: inScope)
+            guard inScope, let wallNs = started[sessionId] else { return }
+            thresholds.add(
+                trial, context: TrialContext(dogId: dogId, dog: dog, sessionId: sessionId, sessionWallNs: wallNs),
+                conditions: conditions[sessionId])
         }
         for row in try await store.rows(
             "SELECT session_id, kind, text FROM store.session_note ORDER BY wall_ns, mono_ns, id COLLATE \"C\"")
@@ -168,7 +175,9 @@ extension LabReader {
                 ReportAssembly.SampleRow(
                     id: id, label: label, kind: kind, source: source, collection: collection, processing: processing))
         }
-        return assembly.finish(samples: samples, generatedWallNs: LogTime.now().wallNs)
+        var data = assembly.finish(samples: samples, generatedWallNs: LogTime.now().wallNs)
+        data.thresholds = thresholds.rows()
+        return data
     }
 
     /// Every trial of the store after corrections of the chosen dog, or of every dog, in the

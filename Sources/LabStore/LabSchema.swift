@@ -42,6 +42,7 @@ public enum LabSchema {
         Migration(version: "v7-each-station-writes-only-its-own-rows", statements: ownership),
         Migration(version: "v8-station-row-counts", statements: rowCounts),
         Migration(version: "v9-rows-the-readers-can-read", statements: checks),
+        Migration(version: "v10-dilutions-and-session-conditions", statements: dilutions),
     ]
 
     /// Kinds and outcomes as the station log checks them.

@@ -6,6 +6,22 @@ import SessionLog
 // The checks around a sync run: the login may run it, what a running double-blind session
 // holds back, and the proof that a run said complete is.
 extension StationSync {
+    /// A store older than migration v10 has no column for a sample's dilution or a session's
+    /// conditions: the sync would insert the rows without them, and the append-only store could
+    /// never take them later. Refused before anything is sent, naming what is missing.
+    func refuseWithoutDilutions(_ storeColumns: [String: [StoreColumn]], logColumns: [String: Set<String>]) throws {
+        let missing = LabSchema.dilutionColumns.filter { table, column in
+            (logColumns[table] ?? []).contains(column) && !(storeColumns[table] ?? []).contains { $0.name == column }
+        }
+        guard let first = missing.first else { return }
+        throw LabStoreError.loginRefused(
+            store: store.display,
+            reason:
+                "it lacks migration v10 (store.\(first.table).\(first.column) and \(missing.count - 1) more columns: "
+                + "samples' dilutions and sessions' conditions), so they would be lost: "
+                + "run `lineup-sync --migrate` as the store's owner")
+    }
+
     /// What the store says of this login and this station before anything is sent: a login
     /// with too many rights or too few, or another login's station, is refused in one line;
     /// so is a table this login may not write (issue 33: such a sync skipped the table and

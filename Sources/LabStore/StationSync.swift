@@ -88,6 +88,8 @@ public struct StationSync: Sendable {
     struct StoreColumn {
         var name: String
         var isText: Bool
+        /// `double precision` (a dilution factor, a temperature): bound as a Double.
+        var isReal = false
     }
 
     public func run() async throws -> SyncReport {
@@ -100,6 +102,7 @@ public struct StationSync: Sendable {
         for (table, first) in held.firstOrder { bounds[table] = min(bounds[table] ?? 0, first - 1) }
         report.heldBackSessions = held.sessions
         let storeColumns = try await columnsInStore()
+        try refuseWithoutDilutions(storeColumns, logColumns: logColumns)
         var cursors = try await cursorsInStore(station: identity)
         var batchNumber = 0
         for table in LabSchema.dataTables {
@@ -175,7 +178,8 @@ public struct StationSync: Sendable {
             """)
         for row in rows {
             let (table, column, type) = try row.decode((String, String, String).self)
-            result[table, default: []].append(StoreColumn(name: column, isText: type == "text"))
+            result[table, default: []].append(
+                StoreColumn(name: column, isText: type == "text", isReal: type == "double precision"))
         }
         if result.isEmpty {
             throw LabStoreError.refused(
@@ -345,9 +349,18 @@ public struct StationSync: Sendable {
     {
         switch value.storage {
         case .null: binds.appendNull()
-        case .int64(let number): if column.isText { binds.append(String(number)) } else { binds.append(number) }
-        case .double(let number):
+        case .int64(let number):
             if column.isText {
+                binds.append(String(number))
+            } else if column.isReal {
+                binds.append(Double(number))
+            } else {
+                binds.append(number)
+            }
+        case .double(let number):
+            if column.isReal {
+                binds.append(number)
+            } else if column.isText {
                 binds.append(String(number))
             } else if let whole = Int64(exactly: number) {
                 binds.append(whole)
@@ -358,7 +371,9 @@ public struct StationSync: Sendable {
         case .string(let text):
             if column.isText {
                 binds.append(text)
-            } else if let number = Int64(text) {
+            } else if column.isReal, let number = Double(text), number.isFinite {
+                binds.append(number)
+            } else if !column.isReal, let number = Int64(text) {
                 binds.append(number)
             } else {
                 throw LabStoreError.stationLog(

@@ -26,6 +26,11 @@ public struct LogFiller: Sendable {
     /// Put before every dog's name and sample's label: logs of several stations filled with
     /// different prefixes hold different dogs and samples (merge matches them by name and label).
     public var namePrefix = ""
+    /// Issue 38: the first target is a stock and the other three its dilutions (1:10, 1:100,
+    /// 1:1000 in mineral oil, the last also 2.5 ppb), and each session records its room (a
+    /// temperature and humidity from the seed, and a note on every other one). Off by default,
+    /// so the figures of the logs filled before stay as they were.
+    public var dilutedTargets = false
 
     public init() {}
 
@@ -77,13 +82,20 @@ public struct LogFiller: Sendable {
         var controls: [(UUID, SampleKind)] = []
         for index in 0..<12 {
             let kind: SampleKind = index < 4 ? .target : (index < 10 ? .control : .distractor)
-            let sample = SampleRecord(
+            var sample = SampleRecord(
                 id: uuid(),
                 label: namePrefix
                     + String(format: "%@-%03d", kind == .target ? "T" : (kind == .control ? "C" : "D"), index + 1),
                 kind: kind, diagnosis: kind == .target ? "lung cancer" : nil,
                 source: index % 2 == 0 ? "clinic A" : "clinic B", collection: "breath, face mask, 5 min",
                 processing: "frozen -20 C", collectedOn: "2025-01-\(10 + index)", time: tick(1_000))
+            if dilutedTargets, kind == .target, index > 0, let stock = targets.first {
+                let factor = [10.0, 100, 1000][index - 1]
+                sample.dilution = SampleDilution(
+                    stockId: stock, factor: factor, concentration: index == 3 ? 2.5 : nil,
+                    concentrationUnit: index == 3 ? "ppb" : nil, diluent: "mineral oil", madeOn: "2025-02-0\(index)",
+                    madeBy: "R7")
+            }
             if kind == .target { targets.append(sample.id) } else { controls.append((sample.id, kind)) }
             header.append(sample)
         }
@@ -94,12 +106,18 @@ public struct LogFiller: Sendable {
         for dogId in dogIds {
             for sessionIndex in 0..<sessionsPerDog {
                 let phaseIndex = min(phases.count - 1, sessionIndex * phases.count / max(1, sessionsPerDog))
-                let session = SessionRecord(
+                var session = SessionRecord(
                     id: uuid(), dogId: dogId, handlerId: handler.id, programId: program.id,
                     phase: phases[phaseIndex], phaseSteps: 3, step: "step \(sessionIndex % 3 + 1)",
                     exercise: "exercise 1", mode: .automated,
                     settings: #"{"hold_s":2,"trial_timeout_s":60,"stations":\#(stations)}"#, station: "pi",
                     bootId: nil, time: tick(60_000_000_000))
+                if dilutedTargets {
+                    session.conditions = SessionConditions(
+                        temperatureC: Double(Int.random(in: 180...260, using: &random)) / 10,
+                        humidityPercent: Double(Int.random(in: 40...70, using: &random)),
+                        text: sessionIndex % 2 == 0 ? "door open, \"windy\"" : nil)
+                }
                 var events: [LoggedEvent] = []
                 var trials: [TrialRecord] = []
                 events.reserveCapacity(trialsPerSession * eventsPerTrial)
@@ -109,11 +127,18 @@ public struct LogFiller: Sendable {
                     let hasTarget = Double.random(in: 0..<1, using: &random) >= blankTrialRate
                     let targetStation = hasTarget ? Int.random(in: 1...stations, using: &random) : nil
                     var layout: [StationSlot] = []
+                    // Diluted targets: the dog finds a weaker one less often (the stock, 1:10,
+                    // 1:100, 1:1000), down to near chance on five stations.
+                    var findChance = sensitivity
                     for station in 1...stations {
                         if station == targetStation {
-                            layout.append(
-                                StationSlot(
-                                    station: station, sampleId: targets.randomElement(using: &random), kind: .target))
+                            var sampleId = targets.randomElement(using: &random)
+                            if dilutedTargets {
+                                let rung = Int.random(in: 0..<targets.count, using: &random)
+                                sampleId = targets[rung]
+                                findChance = [0.95, 0.85, 0.6, 0.3][rung]
+                            }
+                            layout.append(StationSlot(station: station, sampleId: sampleId, kind: .target))
                         } else if station % 2 == 0 {
                             layout.append(StationSlot(station: station, sampleId: nil, kind: .blank))
                         } else {
@@ -123,7 +148,7 @@ public struct LogFiller: Sendable {
                     }
                     let roll = Double.random(in: 0..<1, using: &random)
                     var indicated: Int? = nil
-                    if let target = targetStation, roll < sensitivity {
+                    if let target = targetStation, roll < findChance {
                         indicated = target
                     } else if roll > 1 - falseAlertRate {
                         indicated = layout.filter { $0.kind != .target }.randomElement(using: &random)?.station

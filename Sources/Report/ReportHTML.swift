@@ -31,6 +31,7 @@ public enum ReportHTML {
         for dog in data.dogs {
             html += "<li><a href=\"#dog-\(escape(dog.id))\">\(escape(dog.name))</a></li>"
         }
+        if !data.thresholds.isEmpty { html += "<li><a href=\"#thresholds\">Thresholds</a></li>" }
         html += """
             <li><a href="#samples">Samples</a></li><li><a href="#health">Faults and health</a></li>\
             <li><a href="#sessions">Sessions</a></li></ul></nav></header>
@@ -39,6 +40,7 @@ public enum ReportHTML {
             html += "<p class=\"empty\">No sessions match. Check the dog, session or dates chosen.</p>"
         }
         for dog in data.dogs { html += dogSection(dog, data) }
+        html += thresholdsSection(data)
         html += samplesSection(data)
         html += healthSection(data)
         html += sessionsSection(data)

@@ -79,6 +79,12 @@ public struct GuessExportRow: ExportRow {
         return 0
     }
 
+    /// A guess's row has no real column (`GuessInput.columns`): never asked.
+    public func double(_ column: Int) -> Double {
+        if case .integer(let value) = cells[column] { return Double(value) }
+        return 0
+    }
+
     public func withText(_ column: Int, _ body: (UnsafeBufferPointer<UInt8>) -> Void) {
         if case .text(let bytes) = cells[column] { bytes.withUnsafeBufferPointer(body) }
     }

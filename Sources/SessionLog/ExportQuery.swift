@@ -10,6 +10,9 @@ public enum ExportStyle: Sendable {
     case isoTime
     /// A UInt64 stored in SQLite's signed integer (seeds).
     case unsigned
+    /// A real number (a dilution factor, a concentration, a temperature), written as Swift's
+    /// shortest round-trip form (`1000.0`, `1e-07`, `21.5`): the same bytes from either source.
+    case real
 }
 
 /// One exported column: its name in the header, its SQL, how its value is written. A guess's
@@ -61,6 +64,35 @@ public struct ExportQuery {
         }
         return text
     }
+
+    /// The trial's target as a dilution (issue 38): the station that held the target (a lineup
+    /// has at most one), its sample, and what that sample was diluted from and how; empty on a
+    /// trial with no target, and the dilution's columns empty when the target is no dilution.
+    /// One definition for both sources: the store (`LabExportQuery`) passes its own tables.
+    public static func targetDilutionColumns(trialStation: String, sample: String) -> [(
+        name: String, expression: String, style: ExportStyle
+    )] {
+        let isTarget = "tx.trial_id = t.id AND tx.kind = 'target'"
+        let ofTarget = "\(trialStation) tx JOIN \(sample) sx ON sx.id = tx.sample_id"
+        func ofSample(_ field: String) -> String {
+            "(SELECT sx.\(field) FROM \(ofTarget) WHERE \(isTarget) LIMIT 1)"
+        }
+        return [
+            ("target_station", "(SELECT tx.station FROM \(trialStation) tx WHERE \(isTarget) LIMIT 1)", .integer),
+            ("target_sample", ofSample("label"), .text),
+            (
+                "target_stock",
+                "(SELECT st.label FROM \(ofTarget) JOIN \(sample) st ON st.id = sx.stock_id WHERE \(isTarget) LIMIT 1)",
+                .text
+            ),
+            ("target_dilution_factor", ofSample("dilution_factor"), .real),
+            ("target_concentration", ofSample("concentration"), .real),
+            ("target_concentration_unit", ofSample("concentration_unit"), .text),
+            ("target_diluent", ofSample("diluent"), .text),
+        ]
+    }
+
+    static let targetDilution = targetDilutionColumns(trialStation: "trial_station", sample: "sample")
 
     /// The columns of `table`'s export (names, how each is written), the same from any source.
     public static func columns(_ table: ExportTable, stations: Int) -> [ExportColumn] {
@@ -127,6 +159,11 @@ public struct ExportQuery {
                 col("dog_id", "s.dog_id"), col("program", "(SELECT p.name FROM program p WHERE p.id = s.program_id)"),
                 col("handler", "(SELECT h.code FROM handler h WHERE h.id = s.handler_id)"),
             ]
+            columns += targetDilution.map { col($0.name, $0.expression, $0.style) }
+            columns += [
+                col("temperature_c", "s.temperature_c", .real), col("humidity_pct", "s.humidity_pct", .real),
+                col("conditions", "s.conditions"),
+            ]
             for station in stride(from: 1, through: stations, by: 1) {
                 columns.append(
                     col(
@@ -183,6 +220,8 @@ public struct ExportQuery {
                          WHERE n.session_id = s.id AND n.kind = 'improvement')
                         """),
                     col("settings", "s.settings"),
+                    col("temperature_c", "s.temperature_c", .real), col("humidity_pct", "s.humidity_pct", .real),
+                    col("conditions", "s.conditions"),
                 ],
                 from: """
                     FROM session s JOIN dog d ON d.id = s.dog_id LEFT JOIN handler h ON h.id = s.handler_id
@@ -207,6 +246,12 @@ public struct ExportQuery {
                     col(
                         "notes",
                         "(SELECT group_concat(n.text, ' | ') FROM sample_note n WHERE n.sample_id = sm.id)"),
+                    // What a dilution was made from and how (empty for a sample that is none).
+                    col("stock", "(SELECT st.label FROM sample st WHERE st.id = sm.stock_id)"),
+                    col("stock_id", "sm.stock_id"), col("dilution_factor", "sm.dilution_factor", .real),
+                    col("concentration", "sm.concentration", .real),
+                    col("concentration_unit", "sm.concentration_unit"), col("diluent", "sm.diluent"),
+                    col("made_on", "sm.made_on"), col("made_by", "sm.made_by"),
                 ],
                 from: """
                     FROM sample sm JOIN sample_usage u ON u.sample_id = sm.id

@@ -48,6 +48,11 @@ public final class ByteSink {
         append(unsigned: value.magnitude)
     }
 
+    /// Swift's shortest form that reads back as the same Double (`1000.0`, `1e-07`).
+    func append(real value: Double) {
+        append(value.description)
+    }
+
     func append(unsigned value: UInt64) {
         var digits: (UInt64, UInt64, UInt64) = (0, 0, 0)  // 24 bytes: room for 20 digits
         var count = 0
@@ -100,6 +105,8 @@ public final class ByteSink {
 public protocol ExportRow {
     func isNull(_ column: Int) -> Bool
     func int64(_ column: Int) -> Int64
+    /// Read only from real columns (`ExportStyle.real`).
+    func double(_ column: Int) -> Double
     /// The text's bytes, handed to `body` (nil for NULL).
     func withText(_ column: Int, _ body: (UnsafeBufferPointer<UInt8>) -> Void)
 }
@@ -113,6 +120,8 @@ struct SQLiteExportRow: ExportRow {
     }
 
     @inline(__always) func int64(_ column: Int) -> Int64 { sqlite3_column_int64(statement, Int32(column)) }
+
+    @inline(__always) func double(_ column: Int) -> Double { sqlite3_column_double(statement, Int32(column)) }
 
     @inline(__always) func withText(_ column: Int, _ body: (UnsafeBufferPointer<UInt8>) -> Void) {
         guard let text = sqlite3_column_text(statement, Int32(column)) else { return }
@@ -186,6 +195,7 @@ public struct RowWriter {
             case .integer: sink.append(int: row.int64(index))
             case .unsigned: sink.append(unsigned: UInt64(bitPattern: row.int64(index)))
             case .isoTime: iso.append(wallNs: row.int64(index), to: &sink.buffer)
+            case .real: sink.append(real: row.double(index))
             case .text: row.withText(index) { appendCSVText($0) }
             }
         }
@@ -222,6 +232,8 @@ public struct RowWriter {
             switch columns[index].style {
             case .integer: sink.append(int: row.int64(index))
             case .unsigned: sink.append(unsigned: UInt64(bitPattern: row.int64(index)))
+            // The log's CHECKs keep every real finite, so the JSON number is always valid.
+            case .real: sink.append(real: row.double(index))
             case .isoTime:
                 sink.buffer.append(34)
                 iso.append(wallNs: row.int64(index), to: &sink.buffer)

@@ -44,8 +44,17 @@ extension LogReader {
             }
             var assembly = try ReportAssembly(
                 filter: filter, maxPoints: maxPoints, sessions: sessions, programs: programs)
+            // Each session's threshold figures and track (its trials come in order here).
+            var thresholds = ThresholdCounter(
+                samples: try Self.thresholdSamples(db), grouping: .session, recordsTrack: true)
+            let conditions = try Self.sessionConditions(db)
+            let started = Dictionary(sessions.map { ($0.id, $0.wallNs) }, uniquingKeysWith: { first, _ in first })
             try Self.scanReportTrials(db, filter) { trial, dogId, dog, sessionId, inScope in
                 assembly.addTrial(trial, dogId: dogId, dog: dog, sessionId: sessionId, inScope: inScope)
+                guard inScope, let wallNs = started[sessionId] else { return }
+                thresholds.add(
+                    trial, context: TrialContext(dogId: dogId, dog: dog, sessionId: sessionId, sessionWallNs: wallNs),
+                    conditions: conditions[sessionId])
             }
 
             // Suggestions, comments, clicks and faults of the sessions in scope.
@@ -87,7 +96,9 @@ extension LogReader {
                 ReportAssembly.SampleRow(
                     id: row[0], label: row[1], kind: row[2], source: row[3], collection: row[4], processing: row[5])
             }
-            return assembly.finish(samples: samples, generatedWallNs: LogTime.now().wallNs)
+            var data = assembly.finish(samples: samples, generatedWallNs: LogTime.now().wallNs)
+            data.thresholds = thresholds.rows()
+            return data
         }
     }
 

@@ -74,6 +74,13 @@ func labFamiliarNovel(_ address: String, _ rows: RowFilterOptions, _ selection: 
     try labRead(address, rows, selection) { reader, filter in try await reader.familiarNovelStats(filter) }
 }
 
+/// `stats --threshold` on the lab store: the rows `LogReader.thresholdStats(by:_:)` gives on a log.
+func labThresholds(
+    _ address: String, by grouping: ThresholdGrouping, _ rows: RowFilterOptions, _ selection: SelectionOptions
+) throws -> [ThresholdRow] {
+    try labRead(address, rows, selection) { reader, filter in try await reader.thresholdStats(by: grouping, filter) }
+}
+
 /// `stats --guesses` on the lab store: the rows `LogReader.guessStats(by:_:)` gives on a log.
 func labGuesses(
     _ address: String, by grouping: GuessGrouping, _ rows: RowFilterOptions, _ selection: SelectionOptions

@@ -179,13 +179,22 @@ struct Stats: ParsableCommand {
               lineupctl stats --sources
               lineupctl stats --by dog --prevalence 0.01
               lineupctl stats --guesses --mode double-blind
+              lineupctl stats --threshold --dog Aino
+              lineupctl stats --threshold --threshold-by conditions --json
 
             --lab ADDRESS reads the lab store (docs/lab.md) instead of a log, through the same \
             counting: the --by tables, text or --json, with --prevalence and the options that \
             narrow the trials (--dog, --session, --since, --until, --mode, --program, --step, \
             --handler), each meaning what it means on a log. Two dogs of one name on two stations \
             are two dogs in the store: --dog with that name is refused, naming both ids. \
-            --sources, --familiar-novel and --guesses read the store too.
+            --sources, --familiar-novel, --guesses and --threshold read the store too.
+
+            --threshold gives, for the trials whose target is a rung of a dilution ladder \
+            (lineupctl samples add-ladder), the trials and finds per dilution and the \
+            psychometric fit's threshold with its 95 % profile-likelihood interval, the guess \
+            rate (1 / stations) and the lapse rate, per dog, session and stock; \
+            --threshold-by dog pools a dog's sessions, --threshold-by conditions its sessions \
+            of the same recorded conditions (docs/figures.md, "How little the dog can smell").
 
             --familiar-novel shows each dog's sensitivity and specificity on samples it had met \
             in an earlier trial and on samples new to it, with Fisher's exact test of the \
@@ -205,10 +214,12 @@ struct Stats: ParsableCommand {
     var familiarNovel = false
     @Flag(help: "Per dog: figures by sample source, collection and processing, instead of the --by table.")
     var sources = false
+    @OptionGroup var threshold: ThresholdOptions
 
     func validate() throws {
-        let views = [familiarNovel, sources, extra.guesses].filter { $0 }.count
-        if views > 1 { throw ValidationError("--familiar-novel, --sources and --guesses: choose one") }
+        let views = [familiarNovel, sources, extra.guesses, threshold.threshold].filter { $0 }.count
+        if views > 1 { throw ValidationError("--familiar-novel, --sources, --guesses and --threshold: choose one") }
+        try threshold.validate()
     }
 
     func run() throws {
@@ -223,7 +234,9 @@ struct Stats: ParsableCommand {
                     withheld, extra.guesses ? "its guesses and trials are" : "its trials are",
                     toStandardError: log.json)
             }
-            if let address = lab.lab, extra.guesses {
+            if let address = lab.lab, threshold.threshold {
+                return try printThresholds(labThresholds(address, by: threshold.by, rows, selection))
+            } else if let address = lab.lab, extra.guesses {
                 return try printGuesses(labGuesses(address, by: guessGrouping, rows, selection))
             } else if let address = lab.lab, sources {
                 return try printSources(labSources(address, rows, selection))
@@ -235,6 +248,7 @@ struct Stats: ParsableCommand {
                 let reader = try log.reader()
                 let filter = try selection.filter(rows, reader)
                 withheld = try reader.withheldSessions(filter)
+                if threshold.threshold { return try printThresholds(reader.thresholdStats(by: threshold.by, filter)) }
                 if extra.guesses { return try printGuesses(reader.guessStats(by: guessGrouping, filter)) }
                 if familiarNovel { return try printFamiliarNovel(reader.familiarNovelStats(filter)) }
                 if sources { return try printSources(reader.confoundStats(filter)) }

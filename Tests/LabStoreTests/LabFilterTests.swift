@@ -7,7 +7,8 @@ import Testing
 
 /// Three stations synced into one store and merged into one log, for comparing what the
 /// researcher's commands print on each: A and B LogFiller's logs (automated sessions of program
-/// `default`, handler H1, with events; A with a corrected trial), C a real double-blind block
+/// `default`, handler H1, with events; A with a corrected trial, its targets a stock and three
+/// dilutions of it, its sessions with conditions), C a real double-blind block
 /// of `lineupd --simulate` (no program, no handler, its session ended, in today's time).
 struct SyncedAndMerged {
     let server: TestServer
@@ -35,6 +36,8 @@ struct SyncedAndMerged {
             filler.eventsPerTrial = 3
             filler.seed = UInt64(31 + index)
             filler.namePrefix = prefix
+            // A's targets a stock and its dilutions, its sessions with conditions (issue 38).
+            filler.dilutedTargets = index == 0
             // An hour apart, so no two stations' rows share a time an export orders by.
             filler.startWallNs += Int64(index) * 3_600_000_000_000
             _ = try filler.fill(try SessionLog(path: path))

@@ -19,7 +19,9 @@ import Testing
             ["sessions"], ["sessions", "--json"], ["trials"], ["trials", "--json"], ["events"], ["events", "--json"],
             ["stats", "--by", "station"], ["stats", "--by", "session"], ["stats", "--by", "dog"],
             ["stats", "--by", "sample"], ["stats", "--json"], ["stats", "--guesses"], ["stats", "--sources"],
-            ["stats", "--familiar-novel"], ["progress", "--dog", "Rex"], ["progress", "--dog", "Rex", "--json"],
+            ["stats", "--familiar-novel"], ["stats", "--threshold"], ["stats", "--threshold", "--json"],
+            ["stats", "--threshold", "--threshold-by", "conditions"], ["progress", "--dog", "Rex"],
+            ["progress", "--dog", "Rex", "--json"],
             ["report"], ["dogs"], ["dogs", "--json"], ["samples"], ["samples", "show", "T-7"],
             ["samples", "show", "T-7", "--json"],
         ]
@@ -29,7 +31,8 @@ import Testing
     static func ofTheSession(_ session: String) -> [[String]] {
         [
             ["session", "show", session], ["session", "show", session, "--json"], ["trials", "--session", session],
-            ["events", "--session", session], ["stats", "--session", session], ["report", "--session", session],
+            ["events", "--session", session], ["stats", "--session", session],
+            ["stats", "--threshold", "--session", session], ["report", "--session", session],
             ["export", "--what", "trials", "--session", session], ["verify-blinding", session],
             ["verify-scoring", session],
         ]
@@ -80,10 +83,15 @@ import Testing
         defer { if daemon.process.isRunning { _ = daemon.terminate() } }
         #expect(daemon.waitReady())
         let client = daemon.client
-        for label in Self.samples {
-            _ = try client.addSample(SampleEntry(label: label, kind: label.hasPrefix("T") ? .target : .control))
+        // The target is a dilution (issue 38): none of its dilutions may show mid-session.
+        _ = try client.addSample(SampleEntry(label: "T-0", kind: .target))
+        for label in Self.samples where label != "T-7" {
+            _ = try client.addSample(SampleEntry(label: label, kind: .control))
         }
         let environment = ["LINEUP_DB": daemon.db, "LINEUP_SOCKET": daemon.socket]
+        let dilution = try await runBuiltAwaited(
+            "lineupctl", ["samples", "add", "T-7", "--stock", "T-0", "--factor", "1000"], environment: environment)
+        #expect(dilution.status == 0, "\(dilution.stderr)")
         // A seed no other number in the output is likely to be, fixed at the station (lineupctl).
         let seed: UInt64 = 8_675_309_123
         let start = try await runBuiltAwaited(
@@ -123,6 +131,9 @@ import Testing
             let layout = said.range(
                 of: #"[0-9A-Z]:(target|control|blank|distractor|T-7|C-[0-9])"#, options: .regularExpression)
             #expect(layout == nil, "\(name) showed a layout mid-session")
+            if command.starts(with: ["stats", "--threshold"]) {
+                #expect(!said.contains("T-7") && !said.contains("0.001"), "\(name) showed a dilution mid-session")
+            }
             #expect(said.contains("double-blind session is running (session \(short)"), "\(name): \(said.suffix(400))")
             #expect(said.contains("withheld until it ends"), "\(name): \(said.suffix(400))")
         }
@@ -171,6 +182,13 @@ import Testing
         #expect(trialIds.allSatisfy { trials.stdout.contains($0) }, "\(trials.stdout.prefix(400))")
         let events = try await runBuiltAwaited("lineupctl", ["events", "--session", session], environment: environment)
         #expect(events.stdout.split(separator: "\n").count > 2, "\(events.stdout.prefix(400))")
+        // The target's dilution shows once it has ended (the 1:1000 of T-0 as a fraction of it).
+        if trials.stdout.contains(",T-7,T-0,1000.0,") {
+            let threshold = try await runBuiltAwaited("lineupctl", ["stats", "--threshold"], environment: environment)
+            #expect(threshold.stdout.contains("stock T-0") && threshold.stdout.contains("T-7"), "\(threshold.stdout)")
+        } else {
+            Issue.record("no trial of the ended session had its target's dilution: \(trials.stdout.prefix(600))")
+        }
         let verified = try await runBuiltAwaited("lineupctl", ["verify-blinding", session], environment: environment)
         #expect(verified.status == 0, "\(verified.stdout) \(verified.stderr)")
     }
