@@ -31,7 +31,17 @@ struct VerifyScoringCommand: ParsableCommand {
     func run() throws {
         try researcherCommand {
             let reader = try log.reader(checking: .quick)
-            let ids = try session.map { [try reader.resolveSession($0)] } ?? reader.sessionIds()
+            // Every session: a double-blind one still running is left out and said to be, in
+            // one line after the results, as every listing says it (issue 32); named, it is
+            // refused (resolveSession).
+            let withheld = session == nil ? try reader.withheldSessions() : []
+            defer { sayWithheld(withheld, "its trials are", toStandardError: log.json) }
+            let held = Set(withheld.map(\.id))
+            let ids =
+                try session.map { [try reader.resolveSession($0)] }
+                ?? reader.sessionIds().filter {
+                    !held.contains($0)
+                }
             let results = try ids.map { try reader.verifyScoring(session: $0) }
             if log.json {
                 try printJSON(results.map(Report.init))

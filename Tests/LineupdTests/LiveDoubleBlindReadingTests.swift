@@ -24,6 +24,8 @@ import Testing
             ["progress", "--dog", "Rex", "--json"],
             ["report"], ["dogs"], ["dogs", "--json"], ["samples"], ["samples", "show", "T-7"],
             ["samples", "show", "T-7", "--json"],
+            // Every session rescored: it passed over the running one without a word (issue 32).
+            ["verify-scoring"], ["verify-scoring", "--json"],
         ]
         + ["trials", "events", "sessions", "samples", "milestones", "dogs", "guesses"].map { ["export", "--what", $0] }
 
