@@ -66,6 +66,11 @@ public enum LoggedInput: Sendable, Hashable {
     case recovered(station: Int, at: Int64)
     /// An indication the log holds (compared, never used to score).
     case indication(station: Int, at: Int64)
+    /// lineupd went on with the session after it stopped (a resume, perhaps after a reboot, whose
+    /// monotonic clock starts again): the stations `active` as it went on are the levels from
+    /// then, whatever the log said before; the trial running when it stopped ended with it, and
+    /// no visit, timer, stuck or storm outlives it.
+    case resumed(active: Set<Int>, at: Int64)
 }
 
 /// A trial's row as the log holds it (after corrections are not wanted: the station's own).

@@ -132,6 +132,18 @@ private struct Walk {
             case .indication(let s, let at):
                 // The station logs indications only while a trial runs: the last one started.
                 if let last = lastStart { loggedIndications[last, default: []].append(Sighting(station: s, at: at)) }
+            case .resumed(let on, let at):
+                // Another run of lineupd (perhaps another boot: `at` is its clock): the trial cut
+                // short ends at its logged end, on its own run's clock (what fell due by then
+                // stands), and nothing else of that run carries over but what the resume read.
+                if let end = running?.row?.endedAt { advance(to: end) }
+                if let r = running { end(r, outcome: nil, at: nil) }
+                active = Dictionary(uniqueKeysWithValues: on.map { ($0, at) })
+                lastLevelAt = [:]
+                stuck = []
+                storm = []
+                visit = nil
+                lastStart = nil
             case .chatter, .recovered:
                 break  // taken at their edge (read ahead in `init`)
             }

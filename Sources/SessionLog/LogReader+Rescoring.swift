@@ -151,6 +151,10 @@ extension LogReader {
                         inputs.append(.settled(station: station, active: (e["value"] as Int64?) == 1, at: at))
                     } else if detail?["sensor"] as? String == "recovered", let station {
                         inputs.append(.recovered(station: station, at: at))
+                    } else if detail?["resumed"] as? Bool == true {
+                        // The levels lineupd went on from (none given: none active).
+                        let on = (detail?["active"] as? [NSNumber] ?? []).map(\.intValue)
+                        inputs.append(.resumed(active: Set(on), at: at))
                     }
                 case "cue":
                     let cue = detail?["cue"] as? String

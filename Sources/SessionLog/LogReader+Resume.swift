@@ -47,9 +47,12 @@ extension LogReader {
         }
     }
 
-    /// The events logged against trial `trialId` (its start cue, edges, indications, presses),
-    /// in the order they were written; and a trainer-led round's start cue, which names no trial:
-    /// the session's last `exercise-start` cue written before the round's first event.
+    /// The events of the trial (or round) that was running when lineupd stopped: those logged
+    /// against `trialId` (edges, indications, presses), in the order written, after its start
+    /// cue. Start cues name no trial: the session's last one is this trial's unless a logged
+    /// trial started at it. A trial whose start cue is logged started, even with nothing else
+    /// logged of it (the dog not at a station yet): it is cut short, never run again. Empty:
+    /// it never started.
     public func interruptedTrialEvents(session: UUID, trialId: UUID, trainerLed: Bool) throws -> [InterruptedTrialEvent]
     {
         try read { db in
@@ -63,17 +66,25 @@ extension LogReader {
                 sql: "SELECT seq, kind, station, detail, mono_ns, wall_ns FROM event WHERE trial_id = ? ORDER BY seq",
                 arguments: [trialId.logText])
             var events = rows.map(event)
-            if trainerLed, let first: Int64 = rows.first?["seq"],
+            let start = trainerLed ? "exercise-start" : "trial-start"
+            guard
                 let cue = try Row.fetchOne(
                     db,
                     sql: """
-                        SELECT kind, station, detail, mono_ns, wall_ns FROM event
-                        WHERE session_id = ? AND kind = 'cue' AND detail LIKE '%"exercise-start"%' AND seq < ?
-                        ORDER BY seq DESC LIMIT 1
-                        """, arguments: [session.logText, first])
-            {
-                events.insert(event(cue), at: 0)
-            }
+                        SELECT seq, kind, station, detail, mono_ns, wall_ns FROM event
+                        WHERE session_id = ? AND kind = 'cue' AND detail LIKE ? ORDER BY seq DESC LIMIT 1
+                        """, arguments: [session.logText, "%\"\(start)\"%"])
+            else { return events }
+            let startsALoggedTrial =
+                try Bool.fetchOne(
+                    db,
+                    sql: """
+                        SELECT EXISTS (SELECT 1 FROM trial WHERE session_id = ? AND corrects IS NULL
+                            AND started_mono_ns = ? AND started_wall_ns = ?)
+                        """, arguments: [session.logText, cue["mono_ns"] as Int64, cue["wall_ns"] as Int64]) ?? false
+            let cueSeq: Int64 = cue["seq"]
+            let firstSeq: Int64? = rows.first?["seq"]
+            if !startsALoggedTrial, firstSeq.map({ cueSeq < $0 }) ?? true { events.insert(event(cue), at: 0) }
             return events
         }
     }

@@ -9,14 +9,18 @@ public struct ResumedDetail: Codable, Sendable, Hashable {
     /// `/proc/sys/kernel/random/boot_id` where lineupd resumed it; nil where there is none.
     public var bootId: String?
     public var firstTrial: Int
+    /// The stations (the log's numbers) active as lineupd went on: the levels the re-scorer
+    /// takes from then (nil: none said, none active).
+    public var active: [Int]?
 
-    public init(bootId: String?, firstTrial: Int) {
+    public init(bootId: String?, firstTrial: Int, active: [Int]? = nil) {
         self.bootId = bootId
         self.firstTrial = firstTrial
+        self.active = active
     }
 
     enum CodingKeys: String, CodingKey {
-        case resumed
+        case resumed, active
         case bootId = "boot_id"
         case firstTrial = "first_trial"
     }

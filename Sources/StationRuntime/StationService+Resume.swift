@@ -162,15 +162,25 @@ extension StationService {
                 next += 1
             }
         }
-        // Where the session goes on, and in which boot: its monotonic times compare only within
-        // one, so verify-blinding tells the boots apart by this note (`SessionBoots`).
+        // Where the session goes on, in which boot, and from which levels: monotonic times compare
+        // only within one boot, so verify-blinding tells the boots apart by this note
+        // (`SessionBoots`), and the re-scorer takes the stations' levels from it, not from before
+        // the stop (a nose at a station when the power went is not there now). The levels are the
+        // ones the new segment starts from (the idle loop's, carried over), so the idle loop stops
+        // first and no edge of the new segment is logged before the note.
+        stopSegment(aborting: false)
+        let levels = lastDebouncer.map { d in (0..<inputs.stationCount).map { d.level(of: UInt32($0)) } } ?? []
         records.append(
             LoggedEvent(
                 kind: .note, sessionId: saved.session,
-                detail: EventDetail.encode(ResumedDetail(bootId: SessionRecord.currentBootId(), firstTrial: next + 1))))
+                detail: EventDetail.encode(
+                    ResumedDetail(
+                        bootId: SessionRecord.currentBootId(), firstTrial: next + 1,
+                        active: levels.indices.filter { levels[$0] }.map { $0 + 1 }))))
         do {
             try writer.commit(records)
         } catch {
+            try? startSegment(session: nil, configuration: idleConfiguration, layouts: [], seed: 0)
             throw ControlRefusal(.failed, "cannot write the interrupted trial to the log: \(error)")
         }
         var configuration = saved.configuration
@@ -183,7 +193,6 @@ extension StationService {
         }
         // A trainer-led exercise's rounds left: the engine counts its repetitions afresh.
         if saved.mode == .trainerLed { configuration.exerciseRepeats = remaining.count }
-        stopSegment(aborting: false)
         do {
             try startSegment(
                 session: saved.session, configuration: configuration, layouts: remaining, seed: saved.seed,

@@ -29,6 +29,17 @@ struct ResumeTests {
         }
     }
 
+    /// The session's events of `kind` whose detail holds `text`, as the log has them on disk now
+    /// (read beside the writing lineupd: the test waits for what it needs durable, never a guess
+    /// of how long the writer takes).
+    static func logged(_ db: String, _ session: String, kind: String, holding text: String) -> Int {
+        (try? SessionLog.openReader(path: db, everything: true).read { db in
+            try Int.fetchOne(
+                db, sql: "SELECT count(*) FROM event WHERE session_id = ? AND kind = ? AND detail LIKE ?",
+                arguments: [session, kind, "%\(text)%"])
+        }) ?? 0
+    }
+
     /// Events of `trialId` of the given kind.
     static func events(_ db: String, trial: String, kind: String) throws -> Int {
         try SessionLog.openReader(path: db).read { db in
@@ -56,8 +67,12 @@ struct ResumeTests {
             usleep(100_000)
             #expect(try lineupctl(["simulate", "clicker", "press"], environment: env).status == 0)
             if kill {
-                // The click is on disk within 100 ms (the writer's promise); then the plug is pulled.
-                usleep(300_000)
+                // The click (round 1's and this one's) on disk; then the plug is pulled.
+                #expect(
+                    eventually(10) {
+                        Self.logged(first.db, started.session, kind: "note", holding: "manual_click") >= 2
+                    },
+                    "the click never reached the log")
                 return
             }
             try client.simulate(SimulatedInput(input: target.station, active: false))
@@ -129,7 +144,8 @@ struct ResumeTests {
         }
         _ = try first.client.ready()
         #expect(eventually(10) { [.searching, .holding].contains(try? first.client.status().state) })
-        usleep(200_000)  // its start cue on disk
+        // Its start cue on disk (trial 3's, after trials 1 and 2's); then the plug is pulled.
+        #expect(eventually(10) { Self.logged(first.db, session, kind: "cue", holding: "trial-start") >= 3 })
         Glibc.kill(first.process.processIdentifier, SIGKILL)
         first.process.waitUntilExit()
 

@@ -20,6 +20,33 @@ import Testing
             indicatedStation: first, indicated: indicated)
     }
 
+    /// Issue 36: a session resumed after lineupd stopped (a power cut: the monotonic clock starts
+    /// again) takes the stations' levels from the resume, not from before it: the nose at
+    /// station 2 when the power went is not there in the trial after (the emulated tier's
+    /// power-cut run found the re-scorer seeing it hold there at 0.1 s).
+    @Test func aResumeTakesTheLevelsItWentOnFrom() {
+        let before: Int64 = 500 * s
+        var cut = row(.aborted, start: before, end: before + 3 * s, target: 1, first: 2, indicated: [2])
+        cut.number = 1
+        var next = row(.miss, start: 12 * s, end: 42 * s, target: 1, first: nil, indicated: [])
+        next.number = 2
+        let inputs: [LoggedInput] = [
+            .start(at: before), .level(station: 2, active: true, at: before + 1 * s),
+            .indication(station: 2, at: before + 3 * s),
+            // The power went with the nose at 2; the next boot's lineupd read no station active.
+            .resumed(active: [], at: 10 * s), .start(at: 12 * s),
+        ]
+        let session = LoggedSession(session: "s", rules: rules(.automated), inputs: inputs, trials: [cut, next])
+        #expect(Rescorer.verify(session).isEmpty, "\(Rescorer.verify(session).map(\.line))")
+        // A station active as lineupd went on is active from then: held, 2 s after.
+        var held = inputs
+        held[3] = .resumed(active: [2], at: 10 * s)
+        let found = Rescorer.verify(
+            LoggedSession(session: "s", rules: rules(.automated), inputs: held, trials: [cut, next]))
+        #expect(
+            found.contains { $0.trial == 2 && $0.what == "indications" && $0.rescorerSays.contains("2 at 2.000 s") })
+    }
+
     @Test func aBreakShorterThanTheToleranceKeepsTheHold() {
         let inputs: [LoggedInput] = [
             .start(at: 0), .level(station: 2, active: true, at: 1 * s), .level(station: 2, active: false, at: 2 * s),

@@ -3,6 +3,7 @@ import HTTPTypes
 import Hummingbird
 import HummingbirdTesting
 import NIOCore
+import SessionLog
 import StationControl
 import StationWeb
 import Testing
@@ -18,15 +19,16 @@ import WebAccounts
     static let samples = ["T-7", "C-1", "C-2", "C-3", "C-4", "C-5"]
 
     @Test func aSessionCutShortIsToldOnThePageAndResumedByTheTrainer() async throws {
-        // 10 × life's pace: trial 2 still runs 200 ms after its start (its start cue on disk).
-        guard let first = try SimulatedStation(speed: 10) else { return }
+        // No virtual dog: a search ends only at its time-out (3 s at 10 × life's pace), so trial 2
+        // still runs when its start cue is on disk.
+        guard let first = try SimulatedStation(speed: 10, extra: ["--no-virtual-dog"]) else { return }
         defer { first.terminate() }
         #expect(await first.waitReady())
         _ = try first.client.addDog(DogEntry(name: "Rex"))
         for label in Self.samples {
             _ = try first.client.addSample(SampleEntry(label: label, kind: label.hasPrefix("T") ? .target : .control))
         }
-        _ = try first.client.startSession(
+        let session = try first.client.startSession(
             SessionRequest(
                 dog: "Rex", program: "research-5-station", step: "phase-3/1", trials: 4, samples: Self.samples))
         _ = try first.client.ready()
@@ -34,11 +36,26 @@ import WebAccounts
         #expect(await eventually(10) { (try? first.client.status().state) == .waitingForReady })
         _ = try first.client.ready()
         #expect(await eventually(10) { [.searching, .holding].contains(try? first.client.status().state) })
-        try await Task.sleep(for: .milliseconds(200))  // trial 2's start cue on disk
+        // Trial 2's start cue on disk (after trial 1's), read beside the writing lineupd; then the
+        // plug is pulled.
+        #expect(
+            await eventually(10) {
+                let cues = try? SessionLog.openReader(path: first.db, everything: true).read { db in
+                    try Int.fetchOne(
+                        db,
+                        sql:
+                            "SELECT count(*) FROM event WHERE session_id = ? AND kind = 'cue' AND detail LIKE '%trial-start%'",
+                        arguments: [session])
+                }
+                return (cues ?? 0) >= 2
+            }, "trial 2's start never reached the log")
         kill(first.process.processIdentifier, SIGKILL)
         first.process.waitUntilExit()
 
-        guard let second = try SimulatedStation(speed: 10, directory: first.directory) else { return }
+        guard let second = try SimulatedStation(speed: 10, extra: ["--no-virtual-dog"], directory: first.directory)
+        else {
+            return
+        }
         defer { second.terminate() }
         #expect(await second.waitReady())
         let link = SocketLink(path: second.socket)
