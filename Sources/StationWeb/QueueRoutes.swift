@@ -82,7 +82,7 @@ extension WebApp {
             try context.require(\.editsQueue, "change the queue")
             let login = try context.requireLogin()
             let entry = try await decodeBody(QueuedSession.self, request, context)
-            try await check(entry, state)
+            let next = try await check(entry, state)
             let text = String(decoding: try JSONEncoder().encode(entry), as: UTF8.self)
             let place: Int?
             do throws(UserStoreError) {
@@ -95,7 +95,11 @@ extension WebApp {
                 throw WebError(
                     .conflict, "queue-full", "the queue holds \(UserStore.queueLimit) dogs: start or remove one first")
             }
-            return json(#"{"place":\#(place)}"#)
+            struct Queued: Encodable {
+                var place: Int
+                var next: NextStep?
+            }
+            return try encoded(Queued(place: place, next: next))
         }
         router.post("/api/queue/remove") { request, context in
             try context.require(\.editsQueue, "change the queue")
@@ -183,7 +187,8 @@ extension WebApp {
 
     /// A queued dog must be in the log and its program offered; its repetitions are checked
     /// against its next step now by the rule lineupd applies at the start (`Step.exercise`).
-    static func check(_ entry: QueuedSession, _ state: WebState) async throws {
+    /// Its next step now, or nil (every step passed, or withheld while a double-blind session runs).
+    static func check(_ entry: QueuedSession, _ state: WebState) async throws -> NextStep? {
         let program = try await offered(entry.program, state)
         let next = try readLog { () throws -> NextStep? in
             let reader = try state.reader()
@@ -198,13 +203,14 @@ extension WebApp {
             let step = program.step(
                 phase: String(next.step.prefix { $0 != "/" }), step: String(next.step.drop { $0 != "/" }.dropFirst())),
             let exercise = step.exercises.first(where: { $0.id == next.exercise })
-        else { return }
+        else { return next }
         do throws(RepetitionsRefused) {
             _ = try step.exercise(exercise, repetitions: repetitions)
         } catch {
             throw WebError(
                 .badRequest, "bad-request", "\(entry.dog)'s next step, \(next.step) of \(program.name): \(error)")
         }
+        return next
     }
 
     /// The queue as `role` may see it, each dog's next step as its progress stands now (none

@@ -233,7 +233,7 @@ extension Assets {
             said.className = ''; said.textContent = 'Adding ' + body.dog + ' to the queue…';
             const r = await post('/api/queue', entry);
             if (!r.ok) { said.className = 'error'; said.textContent = window.lineupField.plain(r.message); return; }
-            said.textContent = body.dog + ' is number ' + r.j.place + ' in the queue (see Today, or Live once no session runs).';
+            said.textContent = body.dog + ' is number ' + r.j.place + ' in the queue' + (r.j.next ? ', on ' + window.lineupField.nextWords({next: r.j.next, repetitions: entry.repetitions}) + ' as its progress stands now' : '') + ' (see Today, or Live once no session runs).';
             window.lineupField.refreshQueue(true);
           };
           f.addEventListener('submit', async (e) => {

@@ -152,7 +152,9 @@ def main():
         wait_for("the step's lineup in words", lambda: "lineup:" in page("setup-step-words").text)
         pick("setup-exercise", "1")
         wait_for("the exercise's instruction", lambda: "Swap the containers" in page("setup-exercise-words").text)
-        wait_for("the program's repetitions", lambda: "up to 4" in page("setup-repetitions").text)
+        # The rounds: the program's 4 to start with, chosen from 1 to 4 (its bounds).
+        wait_for("the program's repetitions", lambda: page("setup-repetitions").get_attribute("value") == "4"
+                 and page("setup-repetitions").get_attribute("max") == "4" and "1 to 4" in page("setup-form").text)
         page("setup-duration").clear()
         page("setup-duration").send_keys("20")
         page("setup-handler").send_keys("H-07")

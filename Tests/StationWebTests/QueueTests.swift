@@ -143,6 +143,11 @@ import WebAccounts
                 "/api/queue", json: #"{"dog":"Rex","program":"study","durationSeconds":50}"#,
                 headers: admin.postHeaders)
             #expect(again.status == .ok, "\(text(again.body))")
+            // The answer names where he starts, as his progress stands now.
+            let answered = (json(again) as? [String: Any])?["next"] as? [String: Any]
+            #expect(
+                answered?["step"] as? String == "indicate/1" && answered?["exercise"] as? String == "2",
+                "\(text(again.body))")
             seen = try await queue(client, admin)
             let moved = try #require(seen.last?["next"] as? [String: Any])
             #expect(moved["step"] as? String == "indicate/1" && moved["exercise"] as? String == "2", "\(moved)")
