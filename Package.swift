@@ -97,7 +97,7 @@ let package = Package(
             ],
             resources: [
                 .embedInCode("Programs/study.toml"), .embedInCode("Programs/research-5-station.toml"),
-                .embedInCode("Programs/olfactometer-rig.toml"),
+                .embedInCode("Programs/olfactometer-rig.toml"), .embedInCode("Programs/threshold.toml"),
             ]
         ),
         .target(
@@ -132,14 +132,16 @@ let package = Package(
         .target(
             name: "StationRuntime",
             dependencies: [
-                "StationConfig", "StationIO", "TrainingEngine", "Figures", "ProgramFiles", "VirtualDog", "SessionLog",
+                "StationConfig", "StationIO", "TrainingEngine", "Thresholds", "Figures", "ProgramFiles", "VirtualDog",
+                "SessionLog",
                 "StationControl", "StationLogging", .product(name: "Logging", package: "swift-log"),
             ]
         ),
         .executableTarget(
             name: "lineupd",
             dependencies: [
-                "StationRuntime", "StationConfig", "StationIO", "TrainingEngine", "Figures", "VirtualDog", "SessionLog",
+                "StationRuntime", "Thresholds", "StationConfig", "StationIO", "TrainingEngine", "Figures", "VirtualDog",
+                "SessionLog",
                 "StationControl", "StationLogging", .product(name: "Logging", package: "swift-log"),
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]

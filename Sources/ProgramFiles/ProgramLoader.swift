@@ -44,15 +44,16 @@ extension Program {
     }
 
     /// The programs that ship inside the binary.
-    public static var builtinNames: [String] { ["study", "research-5-station", "olfactometer-rig"] }
+    public static var builtinNames: [String] { ["study", "research-5-station", "olfactometer-rig", "threshold"] }
 
-    /// A shipped program by name (`study`, `research-5-station`, `olfactometer-rig`), or nil if there is none.
+    /// A shipped program by name (`study`, `research-5-station`, `olfactometer-rig`, `threshold`), or nil if there is none.
     public static func builtin(named name: String) throws(ProgramError) -> Program? {
         let bytes: [UInt8]
         switch name {
         case "study": bytes = PackageResources.study_toml
         case "research-5-station": bytes = PackageResources.research_5_station_toml
         case "olfactometer-rig": bytes = PackageResources.olfactometer_rig_toml
+        case "threshold": bytes = PackageResources.threshold_toml
         default: return nil
         }
         return try parse(toml: String(decoding: bytes, as: UTF8.self), source: "built-in:\(name).toml")

@@ -107,6 +107,8 @@ public struct LoggedSession: Sendable, Hashable {
     public var rules: ScoringRules
     public var inputs: [LoggedInput]
     public var trials: [TrialAsLogged]
+    /// A threshold session's procedure and its rows (nil: any other session).
+    public var procedure: LoggedProcedure? = nil
 
     public init(session: String, rules: ScoringRules, inputs: [LoggedInput], trials: [TrialAsLogged]) {
         self.session = session

@@ -25,7 +25,19 @@ public enum Rescorer {
     public static func verify(_ session: LoggedSession) -> [Disagreement] {
         var walk = Walk(session)
         walk.run()
-        return walk.compare()
+        var out = walk.compare()
+        if let procedure = session.procedure {
+            // The procedure's answers are the re-scorer's outcomes, each trial matched by its start.
+            let rescored = Dictionary(walk.done.map { ($0.startedAt, $0.outcome) }, uniquingKeysWith: { a, _ in a })
+            var outcomes: [Int: Verdict?] = [:]
+            var targets: [Int: Int?] = [:]
+            for row in session.trials {
+                outcomes[row.number] = row.outcome == .aborted ? .aborted : rescored[row.startedAt] ?? nil
+                targets[row.number] = row.target
+            }
+            out += checkProcedure(procedure, session: session.session, outcomes: outcomes, targets: targets)
+        }
+        return out
     }
 
     /// The re-scorer's trials, by their start.

@@ -74,6 +74,9 @@ extension LogReader {
             // A resumed session may span boots: a trial run in a later boot than its commitment's
             // (the session's first, where every commitment is logged) started after it.
             let boots = try Self.sessionBoots(db, session: session)
+            // A threshold session (issue 38): positions committed ahead with the target's label
+            // left empty, and each trial's dilution committed on its own before it started.
+            let dilutions = try DilutionCommitmentCheck(db, session: session)
             var run = Set<Int>()
             for row in trials {
                 let number: Int = row["number"]
@@ -110,7 +113,10 @@ extension LogReader {
                 var compact: [String] = []
                 for s in stations {
                     let kind: SampleKind = try s.word("kind", of: "trial_station", row: trialId)
-                    layout.append(LayoutCommitment.Station(station: s["station"], kind: kind, label: s["label"]))
+                    layout.append(
+                        LayoutCommitment.Station(
+                            station: s["station"], kind: kind,
+                            label: dilutions.isThreshold && kind == .target ? nil : s["label"]))
                     compact.append("\(s["station"] as Int):\(kind.rawValue):\((s["sample_id"] as String?) ?? "")")
                 }
                 // `trial.layout` repeats the stations for the statistics: it must say the same.
@@ -123,6 +129,12 @@ extension LogReader {
                 {
                     problems.append("its layout does not match its commitment (changed after it was committed)")
                 }
+                if dilutions.isThreshold {
+                    let target = stations.first { (s: Row) in (s["kind"] as String) == SampleKind.target.rawValue }
+                    problems += dilutions.problems(
+                        trial: number, original: original, startedMonoNs: row["started_mono_ns"],
+                        targetLabel: target?["label"], targetSample: target?["sample_id"])
+                }
                 let which = original ? "" : " (correction \(trialId.prefix(8)))"
                 result.trials.append(
                     BlindingVerification.Trial(
@@ -132,5 +144,62 @@ extension LogReader {
             result.committedNotRun = commitments.keys.filter { !run.contains($0) }.sorted()
             return result
         }
+    }
+}
+
+/// The dilution commitments of a threshold session (`DilutionCommitment`), and each trial's
+/// opening (`trial_procedure.dilution_salt`).
+struct DilutionCommitmentCheck {
+    var isThreshold = false
+    var commitments: [Int: [(digest: String, monoNs: Int64)]] = [:]
+    var openings: [Int: (salt: String?, sample: String?)] = [:]
+    var session: String
+
+    init(_ db: Database, session: String) throws {
+        self.session = session
+        guard try db.tableExists("trial_procedure") else { return }
+        for row in try Row.fetchAll(
+            db, sql: "SELECT trial_number, digest, mono_ns FROM dilution_commitment WHERE session_id = ?",
+            arguments: [session])
+        {
+            commitments[row["trial_number"], default: []].append((row["digest"], row["mono_ns"]))
+        }
+        for row in try Row.fetchAll(
+            db, sql: "SELECT trial_number, dilution_salt, sample_id FROM trial_procedure WHERE session_id = ?",
+            arguments: [session])
+        {
+            openings[row["trial_number"]] = (row["dilution_salt"], row["sample_id"])
+        }
+        isThreshold = !commitments.isEmpty || !openings.isEmpty
+    }
+
+    /// What is wrong with trial `number`'s dilution: uncommitted, committed after it started,
+    /// unopened, naming another dilution than its target's station holds, or not matching.
+    func problems(trial number: Int, original: Bool, startedMonoNs: Int64, targetLabel: String?, targetSample: String?)
+        -> [String]
+    {
+        var out: [String] = []
+        let committed = commitments[number] ?? []
+        guard let opened = openings[number] else {
+            return ["its procedure's row (trial_procedure) is missing"]
+        }
+        if committed.isEmpty { out.append("no dilution commitment was logged for it") }
+        if committed.count > 1 { out.append("its dilution was committed \(committed.count) times") }
+        if original, let c = committed.first, c.monoNs > startedMonoNs {
+            out.append("its dilution was committed after it started")
+        }
+        if opened.sample?.lowercased() != targetSample?.lowercased() {
+            out.append("its procedure's row names another dilution than its target's station holds")
+        }
+        guard let salt = opened.salt else {
+            out.append("its dilution commitment was never opened (no salt logged)")
+            return out
+        }
+        if let c = committed.first,
+            DilutionCommitment.digest(session: session, trial: number, label: targetLabel, salt: salt) != c.digest
+        {
+            out.append("its dilution does not match its commitment (changed after it was committed)")
+        }
+        return out
     }
 }

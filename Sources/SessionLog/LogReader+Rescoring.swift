@@ -175,7 +175,9 @@ extension LogReader {
             if inputs.isEmpty && !trials.isEmpty {
                 return .failure(NotRescorable(reason: "no raw events logged for it"))
             }
-            return .success(LoggedSession(session: session, rules: rules, inputs: inputs, trials: trials))
+            var logged = LoggedSession(session: session, rules: rules, inputs: inputs, trials: trials)
+            logged.procedure = try Self.loggedProcedure(db, session: session, settings: settings ?? [:])
+            return .success(logged)
         }
     }
 }

@@ -1,5 +1,6 @@
 import Foundation
 import GRDB
+import Rescoring
 import TrainingEngine
 
 // A threshold step's state per trial (issue 38, schema v13): what the procedure presented
@@ -135,6 +136,43 @@ extension LogReader {
                 stopped: (row["stopped"] as Int) != 0)
         }
         return out
+    }
+}
+
+extension LogReader {
+    /// A threshold session's procedure for the re-scorer: its rules from the session's settings
+    /// (`procedure_*`, as lineupd logs them) and each trial's row; nil for any other session.
+    static func loggedProcedure(_ db: Database, session: String, settings: [String: Any]) throws -> LoggedProcedure? {
+        func text(_ key: String) -> String? { (settings[key] as? String).flatMap { $0.isEmpty ? nil : $0 } }
+        func int(_ key: String) -> Int? { text(key).flatMap { Int($0) } }
+        guard let name = text("procedure"), try db.tableExists("trial_procedure") else { return nil }
+        let rules: ProcedureRules
+        switch name {
+        case "staircase":
+            guard let down = int("procedure_down"), let step = int("procedure_step"),
+                let start = int("procedure_start_rung"), let ladder = int("procedure_ladder_rungs")
+            else { return nil }
+            rules = .staircase(
+                down: down, step: step, startRung: start, ladderRungs: ladder,
+                stopAfterReversals: int("procedure_stop_after_reversals"),
+                stopAfterTrials: int("procedure_stop_after_trials"))
+        case "constant-stimuli":
+            guard let blocks = int("procedure_blocks"), let rungs = text("procedure_rungs") else { return nil }
+            rules = .constantStimuli(
+                rungs: rungs.split(separator: ",").compactMap { Int($0) }, blocks: blocks,
+                catchTrialsPerBlock: int("procedure_catch_trials_per_block") ?? 0)
+        default:
+            return nil
+        }
+        let rows = try Row.fetchAll(
+            db, sql: "SELECT trial_number, rung, reversals, stopped FROM trial_procedure WHERE session_id = ?",
+            arguments: [session]
+        ).map {
+            ProcedureRow(
+                number: $0["trial_number"], rung: $0["rung"], reversals: $0["reversals"],
+                stopped: ($0["stopped"] as Int) != 0)
+        }
+        return LoggedProcedure(rules: rules, trials: int("trials") ?? rows.count, rows: rows)
     }
 }
 

@@ -1,6 +1,7 @@
 import Foundation
 import SessionLog
 import StationConfig
+import Thresholds
 import TrainingEngine
 import VirtualDog
 
@@ -17,6 +18,8 @@ public struct BlockPlan {
     public var faults: [InjectedFault] = []
     /// The virtual dog memorises samples (`--memorise-after`); nil: it does not.
     public var memorising: Memorising? = nil
+    /// The virtual dog has a detection threshold (`--dog-threshold`); nil: it has none.
+    public var threshold: PsychometricCurve? = nil
 
     public init(
         board: StationConfiguration, trials: Int, seed: UInt64, sensitivity: Double, falseAlertRate: Double,
@@ -93,6 +96,7 @@ public struct BlockPlan {
             // Real beams chatter at the nose's arrival and departure: the debouncer's work.
             chatterToggles: 2, chatterSpanMilliseconds: 2)
         parameters.memorising = memorising
+        parameters.threshold = threshold
         return parameters
     }
 

@@ -111,6 +111,13 @@ final class EngineHandler: HotPathHandler, @unchecked Sendable {
     private var machine: LineupMachine
     private let layouts: [TrialLayout]
     private var nextLayout = 0
+    /// Lowered by the log feeder when a threshold procedure stops (`ThresholdFeed`); a start
+    /// waits for the trial before in the log (`logGate`), so none runs past the stop.
+    private let blockLimit: BlockLimit?
+    private var available: Int {
+        guard let blockLimit else { return layouts.count }
+        return min(layouts.count, blockLimit.trials.load(ordering: .acquiring))
+    }
     private let stationCount: Int
     private let readyLine: UInt32
     private let clickerLine: UInt32
@@ -157,8 +164,9 @@ final class EngineHandler: HotPathHandler, @unchecked Sendable {
         readyLine: UInt32,
         clickerLine: UInt32 = .max, errorLine: UInt32 = .max, soundStartCue: Bool = false,
         outputs: (any OutputDriver)? = nil, stationOutputs: [Int] = [], outputMode: StationOutputs = .none,
-        boardStations: Int? = nil, usedStations: [Int]? = nil
+        boardStations: Int? = nil, usedStations: [Int]? = nil, blockLimit: BlockLimit? = nil
     ) {
+        self.blockLimit = blockLimit
         // The step's stations are board stations `usedStations` (default: the first N); the
         // board's other station lines are unused.
         let used = usedStations ?? Array(0..<configuration.stationCount)
@@ -230,23 +238,23 @@ final class EngineHandler: HotPathHandler, @unchecked Sendable {
             // Each repetition is a round with its own set-up (the layouts, one per repetition).
             // A press during a round means nothing: only a round that begins takes a set-up.
             let wasRunning = machine.activity == .exercise
-            if !wasRunning, nextLayout < layouts.count, let held = gateClosed(begun: nextLayout) {
+            if !wasRunning, nextLayout < available, let held = gateClosed(begun: nextLayout) {
                 // A round the log could not record never begins; the trainer presses again.
                 lastReady = (held, -1, nextLayout + 1)
                 return .none
             }
-            let round = nextLayout < layouts.count ? layouts[nextLayout] : nil
+            let round = nextLayout < available ? layouts[nextLayout] : nil
             let decision = take(machine.start(round: round, at: t))
             if !wasRunning && machine.activity == .exercise { nextLayout += 1 }
             switch machine.activity {
             case .exercise: lastReady = (wasRunning ? .running : .started, -1, nextLayout)
-            case .ended: lastReady = (nextLayout >= layouts.count ? .repetitionsDone : .stopped, -1, nextLayout)
+            case .ended: lastReady = (nextLayout >= available ? .repetitionsDone : .stopped, -1, nextLayout)
             default: lastReady = (.repetitionsDone, -1, nextLayout)
             }
             return decision
         }
         switch machine.activity {
-        case .interTrial where nextLayout < layouts.count:
+        case .interTrial where nextLayout < available:
             // Not kept while the log cannot be written (the start would be refused then anyway).
             if gateClosed(begun: 0) == .logUnwritable {
                 lastReady = (.logUnwritable, -1, nextLayout + 1)
@@ -264,7 +272,7 @@ final class EngineHandler: HotPathHandler, @unchecked Sendable {
                 return .none
             }
             return started(take(machine.readyButton(at: t)))
-        case .idle where nextLayout < layouts.count:
+        case .idle where nextLayout < available:
             switch gateClosed(begun: nextLayout) {
             case .logUnwritable?:
                 // The press is not kept: once the log takes writes, the assistant presses again.
@@ -322,7 +330,7 @@ final class EngineHandler: HotPathHandler, @unchecked Sendable {
 
     func deadline(now: UInt64) -> HotPathDecision {
         let decision = take(machine.timerFired(at: now))
-        if readyPending || autoStart, machine.activity == .idle, nextLayout < layouts.count {
+        if readyPending || autoStart, machine.activity == .idle, nextLayout < available {
             readyPending = false
             if case .click = ready(at: now) {
                 nextDeadline = machine.timerDeadline ?? .max
@@ -334,7 +342,7 @@ final class EngineHandler: HotPathHandler, @unchecked Sendable {
         nextDeadline = machine.timerDeadline ?? .max
         // A start the log holds back (ready = auto, or a press kept until the trial before is
         // logged) is tried again shortly: the log's writer cannot wake the hot thread.
-        if readyPending || autoStart, machine.activity == .idle, nextLayout < layouts.count,
+        if readyPending || autoStart, machine.activity == .idle, nextLayout < available,
             gateClosed(begun: nextLayout) != nil
         {
             nextDeadline = min(nextDeadline, now &+ Self.logRecheck)
@@ -366,8 +374,8 @@ final class EngineHandler: HotPathHandler, @unchecked Sendable {
         case .load:
             wanted =
                 trainerLed
-                ? (activity == .idle || activity == .exerciseOver) && nextLayout < layouts.count
-                : activity == .loading || (activity == .idle && nextLayout < layouts.count)
+                ? (activity == .idle || activity == .exerciseOver) && nextLayout < available
+                : activity == .loading || (activity == .idle && nextLayout < available)
         case .search: wanted = activity == .searching || activity == .exercise
         }
         let mask: UInt64 = wanted ? (stationCount >= 64 ? .max : (1 << UInt64(stationCount)) &- 1) : 0

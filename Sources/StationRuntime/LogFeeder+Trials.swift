@@ -10,8 +10,11 @@ extension LogFeeder {
         searching.store(-1, ordering: .releasing)
         roundEndsAt.store(0, ordering: .releasing)
         guard end.trial >= 0 && end.trial < settings.layouts.count, let sessionId = settings.sessionId else { return }
-        let layout = settings.layouts[end.trial]
         let outcome = end.outcome.outcome
+        // A threshold trial's target holds the dilution its procedure chose (ThresholdFeed).
+        let layout =
+            settings.threshold?.filled(settings.layouts[end.trial], trial: end.trial)
+            ?? settings.layouts[end.trial]
         let latency = end.firstStation >= 0 ? Int64(bitPattern: end.firstAt &- end.startedAt) : nil
         // The hot loop's masks are the authority on visits and indications; the notes add
         // times, sniffs and dwell.
@@ -38,6 +41,11 @@ extension LogFeeder {
         if let opening = commitmentOpening(ofTrial: end.trial, sessionId: sessionId, at: record.ended) {
             records.append(opening)
         }
+        // Its procedure's state, and the next trial's dilution committed, before `committed`
+        // lets the next trial start.
+        records +=
+            settings.threshold?.record(
+                trial: end.trial, trialId: record.id, number: record.number, outcome: outcome, time: record.ended) ?? []
         do {
             try writer.commit(records)
         } catch {

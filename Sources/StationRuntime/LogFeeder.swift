@@ -48,6 +48,9 @@ public final class LogFeeder: @unchecked Sendable {
         /// Each layout's trial id (a resumed session keeps the ids its events already carry);
         /// nil: new ones.
         var trialIds: [UUID]? = nil
+        /// A threshold step's procedure (issue 38): fills each trial's target with its dilution
+        /// and logs the procedure's state with the trial.
+        var threshold: ThresholdFeed? = nil
     }
 
     let settings: Settings

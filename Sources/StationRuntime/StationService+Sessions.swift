@@ -153,13 +153,28 @@ extension StationService {
             configuration.exerciseDuration = nanoseconds(seconds: exercise.durationSeconds / options.speed)
         }
         let seed = request.seed ?? UInt64.random(in: 1...999_999_999)
+        // A threshold step: its ladder, its catch trials and its positions (the dilutions are
+        // the procedure's, trial by trial: StationService+Threshold.swift).
+        var threshold: ThresholdPlan? = nil
+        if let procedure = step.procedure {
+            guard request.layouts == nil else {
+                throw ControlRefusal(
+                    .badRequest,
+                    "step \(request.step) chooses each trial's dilution by its procedure: no planned layouts")
+            }
+            threshold = try thresholdPlan(
+                procedure: procedure, setup: step.lineup, samples: samples, exerciseTrials: trials, seed: seed,
+                step: request.step)
+        }
         // The step's lineup on its stations. A trainer-led exercise's repetitions are rounds,
         // each with its own set-up (the target moves between rounds, as the study's trainer
         // moved it), laid out like an automated block.
         var layouts: [TrialLayout] = []
         var generator = LayoutGenerator(setup: step.lineup, samples: samples, seed: seed)
         do {
-            if let planned = request.layouts {
+            if let threshold {
+                layouts = threshold.layouts
+            } else if let planned = request.layouts {
                 // The sheet's kinds, with the session's samples in them as in a generated block.
                 generator.chooseNovelTargetTrials(among: planned.indices.filter { planned[$0].contains(.target) })
                 for (index, kinds) in planned.enumerated() {
@@ -174,7 +189,17 @@ extension StationService {
 
         // A trainer-led round may run on containers the trainer knows by kind; an automated
         // or double-blind one is research and records which sample sat where.
-        if !unlabelled && mode != .trainerLed { try checkEveryStationLabelled(layouts, step: request.step) }
+        if !unlabelled && mode != .trainerLed {
+            // A threshold trial's target holds one of the ladder's dilutions, chosen as it goes.
+            try checkEveryStationLabelled(
+                threshold.map { plan in
+                    layouts.map {
+                        var l = $0
+                        if let t = l.targetStation { l.stations[t].sampleID = plan.ladder[0] }
+                        return l
+                    }
+                } ?? layouts, step: request.step)
+        }
 
         var handlerId: UUID? = nil
         if let code = request.handler {
@@ -196,7 +221,8 @@ extension StationService {
             step: parts[1], exercise: exercise.id, mode: mode,
             settings: jsonObject(
                 [
-                    "trials": "\(mode == .trainerLed ? exercise.repeats : trials)", "seed": "\(seed)",
+                    "trials": "\(mode == .trainerLed ? exercise.repeats : threshold?.trials ?? trials)",
+                    "seed": "\(seed)",
                     "hold_ns": "\(configuration.hold)",
                     "search_timeout_ns": "\(configuration.searchTimeout)",
                     "inter_trial_ns": "\(configuration.interTrialInterval)", "speed": "\(options.speed)",
@@ -211,7 +237,9 @@ extension StationService {
                     }
                     .joined(separator: ","),
                     "ready": mode == .trainerLed ? "trainer" : step.ready.rawValue,
-                ].merging(running(configuration).loggedRules) { ours, _ in ours }),
+                ].merging(running(configuration).loggedRules) { ours, _ in ours }.merging(
+                    threshold.map(Self.thresholdSettings) ?? [:]
+                ) { ours, _ in ours }),
             station: stationName)
         session.conditions = conditions
         records.append(session)
@@ -221,6 +249,19 @@ extension StationService {
             commitments = TrialCommitment.make(
                 session: session.id, layouts: layouts, usedStations: usedStations, labels: labels)
             records += TrialCommitment.records(commitments, session: session.id, time: .now())
+        }
+        var feed: ThresholdFeed? = nil
+        if let threshold {
+            do {
+                feed = try ThresholdFeed(
+                    session: session.id, procedure: threshold.procedure, ladder: threshold.ladder,
+                    labels: threshold.labels, concentrations: threshold.concentrations, trials: threshold.trials,
+                    seed: seed, blind: mode == .doubleBlind)
+            } catch {
+                throw ControlRefusal(.badRequest, "step \(request.step): \(error)")
+            }
+            // Double-blind: the first trial's dilution (constant stimuli: every trial's) committed now.
+            records += feed?.commitmentsAtStart(time: .now()) ?? []
         }
         // A session cut short and never resumed ends as this one starts: one session at a time.
         let endedInterrupted = endInterrupted(suggestions: nil, why: "a new session was started instead")
@@ -232,25 +273,30 @@ extension StationService {
         }
         // What a resume needs, before the first trial (ResumableSession).
         let trialIds = layouts.map { _ in UUID() }
-        let fileWarning = saveResumable(
-            ResumableSession(
-                session: session.id, dog: request.dog, dogId: dogId, mode: mode, step: request.step,
-                program: program.name, configuration: configuration, layouts: layouts, trialIds: trialIds,
-                salts: commitments.map(\.salt), digests: commitments.map(\.digest), seed: seed,
-                usedStations: usedStations, labels: labels, outputMode: step.stationOutputs,
-                autoStart: step.ready == .auto, startedWallNs: session.time.wallNs))
+        // A threshold session is not resumed (its procedure's state is not in the resume file):
+        // cut short, it ends interrupted, and a new session starts the procedure again.
+        let fileWarning =
+            feed != nil
+            ? nil
+            : saveResumable(
+                ResumableSession(
+                    session: session.id, dog: request.dog, dogId: dogId, mode: mode, step: request.step,
+                    program: program.name, configuration: configuration, layouts: layouts, trialIds: trialIds,
+                    salts: commitments.map(\.salt), digests: commitments.map(\.digest), seed: seed,
+                    usedStations: usedStations, labels: labels, outputMode: step.stationOutputs,
+                    autoStart: step.ready == .auto, startedWallNs: session.time.wallNs))
         stopSegment(aborting: false)
         do {
             try startSegment(
                 session: session.id, configuration: configuration, layouts: layouts, seed: seed,
                 outputMode: step.stationOutputs, usedStations: usedStations, blind: mode == .doubleBlind,
-                commitments: commitments, trialIds: trialIds)
+                commitments: commitments, trialIds: trialIds, threshold: feed)
         } catch {
             try? startSegment(session: nil, configuration: idleConfiguration, layouts: [], seed: 0)
             throw ControlRefusal(.failed, "cannot start the session: \(error)")
         }
         current = Current(
-            sessionId: session.id, dog: request.dog, mode: mode, step: request.step, trials: trials, seed: seed,
+            sessionId: session.id, dog: request.dog, mode: mode, step: request.step, trials: layouts.count, seed: seed,
             labels: labels, dogId: dogId, program: program)
         current?.autoStart = step.ready == .auto
         broadcast(
@@ -277,72 +323,6 @@ extension StationService {
             "Session \(started.session.prefix(8)) started for \(request.dog) on \(program.name) \(request.step) "
             + "(\(mode.rawValue)\(unlabelled ? ", unlabelled: no sample ids recorded" : "")): \(next)."
         return started
-    }
-
-    /// A built-in program, or `NAME.toml` from the programs directory, checked against the board.
-    func loadProgram(named name: String) throws(ControlRefusal) -> Program {
-        if let builtin = try? Program.builtin(named: name) { return builtin }
-        let names = Program.builtinNames.joined(separator: ", ")
-        guard let directory = options.programsDirectory, !name.contains("/"), !name.hasPrefix(".") else {
-            throw ControlRefusal(.unknown, "no program named \"\(name)\" (built in: \(names))")
-        }
-        let path = "\(directory)/\(name).toml"
-        guard let text = try? String(contentsOfFile: path, encoding: .utf8) else {
-            throw ControlRefusal(.unknown, "no program named \"\(name)\" (built in: \(names); none at \(path))")
-        }
-        do {
-            let program = try Program.parse(toml: text, source: path)
-            try program.validate(stationCount: inputs.stationCount)
-            return program
-        } catch {
-            throw ControlRefusal(.badRequest, "\(error)")
-        }
-    }
-
-    /// Every target, control and distractor station of the block must hold a sample the log
-    /// knows: the log records which sample sat where, and every figure by sample rests on it.
-    /// Checked on the layouts themselves, so the rule is the generator's: each station of a
-    /// kind holds a different sample of that kind.
-    func checkEveryStationLabelled(_ layouts: [TrialLayout], step: String) throws(ControlRefusal) {
-        var missing: [SampleKind: Int] = [:]
-        for layout in layouts {
-            for kind in [SampleKind.target, .control, .distractor] {
-                let bare = layout.stations.filter { $0.kind == kind && $0.sampleID == nil }.count
-                if bare > 0 { missing[kind] = max(missing[kind] ?? 0, bare) }
-            }
-        }
-        guard !missing.isEmpty else { return }
-        let kinds = [SampleKind.target, .control, .distractor].compactMap { kind in
-            missing[kind].map { "\($0) \(kind.rawValue) sample(s)" }
-        }
-        throw ControlRefusal(
-            .badRequest,
-            "step \(step) lays out stations with no sample: give at least \(kinds.joined(separator: " and ")) "
-                + "with --sample LABEL (lineupctl samples lists them), or start with --unlabelled to run with the "
-                + "stations labelled by kind only (the log and every listing say so)")
-    }
-
-    public func layout(view: ClientView) throws(ControlRefusal) -> [LayoutEntry] {
-        switching.lock()
-        defer { switching.unlock() }
-        guard let current, let segment else { throw ControlRefusal(.noSession, "no session is running") }
-        guard !(current.mode == .doubleBlind && view == .handler) else {
-            // What is refused, not how to get round it: this reaches the handler's page too.
-            throw ControlRefusal(.blind, "double-blind session: the layout is not shown to the handler")
-        }
-        // Trials and trainer-led rounds alike: the one running, or the next to load.
-        let done = segment.feeder.committed.load(ordering: .acquiring)
-        guard done < segment.layouts.count else {
-            throw ControlRefusal(
-                .notReady,
-                current.mode == .trainerLed ? "every repetition of the exercise is done" : "the block is complete")
-        }
-        let names = segment.usedStations.map { $0 < stationNames.count ? stationNames[$0] : "\($0 + 1)" }
-        return segment.layouts[done].stations.enumerated().map { i, content in
-            LayoutEntry(
-                station: i < names.count ? names[i] : "\(i + 1)", kind: content.kind,
-                sample: content.sampleID.map { current.labels[$0] ?? $0 })
-        }
     }
 
     /// The ready press, answered with what the engine did: it is asked on the hot thread and

@@ -55,13 +55,19 @@ extension StationService {
                 key.0 != lastSearched.0 || key.1 != lastSearched.1
             else { continue }
             lastSearched = key
-            let layout = segment.layouts[layoutIndex]
+            // A threshold trial's target is the dilution its procedure chose.
+            let layout = segment.layout(layoutIndex)
             // Trials count from 1 in each session; a trainer-led repetition counts as one.
             let trial = segment.trainerLed ? turn : turn + 1
             faultInjector?.searchStarted(trial: trial)
             ending = segment.trainerLed ? nil : (key.0, turn, trial)
             edges.removeAll(keepingCapacity: true)
-            dog.search(layout: layout.stations, startAt: MonotonicClock.now(), into: &edges)
+            dog.search(
+                layout: layout.stations, startAt: MonotonicClock.now(), into: &edges,
+                concentration: segment.threshold?.concentration(
+                    of: layout.targetStation.flatMap {
+                        layout.stations[$0].sampleID
+                    }))
             edges.sort { $0.at < $1.at }
             let presses =
                 segment.trainerLed ? trainerPresses(edges, layout: layout, hold: segment.hold, lines: lines) : []

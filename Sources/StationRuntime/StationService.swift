@@ -70,6 +70,8 @@ public final class StationService: StationControlling, @unchecked Sendable {
         /// The board stations (0-based) the session uses, in the lineup's order.
         let usedStations: [Int]
         let loopDone = Atomic<Bool>(false)
+        /// A threshold session's procedure (set before the segment is published).
+        var threshold: ThresholdFeed? = nil
 
         init(
             handler: EngineHandler, loop: HotLoop, feeder: LogFeeder, layouts: [TrialLayout], trainerLed: Bool,
@@ -308,7 +310,8 @@ public final class StationService: StationControlling, @unchecked Sendable {
     func startSegment(
         session: UUID?, configuration: LineupMachine.Configuration, layouts: [TrialLayout], seed: UInt64,
         outputMode: StationOutputs = .none, usedStations: [Int]? = nil, blind: Bool = false,
-        commitments: [TrialCommitment] = [], firstTrial: Int = 0, trialIds: [UUID]? = nil
+        commitments: [TrialCommitment] = [], firstTrial: Int = 0, trialIds: [UUID]? = nil,
+        threshold: ThresholdFeed? = nil
     ) throws {
         let lines = buttonLines
         let used = usedStations ?? Array(0..<configuration.stationCount)
@@ -320,7 +323,8 @@ public final class StationService: StationControlling, @unchecked Sendable {
             stationOutputs: used.map { b in
                 outputs.map { b < $0.map.stationIndex.count ? $0.map.stationIndex[b] : -1 } ?? -1
             },
-            outputMode: outputMode, boardStations: inputs.stationCount, usedStations: used)
+            outputMode: outputMode, boardStations: inputs.stationCount, usedStations: used,
+            blockLimit: threshold?.limit)
         var buttons: [UInt32: String] = [:]
         if lines.ready != .max { buttons[lines.ready] = "ready" }
         if lines.clicker != .max { buttons[lines.clicker] = "clicker" }
@@ -333,7 +337,8 @@ public final class StationService: StationControlling, @unchecked Sendable {
                 roundLength: configuration.mode == .trainerLed
                     ? configuration.exerciseDuration : configuration.searchTimeout,
                 watch: { [weak self] line in self?.broadcast(line) },
-                blind: blind, commitments: commitments, firstTrial: firstTrial, trialIds: trialIds),
+                blind: blind, commitments: commitments, firstTrial: firstTrial, trialIds: trialIds,
+                threshold: threshold),
             stationRing: ring, recordsReady: recordsReady, writer: writer)
         // The first segment starts from the lines as they are: a sensor already active (a lid
         // left on a station before the session started) is active to the debouncer and the
@@ -367,6 +372,7 @@ public final class StationService: StationControlling, @unchecked Sendable {
         let segment = Segment(
             handler: handler, loop: loop, feeder: feeder, layouts: layouts,
             trainerLed: configuration.mode == .trainerLed, hold: configuration.hold, usedStations: used)
+        segment.threshold = threshold
         feeder.sourceFaults = loop.sourceFaults
         feeder.soundReports = player.soundReports
         handler.logGate = logGate(for: feeder)

@@ -2,6 +2,7 @@
 // edges of its search, chatter included, so a simulated session runs exactly the code a real
 // one does (debounce, hold detection, the state machine, scoring). Pure and seeded.
 
+import Thresholds
 import TrainingEngine
 
 /// One raw sensor edge as a station's input line would report it (not debounced).
@@ -43,6 +44,9 @@ public struct DogParameters: Sendable, Hashable {
     /// The memorising switch: nil, the dog finds every target alike; set, it holds more
     /// surely at targets it has met often (the memorisation Elliker et al. 2014 report).
     public var memorising: Memorising? = nil
+    /// A dog with a detection threshold (issue 38): at a target dilution it holds with its
+    /// curve's chance at that concentration, not `sensitivity`; nil: every target alike.
+    public var threshold: PsychometricCurve? = nil
 
     public init(
         sensitivity: Double = 0.71, falseAlertRate: Double = 0.07, startLatencySeconds: ClosedRange<Double> = 0.5...2,
@@ -102,10 +106,20 @@ public struct VirtualDog: Sendable {
     /// target it has met often with its familiar sensitivity; every sample laid out counts as
     /// met afterwards (the dog could reach it, whatever it did).
     @discardableResult
-    public mutating func search(layout: [StationContent], startAt: Nanoseconds, into edges: inout [RawEdge])
+    public mutating func search(
+        layout: [StationContent], startAt: Nanoseconds, into edges: inout [RawEdge], concentration: Double? = nil
+    )
         -> Nanoseconds
     {
         let kinds = layout.map(\.kind)
+        // A threshold dog at a target of known strength: its curve's chance there. The curve's
+        // guess rate is left out (a dog that does not smell the target does not hold at it; its
+        // guesses are its false alerts at the other stations).
+        if let curve = parameters.threshold, let concentration {
+            return search(
+                kinds: kinds, targetSensitivity: curve.probabilityFound(concentration: concentration),
+                startAt: startAt, into: &edges)
+        }
         guard let memorising = parameters.memorising else {
             return search(kinds: kinds, startAt: startAt, into: &edges)
         }

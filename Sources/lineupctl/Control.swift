@@ -220,7 +220,7 @@ struct SessionStart: ParsableCommand {
             --seed and --layout are fixed here, at the station, or not at all: whoever fixes them \
             knows where each target stands, so the station's page may not (docs/web.md).
 
-            --program names a built-in program (study, research-5-station, olfactometer-rig) or a file
+            --program names a built-in program (study, research-5-station, olfactometer-rig, threshold) or a file
             NAME.toml in the station's programs directory (/etc/lineup/programs).
             """)
 
@@ -228,7 +228,7 @@ struct SessionStart: ParsableCommand {
     @Option(help: "The dog's name.") var dog: String
     @Option(
         help:
-            "A built-in program (study, research-5-station, olfactometer-rig) or NAME of /etc/lineup/programs/NAME.toml."
+            "A built-in program (study, research-5-station, olfactometer-rig, threshold) or NAME of /etc/lineup/programs/NAME.toml."
     )
     var program: String
     @Option(help: ArgumentHelp("The program step, as phase/step.", valueName: "phase/step")) var step: String

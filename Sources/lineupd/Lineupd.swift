@@ -7,6 +7,7 @@ import StationConfig
 import StationIO
 import StationLogging
 import StationRuntime
+import Thresholds
 import TrainingEngine
 import VirtualDog
 
@@ -106,6 +107,18 @@ struct Lineupd: ParsableCommand {
     var familiarSensitivity = 0.98
 
     @Option(
+        name: .customLong("dog-threshold"),
+        help: ArgumentHelp(
+            "With --serve: the virtual dog has a detection threshold (issue 38): at a target dilution of a threshold step it holds with a logistic curve's chance at the dilution's concentration (in the ladder's own unit; a dilution factor F is 1/F), half-way up at C.",
+            valueName: "C"))
+    var dogThreshold: Double?
+
+    @Option(
+        name: .customLong("dog-threshold-width"),
+        help: "With --dog-threshold: the curve's width in decades of concentration (from 10 % to 90 % of the way up).")
+    var dogThresholdWidth = 0.5
+
+    @Option(
         name: .customLong("speed"),
         help: ArgumentHelp(
             "How many times faster than a real dog the simulated station runs (hold, search, intervals); default 20 for the block, 1 (life's pace) with --serve, where people press the buttons.",
@@ -143,6 +156,15 @@ struct Lineupd: ParsableCommand {
         }
         if memoriseAfter != nil && fast {
             fail("--memorise-after needs samples to remember, which --fast does not lay out: leave out --fast")
+        }
+        if let dogThreshold, !(dogThreshold.isFinite && dogThreshold > 0) {
+            fail("--dog-threshold must be a concentration above 0, not \(dogThreshold)")
+        }
+        guard dogThresholdWidth.isFinite && dogThresholdWidth > 0 && dogThresholdWidth <= 10 else {
+            fail("--dog-threshold-width must be above 0 and at most 10 decades, not \(dogThresholdWidth)")
+        }
+        if dogThreshold != nil && !serve {
+            fail("--dog-threshold is for --simulate --serve, which runs threshold steps")
         }
         if memoriseAfter == nil && familiarSensitivity != 0.98 {
             fail("--familiar-sensitivity is for a memorising virtual dog: give --memorise-after N too")
@@ -205,6 +227,11 @@ struct Lineupd: ParsableCommand {
             board: board, trials: trials, seed: seed ?? UInt64.random(in: 1...999_999), sensitivity: sensitivity,
             falseAlertRate: falseAlertRate, speed: fast ? 1 : speed, faults: injected)
         plan.memorising = memoriseAfter.map { Memorising(after: $0, familiarSensitivity: familiarSensitivity) }
+        plan.threshold = dogThreshold.map {
+            // No guess term (the lineup's other stations are the dog's guesses) and no lapse.
+            PsychometricCurve(
+                form: .logistic, log10Threshold: log10($0), width: dogThresholdWidth, guessRate: 0, lapseRate: 0)
+        }
         if fast {
             try runFast(plan, databasePath: self.db)
         } else if serve {

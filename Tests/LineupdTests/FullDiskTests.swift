@@ -188,12 +188,12 @@ import Testing
         // The project's thresholds would refuse this disk (below); 0 lets the block run into it.
         let board = try Self.board(warn: 200, minimum: 0)
         let trials = 12
-        // 720 KiB: the fresh log (its migrations written through the WAL) must fit before the
+        // 800 KiB: the fresh log (its migrations written through the WAL) must fit before the
         // block starts; each migration's pages raise that floor (480 KiB left no room once the
         // layout-commitment, sample-limit and handler-guess migrations came, 600 KiB none once
         // v9-one-current-correction came, 640 KiB none once v11-sample-dilution and
-        // v12-session-conditions came).
-        let c = try Self.block(trials: trials, speed: 10, seed: 1, kibibytes: 720, board: board)
+        // v12-session-conditions came, 720 KiB none once v13-trial-procedure came).
+        let c = try Self.block(trials: trials, speed: 10, seed: 1, kibibytes: 800, board: board)
         // The disk filled: the block paused, said why, and ran no trial it could not record.
         #expect(c.paused, "\(c.stdout)")
         #expect(c.stdout.contains("the log cannot be written ("), "\(c.stdout)")
@@ -210,7 +210,7 @@ import Testing
     func aPausedBlockGoesOnOnceTheDiskHasRoom() throws {
         let board = try Self.board(warn: 200, minimum: 0)
         let trials = 12
-        let c = try Self.block(trials: trials, speed: 10, seed: 1, kibibytes: 720, board: board, whenPaused: .makeRoom)
+        let c = try Self.block(trials: trials, speed: 10, seed: 1, kibibytes: 800, board: board, whenPaused: .makeRoom)
         #expect(c.paused, "\(c.stdout)")
         #expect(c.stdout.contains("the log takes writes again: the block goes on at trial"), "\(c.stdout)")
         #expect(c.stdout.contains("summary: \(trials) trial(s) scored"), "\(c.stdout)")
@@ -330,7 +330,8 @@ import Testing
     /// at the next press, and every trial it counted is in the log.
     @Test(.enabled(if: isRoot, "mounting a small tmpfs needs root (CI runs as root)"))
     func theServedStationPausesOnAFullDiskAndGoesOnWithRoom() throws {
-        let disk = try SmallDisk(kibibytes: 640)
+        // 720 KiB: a fresh log with its 13 migrations and a session must fit (640 did until v13).
+        let disk = try SmallDisk(kibibytes: 720)
         defer { disk.unmount() }
         let board = try Self.board(warn: 200, minimum: 0)
         guard let daemon = try ServingStationTests.Daemon(speed: 30, extra: ["--config", board], directory: disk.path)

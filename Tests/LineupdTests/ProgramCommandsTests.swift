@@ -45,8 +45,8 @@ import TrainingEngine
         let listed = try lineupctl(["programs", "--programs", directory])
         #expect(listed.status == 0 && listed.stderr.isEmpty, "\(listed.stderr)")
         let lines = listed.stdout.split(separator: "\n").map(String.init)
-        // Header, rule, three built-ins, three files; notes.txt is not a program.
-        #expect(lines.count == 8, "\(listed.stdout)")
+        // Header, rule, four built-ins, three files; notes.txt is not a program.
+        #expect(lines.count == 9, "\(listed.stdout)")
         let broken = try #require(lines.first { $0.hasPrefix("broken ") })
         #expect(broken.hasSuffix("DOES NOT LOAD: " + (try brokenMessage())), "\(broken)")
         let club = try #require(lines.first { $0.hasPrefix("club ") })
@@ -60,10 +60,10 @@ import TrainingEngine
             try JSONSerialization.jsonObject(with: Data(json.stdout.utf8)) as? [[String: Any]])
         #expect(
             entries.map { $0["name"] as? String } == [
-                "study", "research-5-station", "olfactometer-rig", "broken", "club", "study",
+                "study", "research-5-station", "olfactometer-rig", "threshold", "broken", "club", "study",
             ])
-        #expect(entries[3]["error"] as? String == (try brokenMessage()))
-        #expect(entries[4]["phases"] as? Int == 3 && entries[4]["steps"] as? Int == 6)
+        #expect(entries[4]["error"] as? String == (try brokenMessage()))
+        #expect(entries[5]["phases"] as? Int == 3 && entries[5]["steps"] as? Int == 6)
         #expect(entries[0]["source"] as? String == "built-in")
 
         let missing = try lineupctl(["programs", "--programs", directory + "/nowhere"])
@@ -148,8 +148,8 @@ import TrainingEngine
         let listed = try lineupctl(["programs"], environment: env)
         #expect(listed.status == 0 && listed.stderr.isEmpty, "\(listed.stderr)")
         let lines = listed.stdout.split(separator: "\n").map(String.init)
-        // Header, rule, three built-ins, four files, and where the list comes from.
-        #expect(lines.count == 10, "\(listed.stdout)")
+        // Header, rule, four built-ins, four files, and where the list comes from.
+        #expect(lines.count == 11, "\(listed.stdout)")
         #expect(lines.last == "(what lineupd on \(daemon.socket) accepts; its programs directory: \(directory))")
         let club = try #require(lines.first { $0.hasPrefix("club ") })
         #expect(
@@ -168,9 +168,9 @@ import TrainingEngine
         let entries = try #require(try JSONSerialization.jsonObject(with: Data(json.stdout.utf8)) as? [[String: Any]])
         #expect(
             entries.map { $0["name"] as? String } == [
-                "study", "research-5-station", "olfactometer-rig", "big", "broken", "club", "study",
+                "study", "research-5-station", "olfactometer-rig", "threshold", "big", "broken", "club", "study",
             ])
-        #expect(entries[5]["phases"] as? Int == 3 && entries[5]["steps"] as? Int == 6)
+        #expect(entries[6]["phases"] as? Int == 3 && entries[6]["steps"] as? Int == 6)
 
         // `program show` finds what the station would load; what it would refuse is one line.
         let shown = try lineupctl(["program", "show", "club"], environment: env)
@@ -181,7 +181,7 @@ import TrainingEngine
             ("big", "lineupd on \(daemon.socket) would refuse big: \(directory)/big.toml: phases[0].steps[0]"),
             (
                 "nope",
-                "lineupd on \(daemon.socket) offers no program named \"nope\" (it offers: study, research-5-station, olfactometer-rig, club;"
+                "lineupd on \(daemon.socket) offers no program named \"nope\" (it offers: study, research-5-station, olfactometer-rig, threshold, club;"
             ),
         ] {
             let refused = try lineupctl(["program", "show", name], environment: env)

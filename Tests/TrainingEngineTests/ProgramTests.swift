@@ -28,7 +28,10 @@ import Testing
         let rig = try #require(try Program.builtin(named: "olfactometer-rig"))
         #expect(rig.stationsNeeded == 3)
         #expect(rig.phases.flatMap(\.steps).allSatisfy { $0.ready == .auto && $0.stationOutputs == .search })
-        #expect(try Program.builtins().count == 3)
+        let threshold = try #require(try Program.builtin(named: "threshold"))
+        #expect(threshold.stationsNeeded == 3)
+        #expect(threshold.phases[0].steps.map { $0.procedure?.name } == ["staircase", "staircase", "constant-stimuli"])
+        #expect(try Program.builtins().count == 4)
         #expect(try Program.builtin(named: "nope") == nil)
     }
 
