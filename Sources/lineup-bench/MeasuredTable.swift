@@ -53,8 +53,9 @@ struct MeasuredTable {
             command: "`lineup-bench click --clicks 1000`",
             figure: { runs in
                 let r = runs["click"] ?? Run(json: [:])
-                return "p50 \(r.number("p50_us")) µs, p99 \(r.number("p99_us")) µs, max \(r.number("max_us")) µs; "
-                    + "\(r.number("dropped")) dropped; \(r.text("hot_thread_allocations")) allocations on the hot thread; "
+                return "p50 \(r.number("p50_us")) µs, p99 \(r.number("p99_us")) µs, max \(r.number("max_us")) µs "
+                    + "(of the \(r.number("n")) clicks logged); "
+                    + "\(r.number("dropped")) edges dropped; \(r.text("hot_thread_allocations")) allocations on the hot thread; "
                     + "peak RSS \(r.number("rss_mb")) MB; \(realtime(r))"
             }),
         Row(
@@ -62,15 +63,20 @@ struct MeasuredTable {
             command: "`lineup-bench click --clicks 2000`",
             figure: { runs in
                 let r = runs["click-beside-log"] ?? Run(json: [:])
-                return "p50 \(r.number("p50_us")) µs, p99 \(r.number("p99_us")) µs, max \(r.number("max_us")) µs; "
-                    + "\(r.number("clicks_played")) of \(r.number("pulses")) pulses clicked; \(r.number("dropped")) dropped"
+                return "p50 \(r.number("p50_us")) µs, p99 \(r.number("p99_us")) µs, max \(r.number("max_us")) µs "
+                    + "(of the \(r.number("n")) clicks logged); \(r.number("clicks_played")) of \(r.number("pulses")) pulses "
+                    + "clicked; \(r.number("dropped")) edges dropped"
             }),
         Row(
             what: "logging 20,000 events/s for 60 s (beside the row above's clicks)",
             command: "`lineup-bench log --rate 20000 --seconds 60`",
             figure: { runs in
                 let r = runs["log"] ?? Run(json: [:])
-                return "\(r.number("written")) written, \(r.number("lost")) lost; on disk within "
+                // Events the full queue refused are not lost records of the station's but are not
+                // written either: said, so a writer that fell behind does not read as keeping up.
+                return
+                    "\(r.number("written")) written (\(r.number("achieved_events_per_second", digits: 0)) events/s), "
+                    + "\(r.number("overflow")) refused by the full queue, \(r.number("lost")) lost; on disk within "
                     + "\(r.number("p99_durable_lag_ms")) ms (p99), \(r.number("max_durable_lag_ms")) ms worst, "
                     + "every commit synced; batches p50 \(r.number("p50_batch_ms")) ms, max \(r.number("max_batch_ms")) ms; "
                     + "WAL at most \(r.number("max_wal_mb")) MiB"
