@@ -19,11 +19,12 @@ struct LineupBenchCommand: ParsableCommand {
               lineup-bench engine
               lineup-bench block --trials 10000
               lineup-bench threshold --dogs 200
+              lineup-bench table --write README.md
             """,
         subcommands: [
             BenchClick.self, BenchDaemon.self, BenchEngine.self, BenchBlock.self, BenchLog.self, BenchFill.self,
             BenchExport.self, BenchStats.self, BenchReport.self, BenchStorage.self, BenchCheck.self,
-            BenchSessions.self, BenchLab.self, BenchThreshold.self,
+            BenchSessions.self, BenchLab.self, BenchThreshold.self, BenchTable.self,
         ]
     )
 }
