@@ -22,7 +22,9 @@ step, his progress having passed the first. On every screen and in every state i
   has put it in plain words;
 - axe-core (PyPI's axe-selenium-python) finds nothing serious or critical;
 and it saves a screenshot of each screen at 390 and 1280 px under .build/artifacts/field/.
-At the end it checks the page is installable (the manifest and its icon) and that with
+Then a session is cut short by kill -9 of lineupd mid-round and lineupd started again: the Live
+screen says whose session, what is kept and what to do, and the trainer's tap on Resume goes on
+with it (issue 36). At the end it checks the page is installable (the manifest and its icon) and that with
 lineup-web gone the service worker shows the offline page, which says what to check.
 Usage: python3 Tests/Browser/field_test.py (after `swift build`; needs chromium,
 chromium-driver and `pip install selenium axe-selenium-python`). Prints "field browser test:
@@ -36,6 +38,7 @@ import signal
 import socket
 import subprocess
 import tempfile
+import time
 import urllib.request
 
 from axe_selenium_python import Axe
@@ -387,6 +390,51 @@ def main():
         d.execute_script("window.scrollTo(0, 0)")
         phone.check_screen("today-done")
         phone.tap_nav("live")
+        # A session cut short (issue 36): lineupd killed (-9) while the dog holds at the target
+        # and the trainer clicks, then started again on its log. The page says, in plain words,
+        # whose session, what is kept and what to do; the trainer's tap on Resume goes on with it.
+        run(f"{BUILD}/lineupctl", "session", "start", "--dog", DOGS[0], "--program", "study", "--step",
+            "target-scent/1", "--sample", "T-1", env=env)
+        run(f"{BUILD}/lineupctl", "ready", env=env)
+        wait_for("the round to cut short running", lambda: el("state").text == "Round running")
+        expected = json.loads(run(f"{BUILD}/lineupctl", "layout", "--json", env=env))
+        target = next(s["station"] for s in expected if s["kind"] == "target")
+        run(f"{BUILD}/lineupctl", "simulate", target, "on", env=env)
+        run(f"{BUILD}/lineupctl", "simulate", "clicker", "press", env=env)
+        # The press is on disk within 100 ms (the log writer's promise); then the plug is pulled.
+        time.sleep(0.5)
+        os.killpg(processes[0].pid, signal.SIGKILL)
+        processes[0].wait(10)
+        processes[0] = subprocess.Popen(
+            [f"{BUILD}/lineupd", "--simulate", "--serve", "--socket", sock, "--db", db, "--speed", "10",
+             "--no-realtime", "--device", "null", "--no-virtual-dog"], start_new_session=True,
+            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        wait_for("the session cut short on the page", lambda: el("resume-box").is_displayed()
+                 and el("state").text == "A session was cut short", 30)
+        words = el("resume-words").text
+        for part in [f"The session with {DOGS[0]} (target-scent/1) was cut short at ",
+                     "the station's program stopped unexpectedly", "0 of 4 rounds are done and kept",
+                     "round 1 was running then: it is kept as interrupted and never scored"]:
+            if part not in words:
+                raise SystemExit(f"the page's words on the session cut short lack {part!r}: {words!r}")
+        if "Resume it to go on with round 2 of 4" not in el("resume-todo").text:
+            raise SystemExit(f"the page does not say what to do: {el('resume-todo').text!r}")
+        if el("ready").is_enabled():
+            raise SystemExit("Ready is enabled while the session waits to be resumed")
+        phone.same_pad("a session cut short")
+        d.execute_script("window.scrollTo(0, 0)")
+        phone.check_screen("live-cut-short")
+        phone.tap("resume-button")
+        wait_for("the session resumed", lambda: el("state").text == "Waiting for ready" and not el("resume-box").is_displayed())
+        if "repetition 2 of 4" not in el("message").text:
+            raise SystemExit(f"the resume's answer does not say where it goes on: {el('message').text!r}")
+        phone.check_screen("live-resumed")
+        run(f"{BUILD}/lineupctl", "simulate", target, "off", env=env)
+        run(f"{BUILD}/lineupctl", "session", "end", env=env)
+        rounds = json.loads(run(f"{BUILD}/lineupctl", "trials", "--json", "--db", db))
+        cut = [t for t in rounds if (t.get("reason") or "").startswith("interrupted:")]
+        if len(cut) != 1 or cut[0].get("outcome") != "aborted":
+            raise SystemExit(f"the round cut short is not logged once, aborted: {cut}")
         # Not live: lineupd stopped. The trainer is told what to check, in plain words.
         os.killpg(processes[0].pid, signal.SIGTERM)
         processes[0].wait(10)

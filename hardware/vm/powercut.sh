@@ -1,16 +1,24 @@
 #!/usr/bin/env bash
-# The power-cut run of the emulated-hardware tier (issue 13): the session log on an ext4 file
-# system on a virtio disk image, qemu killed (SIGKILL, the guest's power cut) at a random moment
-# of a running `lineupd --simulate` block, the guest booted again on the same image, several
-# times; then a last boot runs a short block to its end and dumps the log. Checked: every trial
-# lineupd announced (its trial line, printed after writer.commitTrial returned) before a cut is
-# in the log; PRAGMA integrity_check is ok after every cut; each cut session is logged
-# `interrupted` and named by the next start. See hardware/vm/README.md, "Power cut".
+# The power-cut run of the emulated-hardware tier (issues 13 and 36): the session log on an ext4
+# file system on a virtio disk image, qemu killed (SIGKILL, the guest's power cut) at a random
+# moment of a running `lineupd --simulate` block (double-blind, its layouts committed), the guest
+# booted again on the same image, where `lineupd --simulate --resume` goes on with the block,
+# several times; then a last boot resumes it, runs it to its end and dumps the log. Checked:
+# every trial lineupd announced (its trial line, printed after writer.commitTrial returned)
+# before a cut is in the log; PRAGMA integrity_check is ok after every cut; each reboot names the
+# block kept to be resumed and resumes it; the block ends with every trial logged once, each
+# trial cut short logged aborted `interrupted:` (never announced, never scored); one resume
+# logged per reboot, each in a boot of its own; lineupctl verify-blinding and verify-scoring
+# pass on the block. See hardware/vm/README.md, "Power cut".
 #
 #   hardware/vm/powercut.sh [--lineupd PATH] [--cuts N] [--seed S] [--no-install]
 #   env: POWERCUT_CUTS (default 3; 30 or more for a nightly run), POWERCUT_SEED (random when
 #        unset; printed), POWERCUT_MAX_DELAY (seconds after the block's start, default 10),
-#        POWERCUT_TIMEOUT (seconds for one boot to start its block, default 180)
+#        POWERCUT_TIMEOUT (seconds for one boot to start its block, default 180),
+#        POWERCUT_TRIALS (the block's trials, default 10 per cut + 5: more than the cut boots
+#        run, about 3.4 each), POWERCUT_FIRST_START (the guest uptime, s, at which the first boot
+#        starts the block, default 90 + the largest delay: its commitments' monotonic times then
+#        lie past the later boots' trials, so verify-blinding must tell the boots apart)
 #
 # Prints one JSON object as its last line; exit 0 all checks passed, 1 a check failed, 2 the
 # tier did not run (no qemu, no kernel, a boot that never started its block).
@@ -20,6 +28,7 @@ root=$(cd "$here/../.." && pwd)
 cache=$root/.build-vm
 lineupd=$root/.build/debug/lineupd
 cuts=${POWERCUT_CUTS:-3}
+trials=${POWERCUT_TRIALS:-}
 seed=${POWERCUT_SEED:-}
 max_delay=${POWERCUT_MAX_DELAY:-10}
 boot_timeout=${POWERCUT_TIMEOUT:-180}
@@ -37,6 +46,10 @@ case "$lineupd" in /*) ;; *) lineupd=$PWD/$lineupd ;; esac
 [ -x "$lineupd" ] || { echo "powercut.sh: $lineupd is not built (swift build --product lineupd)" >&2; exit 1; }
 [ "$cuts" -ge 1 ] 2>/dev/null || { echo "powercut.sh: --cuts must be at least 1" >&2; exit 64; }
 [ -n "$seed" ] || seed=$(( (RANDOM << 15 | RANDOM) % 1000000 + 1 ))
+[ -n "$trials" ] || trials=$((10 * cuts + 5))
+# The first boot starts its block at this guest uptime (s), later than any later boot's trials
+# start (boots take 10-70 s here, the cut at most POWERCUT_MAX_DELAY after): see powercut-guest.sh.
+first_start=${POWERCUT_FIRST_START:-$((90 + ${max_delay%.*}))}
 log() { printf 'vm[powercut] %s\n' "$*" >&2; }
 loud_fail() {
     printf '\n%s\n' "################################################################" >&2
@@ -72,8 +85,8 @@ img=$out/disk.img
 truncate -s 64M "$img"
 mkfs.ext4 -q -F -L lineup-log "$img"
 
-# The plan, from the seed alone: per cut, the delay after the block's start and the block's
-# seed (distinct, so each boot's session is found in the log by its seed).
+# The plan, from the seed alone: per cut, the delay after the block's start; the first boot's
+# block seed starts the block (the later boots resume it: their seeds are unused).
 python3 - "$seed" "$cuts" "$max_delay" > "$out/plan.txt" <<'PY'
 import random, sys
 seed, cuts, max_delay = int(sys.argv[1]), int(sys.argv[2]), float(sys.argv[3])
@@ -98,7 +111,9 @@ SYSTEMD_MODE=''
 BOOT=$k
 BLOCK_SEED=$2
 FINAL=$3
-TRIALS=$([ "$3" = 1 ] && echo 3 || echo 1000)
+TRIALS=$trials
+RESUME=$([ "$k" = 1 ] && echo 0 || echo 1)
+START_AFTER=$([ "$k" = 1 ] && echo "$first_start" || echo 0)
 SPEED=20
 P
     : > "$dir/announce.log"
@@ -123,7 +138,7 @@ while read -r k block delay; do
     t0=$SECONDS
     # The block has started once lineupd's header is out: its session is on disk by then.
     until grep -aq '^lineupd: simulated station' "$dir/announce.log"; do
-        if grep -aqs '^LINEUP-PC lineupd exited' "$dir/console.log" || [ $((SECONDS - t0)) -ge "$boot_timeout" ]; then
+        if grep -aqs '^LINEUP-PC lineupd exited' "$dir/console.log" || [ $((SECONDS - t0)) -ge $((boot_timeout + (k == 1 ? first_start : 0))) ]; then
             kill -9 "$qpid" 2>/dev/null || true; wait "$qpid" 2>/dev/null || true
             tail -20 "$dir/console.log" | tr -d '\r' >&2; cat "$dir/announce.log" >&2
             loud_fail "boot $k never started its block (lineupd ended, or ${boot_timeout}s passed; console: $dir/console.log)"
@@ -137,13 +152,13 @@ while read -r k block delay; do
     log "boot $k: block $block started ${started} s after qemu, cut ${delay} s into it, $(grep -ac '^trial ' "$dir/announce.log") trial(s) announced"
 done < "$out/plan.txt"
 
-# 5. The last boot: lineupd starts once more (and marks the last cut's session), runs a
-# 3-trial block to its end, the log is checked and dumped.
+# 5. The last boot: lineupd starts once more, resumes the block and runs it to its end (the
+# trials left, a few seconds each at most under TCG), the log is checked, verified and dumped.
 read -r k block _ < <(tail -1 "$out/plan.txt")
 dir=$out/boot-$k
 boot "$k" "$block" 1
 t0=$SECONDS
-while kill -0 "$qpid" 2>/dev/null && [ $((SECONDS - t0)) -lt $((boot_timeout + 120)) ]; do sleep 0.5; done
+while kill -0 "$qpid" 2>/dev/null && [ $((SECONDS - t0)) -lt $((boot_timeout + 120 + 3 * trials)) ]; do sleep 0.5; done
 if kill -0 "$qpid" 2>/dev/null; then
     kill -9 "$qpid"; wait "$qpid" 2>/dev/null || true
     loud_fail "the last boot did not finish (console: $dir/console.log)"
@@ -154,19 +169,23 @@ log "last boot: $(grep -ac '^trial ' "$dir/announce.log") trial(s), $((SECONDS -
 # The guest unmounted the file system cleanly: it must check clean with no repair.
 fsck=$(e2fsck -fn "$img" > "$out/e2fsck.txt" 2>&1 && echo clean || echo "e2fsck exit $?")
 
-# 6. The verdict: every announced trial in the log, integrity ok after each cut and at the end,
-# each cut session ended `interrupted` in the log and named by the next boot's lineupd.
+# 6. The verdict: one block across every boot; every announced trial in the log, integrity ok
+# after each cut and at the end, each reboot naming the block kept to be resumed and resuming
+# it, every trial logged once, the ones cut short aborted and never announced, one resume per
+# reboot in a boot of its own, verify-blinding and verify-scoring passed.
 end_s=$(date +%s.%N)
-python3 - "$out" "$cuts" "$seed" "$start_s" "$end_s" "$fsck" <<'PY'
+python3 - "$out" "$cuts" "$seed" "$start_s" "$end_s" "$fsck" "$trials" <<'PY'
 import json, re, sys
-out, cuts, seed, t0, t1, fsck = sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), float(sys.argv[4]), float(sys.argv[5]), sys.argv[6]
+out, cuts, seed, t0, t1, fsck, trials = sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), float(sys.argv[4]), float(sys.argv[5]), sys.argv[6], int(sys.argv[7])
 plan = [line.split() for line in open(f"{out}/plan.txt")]
 final = json.load(open(f"{out}/boot-{cuts + 1}/final.json"))
-by_seed = {s["seed"]: s for s in final["sessions"]}
-announced, missing, integrity, problems, interrupted = 0, [], [], [], 0
+block = plan[0][1]
+session = next((s for s in final["sessions"] if s["seed"] == block), None)
+logged = set(session["trials"]) if session else set()
+announced, missing, integrity, problems, resumed = 0, [], [], [], 0
 found = 0
+announced_numbers = set()
 for k in range(1, cuts + 2):
-    block = plan[k - 1][1]
     text = open(f"{out}/boot-{k}/announce.log", "rb").read().decode("utf-8", "replace").replace("\r", "")
     console = open(f"{out}/boot-{k}/console.log", "rb").read().decode("utf-8", "replace").replace("\r", "")
     # A commit that failed is printed too (its trial kept in memory, said once on stderr):
@@ -180,46 +199,66 @@ for k in range(1, cuts + 2):
     if k > 1 and not any(re.match(rf"LINEUP-PC integrity boot={k} (?!final)", l) for l in console.splitlines()):
         integrity.append("not checked")
         problems.append(f"boot {k}: no integrity check of the log the cut left")
-    session = by_seed.get(block)
     numbers = [int(m.group(1)) for m in re.finditer(r"^trial +(\d+)/\d+ ", text, re.M)]
     if "LINEUP-PC fatal" in console:
         problems.append(f"boot {k}: " + re.search(r"LINEUP-PC fatal.*", console).group(0))
+    if k > 1 and session:
+        # Named at the start as kept to be resumed (lineupd names its first 8 characters), then resumed.
+        named = re.search(rf"session {session['id'][:8].lower()}\S* \(.*\) was not ended: kept to be resumed", text.lower())
+        header = re.search(r"^lineupd: simulated station, .* resumed after trial (\d+)", text, re.M)
+        if named and header:
+            resumed += 1
+        else:
+            problems.append(f"boot {k}: the block was named kept to be resumed: {bool(named)}, resumed: {bool(header)}")
     if k <= cuts:
         # A cut boot's lineupd runs until the cut: ending before it is a failure of its own.
         if "LINEUP-PC lineupd exited" in console:
-            problems.append(f"boot {k}: " + re.search(r"LINEUP-PC lineupd exited.*", console).group(0))
+            problems.append(f"boot {k}: " + re.search(r"LINEUP-PC lineupd exited.*", console).group(0)
+                            + " before its cut (the block run out? raise POWERCUT_TRIALS)")
         announced += len(numbers)
-        logged = set(session["trials"]) if session else set()
+        announced_numbers.update(numbers)
         for n in numbers:
             if n in logged:
                 found += 1
             else:
-                missing.append(f"boot {k} (block {block}) trial {n}")
-        # Logged interrupted, and said so by the next start (lineupd names its first 8 characters):
-        # kept to be resumed when its resume file was written, then ended interrupted by the
-        # next boot's block, which starts a session of its own.
-        nxt = open(f"{out}/boot-{k + 1}/announce.log", "rb").read().decode("utf-8", "replace")
-        ends = [e["how"] for e in session["ends"]] if session else []
-        named = session is not None and re.search(
-            rf"session {session['id'][:8].lower()}\S* \(.*\) was not ended: .*(logged as interrupted|kept to be resumed)",
-            nxt.lower())
-        if session and ends == ["interrupted"] and named:
-            interrupted += 1
-        else:
-            problems.append(f"boot {k} (block {block}): session {'missing' if not session else session['id']}, ends {ends}, named by the next start: {bool(named)}")
-    else:
-        ends = [e["how"] for e in session["ends"]] if session else []
-        if ends != ["ended"] or sorted(session["trials"]) != [1, 2, 3]:
-            problems.append(f"last boot: its 3-trial block is logged {ends} with trials {session['trials'] if session else None}")
-if len(final["sessions"]) != cuts + 1:
-    problems.append(f"{len(final['sessions'])} sessions in the log, {cuts + 1} booted")
+                missing.append(f"boot {k} trial {n}")
+if session is None:
+    problems.append(f"no session of block {block} in the log")
+else:
+    ends = [e["how"] for e in session["ends"]]
+    if ends != ["ended"]:
+        problems.append(f"the block's session ended {ends}, not once as ended")
+    if session["trials"] != list(range(1, trials + 1)):
+        problems.append(f"the block's trials are logged as {session['trials']}, not 1-{trials} once each")
+    cut_short = [r for r in session["rows"] if (r["reason"] or "").startswith("interrupted:")]
+    for r in cut_short:
+        if r["outcome"] != "aborted" or r["number"] in announced_numbers:
+            problems.append(f"trial {r['number']}, cut short, is logged {r['outcome']} (announced: {r['number'] in announced_numbers})")
+    if len(cut_short) > cuts:
+        problems.append(f"{len(cut_short)} trials logged interrupted, more than the {cuts} cuts")
+    # The run proves the boot rule only if some trial started, by another boot's clock, before
+    # the commitments' monotonic time (the first boot starts late so that they do).
+    if not session.get("started_before_commitment_mono"):
+        problems.append("no trial started at a monotonic time before its commitment's: the boots were not told apart "
+                        "by this run (raise POWERCUT_FIRST_START)")
+    boots = [r.get("boot_id") for r in session["resumes"]]
+    if len(boots) != cuts or None in boots or len(set(boots + [session["boot_id"]])) != cuts + 1:
+        problems.append(f"resumes logged in boots {boots} (the session's {session['boot_id']}): one per reboot, each its own")
+if len(final["sessions"]) != 1:
+    problems.append(f"{len(final['sessions'])} sessions in the log: one block, booted {cuts + 1} times")
+for name in ("verify_blinding", "verify_scoring"):
+    if final[name]["rc"] != 0:
+        problems.append(f"lineupctl {name.replace('_', '-')} exit {final[name]['rc']}: {final[name]['output'].strip()[-600:]}")
 bad_integrity = [i for i in integrity if i != "ok"]
 if fsck != "clean":
     problems.append(f"e2fsck -fn after the last boot: {fsck}")
-result = {"cuts": cuts, "trials_announced": announced, "trials_found": found, "missing": missing,
-          "integrity": integrity, "interrupted_logged": interrupted, "seed": seed, "seconds": round(t1 - t0, 1),
-          "trials_logged": sum(len(s["trials"]) for s in final["sessions"][:cuts]), "fsck": fsck}
-ok = not missing and not bad_integrity and interrupted == cuts and not problems and len(integrity) == cuts + 1
+result = {"cuts": cuts, "trials": trials, "trials_announced": announced, "trials_found": found, "missing": missing,
+          "integrity": integrity, "resumed": resumed, "seed": seed, "seconds": round(t1 - t0, 1),
+          "trials_logged": len(session["trials"]) if session else 0,
+          "interrupted_trials": [r["number"] for r in session["rows"] if (r["reason"] or "").startswith("interrupted:")] if session else [],
+          "started_before_commitment_mono": session.get("started_before_commitment_mono", []) if session else [],
+          "verify_blinding": final["verify_blinding"]["rc"], "verify_scoring": final["verify_scoring"]["rc"], "fsck": fsck}
+ok = not missing and not bad_integrity and resumed == cuts and not problems and len(integrity) == cuts + 1
 if problems:
     result["problems"] = problems
 result["status"] = "ok" if ok else "mismatch"
