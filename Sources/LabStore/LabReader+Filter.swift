@@ -123,7 +123,10 @@ extension LabReader {
                             seen: UnsafeRawBufferPointer(seenBytes))
                     }
                 }
-                guard let trial else { throw LogLimits.badLayout(trial: trialId) }
+                guard let trial else {
+                    leaveOutLayout(trial: trialId)
+                    continue
+                }
                 try body(
                     trial,
                     TrialContext(dogId: dogId, dog: dog, sessionId: sessionId, sessionWallNs: sessionWall))
