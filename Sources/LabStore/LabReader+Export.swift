@@ -241,18 +241,6 @@ enum LabExportQuery {
     }
 }
 
-/// A station number out of `LogLimits` in the store: refused before it sizes the columns.
-public struct LabExportError: Error, Equatable, CustomStringConvertible {
-    public let store: String
-    public let trial: String
-    public let station: Int64
-
-    public var description: String {
-        "the lab store \(store) has a trial_station row (trial \(trial)) naming station \(station), outside "
-            + "\(LogLimits.stations.lowerBound) to \(LogLimits.stations.upperBound): nothing was exported"
-    }
-}
-
 /// A row of the store as `RowWriter` reads it: the query casts every column to bigint, float8
 /// or text, each read from its bytes (binary bigint or float8, or text in either format).
 struct LabExportRow: ExportRow {
@@ -304,22 +292,28 @@ extension LabReader {
     ) async throws -> Int {
         var count = 0
         do {
-            // The highest station sizes the trials' columns: every station is checked first.
+            // The highest station on the board sizes the trials' columns. A trial station off the
+            // board (stored before v9) has no column: it is left out, named once.
+            let low = Int64(LogLimits.stations.lowerBound)
+            let high = Int64(LogLimits.stations.upperBound)
             let bounds = try await store.rows(
                 """
-                SELECT count(*) FILTER (WHERE station NOT BETWEEN \(Int64(LogLimits.stations.lowerBound))
-                    AND \(Int64(LogLimits.stations.upperBound))), coalesce(max(station), 0)
+                SELECT coalesce(max(station) FILTER (WHERE station BETWEEN \(low) AND \(high)), 0)
                 FROM store.trial_station
                 """)
-            let (outside, highest) = try bounds[0].decode((Int64, Int64).self)
-            if outside > 0 {
-                let row = try await store.rows(
+            let highest = try bounds[0].decode(Int64.self)
+            if table == .trials {
+                for row in try await store.rows(
                     """
-                    SELECT trial_id, station FROM store.trial_station WHERE station NOT BETWEEN
-                        \(Int64(LogLimits.stations.lowerBound)) AND \(Int64(LogLimits.stations.upperBound)) LIMIT 1
+                    SELECT trial_id, station FROM store.trial_station WHERE station NOT BETWEEN \(low) AND \(high)
+                    ORDER BY trial_id COLLATE "C", station
                     """)
-                let (trial, station) = try row[0].decode((String, Int64).self)
-                throw LabExportError(store: store.display, trial: trial, station: station)
+                {
+                    let (trial, station) = try row.decode((String, Int64).self)
+                    damage.leaveOut(
+                        store: store.display, "a station of trial \(trial)",
+                        because: "station \(station), outside \(low) to \(high)")
+                }
             }
             let query = LabExportQuery.make(table, filter, stations: Int(highest))
             var writer = RowWriter(
@@ -334,8 +328,6 @@ extension LabReader {
                 let more = table == .guesses ? try writer.write(try guesses.row(cells)) : try writer.write(cells)
                 if !more { break }
             }
-        } catch let error as LabExportError {
-            throw error
         } catch let error as LabStoreError {
             throw error
         } catch let error as SessionLogError {

@@ -128,7 +128,10 @@ extension LabReader {
                             seen: UnsafeRawBufferPointer(seenBytes))
                     }
                 }
-                guard let trial else { throw LogLimits.badLayout(trial: trialId) }
+                guard let trial else {
+                    leaveOutLayout(trial: trialId)
+                    continue
+                }
                 try body(
                     trial,
                     TrialContext(

@@ -185,8 +185,8 @@ extension LabReader {
     /// the merged logs in), each with whether the filter chose it (`inScope`), decoded by the
     /// same `TrialRowDecoder` straight from the cells' bytes (a text value's bytes are its
     /// UTF-8 in either of PostgreSQL's formats). Each trial's dog comes from its session
-    /// (`dogs`): unfiltered, the query joins nothing. Streamed, not gathered. A layout no
-    /// station writes is refused, naming the trial.
+    /// (`dogs`): unfiltered, the query joins nothing. Streamed, not gathered. A trial whose
+    /// layout no station writes is left out, named once (`LabDamage`).
     func scanReportTrials(
         _ filter: LogFilter, dogs: [String: (id: String, name: String)],
         _ body: (_ trial: ScoredTrial, _ dogId: String, _ dog: String, _ sessionId: String, _ inScope: Bool) throws ->
@@ -251,7 +251,8 @@ extension LabReader {
                 }
             }
             guard let trial else {
-                throw LogLimits.badLayout(trial: (try? idCell.decode(String.self)) ?? "(no id)")
+                leaveOutLayout(trial: (try? idCell.decode(String.self)) ?? "(no id)")
+                continue
             }
             try body(trial, dog.id, dog.name, sessionId, inScope)
         }

@@ -31,6 +31,8 @@ public enum LabReadError: Error, Equatable, CustomStringConvertible {
 /// handed to SessionLog's `StatsGrouper` and `TrialRowDecoder`, then `Tally`.
 public struct LabReader: Sendable {
     public let store: LabStore
+    /// The damaged rows this reading left out (LabReader+Damage.swift).
+    public var damage = LabDamage()
 
     /// Connects and checks the store's migrations against those this build knows.
     public static func open(_ connection: LabConnection) async throws -> LabReader {
@@ -112,7 +114,10 @@ public struct LabReader: Sendable {
                         decoder.trial(outcome: outcome, latencyNs: latency, layout: layoutBytes, seen: seenBytes)
                     }
                 }
-                guard let trial else { throw LogLimits.badLayout(trial: try cells.next()?.decode(String.self) ?? "") }
+                guard let trial else {
+                    leaveOutLayout(trial: (try? cells.next()?.decode(String.self)) ?? "(no id)")
+                    return
+                }
                 try body(trial, context)
             }
             try await store.execute("COMMIT")

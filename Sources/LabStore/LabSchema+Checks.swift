@@ -4,7 +4,7 @@ import SessionLog
 /// naming station 300000000 made `export --lab` fail for every station, and the append-only
 /// store cannot remove it). A row that fails is refused with its batch: the sync names it and
 /// stops there, and nothing of it is stored. `NOT VALID`: a store upgraded to this keeps the
-/// rows it has (the readers refuse such a row in one line, as before), and takes no new one.
+/// rows it has (the readers leave such a row out and name it: `LabDamage`), and takes no new one.
 extension LabSchema {
     static var checks: [String] {
         let low = LogLimits.stations.lowerBound

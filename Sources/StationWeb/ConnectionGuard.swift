@@ -17,8 +17,10 @@ public struct ConnectionLimits: Sendable, Hashable {
     public var bodySeconds: Double = 10
     /// From a response's end to the end of the next request's head (a kept-alive connection).
     public var idleSeconds: Double = 30
-    /// Connections open at once, in all and from one client address.
-    public var total: Int = 512
+    /// Connections open at once, in all and from one client address. An idle connection costs
+    /// lineup-web a descriptor and some kilobytes: room for thousands means an attacker's
+    /// silent connections are held until their deadline rather than closed and reopened.
+    public var total: Int = 2048
     public var perAddress: Int = 32
 
     public init() {}
@@ -33,11 +35,18 @@ public struct ConnectionLimits: Sendable, Hashable {
 /// read and its response not yet ended: a live stream, a download, a request being answered)
 /// or idle (nothing asked yet, a request still being sent, or between requests).
 ///
-/// A new connection over a limit takes the place of an idle one: over the per-address limit,
-/// the oldest idle connection of its own address; over the total, the oldest idle connection
-/// of the address that holds the most. A busy connection is never closed for another; when
-/// none is idle the new connection is closed at once. So a flood of silent connections, from
-/// one address or many, never keeps a page's new request out, and never closes a live page.
+/// A new connection over its address's limit is closed at once. Over the total, it takes the
+/// place of the oldest idle connection of the address holding the most, when that address holds
+/// at least two more than its own; else it is closed at once. A busy connection is never closed
+/// for another. So a flood of silent connections from many addresses never keeps a page's new
+/// request out (its address holds few), and never closes a live page.
+///
+/// Closing one connection for each new one whatever its address made a loop (issue 33): an
+/// attacker reopening each connection lineup-web closed made it close another, as fast as
+/// lineup-web could accept, a core spent on it while the queue of connections waiting to be
+/// accepted stayed full, so the trainer's new connection was dropped by the kernel and tried
+/// again a second later (page p99 1.5 s). A connection reopened at once comes from an address
+/// at the top, so it is refused now and closes nobody's.
 public final class ConnectionTable: Sendable {
     public enum Admission: Sendable {
         /// Open `id`; `evicted` is the connection closed to make room, if any.
@@ -70,18 +79,20 @@ public final class ConnectionTable: Sendable {
 
     public func admit(address: String, close: @escaping @Sendable () -> Void) -> Admission {
         state.withLock { state in
+            let own = state.perAddress[address, default: 0]
             var victim: Int?
-            if state.perAddress[address, default: 0] >= limits.perAddress {
-                victim = Self.oldestIdle(state) { $0.address == address }
-                if victim == nil {
-                    state.refusals += 1
-                    return .refused
-                }
-            } else if state.entries.count >= limits.total {
-                // The address holding the most connections gives one up, its oldest idle one.
+            if own >= limits.perAddress {
+                state.refusals += 1
+                return .refused
+            }
+            if state.entries.count >= limits.total {
+                // Room only from an address holding at least two more than this one: its
+                // oldest idle connection. A connection reopened as soon as it was closed comes
+                // from an address at the top, so it is refused, and closes nobody's.
                 var best: (count: Int, idleSince: Int, id: Int)?
                 for (id, entry) in state.entries where !entry.busy {
                     let count = state.perAddress[entry.address, default: 0]
+                    guard count >= own + 2 else { continue }
                     if best == nil || count > best!.count || (count == best!.count && entry.idleSince < best!.idleSince)
                     {
                         best = (count, entry.idleSince, id)

@@ -35,19 +35,27 @@ public final class WebState: Sendable {
     public let checks: PasswordChecks
     /// Seconds on a monotonic scale; a test hands in its own.
     public let now: @Sendable () -> Double
+    /// How long a refused login (429, 503) waits before its answer (`WebApp.refusedLoginWait`).
+    public let refusedLoginWait: Double
 
     public init(
         users: UserStore, link: any StationLink, hub: LiveHub? = nil, logPath: String? = nil,
-        checks: PasswordChecks = PasswordChecks(),
+        checks: PasswordChecks = PasswordChecks(), refusedLoginWait: Double = WebApp.refusedLoginWait,
         now: @escaping @Sendable () -> Double = { Double(DispatchTime.now().uptimeNanoseconds) / 1e9 }
     ) {
         self.users = users
         self.checks = checks
+        self.refusedLoginWait = refusedLoginWait
         self.link = link
         self.sessions = WebSessions(store: users)
         self.hub = hub ?? LiveHub(link: link)
         self.logPath = logPath
         self.now = now
+    }
+
+    func waitBeforeRefusing() async {
+        guard refusedLoginWait > 0 else { return }
+        try? await Task.sleep(for: .milliseconds(Int(refusedLoginWait * 1000)))
     }
 
     /// Whether the account behind a login is still there as it logged in (same password hash,
@@ -113,6 +121,12 @@ public enum WebApp {
     /// The browser's own cookie, sent only to the login: the page remembers a browser that
     /// logged in as a name (`LoginLimiter`). A year, renewed at each login.
     public static let deviceCookieName = "lineup_device"
+    /// Seconds a refused login (429, 503) waits before it is answered. A flood that sends its
+    /// next login as soon as one is answered was answered as fast as lineup-web could (issue 33:
+    /// 1,100 refusals a second from 250 addresses, the trainer's requests in line behind them);
+    /// waiting costs nothing but a timer, bounds such a flood to one login a second for each
+    /// connection it holds, and tells a person nothing new (Retry-After says more).
+    public static let refusedLoginWait = 1.0
     /// Answered without a session: the login page, its call, the static assets, and what makes
     /// the page installable (its manifest, service worker and offline page).
     static func isPublic(_ method: HTTPRequest.Method, _ path: String) -> Bool {
@@ -256,6 +270,7 @@ public enum WebApp {
         if let wait = await state.limiter.take(
             address: context.address, user: credentials.name, device: device, now: state.now())
         {
+            await state.waitBeforeRefusing()
             let seconds = Int(wait.rounded(.up))
             var error = WebError(
                 .tooManyRequests, "rate-limited",
@@ -268,6 +283,7 @@ public enum WebApp {
             Result { () throws(UserStoreError) -> WebUser? in try users.check(name: name, password: password) }
         }
         guard let checked else {
+            await state.waitBeforeRefusing()
             var error = WebError(
                 .serviceUnavailable, "busy", "the station is checking too many logins: try again in a few seconds")
             error.headers[.retryAfter] = "5"
@@ -443,6 +459,8 @@ public enum WebServer {
     /// station's Wi-Fi must reach it) on 8080, a port that needs no root.
     public static let defaultHost = "0.0.0.0"
     public static let defaultPort = 8080
+    /// Connections the kernel holds for lineup-web to accept (`listen`'s backlog).
+    public static let backlog = 4096
 
     /// The page's server: every connection guarded by `limits` (ConnectionGuard.swift).
     public static func application(
@@ -452,6 +470,9 @@ public enum WebServer {
         return Application(
             router: WebApp.router(state: state),
             server: .http1(configuration: .init(additionalChannelHandlers: [ConnectionGuardHandler(table: table)])),
-            configuration: .init(address: .hostname(host, port: port), serverName: nil))
+            // The queue of connections waiting to be accepted: the kernel's own cap (somaxconn,
+            // 4,096 on Debian 12) rather than Hummingbird's 256. A full queue drops a new
+            // connection's first packet, and the browser tries again only a second later.
+            configuration: .init(address: .hostname(host, port: port), serverName: nil, backlog: Self.backlog))
     }
 }

@@ -287,6 +287,11 @@ import TrainingEngine
             throw error
         }
         await owner.close()
-        try refused(["report", "--lab", conf], saying: ["hostile-trial", "a layout that is not stations"])
+        // The report leaves it out, named once on standard error, and draws every other trial.
+        let damaged = try lineupctl(["report", "--lab", conf, "-o", "\(directory)/damaged.html"])
+        #expect(damaged.status == 0, "\(damaged.stderr)")
+        let named = damaged.stderr.split(separator: "\n").filter { $0.contains("hostile-trial") }
+        #expect(named.count == 1 && named[0].contains("a layout that is not stations"), "\(damaged.stderr)")
+        #expect(FileManager.default.fileExists(atPath: "\(directory)/damaged.html"))
     }
 }

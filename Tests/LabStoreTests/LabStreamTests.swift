@@ -1,14 +1,16 @@
+import Figures
 import Foundation
 import Glibc
 import PostgresNIO
 import SessionLog
+import Synchronization
 import Testing
 
 @testable import LabStore
 
 /// `stats --lab` reads every trial of the store in one streamed query. A server that falls
 /// silent in the middle of it must end the read in one clear error, never hang it; and a row
-/// the figures cannot read is named as that row, not as a lost connection.
+/// the figures cannot read is left out and named as that row, never taken for a lost connection.
 ///
 /// Not tested: a server that closes the connection while the reader is behind on the stream
 /// (`pg_ctl stop -m immediate` mid-stream). postgres-nio 1.33.2 traps then, in
@@ -120,26 +122,58 @@ import Testing
         #expect(reason.contains("within 1 s"), "\(reason)")
     }
 
-    /// A trial whose layout no station writes is that trial's fault, named, and the store was
-    /// reached: `stats --lab` said it "cannot be reached".
-    @Test func aLayoutTheFiguresCannotReadIsNamedNotALostStore() async throws {
-        guard let server = try await TestServer.startOrSkip("aLayoutTheFiguresCannotReadIsNamedNotALostStore") else {
+    /// A trial whose layout no station writes, and a trial station off the board, stored before
+    /// v9 (the store refuses both since; the append-only store cannot remove them): each reading
+    /// leaves them out and names each once, and reads every other row. Issue 33: one such row
+    /// made every reading over the store fail, for every station.
+    @Test func damagedRowsStoredBeforeV9AreLeftOutAndNamedOnce() async throws {
+        guard let server = try await TestServer.startOrSkip("damagedRowsStoredBeforeV9AreLeftOutAndNamedOnce") else {
             return
         }
         let lab = try await server.makeLab()
-        // The store refuses such a row since v9; a store from before v9 may hold one.
+        // The rows a store from before v9 may hold, put in as the owner with v9's checks lifted.
         let owner = try await LabStore.connect(lab.owner)
         do {
             try await owner.execute("ALTER TABLE store.trial DROP CONSTRAINT trial_layout_is_stations")
+            try await owner.execute("ALTER TABLE store.trial_station DROP CONSTRAINT trial_station_on_the_board")
+        } catch {
+            await owner.close()
+            throw error
+        }
+        do {
+            try await fill(lab, trials: 3, layout: "CASE WHEN n = 2 THEN '999:target:;' ELSE '1:blank:' END")
+            try await owner.execute(
+                """
+                INSERT INTO store.trial_station (trial_id, station, station_id, kind)
+                VALUES ('trial-1', 1, 'st-1', 'blank'), ('trial-3', 300000000, 'st-1', 'blank')
+                """)
         } catch {
             await owner.close()
             throw error
         }
         await owner.close()
-        try await fill(lab, trials: 3, layout: "CASE WHEN n = 2 THEN '999:target:;' ELSE '1:blank:' END")
-        let reader = try await reader(lab, deadline: .seconds(120))
-        let error = await #expect(throws: SessionLogError.self) { _ = try await reader.stats(by: .dog) }
+        let said = Mutex<[String]>([])
+        var reader = try await reader(lab, deadline: .seconds(120))
+        reader.damage = LabDamage(say: { line in said.withLock { $0.append(line) } })
+        // Read twice: named once.
+        var rows: [StatsRow] = []
+        for _ in 0..<2 { rows = try await reader.stats(by: .dog) }
+        #expect(rows.map(\.figures.results.trials) == [2], "\(rows)")
+        let bytes = Mutex<[UInt8]>([])
+        let sink = ByteSink { chunk in
+            bytes.withLock { $0.append(contentsOf: chunk) }
+            return true
+        }
+        let exported = try await reader.export(.trials, format: .csv, to: sink)
         await reader.close()
-        #expect(error == LogLimits.badLayout(trial: "trial-2"))
+        #expect(exported == 3)
+        // The trials' columns stop at the board's stations: no column for station 300000000.
+        let csv = String(decoding: bytes.withLock { $0 }, as: UTF8.self)
+        #expect(csv.contains("station_1_kind") && !csv.contains("station_300000000"), "\(csv.prefix(300))")
+        let lines = said.withLock { $0 }
+        #expect(lines.count == 2, "\(lines)")
+        #expect(lines.contains { $0.contains("trial trial-2") && $0.contains("a layout that is not stations") })
+        #expect(lines.contains { $0.contains("a station of trial trial-3") && $0.contains("station 300000000") })
+        #expect(lines.allSatisfy { $0.contains("left out of this reading") })
     }
 }

@@ -15,7 +15,7 @@ final class WebProcess: @unchecked Sendable {
     var pid: Int32 { process.processIdentifier }
 
     init?(station: SimulatedStation, users: String) throws {
-        let binary = packageRoot.appendingPathComponent(".build/debug/lineup-web").path
+        let binary = builtProgram("lineup-web")
         guard FileManager.default.isExecutableFile(atPath: binary) else {
             Issue.record("lineup-web is not built: run `swift build` before `swift test`")
             return nil
@@ -409,4 +409,32 @@ func onThread<T: Sendable>(_ work: @escaping @Sendable () throws -> T) async thr
     try await withCheckedThrowingContinuation { continuation in
         Thread { continuation.resume(with: Result { try work() }) }.start()
     }
+}
+
+/// `lineup-bench click --clicks N` run beside an attack when `LINEUP_ATTACK_BENCH_CLICKS` is N
+/// (issue 33: the click path's figures with the page under each attack): its JSON object, or
+/// nil when not asked. The hot thread is realtime when this process may make it so (as
+/// lineupd.service runs it); the JSON's `realtime` says whether it was.
+func benchClickBesideAttack() -> String? {
+    guard let text = ProcessInfo.processInfo.environment["LINEUP_ATTACK_BENCH_CLICKS"], let clicks = Int(text),
+        clicks > 0
+    else { return nil }
+    let binary = builtProgram("lineup-bench")
+    guard FileManager.default.isExecutableFile(atPath: binary) else { return #"{"error":"lineup-bench is not built"}"# }
+    let process = Process()
+    process.executableURL = URL(fileURLWithPath: binary)
+    process.arguments = ["click", "--clicks", String(clicks), "--device", "null"]
+    let output = Pipe()
+    process.standardOutput = output
+    process.standardError = FileHandle.nullDevice
+    do { try process.run() } catch { return #"{"error":"lineup-bench did not start"}"# }
+    let data = output.fileHandleForReading.readDataToEndOfFile()
+    process.waitUntilExit()
+    // One line, as the test's figures are printed.
+    let json = String(decoding: data, as: UTF8.self).split(whereSeparator: \.isNewline).joined(separator: " ")
+        .trimmingCharacters(in: .whitespaces)
+    guard process.terminationStatus == 0, json.hasPrefix("{") else {
+        return #"{"error":"lineup-bench click exited \#(process.terminationStatus)"}"#
+    }
+    return json
 }

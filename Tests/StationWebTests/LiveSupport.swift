@@ -6,6 +6,15 @@ import Testing
 let packageRoot = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
     .deletingLastPathComponent()
 
+/// Where the page's tests find the station's programs: `.build/debug`, or the directory in
+/// `LINEUP_TEST_BIN_DIR` (a release build's, to measure PageUnderAttackTests' figures on it).
+func builtProgram(_ name: String) -> String {
+    if let directory = ProcessInfo.processInfo.environment["LINEUP_TEST_BIN_DIR"], !directory.isEmpty {
+        return URL(fileURLWithPath: directory).appendingPathComponent(name).path
+    }
+    return packageRoot.appendingPathComponent(".build/debug/" + name).path
+}
+
 /// A real `lineupd --simulate --serve` process, as the page talks to it on a board.
 final class SimulatedStation: @unchecked Sendable {
     let process = Process()
@@ -15,7 +24,7 @@ final class SimulatedStation: @unchecked Sendable {
 
     /// `directory`: an earlier station's, to start again on its socket and log.
     init?(speed: Double = 30, extra: [String] = [], directory reused: String? = nil) throws {
-        let binary = packageRoot.appendingPathComponent(".build/debug/lineupd").path
+        let binary = builtProgram("lineupd")
         guard FileManager.default.isExecutableFile(atPath: binary) else {
             Issue.record("lineupd is not built: run `swift build` before `swift test`")
             return nil

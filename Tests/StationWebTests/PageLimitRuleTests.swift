@@ -20,23 +20,28 @@ import Testing
         }
     }
 
-    @Test func aNewConnectionTakesTheOldestIdlePlaceOfTheBusiestAddressAndNeverABusyOne() {
+    @Test func aNewConnectionTakesAnIdlePlaceOnlyFromAnAddressHoldingTwoMoreAndNeverABusyOne() {
         let table = ConnectionTable(limits: ConnectionLimits(total: 6, perAddress: 3))
         let closed = Closed()
-        // The trainer's live page (busy) and a kept-alive connection (idle).
+        // The trainer's live page (busy).
         let live = admit(table, "10.0.0.2", "trainer live", closed)!
         table.setBusy(live, true)
-        _ = admit(table, "10.0.0.2", "trainer idle", closed)
-        // An attacker fills its address's share: its fourth connection replaces its first.
+        // An attacker fills its address's share: its fourth connection is refused, closing nothing.
         for i in 1...4 { _ = admit(table, "10.0.0.9", "attacker \(i)", closed) }
+        #expect(closed.names.withLock { $0 }.isEmpty)
+        #expect(table.count(address: "10.0.0.9") == 3 && table.refusals == 1)
+        // Another address brings the total to 6; the trainer's new connection (its address holds
+        // one) replaces the oldest idle connection of the address holding the most.
+        for i in 1...2 { _ = admit(table, "10.0.0.7", "other \(i)", closed) }
+        #expect(admit(table, "10.0.0.2", "trainer new", closed) != nil)
         #expect(closed.names.withLock { $0 } == ["attacker 1"])
-        #expect(table.count(address: "10.0.0.9") == 3)
-        // Another address brings the total to 6; the next new one replaces the oldest idle
-        // connection of the address holding the most (the attacker's), not the trainer's.
-        _ = admit(table, "10.0.0.7", "other 1", closed)
-        _ = admit(table, "10.0.0.2", "trainer new", closed)
-        #expect(closed.names.withLock { $0 } == ["attacker 1", "attacker 2"])
         #expect(table.count == 6)
+        // The attacker reopening it, from an address now holding no more than any other, is
+        // refused and closes nobody's: no loop of each new connection closing another (issue 33).
+        #expect(admit(table, "10.0.0.9", "attacker again", closed) == nil)
+        #expect(admit(table, "10.0.0.7", "other 3", closed) == nil)
+        #expect(closed.names.withLock { $0 } == ["attacker 1"])
+        #expect(table.evictions == 1 && table.refusals == 3)
         // With every connection busy, a new one is refused and nothing is closed.
         let busy = ConnectionTable(limits: ConnectionLimits(total: 2, perAddress: 2))
         for name in ["a", "b"] { busy.setBusy(admit(busy, "10.0.0.1", name, closed)!, true) }
@@ -45,7 +50,7 @@ import Testing
         #expect(busy.refusals == 2 && busy.count == 2)
         // A closed connection gives its place back.
         table.remove(live)
-        #expect(table.count == 5 && table.count(address: "10.0.0.2") == 2)
+        #expect(table.count == 5 && table.count(address: "10.0.0.2") == 1)
     }
 
     @Test func aRememberedBrowserHasItsOwnBucketThatNoOneElseEmpties() {

@@ -82,12 +82,13 @@ import WebAccounts
             let seconds = Date().timeIntervalSince(start)
             let cpu = (web.cpuSeconds - cpuBefore) / seconds
             let openFiles = web.openFiles
+            let bench = benchClickBesideAttack()
             let reopened = attack.reopened
             let held = attack.open
             attack.stop()
             report(
                 "1500 silent connections from 150 addresses", times,
-                #""seconds":\#(String(format: "%.1f", seconds)),"lineup_web_cpu":\#(String(format: "%.2f", cpu)),"lineup_web_open_files":\#(openFiles),"attacker_sockets":\#(held),"closed_by_lineup_web_and_reopened":\#(reopened),"live_status_frames":\#(framesDuring)"#
+                #""seconds":\#(String(format: "%.1f", seconds)),"lineup_web_cpu":\#(String(format: "%.2f", cpu)),"lineup_web_open_files":\#(openFiles),"attacker_sockets":\#(held),"closed_by_lineup_web_and_reopened":\#(reopened),"live_status_frames":\#(framesDuring)\#(bench.map { #","bench_click":"# + $0 } ?? "")"#
             )
             return (times, framesDuring, reopened)
         }
@@ -105,12 +106,13 @@ import WebAccounts
             let times = PageTimes.measure(trainer, rounds: 20)
             let seconds = Date().timeIntervalSince(start)
             let cpu = (web.cpuSeconds - cpuBefore) / seconds
+            let bench = benchClickBesideAttack()
             flood.stop()
             let statuses = flood.statuses.sorted { $0.key < $1.key }.map { #""\#($0.key)":\#($0.value)"# }
                 .joined(separator: ",")
             report(
                 "random-name logins from 250 addresses", times,
-                #""seconds":\#(String(format: "%.1f", seconds)),"lineup_web_cpu":\#(String(format: "%.2f", cpu)),"flood_answers":{\#(statuses)}"#
+                #""seconds":\#(String(format: "%.1f", seconds)),"lineup_web_cpu":\#(String(format: "%.2f", cpu)),"flood_answers":{\#(statuses)}\#(bench.map { #","bench_click":"# + $0 } ?? "")"#
             )
             return times
         }

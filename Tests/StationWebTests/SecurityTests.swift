@@ -13,8 +13,28 @@ import WebAccounts
     func app(_ link: CountingLink = CountingLink(), clock: VirtualClock = VirtualClock()) throws
         -> some ApplicationProtocol
     {
-        let state = WebState(users: try makeUsers(), link: link, now: { clock.now })
+        // Refused logins answered at once: the limit is counted here in virtual time.
+        let state = WebState(users: try makeUsers(), link: link, refusedLoginWait: 0, now: { clock.now })
         return Application(router: WebApp.router(state: state))
+    }
+
+    /// A refused login is answered only after `refusedLoginWait` (issue 33: a flood sending its
+    /// next login on each answer was answered as fast as lineup-web could, and the trainer's
+    /// requests waited in line behind it); a login let through is not held back.
+    @Test func aRefusedLoginIsAnsweredOnlyAfterTheWait() async throws {
+        let state = WebState(users: try makeUsers(), link: CountingLink(), refusedLoginWait: 0.5)
+        try await Application(router: WebApp.router(state: state)).test(.router) { client in
+            func timed(_ password: String) async throws -> (HTTPResponse.Status, Double) {
+                let start = DispatchTime.now().uptimeNanoseconds
+                let (response, _) = try await client.login("trainer1", password: password)
+                return (response.status, Double(DispatchTime.now().uptimeNanoseconds - start) / 1e9)
+            }
+            #expect(try await timed("trainer1-password").0 == .ok)
+            for _ in 0..<4 { #expect(try await timed("wrong-password").0 == .unauthorized) }
+            let (status, seconds) = try await timed("wrong-password")
+            #expect(status == .tooManyRequests)
+            #expect(seconds >= 0.5, "a refused login was answered after \(seconds) s")
+        }
     }
 
     /// Every page and API route, each method it answers to.
