@@ -121,7 +121,7 @@ P
         -machine pc -accel tcg -cpu max -m 1024 -smp 1 \
         -display none -no-reboot -monitor none -nic none \
         -kernel "/boot/vmlinuz-$kver" -initrd "$initrd" \
-        -append "console=ttyS0 panic=-1 loglevel=4 rdinit=/init" \
+        -append "console=ttyS0 panic=-1 loglevel=4 rdinit=/init no_timer_check" \
         -virtfs local,path=/,mount_tag=hostroot,security_model=none,readonly=on,multidevs=remap \
         -virtfs local,path="$dir",mount_tag=out,security_model=none,multidevs=remap \
         -drive file="$img",format=raw,if=virtio,cache=none \

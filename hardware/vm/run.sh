@@ -112,7 +112,7 @@ SIM_LABEL='pinctrl-bcm2711'
 SIM_LINES=28
 SYSTEMD_MODE='$systemd_mode'
 P
-append="console=ttyS0 panic=-1 loglevel=4 rdinit=/init"
+append="console=ttyS0 panic=-1 loglevel=4 rdinit=/init no_timer_check"
 if [ -n "$systemd_mode" ]; then
     cp "$deb" "$out/"
     "$here/systemd-stage.sh" "$out/stage" "$out/$(basename "$deb")" "$work/chatter"
