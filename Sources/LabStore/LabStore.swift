@@ -358,7 +358,14 @@ public struct LabStore: Sendable {
 
     /// The migrations this store has, in the order they were applied.
     public func appliedMigrations() async throws -> [String] {
-        try await rows("SELECT version FROM public.lab_migration ORDER BY applied_at, version").map {
+        // Migrations applied in one transaction share `applied_at`: their order is their number
+        // (as text "v10" would sort before "v2").
+        try await rows(
+            """
+            SELECT version FROM public.lab_migration
+            ORDER BY applied_at, substring(version FROM '^v([0-9]+)')::int, version
+            """
+        ).map {
             try $0.decode(String.self)
         }
     }

@@ -70,8 +70,7 @@ public final class StationService: StationControlling, @unchecked Sendable {
         /// The board stations (0-based) the session uses, in the lineup's order.
         let usedStations: [Int]
         let loopDone = Atomic<Bool>(false)
-        /// A threshold session's procedure (set before the segment is published).
-        var threshold: ThresholdFeed? = nil
+        var threshold: ThresholdFeed? = nil  // a threshold session's, set before it is published
 
         init(
             handler: EngineHandler, loop: HotLoop, feeder: LogFeeder, layouts: [TrialLayout], trainerLed: Bool,
@@ -127,8 +126,7 @@ public final class StationService: StationControlling, @unchecked Sendable {
     /// lineupd's start: the first service's, kept by those a reload makes after it, so `status`'s
     /// uptime is the process's and a reload is not taken for a restart (lineup-alerts' rule).
     static let processStarted = MonotonicClock.now()
-    /// The boot lineupd runs in, read once: it cannot change while the process lives.
-    static let bootId = SessionRecord.currentBootId()
+    static let bootId = SessionRecord.currentBootId()  // lineupd's boot: fixed while it lives
     let started = StationService.processStarted
     /// Each input's level as the hot loops act on it, kept across segments (`status`).
     let inputLevels: InputLevels
