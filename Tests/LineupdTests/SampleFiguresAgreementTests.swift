@@ -247,7 +247,7 @@ import TrainingEngine
             ), "\(sources.stdout)")
         let both = try lineupctl(["stats", "--db", db, "--sources", "--familiar-novel"])
         #expect(both.status != 0)
-        #expect(both.stderr.contains("--familiar-novel, --sources and --guesses: choose one"))
+        #expect(both.stderr.contains("--familiar-novel, --sources, --guesses and --threshold: choose one"))
         #expect(both.stdout.isEmpty)
     }
 }

@@ -160,10 +160,13 @@ import WebAccounts
     ]
     /// The POST routes that answer with nothing of a session's layouts: the login's own answer,
     /// what was written (a dog, a note, the guess the handler entered), or lineupd's word that
-    /// the press or abort was taken.
+    /// the press or abort was taken; the sitting's queue (an entry, with no next step while a
+    /// double-blind session runs: `queueOnly` above), and its start, refused while a double-blind
+    /// session runs before anything is read (`refuseWhileBlind`), else lineupd's answer to the
+    /// start, the type `/api/session/start` answers with.
     static let postsWithoutLayouts: Set = [
         "/api/login", "/api/logout", "/api/dogs", "/api/dogs/{dog}/note", "/api/sessions/{session}/note", "/api/guess",
-        "/api/press", "/api/abort",
+        "/api/press", "/api/abort", "/api/queue", "/api/queue/remove", "/api/queue/start",
     ]
 
     /// Every POST route is in one of the two lists above (a new one must be placed), and those
