@@ -16,11 +16,13 @@
 #   hardware/vm/ci.sh runs       the four runs only, from what those left: .ci/run starts them
 #                                while the browser tests run
 #
-# The runs go in VM_LANES lanes (default 3): each guest is one emulated CPU, one host thread;
+# The runs go in VM_LANES lanes (default 2): each guest is one emulated CPU, one host thread;
 # they share nothing but read-only inputs (each run has its own initramfs, chatter and output
-# directory). Three lanes: systemd; power cut (its first boot idles about 100 s by design before
-# its block starts, see powercut.sh, so it costs little CPU then); v1, then v2. Two lanes:
-# systemd, then power cut; v1, then v2 (the longest run beside the two shortest).
+# directory). Two lanes: systemd, then power cut; v1, then v2 (the longest run beside the two
+# shortest). Three (systemd; power cut, whose first boot idles about 100 s by design; v1, then
+# v2) took CI's longest lane down by those 100 s, but a third guest beside the tests starved the
+# page's password checks (a thread at nice 19 by design): three live-page tests' logins timed
+# out together (CI-local run at ac12d09). Not the default until the tests allow for it.
 # Prints one JSON object per run (also in .build-vm/results.jsonl) and its wall time.
 # Exits non-zero on any mismatch; if qemu cannot run the guest it says so loudly and fails.
 set -uo pipefail
@@ -123,7 +125,7 @@ runs() {
     results=.build-vm/results.jsonl
     : > "$results"
     rm -f .build-vm/run-*.out .build-vm/run-*.err .build-vm/run-*.rc .build-vm/run-*.time
-    lanes=${VM_LANES:-3}
+    lanes=${VM_LANES:-2}
     say "runs: systemd, power cut, v1, v2 ($lanes at a time)"
     one() {
         case "$1" in
