@@ -33,12 +33,39 @@ enum LabExportQuery {
             // One type per style, as the row reader expects it.
             switch column.style {
             case .text: return "(\(expression))::text"
+            // Its number: the row writes the name (`StationNameRows`).
+            case .stationName: return "(\(expression))::bigint"
             case .real: return "(\(expression))::float8"
             case .integer, .isoTime, .unsigned: return "(\(expression))::bigint"
             }
         }
         return PostgresQuery(
-            unsafeSQL: "SELECT " + select.joined(separator: ", ") + "\n" + from, binds: filter.labBindings)
+            unsafeSQL: "SELECT " + (select + stationNameInputs(table)).joined(separator: ", ") + "\n" + from,
+            binds: filter.labBindings)
+    }
+
+    /// What a station's name is worked out from, after the columns, as `ExportQuery` selects it
+    /// on a log: the session's settings and the trial's layout (the session's, for an event
+    /// outside a trial).
+    static func stationNameInputs(_ table: ExportTable) -> [String] {
+        switch table {
+        case .trials:
+            return [
+                "s.settings::text",
+                "(SELECT string_agg(ts.station::text, ',') FROM store.trial_station ts WHERE ts.trial_id = t.id)",
+            ]
+        case .events:
+            return [
+                "s.settings::text",
+                """
+                coalesce((SELECT string_agg(ts.station::text, ',') FROM store.trial_station ts
+                    WHERE ts.trial_id = e.trial_id),
+                    (SELECT string_agg(x.station::text, ',') FROM (SELECT DISTINCT ts.station FROM store.trial_station ts
+                     JOIN store.trial tt ON tt.id = ts.trial_id WHERE tt.session_id = e.session_id) x))
+                """,
+            ]
+        default: return []
+        }
     }
 
     /// Each column's SQL by name, and the FROM, WHERE and ORDER BY, as `ExportQuery.make` has
@@ -52,7 +79,8 @@ enum LabExportQuery {
             return (
                 [
                     "event_id": "e.id", "dog": "d.name", "session_id": "e.session_id", "trial_id": "e.trial_id",
-                    "kind": "e.kind", "station": "e.station", "sample": "sm.label", "sample_kind": "ts.kind",
+                    "kind": "e.kind", "station": "e.station", "station_label": "e.station", "sample": "sm.label",
+                    "sample_kind": "ts.kind",
                     "time": "e.wall_ns", "mono_ns": "e.mono_ns", "kernel_ns": "e.kernel_ns", "value": "e.value",
                     "duration_ns": "e.duration_ns", "click_edge_ns": "e.click_edge_ns",
                     "click_handed_ns": "e.click_handed_ns", "click_trigger_ns": "e.click_trigger_ns",
@@ -77,7 +105,8 @@ enum LabExportQuery {
             var columns = [
                 "trial_id": "t.id", "dog": "d.name", "session_id": "t.session_id", "phase": "s.phase",
                 "step": "s.step", "exercise": "s.exercise", "mode": "s.mode", "number": "t.number",
-                "outcome": "t.outcome", "indicated_station": "t.indicated_station", "latency_ns": "t.latency_ns",
+                "outcome": "t.outcome", "indicated_station": "t.indicated_station",
+                "indicated_station_name": "t.indicated_station", "latency_ns": "t.latency_ns",
                 "search_ns": "t.search_ns", "seed": "t.seed", "started": "t.started_wall_ns",
                 "started_mono_ns": "t.started_mono_ns", "ended": "t.wall_ns", "ended_mono_ns": "t.mono_ns",
                 "corrects": "t.corrects", "reason": "t.reason", "station_name": "s.station",
@@ -95,6 +124,8 @@ enum LabExportQuery {
                     SELECT sm.label FROM store.trial_station ts JOIN store.sample sm ON sm.id = ts.sample_id
                     WHERE ts.trial_id = t.id AND ts.station = \(station)
                     """
+                columns["station_\(station)_name"] =
+                    "SELECT ts.station FROM store.trial_station ts WHERE ts.trial_id = t.id AND ts.station = \(station)"
                 for field in ["kind", "visited", "indicated", "first_indication_ns", "sniffs", "dwell_ns", "novel"] {
                     columns["station_\(station)_\(field)"] =
                         "SELECT ts.\(field) FROM store.trial_station ts WHERE ts.trial_id = t.id AND ts.station = \(station)"
@@ -322,10 +353,14 @@ extension LabReader {
             writer.writeHeader()
             var cells = LabExportRow()
             var guesses = GuessExportRows()
+            var names = StationNameRows(columns: ExportQuery.columns(table, stations: Int(highest)))
             for try await row in try await store.connection.query(query, logger: store.logger) {
                 cells.load(row)
                 count += 1
-                let more = table == .guesses ? try writer.write(try guesses.row(cells)) : try writer.write(cells)
+                let more =
+                    table == .guesses
+                    ? try writer.write(try guesses.row(cells))
+                    : names.any ? try writer.write(names.row(cells)) : try writer.write(cells)
                 if !more { break }
             }
         } catch let error as LabStoreError {

@@ -54,12 +54,16 @@ extension SessionLog {
                             dwellNs: s["dwell_ns"] ?? 0)
                     }, novel: (s["novel"] as Int?).map { $0 != 0 })
             }
-            try Self.checkCorrection(outcome: outcome, indicated: indicatedStation, slots: slots)
+            // A refusal names the stations as the trainer reads them (issue 32), the number beside.
+            let settings = try String.fetchOne(
+                db, sql: "SELECT settings FROM session WHERE id = ?", arguments: [row["session_id"] as String])
+            let names = StationNames(settings: settings, numbers: slots.map(\.station))
+            try Self.checkCorrection(outcome: outcome, indicated: indicatedStation, slots: slots, names: names)
             let oldOutcome = TrialOutcome(rawValue: row["outcome"]) ?? .aborted
             let oldIndicated: Int? = row["indicated_station"]
             guard oldOutcome != outcome || oldIndicated != indicatedStation else {
                 throw SessionLogError.invalidInput(
-                    "trial \(id.prefix(8)) is already \(outcome.rawValue)\(indicatedStation.map { " at station \($0)" } ?? ""): nothing to correct"
+                    "trial \(id.prefix(8)) is already \(outcome.rawValue)\(indicatedStation.map { " at station \(names.said($0))" } ?? ""): nothing to correct"
                 )
             }
             // The one rule for what a correction does to each station's view.
@@ -95,25 +99,28 @@ extension SessionLog {
     }
 
     /// An outcome the layout and the indicated station allow, or a one-line refusal.
-    static func checkCorrection(outcome: TrialOutcome, indicated: Int?, slots: [StationSlot]) throws {
+    static func checkCorrection(outcome: TrialOutcome, indicated: Int?, slots: [StationSlot], names: StationNames)
+        throws
+    {
         let target = slots.first { $0.kind == .target }?.station
         if let indicated, !slots.contains(where: { $0.station == indicated }) {
             throw SessionLogError.invalidInput(
-                "--indicated \(indicated): the trial had stations \(slots.map { String($0.station) }.joined(separator: ", "))"
+                "--indicated \(indicated): the trial had stations \(slots.map { names.said($0.station) }.joined(separator: ", "))"
             )
         }
         switch outcome {
         case .hit:
             guard let target else { throw SessionLogError.invalidInput("hit: the trial had no target") }
             guard indicated == target else {
-                throw SessionLogError.invalidInput("hit: give --indicated \(target), the target's station")
+                throw SessionLogError.invalidInput("hit: give --indicated \(names.said(target)), the target's station")
             }
         case .falseAlert:
             guard let indicated else {
                 throw SessionLogError.invalidInput("false-alert: give --indicated with the station the dog indicated")
             }
             guard indicated != target else {
-                throw SessionLogError.invalidInput("false-alert: station \(indicated) held the target (a hit)")
+                throw SessionLogError.invalidInput(
+                    "false-alert: station \(names.said(indicated)) held the target (a hit)")
             }
         case .miss:
             guard target != nil else {
@@ -124,7 +131,8 @@ extension SessionLog {
             }
         case .correctRejection:
             guard target == nil else {
-                throw SessionLogError.invalidInput("correct-rejection: the trial had a target at station \(target!)")
+                throw SessionLogError.invalidInput(
+                    "correct-rejection: the trial had a target at station \(names.said(target!))")
             }
             guard indicated == nil else {
                 throw SessionLogError.invalidInput("correct-rejection: nothing was indicated; leave out --indicated")
@@ -135,4 +143,9 @@ extension SessionLog {
             }
         }
     }
+}
+
+extension StationNames {
+    /// `B (2)`: the station's name, as the trainer reads it, and the log's number.
+    func said(_ number: Int) -> String { "\(name(number)) (\(number))" }
 }

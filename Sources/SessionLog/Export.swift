@@ -44,6 +44,8 @@ extension LogReader {
             let statement = try db.makeStatement(sql: query.sql)
             try statement.setArguments(query.arguments)
             var writer = RowWriter(columns: query.columns, format: format, sink: sink, timeZone: timeZone)
+            var names = StationNameRows(columns: query.columns)
+            if names.any { return try writer.write(statement.sqliteStatement) { names.row($0) } }
             guard table == .guesses else { return try writer.write(statement.sqliteStatement) }
             // A guess's row is computed from its trial's by the rules its figures are counted by.
             var guesses = GuessExportRows()

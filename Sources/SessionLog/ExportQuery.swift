@@ -13,6 +13,9 @@ public enum ExportStyle: Sendable {
     /// A real number (a dilution factor, a concentration, a temperature), written as Swift's
     /// shortest round-trip form (`1000.0`, `1e-07`, `21.5`): the same bytes from either source.
     case real
+    /// A station's name: the SQL selects its number, written as the name its session logged
+    /// (`StationNameRows`, the rule `StationNames` keeps).
+    case stationName
 }
 
 /// One exported column: its name in the header, its SQL, how its value is written. A guess's
@@ -40,11 +43,15 @@ public struct ExportQuery {
     var selection: [String]? = nil
     /// Written before the SELECT: the guesses' WITH clause.
     var prefix = ""
+    /// Selected after the columns and not written: what a station's name is worked out from
+    /// (the session's settings, the trial's layout; `StationNameRows`).
+    var hidden: [String] = []
     var arguments: StatementArguments { StatementArguments(values) }
 
     /// The SQL that selects the exported rows.
     public var sql: String {
-        prefix + "SELECT " + (selection ?? columns.map(\.expression)).joined(separator: ", ") + "\n" + from + "\n"
+        prefix + "SELECT " + (selection ?? columns.map(\.expression) + hidden).joined(separator: ", ") + "\n" + from
+            + "\n"
             + order
     }
 
@@ -79,6 +86,10 @@ public struct ExportQuery {
         }
         return [
             ("target_station", "(SELECT tx.station FROM \(trialStation) tx WHERE \(isTarget) LIMIT 1)", .integer),
+            (
+                "target_station_name", "(SELECT tx.station FROM \(trialStation) tx WHERE \(isTarget) LIMIT 1)",
+                .stationName
+            ),
             ("target_sample", ofSample("label"), .text),
             (
                 "target_stock",
@@ -122,6 +133,8 @@ public struct ExportQuery {
                 columns: [
                     col("event_id", "e.id"), col("dog", "d.name"), col("session_id", "e.session_id"),
                     col("trial_id", "e.trial_id"), col("kind", "e.kind"), col("station", "e.station", .integer),
+                    // The station's name on the board (`station_name` is the station that logged it).
+                    col("station_label", "e.station", .stationName),
                     col("sample", "sm.label"), col("sample_kind", "ts.kind"), col("time", "e.wall_ns", .isoTime),
                     col("mono_ns", "e.mono_ns", .integer), col("kernel_ns", "e.kernel_ns", .integer),
                     col("value", "e.value", .integer), col("duration_ns", "e.duration_ns", .integer),
@@ -141,13 +154,23 @@ public struct ExportQuery {
                     WHERE (?1 IS NULL OR s.dog_id = ?1) AND (?2 IS NULL OR e.session_id = ?2)
                         AND (?3 IS NULL OR e.wall_ns >= ?3) AND (?4 IS NULL OR e.wall_ns < ?4)
                         AND \(chosenSessions)
-                    """, order: "ORDER BY e.seq", values: arguments)
+                    """, order: "ORDER BY e.seq", values: arguments,
+                // An event outside a trial: its session's stations.
+                hidden: [
+                    "s.settings",
+                    """
+                    coalesce((SELECT group_concat(ts.station) FROM trial_station ts WHERE ts.trial_id = e.trial_id),
+                        (SELECT group_concat(station) FROM (SELECT DISTINCT ts.station FROM trial_station ts
+                         JOIN trial tt ON tt.id = ts.trial_id WHERE tt.session_id = e.session_id)))
+                    """,
+                ])
         case .trials:
             var columns = [
                 col("trial_id", "t.id"), col("dog", "d.name"), col("session_id", "t.session_id"),
                 col("phase", "s.phase"), col("step", "s.step"), col("exercise", "s.exercise"),
                 col("mode", "s.mode"), col("number", "t.number", .integer), col("outcome", "t.outcome"),
                 col("indicated_station", "t.indicated_station", .integer),
+                col("indicated_station_name", "t.indicated_station", .stationName),
                 col("latency_ns", "t.latency_ns", .integer), col("search_ns", "t.search_ns", .integer),
                 col("seed", "t.seed", .unsigned), col("started", "t.started_wall_ns", .isoTime),
                 col("started_mono_ns", "t.started_mono_ns", .integer), col("ended", "t.wall_ns", .isoTime),
@@ -165,6 +188,12 @@ public struct ExportQuery {
                 col("conditions", "s.conditions"),
             ]
             for station in stride(from: 1, through: stations, by: 1) {
+                // Its name where the trial has it (empty where the sample is).
+                columns.append(
+                    col(
+                        "station_\(station)_name",
+                        "(SELECT ts.station FROM trial_station ts WHERE ts.trial_id = t.id AND ts.station = \(station))",
+                        .stationName))
                 columns.append(
                     col(
                         "station_\(station)_sample",
@@ -195,7 +224,10 @@ public struct ExportQuery {
                     WHERE (?1 IS NULL OR s.dog_id = ?1) AND (?2 IS NULL OR t.session_id = ?2)
                         AND (?3 IS NULL OR t.wall_ns >= ?3) AND (?4 IS NULL OR t.wall_ns < ?4)
                         AND \(chosenSessions)
-                    """, order: "ORDER BY t.wall_ns, t.number", values: arguments)
+                    """, order: "ORDER BY t.wall_ns, t.number", values: arguments,
+                hidden: [
+                    "s.settings", "(SELECT group_concat(ts.station) FROM trial_station ts WHERE ts.trial_id = t.id)",
+                ])
         case .sessions:
             return ExportQuery(
                 columns: [

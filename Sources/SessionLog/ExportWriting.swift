@@ -196,7 +196,7 @@ public struct RowWriter {
             case .unsigned: sink.append(unsigned: UInt64(bitPattern: row.int64(index)))
             case .isoTime: iso.append(wallNs: row.int64(index), to: &sink.buffer)
             case .real: sink.append(real: row.double(index))
-            case .text: row.withText(index) { appendCSVText($0) }
+            case .text, .stationName: row.withText(index) { appendCSVText($0) }
             }
         }
         sink.buffer.append(13)
@@ -238,7 +238,7 @@ public struct RowWriter {
                 sink.buffer.append(34)
                 iso.append(wallNs: row.int64(index), to: &sink.buffer)
                 sink.buffer.append(34)
-            case .text:
+            case .text, .stationName:
                 var wrote = false
                 row.withText(index) {
                     appendJSONString($0)

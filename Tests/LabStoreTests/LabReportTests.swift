@@ -228,6 +228,29 @@ import TrainingEngine
             #expect(onLab.status == 0 && onLab.stdout == onMerged.stdout, "\(onLab.stderr)")
             #expect(onLab.stdout.contains("North"), "\(onLab.stdout)")
         }
+        // The exports name them so too, beside the numbers, the same bytes on both sources: a
+        // trial's every station and the one indicated, and a fault outside a trial (station 2).
+        for what in ["trials", "events"] {
+            let export = ["export", "--what", what, "--dog", "C-Rex", "--format", "jsonl"]
+            let onLab = try exported(export + ["--lab", conf])
+            let onMerged = try exported(export + ["--db", "\(directory)/merged.db"])
+            #expect(onLab.status == 0 && onLab.stdout == onMerged.stdout, "\(what): \(onLab.stderr)")
+            let rows = try onLab.stdout.split(separator: "\n").map {
+                try #require(try JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any])
+            }
+            #expect(rows.count > 1, "\(what)")
+            let names = [1: "North", 2: "East", 3: "West"]
+            for row in rows {
+                if what == "trials" {
+                    for (number, name) in names { #expect(row["station_\(number)_name"] as? String == name) }
+                    if let indicated = row["indicated_station"] as? Int {
+                        #expect(row["indicated_station_name"] as? String == names[indicated])
+                    }
+                } else if let station = row["station"] as? Int {
+                    #expect(row["station_label"] as? String == names[station], "\(row)")
+                }
+            }
+        }
         #expect(
             try await value(
                 "SELECT outcome FROM public.trials_current WHERE corrects = '\(corrected)'", as: lab.researcher)

@@ -11,9 +11,11 @@ import TrainingEngine
 @Suite struct CorrectionTests {
     /// One session: trial 1 a hit at station 1 (control at 2 sniffed); trial 2 no target,
     /// nothing indicated, both stations sniffed.
-    func log() throws -> (SessionLog, [TrialRecord]) {
+    func log(settings: String = "{}") throws -> (SessionLog, [TrialRecord]) {
         let log = try SessionLog(path: temporaryLogPath())
-        let session = try startSession(log)
+        let dog = DogRecord(name: "Aino")
+        let session = SessionRecord(dogId: dog.id, phase: "1", mode: .automated, settings: settings)
+        try log.append([dog, session])
         func slot(_ n: Int, _ kind: SampleKind, indicated: Bool) -> StationSlot {
             StationSlot(
                 station: n, sampleId: nil, kind: kind,
@@ -72,20 +74,23 @@ import TrainingEngine
         #expect(try log.reader.trials().map(\.outcome) == [.hit, .correctRejection])
     }
 
-    @Test func refusalsNameWhatIsWrongAndWriteNothing() throws {
-        let (log, trials) = try log()
+    /// The stations by the names the session logged (issue 32), the board's defaults for a
+    /// session logged before names, the number beside.
+    @Test(arguments: [("{}", "A", "B"), (#"{"stations":"North,East"}"#, "North", "East")])
+    func refusalsNameWhatIsWrongAndWriteNothing(settings: String, first: String, second: String) throws {
+        let (log, trials) = try log(settings: settings)
         let hit = trials[0].id.logText
         let empty = trials[1].id.logText
         let cases: [(String, TrialOutcome, Int?, String, String)] = [
             ("nope", .miss, nil, "r", "no trial \"nope\""),
             (hit, .miss, nil, "  ", "needs a reason"),
-            (hit, .hit, 2, "r", "give --indicated 1"),
+            (hit, .hit, 2, "r", "give --indicated \(first) (1), the target's station"),
             (hit, .falseAlert, nil, "r", "false-alert: give --indicated"),
-            (hit, .falseAlert, 1, "r", "held the target"),
+            (hit, .falseAlert, 1, "r", "station \(first) (1) held the target"),
             (hit, .miss, 2, "r", "leave out --indicated"),
-            (hit, .correctRejection, nil, "r", "had a target at station 1"),
-            (hit, .hit, 7, "r", "--indicated 7: the trial had stations 1, 2"),
-            (hit, .hit, 1, "r", "nothing to correct"),
+            (hit, .correctRejection, nil, "r", "had a target at station \(first) (1)"),
+            (hit, .hit, 7, "r", "--indicated 7: the trial had stations \(first) (1), \(second) (2)"),
+            (hit, .hit, 1, "r", "already hit at station \(first) (1): nothing to correct"),
             (empty, .miss, nil, "r", "had no target"),
             (empty, .hit, 1, "r", "hit: the trial had no target"),
             (empty, .aborted, 1, "r", "not scored"),
