@@ -62,11 +62,11 @@ struct ServingStationTests {
         /// researcher would (a session for a dog the log does not know is refused); a log
         /// reused from an earlier daemon has them already.
         func waitReady(dogs: [String] = ["Rex", "Ada"]) -> Bool {
-            // The bound only ends a failure (a daemon that exited ends the wait at once): when the
-            // whole suite starts, dozens of daemons and PostgreSQL clusters start together on this
-            // 2-core machine, and one lineupd took over 10 s to answer its first status (CI-local
-            // run at fa6fc19, SessionRecordTests).
-            guard eventually(60, { (try? client.status()) != nil || !process.isRunning }), process.isRunning
+            // A daemon that exited ends the wait at once. The bound stays 10 s: this wait blocks
+            // the thread it runs on, one of the test process's few cooperative threads, and with
+            // 60 s two CI-local runs (ac12d09, 0459341) saw live-page tests' requests time out
+            // together while such waits held the pool (not proved; see the stop's note).
+            guard eventually(10, { (try? client.status()) != nil || !process.isRunning }), process.isRunning
             else { return false }
             for dog in dogs { _ = try? client.addDog(DogEntry(name: dog)) }
             return true
