@@ -278,9 +278,12 @@ def main():
             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL))
         wait_for("the page live again", lambda: page("live").text == "Live", 30)
         # The session cut short by the restart waits to be resumed or ended, in words.
+        # In the trainer's words (issue 36): what happened, and what to do.
         wait_for("the session said to be interrupted after the restart",
-                 lambda: page("state").text == "interrupted" and "was interrupted at" in page("activity").text
-                 and "by a restart" in page("activity").text and "resume it" in page("activity").text)
+                 lambda: page("state").text == "A session was cut short"
+                 and "was cut short at" in page("resume-words").text
+                 and "the station's program was restarted" in page("resume-words").text
+                 and "esume it" in page("resume-todo").text)
         print(f"browser test: passed; the page showed \"{result}\"; {len(rows)} round(s) in the log;"
               f" not live while lineupd was stopped mid-round, live again after, the session said interrupted;"
               f" screenshots in {ARTIFACTS}")
