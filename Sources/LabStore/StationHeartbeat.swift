@@ -4,6 +4,7 @@ import GRDB
 import PostgresNIO
 import SessionLog
 import StationControl
+import TrainingEngine
 
 /// How a station is, as the lab sees it: pushed into `store.station_heartbeat` by `lineup-sync`
 /// after each run. lineupd's part comes over its control socket (as `lineupctl status` asks it);
@@ -59,17 +60,21 @@ public struct StationHeartbeat: Sendable, Codable, Equatable {
             lineupdProblem = error.description
         case .success(let status):
             lineupdReachable = true
-            let blind = status.mode == .doubleBlind && status.session != nil
-            withholdsForBlind = blind
-            session = status.session
-            dog = blind ? nil : status.dog
+            // What the heartbeat carries is the one rule's (`Visibility`, viewer `.heartbeat`):
+            // the lab's page may be seen by a handler.
+            let state = BlindState(mode: status.mode, running: status.session != nil)
+            func shows(_ fact: SessionFact) -> Bool { Visibility.shows(fact, to: .heartbeat, in: state) }
+            withholdsForBlind = state == .doubleBlindRunning
+            session = shows(.session) ? status.session : nil
+            dog = shows(.dog) ? status.dog : nil
             mode = status.mode?.rawValue
-            // Holding says the dog's nose is at a station right now; under the blind the lab's
-            // page, which a handler may see, says only that the search runs (the project's rule).
-            state = blind && status.state == .holding ? StationState.searching.rawValue : status.state.rawValue
-            trial = status.trial
-            trials = status.trials
-            faults = Self.faults(of: status, blind: blind)
+            // Holding says the dog's nose is at a station right now; withheld, the search runs.
+            self.state =
+                !shows(.holdingNow) && status.state == .holding
+                ? StationState.searching.rawValue : status.state.rawValue
+            trial = shows(.progress) ? status.trial : nil
+            trials = shows(.progress) ? status.trials : nil
+            faults = Self.faults(of: status, blind: !shows(.faultStation))
         }
     }
 

@@ -1,6 +1,7 @@
 import Figures
 import Foundation
 import GRDB
+import TrainingEngine
 
 /// While a double-blind session runs, the log already holds what would unblind its handler:
 /// the block's seed (in the session's settings and on each trial), every finished trial's
@@ -26,38 +27,45 @@ import GRDB
 /// This is what the tools show; the file itself is readable by the station's group (see
 /// docs/session-log.md, "What the log's permissions protect").
 enum LiveDoubleBlind {
+    /// The running double-blind sessions, as the views below leave them out.
+    static let hidden = "(SELECT id FROM temp.live_double_blind)"
+
+    /// Each of the log's tables that holds a fact of a session: the fact its rows give (the one
+    /// rule, `Visibility`, says whether a reader of the log sees it while the session runs) and
+    /// which of its rows to keep when it does not. A table with no fact of a session (dogs,
+    /// samples, the registry) is read as it is.
+    static let tables: [(name: String, fact: SessionFact, keep: String)] = [
+        // Its settings hold the seed.
+        ("session", .seed, "id NOT IN \(hidden)"),
+        ("trial", .outcome, "session_id NOT IN \(hidden)"),
+        (
+            "trial_station", .layout,
+            "trial_id NOT IN (SELECT t.id FROM main.trial t WHERE t.session_id IN \(hidden))"
+        ),
+        ("event", .searchEvent, "session_id IS NULL OR session_id NOT IN \(hidden)"),
+        // The salt opens a trial's commitment to its layout.
+        ("layout_opening", .layout, "session_id NOT IN \(hidden)"),
+        ("handler_guess", .guess, "session_id NOT IN \(hidden)"),
+        ("session_note", .note, "session_id NOT IN \(hidden)"),
+        // A step passed says how its trials went.
+        ("milestone", .outcome, "session_id IS NULL OR session_id NOT IN \(hidden)"),
+    ]
+
     static func withhold(_ db: Database, logPath: String) throws {
         // Not a log (the schema check refuses it next), or no lineupd on it: nothing to withhold.
-        let tables = try Set(String.fetchAll(db, sql: "SELECT name FROM main.sqlite_master WHERE type = 'table'"))
-        let needed: Set = [
-            "session", "session_end", "trial", "trial_station", "event", "layout_opening", "handler_guess",
-            "session_note", "milestone",
-        ]
-        guard needed.isSubset(of: tables), LogLock.isHeld(logPath: logPath) else { return }
-        let hidden = "(SELECT id FROM temp.live_double_blind)"
-        try db.execute(
-            sql: """
-                CREATE TEMP VIEW live_double_blind AS
-                    SELECT s.id FROM main.session s WHERE s.mode = 'double-blind'
-                    AND NOT EXISTS (SELECT 1 FROM main.session_end e WHERE e.session_id = s.id);
-                CREATE TEMP VIEW session AS
-                    SELECT * FROM main.session WHERE id NOT IN \(hidden);
-                CREATE TEMP VIEW trial AS
-                    SELECT * FROM main.trial WHERE session_id NOT IN \(hidden);
-                CREATE TEMP VIEW trial_station AS
-                    SELECT * FROM main.trial_station WHERE trial_id NOT IN
-                        (SELECT t.id FROM main.trial t WHERE t.session_id IN \(hidden));
-                CREATE TEMP VIEW event AS
-                    SELECT * FROM main.event WHERE session_id IS NULL OR session_id NOT IN \(hidden);
-                CREATE TEMP VIEW layout_opening AS
-                    SELECT * FROM main.layout_opening WHERE session_id NOT IN \(hidden);
-                CREATE TEMP VIEW handler_guess AS
-                    SELECT * FROM main.handler_guess WHERE session_id NOT IN \(hidden);
-                CREATE TEMP VIEW session_note AS
-                    SELECT * FROM main.session_note WHERE session_id NOT IN \(hidden);
-                CREATE TEMP VIEW milestone AS
-                    SELECT * FROM main.milestone WHERE session_id IS NULL OR session_id NOT IN \(hidden);
-                """)
+        let present = try Set(String.fetchAll(db, sql: "SELECT name FROM main.sqlite_master WHERE type = 'table'"))
+        let needed = Set(tables.map(\.name) + ["session_end"])
+        guard needed.isSubset(of: present), LogLock.isHeld(logPath: logPath) else { return }
+        var sql = """
+            CREATE TEMP VIEW live_double_blind AS
+                SELECT s.id FROM main.session s WHERE s.mode = 'double-blind'
+                AND NOT EXISTS (SELECT 1 FROM main.session_end e WHERE e.session_id = s.id);
+
+            """
+        for table in tables where !Visibility.shows(table.fact, to: .researcher, in: .doubleBlindRunning) {
+            sql += "CREATE TEMP VIEW \(table.name) AS SELECT * FROM main.\(table.name) WHERE \(table.keep);\n"
+        }
+        try db.execute(sql: sql)
         for (name, sql) in try Row.fetchAll(db, sql: "SELECT name, sql FROM main.sqlite_master WHERE type = 'view'")
             .map({ ($0["name"] as String, $0["sql"] as String) })
         {

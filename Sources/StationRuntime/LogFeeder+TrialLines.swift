@@ -31,7 +31,12 @@ extension LogFeeder {
             }.joined(separator: ", ")
         let line =
             "\(head)  \(layoutText)  search: \(search)  indication: \(indication)  \(clickText)  \(end.outcome.outcome.rawValue)"
-        guard settings.blind else {
+        // A trial's line gives its layout and outcome: the handler's side (watchers, the
+        // terminal, the journal) gets it as the one rule says.
+        let shown =
+            Visibility.shows(.layout, to: .handler, in: settings.blindState)
+            && Visibility.shows(.outcome, to: .handler, in: settings.blindState)
+        if shown {
             settings.watch?(jsonObject(["kind": "trial", "line": line]))
             if settings.printTrials { printOut(line) }
             return
@@ -51,7 +56,7 @@ extension LogFeeder {
     /// Double-blind, once the session is over: each trial's full line, for the terminal, the
     /// journal and watchers.
     func revealLines() {
-        guard settings.blind, !withheldLines.isEmpty else { return }
+        guard !withheldLines.isEmpty else { return }
         let head = "the double-blind session is over: its \(withheldLines.count) trial(s) in full"
         settings.watch?(jsonObject(["kind": "revealed", "line": head]))
         if settings.printTrials { printOut(head) }

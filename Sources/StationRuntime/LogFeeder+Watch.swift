@@ -1,5 +1,6 @@
 import Foundation
 import SessionLog
+import TrainingEngine
 
 /// The watch lines: one JSON object per logged event, for `lineupctl watch`; in a double-blind
 /// session without what would tell a handler where the target is.
@@ -10,18 +11,20 @@ extension LogFeeder {
         var fields = extra
         fields["kind"] = event.kind.rawValue
         fields["mono_ns"] = "\(event.time.monoNs)"
-        // Double-blind: where the dog's nose went (edges, sniffs, indications, the click's
-        // station) tells a watching handler where the target is or is not; the log keeps it.
-        // A sensor fault keeps its station: someone must go and clear it.
-        if let station = event.station, !settings.blind || event.kind == .fault {
+        // Whoever watches is the handler's side (`Visibility`): where the dog's nose went is
+        // withheld while a double-blind session runs, a sensor fault's station is not (someone
+        // must go and clear it), a cue's words are progress. The log keeps it all.
+        let fact: SessionFact =
+            event.kind == .fault ? .faultStation : event.kind == .cue ? .progress : .searchEvent
+        let shown = Visibility.shows(fact, to: .handler, in: settings.blindState)
+        if let station = event.station, shown {
             fields["station"] = boardName(station - 1)
         }
         if let value = event.value { fields["value"] = "\(value)" }
         if let d = event.durationNs { fields["duration_ns"] = "\(d)" }
         if let c = event.click { fields["onset_latency_ns"] = "\(c.onsetLatencyNs ?? 0)" }
-        // A detail may say whether a hold was at the target or which sample was at the nose:
-        // blind watchers get only a cue's and a fault's.
-        if let detail = event.detail, !settings.blind || event.kind == .cue || event.kind == .fault {
+        // A detail may say whether a hold was at the target or which sample was at the nose.
+        if let detail = event.detail, shown {
             fields["detail"] = detail
         }
         if current >= 0 { fields["trial"] = "\(settings.firstTrial + current + 1)" }

@@ -39,6 +39,9 @@ public final class LogFeeder: @unchecked Sendable {
         /// N times in a row). Faults keep their station: someone must go and clear it. The
         /// log keeps everything; the full trial lines are printed when the session ends.
         var blind = false
+        /// The session as the one rule (`Visibility`) sees it: watchers and the terminal are
+        /// the handler's side.
+        var blindState: BlindState { blind ? .doubleBlindRunning : .notBlind }
         /// Double-blind: each trial's committed layout (salt and digest), by trial index; empty
         /// when the session commits none.
         var commitments: [TrialCommitment] = []

@@ -1,12 +1,14 @@
 import Foundation
 import StationControl
 import StationIO
+import TrainingEngine
 
 // status's inputs: each input's level as the hot loop last acted on it, in the trainer's words.
 extension StationService {
     /// The levels for `status` (call with `switching` held: `current` says whether to blind).
     func inputLevelsForStatus() -> (levels: [InputLevel], stationsWithheld: Bool) {
-        let blind = current?.mode == .doubleBlind
+        // `status` is the handler's side too (the page sends it to every role).
+        let blind = !Visibility.shows(.stationInputLevel, to: .handler, runningIn: current?.mode)
         let read = inputLevels.read()
         return (
             Self.describeLevels(

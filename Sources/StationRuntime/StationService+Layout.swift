@@ -53,7 +53,7 @@ extension StationService {
         switching.lock()
         defer { switching.unlock() }
         guard let current, let segment else { throw ControlRefusal(.noSession, "no session is running") }
-        guard !(current.mode == .doubleBlind && view == .handler) else {
+        guard Visibility.shows(.layout, to: view == .handler ? .handler : .assistant, runningIn: current.mode) else {
             // What is refused, not how to get round it: this reaches the handler's page too.
             throw ControlRefusal(.blind, "double-blind session: the layout is not shown to the handler")
         }

@@ -24,7 +24,7 @@ extension StationService {
                 trainerLed: current.mode == .trainerLed,
                 aborted: current.aborted, autoStart: current.autoStart, usedStations: segment.usedStations,
                 stationNames: stationNames, speed: options.speed, now: MonotonicClock.now(),
-                blind: current.mode == .doubleBlind, logPaused: status.logPaused),
+                blind: !Visibility.shows(.layout, to: .handler, runningIn: current.mode), logPaused: status.logPaused),
             into: &status)
     }
 

@@ -21,7 +21,7 @@ extension WebApp {
             _ = try context.requireLogin()
             let dogs = try readLog { try state.reader().dogs() }
             // The counts leave a running double-blind session out: without them, with why.
-            if let why = try await blindReason(state, "the dogs' session and trial counts are") {
+            if let why = try await blindReason(state, .outcome, "the dogs' session and trial counts are") {
                 return try encoded(dogs.map { DogWithoutCounts($0, withheld: why) })
             }
             return try encoded(dogs)
@@ -38,7 +38,7 @@ extension WebApp {
             let name = try pathPart(context, "dog")
             // Its sessions' outcome counts grow trial by trial: a handler would learn each
             // double-blind trial's outcome as it happens (the rule of docs/daemon.md, "Security").
-            try await refuseWhileBlind(state, "a dog's sessions and progress are")
+            try await refuseWhileBlind(state, .outcome, "a dog's sessions and progress are")
             return try readLog {
                 let reader = try state.reader()
                 let id = try reader.resolveDog(name)
@@ -75,7 +75,7 @@ extension WebApp {
             let samples = try readLog { try state.reader().samples(kind: kind) }
             // A sample's use count grows with each trial it stands in: while a double-blind
             // session runs it would say which samples are in the lineup now.
-            if let why = try await blindReason(state, "the samples' use counts are") {
+            if let why = try await blindReason(state, .sampleUse, "the samples' use counts are") {
                 return try encoded(samples.map { SampleWithoutUses($0, withheld: why) })
             }
             return try encoded(samples)
@@ -83,7 +83,7 @@ extension WebApp {
         router.get("/api/samples/{sample}") { _, context in
             _ = try context.requireLogin()
             let label = try pathPart(context, "sample")
-            try await refuseWhileBlind(state, "a sample's uses are")
+            try await refuseWhileBlind(state, .sampleUse, "a sample's uses are")
             return try readLog {
                 let reader = try state.reader()
                 return try encoded(try reader.sample(id: reader.resolveSample(label)))
@@ -91,7 +91,7 @@ extension WebApp {
         }
         router.get("/api/sessions") { _, context in
             _ = try context.requireLogin()
-            try await refuseWhileBlind(state, "the sessions with their outcome counts are")
+            try await refuseWhileBlind(state, .outcome, "the sessions with their outcome counts are")
             var filter = LogFilter()
             filter.newestFirst = true
             return try readLog { try encoded(try state.reader().sessions(filter, limit: 200)) }
@@ -99,7 +99,7 @@ extension WebApp {
         router.get("/api/sessions/{session}") { _, context in
             _ = try context.requireLogin()
             let id = try pathPart(context, "session")
-            try await refuseWhileBlind(state, "a session's trials and layouts are")
+            try await refuseWhileBlind(state, .layout, "a session's trials and layouts are")
             return try readLog {
                 let reader = try state.reader()
                 return try encoded(try reader.session(id: reader.resolveSession(id)))
@@ -118,7 +118,7 @@ extension WebApp {
         }
         router.get("/api/trials") { _, context in
             _ = try context.requireLogin()
-            try await refuseWhileBlind(state, "trials and their layouts are")
+            try await refuseWhileBlind(state, .layout, "trials and their layouts are")
             var filter = LogFilter()
             filter.newestFirst = true
             return try readLog { try encoded(try state.reader().trials(filter, limit: 500)) }
@@ -131,12 +131,12 @@ extension WebApp {
             }
             // By station or sample a table says where the targets stood; by dog or session its
             // counts grow with each double-blind trial's outcome.
-            try await refuseWhileBlind(state, "statistics by \(by.rawValue) are")
+            try await refuseWhileBlind(state, .outcome, "statistics by \(by.rawValue) are")
             return try readLog { try encoded(try state.reader().stats(by: by)) }
         }
         router.get("/api/report") { _, context in
             _ = try context.requireLogin()
-            try await refuseWhileBlind(state, "the report is")
+            try await refuseWhileBlind(state, .outcome, "the report is")
             return try readLog {
                 let html = ReportHTML.render(try state.reader().report(), scope: "all dogs")
                 return download(html, type: "text/html; charset=utf-8", name: "lineup-report.html", attach: false)
@@ -156,7 +156,7 @@ extension WebApp {
             }
             // A download cannot say what it leaves out: while a double-blind session runs, every
             // table would leave it out (its session, trials, events, guesses, samples' uses).
-            try await refuseWhileBlind(state, "exports of \(what.rawValue) are")
+            try await refuseWhileBlind(state, .layout, "exports of \(what.rawValue) are")
             // The log is opened, the dog and session named resolved (as `lineupctl export --dog
             // --session` resolves them) and the query made before the answer starts: a log that
             // cannot be read, or a dog it does not know, is an error status, not a download cut short.
@@ -225,12 +225,15 @@ extension WebApp {
     /// leaves lineup-web, for any role: the handler may be logged in under any account. The
     /// one rule of "running" is the log reader's (`LogReader.withheldSessions`, the rule every
     /// `lineupctl` reading follows): the refusal names the session and says when it is readable.
-    static func refuseWhileBlind(_ state: WebState, _ what: String) async throws {
-        if let why = try await blindReason(state, what) { throw WebError(.forbidden, "blind", why) }
+    /// `fact` is what the route would give of the session: the one rule (`Visibility`) says
+    /// whether a reader of the log may see it while the session runs.
+    static func refuseWhileBlind(_ state: WebState, _ fact: SessionFact, _ what: String) async throws {
+        if let why = try await blindReason(state, fact, what) { throw WebError(.forbidden, "blind", why) }
     }
 
     /// Why `what` (with its verb: "the report is") is withheld now, or nil.
-    static func blindReason(_ state: WebState, _ what: String) async throws -> String? {
+    static func blindReason(_ state: WebState, _ fact: SessionFact, _ what: String) async throws -> String? {
+        guard !Visibility.shows(fact, to: .researcher, in: .doubleBlindRunning) else { return nil }
         let withheld = try readLog { try state.reader().withheldSessions() }
         return withheld.isEmpty ? nil : WithheldSession.sentence(withheld, what)
     }

@@ -126,7 +126,7 @@ extension WebApp {
                 throw WebError(.notFound, "unknown", "that dog is no longer in the queue")
             }
             let program = try await offered(entry.program, state)
-            try await refuseWhileBlind(state, "the dogs' progress is")
+            try await refuseWhileBlind(state, .outcome, "the dogs' progress is")
             let next = try readLog { () throws -> NextStep? in
                 let reader = try state.reader()
                 return try reader.nextStep(dogId: reader.resolveDog(entry.dog), program: program)

@@ -13,11 +13,25 @@ public enum Cue: String, Sendable, Hashable {
     case exerciseEnd = "exercise-end"
 }
 
-/// Who may see a piece of information. In double-blind sessions the handler must not learn
-/// the layout, so it goes to the loading assistant only.
+/// Who may see a record while its session runs, as the one rule (`Visibility`) says for the
+/// handler and the assistant.
 public enum Audience: String, Sendable, Hashable {
     case everyone
+    /// The loading assistant only (a double-blind session's layout).
     case assistantOnly = "assistant-only"
+    /// Nobody until the session has ended (the log keeps it).
+    case nobodyUntilItEnds = "nobody-until-it-ends"
+
+    /// The audience of a fact of a session run in `mode`, while it runs.
+    public init(_ fact: SessionFact, in mode: TrainingMode) {
+        if Visibility.shows(fact, to: .handler, runningIn: mode) {
+            self = .everyone
+        } else if Visibility.shows(fact, to: .assistant, runningIn: mode) {
+            self = .assistantOnly
+        } else {
+            self = .nobodyUntilItEnds
+        }
+    }
 }
 
 /// Something to write to the session's record.
@@ -49,18 +63,8 @@ public enum Record: Sendable, Hashable {
     /// A station flagged stuck went inactive again: its sensor is trusted again.
     case sensorRecovered(station: Int, at: Nanoseconds)
 
-    /// Who may see this record while the session runs.
-    public func audience(in mode: TrainingMode) -> Audience {
-        guard mode == .doubleBlind else { return .everyone }
-        switch self {
-        case .layoutToLoad(_, let audience): return audience
-        // Where the dog indicated tells the handler where the target is or is not.
-        case .indication, .visit: return .assistantOnly
-        // A stuck sensor mid-search is often the dog's nose held long at one station.
-        case .sensorFault(.stuck, _, _): return .assistantOnly
-        default: return .everyone
-        }
-    }
+    /// Who may see this record while the session runs: the one rule's answer for its fact.
+    public func audience(in mode: TrainingMode) -> Audience { Audience(fact, in: mode) }
 }
 
 /// What is wrong with a station's sensor. Decided from debounced edges and time alone, with

@@ -138,7 +138,7 @@ public struct LineupMachine: Sendable {
         case .idle:
             let target = layout.targetStation ?? -1
             state = .loading(Trial(index: layout.trialIndex, target: target < 64 ? target : -1))
-            let audience: Audience = configuration.mode == .doubleBlind ? .assistantOnly : .everyone
+            let audience = Audience(.layout, in: configuration.mode)
             out.append(.record(.layoutToLoad(trial: layout.trialIndex, audience: audience)))
         default:
             out.append(.record(.ignored(.loadWhileBusy, at: t)))

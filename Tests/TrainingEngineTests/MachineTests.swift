@@ -213,10 +213,14 @@ func startTrial(_ d: inout Driver, kinds: [SampleKind], at t: Nanoseconds = 0) {
         startTrial(&d, kinds: [.control, .target, .control])
         #expect(d.records.first == .layoutToLoad(trial: 0, audience: .assistantOnly))
         let indication = Record.indication(station: 1, heldFrom: 0, at: 1, atTarget: true)
-        #expect(indication.audience(in: .doubleBlind) == .assistantOnly)
+        // The engine's audience is the one rule's (issue 34): where the nose went and how a
+        // trial went are withheld from everyone until a double-blind session ends (it said
+        // "everyone" for the outcome, which every surface withholds).
+        #expect(indication.audience(in: .doubleBlind) == .nobodyUntilItEnds)
         #expect(indication.audience(in: .automated) == .everyone)
         #expect(
-            Record.trialEnded(trial: 0, outcome: .hit, at: 0).audience(in: .doubleBlind) == .everyone)
+            Record.trialEnded(trial: 0, outcome: .hit, at: 0).audience(in: .doubleBlind) == .nobodyUntilItEnds)
+        #expect(Record.trialEnded(trial: 0, outcome: .hit, at: 0).audience(in: .trainerLed) == .everyone)
         d.edge(1, true, at: 1 * sec)
         d.advance(to: 3 * sec)
         #expect(d.clicks.count == 1)  // double-blind clicks by itself too
