@@ -13,7 +13,7 @@ struct NoStationLink: StationLink {
     func send<C: ControlCall>(_ call: C) async throws(ControlClientError) -> C.Reply {
         throw .notRunning(path: "(the lab's page controls no station)")
     }
-    func watchBlocking(_ onLine: (String) -> Bool) throws(ControlClientError) {
+    func watchBlocking(_ onEvent: (WatchEvent) -> Bool) throws(ControlClientError) {
         throw .notRunning(path: "(the lab's page controls no station)")
     }
 }

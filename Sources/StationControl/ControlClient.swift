@@ -169,6 +169,22 @@ public struct ControlClient: Sendable {
         }
     }
 
+    /// Streams the station's events, each read by its one definition (`WatchEvent`), until
+    /// lineupd closes the connection or `onEvent` returns false. A line that is none of the
+    /// stream's kinds ends it with `.badReply`, saying what is wrong with it.
+    public func watchEvents(_ onEvent: (WatchEvent) -> Bool) throws(ControlClientError) {
+        var unreadable: WatchEventError?
+        try watch { line in
+            do throws(WatchEventError) {
+                return onEvent(try WatchEvent(line: line))
+            } catch {
+                unreadable = error
+                return false
+            }
+        }
+        if let unreadable { throw .badReply(unreadable.description) }
+    }
+
     static func decodeReply<R: Decodable>(_ line: Data, id: Int, as: R.Type) throws(ControlClientError) -> R {
         let decoder = JSONDecoder()
         let head: ReplyHead

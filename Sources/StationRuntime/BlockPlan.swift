@@ -1,6 +1,7 @@
 import Foundation
 import SessionLog
 import StationConfig
+import StationControl
 import Thresholds
 import TrainingEngine
 import VirtualDog

@@ -1,5 +1,6 @@
 import Foundation
 import SessionLog
+import StationControl
 import TrainingEngine
 
 /// A double-blind session's committed layouts (docs/figures.md, "Committed layouts"): one
@@ -47,11 +48,7 @@ extension LogFeeder {
     /// digest, never its layout or salt.
     func announceCommitment(ofTrial index: Int) {
         guard index >= 0, index < settings.commitments.count else { return }
-        settings.watch?(
-            jsonObject([
-                "kind": "committed", "trial": "\(settings.firstTrial + index + 1)",
-                "sha256": settings.commitments[index].digest,
-            ]))
+        settings.watch?(.committed(trial: settings.firstTrial + index + 1, sha256: settings.commitments[index].digest))
     }
 
     /// The opening of trial `index`'s commitment (its salt), committed with the trial's own

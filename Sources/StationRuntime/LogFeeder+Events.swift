@@ -67,7 +67,7 @@ extension LogFeeder {
                     kind: fault.kind == .recovered ? .note : .fault, sessionId: settings.sessionId, trialId: trialId,
                     station: station + 1, time: time(fault.timestamp),
                     detail: EventDetail.encode(FaultDetail(read: word, errno: fault.errno, why: why))),
-                watchers: fault.kind == .recovered ? [:] : ["fault": StationFault.unreadable.rawValue])
+                fault: fault.kind == .recovered ? nil : StationFault.unreadable.rawValue)
         }
     }
 
@@ -208,7 +208,7 @@ extension LogFeeder {
                     kind: .fault, sessionId: settings.sessionId, trialId: trialId, station: number(station),
                     time: time(at),
                     detail: EventDetail.encode(FaultDetail(sensor: fault.rawValue))),
-                watchers: ["fault": fault.rawValue])
+                fault: fault.rawValue)
             // One line for the journal and the assistant, in their words.
             let what: String
             switch sensorFault {
@@ -234,11 +234,9 @@ extension LogFeeder {
         roundEndsAt.store(at &+ settings.roundLength, ordering: .releasing)
         // Watchers see the time the round (or search) has: what `status` counts down.
         settings.watch?(
-            jsonObject([
-                "kind": "timer", "trial": "\(settings.firstTrial + trial + 1)",
-                "seconds_left": "\(Double(settings.roundLength) / 1e9)",
-                "ends_mono_ns": "\(at &+ settings.roundLength)",
-            ]))
+            .timer(
+                trial: settings.firstTrial + trial + 1, secondsLeft: Double(settings.roundLength) / 1e9,
+                endsMonoNs: at &+ settings.roundLength))
         visits.removeAll()
         observer.searchStarted(at: at)
         roundClicks.removeAll()

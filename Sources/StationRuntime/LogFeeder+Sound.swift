@@ -20,7 +20,7 @@ extension LogFeeder {
                     detail: EventDetail.encode(
                         FaultDetail(
                             errno: report.errno == 0 ? nil : report.errno, why: words, fault: report.fault.name))),
-                watchers: ["fault": report.fault.name])
+                fault: report.fault.name)
         case .recovered:
             Log.audio.notice("the sound device plays the clicks again")
             submit(

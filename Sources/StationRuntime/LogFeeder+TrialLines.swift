@@ -1,5 +1,6 @@
 import Foundation
 import Glibc
+import StationControl
 import TrainingEngine
 
 /// The trial lines on stdout (the terminal, or the journal under systemd) and to watchers; in a
@@ -37,13 +38,13 @@ extension LogFeeder {
             Visibility.shows(.layout, to: .handler, in: settings.blindState)
             && Visibility.shows(.outcome, to: .handler, in: settings.blindState)
         if shown {
-            settings.watch?(jsonObject(["kind": "trial", "line": line]))
+            settings.watch?(.trial(line: line))
             if settings.printTrials { printOut(line) }
             return
         }
         // Double-blind: the trial is over, and that is all a handler may learn of it now.
         let blinded = "\(head)  over (double-blind: its stations and outcome are shown when the session ends)"
-        settings.watch?(jsonObject(["kind": "trial", "line": blinded]))
+        settings.watch?(.trial(line: blinded))
         withheldLines.append(line)
         if settings.printTrials { printOut(blinded) }
     }
@@ -58,10 +59,10 @@ extension LogFeeder {
     func revealLines() {
         guard !withheldLines.isEmpty else { return }
         let head = "the double-blind session is over: its \(withheldLines.count) trial(s) in full"
-        settings.watch?(jsonObject(["kind": "revealed", "line": head]))
+        settings.watch?(.revealed(line: head))
         if settings.printTrials { printOut(head) }
         for line in withheldLines {
-            settings.watch?(jsonObject(["kind": "revealed", "line": line]))
+            settings.watch?(.revealed(line: line))
             if settings.printTrials { printOut(line) }
         }
         withheldLines.removeAll()

@@ -30,7 +30,7 @@ public final class LogFeeder: @unchecked Sendable {
         /// How long a round (trainer-led) or a search (automated) may last, for time left.
         var roundLength: UInt64 = 0
         /// Receives one JSON line per logged event and trial, for `lineupctl watch`.
-        var watch: (@Sendable (String) -> Void)? = nil
+        var watch: (@Sendable (WatchEvent) -> Void)? = nil
         /// Double-blind: nothing a handler can read (watch lines and events, the terminal and
         /// the journal) names a station the dog visited, indicated or was clicked at, says
         /// whether it was the target, or gives a trial's outcome, until the session is over.

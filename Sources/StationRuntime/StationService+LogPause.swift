@@ -90,10 +90,10 @@ extension LogFeeder {
             let why = writer.status.lastError ?? "a write failed"
             Log.sessionLog.error(
                 Logger.Message(stringLiteral: "block paused: \(StationService.logPausedWords(why))"))
-            settings.watch?(jsonObject(["kind": "log-paused", "why": why]))
+            settings.watch?(.logPaused(why: why))
         } else {
             Log.sessionLog.notice("the log takes writes again: the block can go on")
-            settings.watch?(jsonObject(["kind": "log-writable"]))
+            settings.watch?(.logWritable)
         }
     }
 }

@@ -116,7 +116,7 @@ extension StationService {
                 + (facts.lastTrial > 0 ? "trials after #\(facts.lastTrial) were not scored" : "no trial was scored"))
         ResumableSession.remove(forLog: options.databasePath)
         interrupted = nil
-        broadcast(jsonObject(["kind": "session-end", "session": saved.session.uuidString.lowercased()]))
+        broadcast(.sessionEnd(session: saved.session.uuidString.lowercased()))
         return "the session with \(saved.dog) (\(saved.session.uuidString.lowercased().prefix(8))), interrupted, "
             + "was ended without resuming it"
     }
@@ -216,7 +216,7 @@ extension StationService {
         running.stoppedWallNs = nil
         let fileWarning = saveResumable(running)
         let id = saved.session.uuidString.lowercased()
-        broadcast(jsonObject(["kind": "session-resume", "session": id, "dog": saved.dog, "trial": "\(next + 1)"]))
+        broadcast(.sessionResume(session: id, dog: saved.dog, trial: next + 1))
         let what = saved.mode == .trainerLed ? "round" : "trial"
         var told = "Session \(id.prefix(8)) with \(saved.dog) resumed: \(facts.trialsLogged) \(what)(s) were logged"
         if let cutShort {

@@ -26,10 +26,9 @@ extension StationService {
                 let what = milestone.step.map { "passed step \(parts[0])/\($0)" } ?? "graduated phase \(parts[0])"
                 print("lineupd: \(session.dog) \(what): \(milestone.criterion ?? "")")
                 broadcast(
-                    jsonObject([
-                        "kind": "milestone", "dog": session.dog, "phase": parts[0], "step": milestone.step ?? "",
-                        "criterion": milestone.criterion ?? "",
-                    ]))
+                    .milestone(
+                        dog: session.dog, phase: parts[0], step: milestone.step ?? "",
+                        criterion: milestone.criterion ?? ""))
             }
         } catch {
             Log.sessionLog.error("cannot record the dog's progress: \(error)")

@@ -299,8 +299,7 @@ extension StationService {
             sessionId: session.id, dog: request.dog, mode: mode, step: request.step, trials: layouts.count, seed: seed,
             labels: labels, dogId: dogId, program: program)
         current?.autoStart = step.ready == .auto
-        broadcast(
-            jsonObject(["kind": "session-start", "session": session.id.uuidString.lowercased(), "dog": request.dog]))
+        broadcast(.sessionStart(session: session.id.uuidString.lowercased(), dog: request.dog))
         var started = SessionStarted(
             session: session.id.uuidString.lowercased(),
             warning: [spaceWarning, endedInterrupted, fileWarning].compactMap { $0 }.first)
@@ -443,7 +442,7 @@ extension StationService {
         } catch {
             throw ControlRefusal(.failed, "the session ended, but the station could not go on: \(error)")
         }
-        broadcast(jsonObject(["kind": "session-end", "session": ending.sessionId.uuidString.lowercased()]))
+        broadcast(.sessionEnd(session: ending.sessionId.uuidString.lowercased()))
     }
 
     /// The board stations a session's step uses: those named (a station's name or number,

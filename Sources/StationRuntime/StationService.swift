@@ -334,7 +334,7 @@ public final class StationService: StationControlling, @unchecked Sendable {
                 trainerLed: configuration.mode == .trainerLed,
                 roundLength: configuration.mode == .trainerLed
                     ? configuration.exerciseDuration : configuration.searchTimeout,
-                watch: { [weak self] line in self?.broadcast(line) },
+                watch: { [weak self] event in self?.broadcast(event) },
                 blind: blind, commitments: commitments, firstTrial: firstTrial, trialIds: trialIds,
                 threshold: threshold),
             stationRing: ring, recordsReady: recordsReady, writer: writer)
@@ -491,9 +491,11 @@ public final class StationService: StationControlling, @unchecked Sendable {
         watchers.withLock { _ = $0.all.removeValue(forKey: token) }
     }
 
-    func broadcast(_ line: String) {
+    /// Sends every watcher the event, written once by its one definition (`WatchEvent`).
+    func broadcast(_ event: WatchEvent) {
         let all = watchers.withLock { $0.all }
         guard !all.isEmpty else { return }
+        let line = event.line
         for (token, send) in all where !send(line) { unwatch(token) }
     }
 

@@ -67,8 +67,9 @@ public actor LiveHub {
         let thread = Thread {
             while true {
                 do throws(ControlClientError) {
-                    try link.watchBlocking { line in
-                        feed.yield(line)
+                    // Sent to the page as lineupd wrote it, by the one definition.
+                    try link.watchBlocking { event in
+                        feed.yield(event.line)
                         return true
                     }
                 } catch {}

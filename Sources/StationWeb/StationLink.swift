@@ -7,9 +7,9 @@ import StationControl
 public protocol StationLink: Sendable {
     /// Sends one request of the control protocol's table and waits for its reply.
     func send<C: ControlCall>(_ call: C) async throws(ControlClientError) -> C.Reply
-    /// Streams lineupd's watch lines until `onLine` returns false or the connection ends.
+    /// Streams lineupd's watch events until `onEvent` returns false or the connection ends.
     /// Blocks its thread: the hub runs it on a thread of its own.
-    func watchBlocking(_ onLine: (String) -> Bool) throws(ControlClientError)
+    func watchBlocking(_ onEvent: (WatchEvent) -> Bool) throws(ControlClientError)
 }
 
 /// lineupd over its control socket. `ControlClient` blocks (up to its time-out), so each
@@ -42,7 +42,7 @@ public struct SocketLink: StationLink {
         return try result.get()
     }
 
-    public func watchBlocking(_ onLine: (String) -> Bool) throws(ControlClientError) {
-        try client.watch(onLine)
+    public func watchBlocking(_ onEvent: (WatchEvent) -> Bool) throws(ControlClientError) {
+        try client.watchEvents(onEvent)
     }
 }

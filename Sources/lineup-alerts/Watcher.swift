@@ -114,8 +114,8 @@ final class Watcher: @unchecked Sendable {
         Thread.detachNewThread {
             while true {
                 let client = ControlClient(path: socket, timeout: 5)
-                try? client.watch { line in
-                    if line.contains(#""kind":"fault""#) { waker.yield() }
+                try? client.watchEvents { event in
+                    if event.kind == .fault { waker.yield() }
                     return true
                 }
                 waker.yield()

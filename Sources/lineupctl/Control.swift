@@ -468,8 +468,8 @@ struct WatchCommand: ParsableCommand {
 
     func run() throws {
         try controlCommand {
-            try socket.client.watch { line in
-                say(line)
+            try socket.client.watchEvents { event in
+                say(event.line)
                 return true
             }
         }

@@ -4,6 +4,7 @@ import Foundation
 import Glibc
 import SessionLog
 import StationConfig
+import StationControl
 import StationIO
 import StationLogging
 import StationRuntime

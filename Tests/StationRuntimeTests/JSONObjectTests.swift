@@ -1,4 +1,5 @@
 import Foundation
+import StationControl
 import Testing
 
 @testable import StationRuntime

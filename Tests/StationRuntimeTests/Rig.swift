@@ -113,7 +113,7 @@ final class Rig {
                 blockSeed: seed, printTrials: false, trainerLed: configuration.mode == .trainerLed,
                 roundLength: configuration.mode == .trainerLed
                     ? configuration.exerciseDuration : configuration.searchTimeout,
-                watch: { line in watched.lines.withLock { $0.append(line) } }, blind: blind,
+                watch: { event in watched.lines.withLock { $0.append(event.line) } }, blind: blind,
                 commitments: commitments),
             stationRing: stationRing, recordsReady: -1, writer: writer)
         handler.prime(activeLines: [], at: now)

@@ -26,7 +26,7 @@ final class AddingLink: StationLink {
         throw .notRunning(path: "/nowhere")
     }
 
-    func watchBlocking(_ onLine: (String) -> Bool) throws(ControlClientError) {
+    func watchBlocking(_ onEvent: (WatchEvent) -> Bool) throws(ControlClientError) {
         throw .notRunning(path: "/nowhere")
     }
 }

@@ -19,7 +19,7 @@ final class CountingLink: StationLink {
         throw .notRunning(path: "/nowhere")
     }
 
-    func watchBlocking(_ onLine: (String) -> Bool) throws(ControlClientError) {
+    func watchBlocking(_ onEvent: (WatchEvent) -> Bool) throws(ControlClientError) {
         throw .notRunning(path: "/nowhere")
     }
 }
