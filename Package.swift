@@ -118,7 +118,7 @@ let package = Package(
             name: "LineupBench",
             dependencies: [
                 "StationIO", "SessionLog", "TrainingEngine", "Figures", "StationRuntime", "StationConfig",
-                "StationControl",
+                "StationControl", "Thresholds",
             ]
         ),
         .target(

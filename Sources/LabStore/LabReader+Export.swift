@@ -116,6 +116,7 @@ enum LabExportQuery {
                 "temperature_c": "s.temperature_c", "humidity_pct": "s.humidity_pct", "conditions": "s.conditions",
             ]
             for column in ExportQuery.targetDilutionColumns(trialStation: "store.trial_station", sample: "store.sample")
+                + ExportQuery.procedureColumns(trialProcedure: "store.trial_procedure")
             {
                 columns[column.name] = column.expression
             }

@@ -10,7 +10,8 @@
 /// table's owner); researchers read every row, as before.
 extension LabSchema {
     /// The tables a station's login may write rows into, each stamped with a station id.
-    static let ownedTables = dataTables.filter { $0 != "station" } + ["sync_progress", "station_heartbeat"]
+    /// As v7 made them (a later table's policy is its own migration's).
+    static let ownedTables = v1Tables.filter { $0 != "station" } + ["sync_progress", "station_heartbeat"]
 
     /// The parent check of each table with one: its rows must not hang under another
     /// station's session or trial. Absent parents are the foreign keys' business (events have

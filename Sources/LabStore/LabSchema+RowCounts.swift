@@ -50,10 +50,10 @@ extension LabSchema {
             // What a store upgraded to this migration holds already.
             "INSERT INTO store.station_rows (station_id, table_name, rows) SELECT id, 'station', count(*) FROM store.station GROUP BY id",
         ]
-        + dataTables.filter { $0 != "station" }.map { table in
+        + v1Tables.filter { $0 != "station" }.map { table in
             "INSERT INTO store.station_rows (station_id, table_name, rows) SELECT station_id, '\(table)', count(*) FROM store.\(table) GROUP BY station_id"
         }
-        + dataTables.map { table in
+        + v1Tables.map { table in
             """
             CREATE TRIGGER \(table)_counted AFTER INSERT ON store.\(table) REFERENCING NEW TABLE AS added
             FOR EACH STATEMENT EXECUTE FUNCTION store.\(table == "station" ? "count_station_rows" : "count_rows")()

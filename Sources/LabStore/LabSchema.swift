@@ -16,7 +16,11 @@ public enum LabSchema {
     public static let researcherRole = "lineup_researcher"
 
     /// The data tables in the order a sync sends them: parents before children.
-    public static let dataTables = [
+    public static let dataTables = v1Tables + procedureTables
+
+    /// The tables migration v1 made, as it made them: v1, v7 and v8 loop over these, so a
+    /// table added later is set up by its own migration (`procedureTables`, v11).
+    static let v1Tables = [
         "station", "dog", "handler", "sample", "program", "sample_note", "dog_note", "session",
         "session_note", "session_end", "layout_commitment", "trial", "trial_station", "layout_opening",
         "handler_guess", "milestone", "event",
@@ -29,7 +33,7 @@ public enum LabSchema {
         "session": "sessions", "session_note": "session_notes", "session_end": "session_ends",
         "layout_commitment": "layout_commitments", "trial": "trials", "trial_station": "trial_stations",
         "layout_opening": "layout_openings", "handler_guess": "handler_guesses", "milestone": "milestones",
-        "event": "events",
+        "event": "events", "trial_procedure": "trial_procedures", "dilution_commitment": "dilution_commitments",
     ]
 
     public static let migrations: [Migration] = [
@@ -43,6 +47,7 @@ public enum LabSchema {
         Migration(version: "v8-station-row-counts", statements: rowCounts),
         Migration(version: "v9-rows-the-readers-can-read", statements: checks),
         Migration(version: "v10-dilutions-and-session-conditions", statements: dilutions),
+        Migration(version: "v11-threshold-procedure-and-dilution-commitments", statements: procedure),
     ]
 
     /// Kinds and outcomes as the station log checks them.
@@ -301,7 +306,7 @@ public enum LabSchema {
             "GRANT USAGE ON SCHEMA store TO \(stationRole), \(researcherRole)",
             "GRANT SELECT, INSERT ON store.sync_progress TO \(stationRole)",
         ]
-        + (dataTables + ["sync_progress"]).flatMap { table in
+        + (v1Tables + ["sync_progress"]).flatMap { table in
             [
                 """
                 CREATE TRIGGER \(table)_append_only BEFORE UPDATE OR DELETE ON store.\(table)
@@ -314,7 +319,7 @@ public enum LabSchema {
                 "GRANT SELECT ON store.\(table) TO \(researcherRole)",
             ]
         }
-        + dataTables.flatMap { table in
+        + v1Tables.flatMap { table in
             let view = viewNames[table]!
             // Wall times as timestamps too, so a reader needs no arithmetic on nanoseconds.
             let extra =

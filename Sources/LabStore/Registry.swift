@@ -32,6 +32,15 @@ public struct LabSample: Sendable, Codable, Equatable {
     public var uses: Int
     /// How many stations the sample has stood in a lineup on.
     public var stationsUsed: Int
+    /// A dilution's stock and how it was made (issue 38; store migration v10), nil on any
+    /// other sample: the station's `samples add-ladder` fields, pulled with the sample.
+    public var stockId: String? = nil
+    public var dilutionFactor: Double? = nil
+    public var concentration: Double? = nil
+    public var concentrationUnit: String? = nil
+    public var diluent: String? = nil
+    public var madeOn: String? = nil
+    public var madeBy: String? = nil
 }
 
 /// A sample's uses on the stations other than the asking one, with one dog as the lab counts
@@ -98,21 +107,29 @@ public struct LabRegistry: Sendable {
         try await store.rows(
             """
             SELECT id, label, kind, station_id, diagnosis, source, collection, processing, collected_on, max_uses,
-                max_uses_per_dog, uses, stations_used
+                max_uses_per_dog, uses, stations_used,
+                stock_id, dilution_factor, concentration, concentration_unit, diluent, made_on, made_by
             FROM public.lab_samples ORDER BY label, wall_ns, id
             """
         ).map { row in
-            let (
-                id, label, kind, station, diagnosis, source, collection, processing, collectedOn, maxUses, perDog, uses,
-                stations
-            ) =
-                try row.decode(
-                    (String, String, String, String, String?, String?, String?, String?, String?, Int?, Int?, Int, Int)
-                        .self)
-            return LabSample(
-                id: id, label: label, kind: kind, stationId: station, diagnosis: diagnosis, source: source,
-                collection: collection, processing: processing, collectedOn: collectedOn, maxUses: maxUses,
-                maxUsesPerDog: perDog, uses: uses, stationsUsed: stations)
+            // By position: a tuple of twenty is past what the row's decode takes.
+            let c = row.makeRandomAccess()
+            var sample = LabSample(
+                id: try c[0].decode(String.self), label: try c[1].decode(String.self),
+                kind: try c[2].decode(String.self), stationId: try c[3].decode(String.self),
+                diagnosis: try c[4].decode(String?.self), source: try c[5].decode(String?.self),
+                collection: try c[6].decode(String?.self), processing: try c[7].decode(String?.self),
+                collectedOn: try c[8].decode(String?.self), maxUses: try c[9].decode(Int?.self),
+                maxUsesPerDog: try c[10].decode(Int?.self), uses: try c[11].decode(Int.self),
+                stationsUsed: try c[12].decode(Int.self))
+            sample.stockId = try c[13].decode(String?.self)
+            sample.dilutionFactor = try c[14].decode(Double?.self)
+            sample.concentration = try c[15].decode(Double?.self)
+            sample.concentrationUnit = try c[16].decode(String?.self)
+            sample.diluent = try c[17].decode(String?.self)
+            sample.madeOn = try c[18].decode(String?.self)
+            sample.madeBy = try c[19].decode(String?.self)
+            return sample
         }
     }
 

@@ -23,11 +23,36 @@ extension StationSync {
                 + "run `lineup-sync --migrate` as the store's owner")
     }
 
+    /// A store older than migration v11 has no tables for threshold trials' procedure state
+    /// and dilution commitments: a log that holds them is refused before anything is sent, as
+    /// for v10 (skipping them would lose them for good, the trials being in the store already).
+    func refuseWithoutProcedureTables(logTables: Set<String>) async throws {
+        let missing = try await procedureTablesMissing(logTables: logTables).map { "store.\($0)" }
+        guard !missing.isEmpty else { return }
+        throw LabStoreError.loginRefused(
+            store: store.display,
+            reason:
+                "it lacks migration v11 (\(missing.joined(separator: " and ")): threshold trials' procedure state "
+                + "and dilution commitments), so they would be lost: run `lineup-sync --migrate` as the store's owner")
+    }
+
+    /// The threshold tables the log has and the store lacks (to_regclass needs no privilege on
+    /// the table, so any login learns it is missing).
+    func procedureTablesMissing(logTables: Set<String>) async throws -> [String] {
+        var missing: [String] = []
+        for table in LabSchema.procedureTables where logTables.contains(table) {
+            let present = try await store.rows("SELECT to_regclass('store.\(unescaped: table)') IS NOT NULL").first?
+                .decode(Bool.self)
+            if present != true { missing.append(table) }
+        }
+        return missing
+    }
+
     /// What the store says of this login and this station before anything is sent: a login
     /// with too many rights or too few, or another login's station, is refused in one line;
     /// so is a table this login may not write (issue 33: such a sync skipped the table and
     /// said it was complete).
-    func mayRun(station: String) async throws {
+    func mayRun(station: String, logTables: Set<String>) async throws {
         // In this order, each asked only when the one before holds (CASE stops at the first).
         let state = try await store.rows(
             """
@@ -62,8 +87,13 @@ extension StationSync {
         if let reason = try await store.rows("SELECT store.sync_refusal(\(station))").first?.decode(String?.self) {
             throw LabStoreError.loginRefused(store: store.display, reason: reason)
         }
+        // The tables this log has (an older log has no threshold tables, nor needs their grants);
+        // one the store lacks altogether is refused after, naming its migration (`run`).
+        let absent = Set(try await procedureTablesMissing(logTables: logTables))
         let needed =
-            LabSchema.dataTables.map { ("store.\($0)", "INSERT") } + [
+            LabSchema.dataTables.filter { logTables.contains($0) && !absent.contains($0) }.map {
+                ("store.\($0)", "INSERT")
+            } + [
                 ("store.sync_progress", "INSERT"), ("store.sync_progress", "SELECT"), ("store.station_rows", "SELECT"),
             ]
         for (table, privilege) in needed {
@@ -157,7 +187,7 @@ extension StationSync {
         }
         let inLog = try reader.read { db in
             var counts: [String: Int] = [:]
-            for table in LabSchema.dataTables {
+            for table in LabSchema.dataTables where try db.tableExists(Source.of(table).logTable) {
                 let source = Source.of(table)
                 let upTo = cursors[table] ?? 0
                 let stamped = try db.columns(in: source.logTable).contains { $0.name == "station_id" }

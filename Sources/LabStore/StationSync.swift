@@ -95,14 +95,16 @@ public struct StationSync: Sendable {
     public func run() async throws -> SyncReport {
         var report = SyncReport()
         let (identity, logBounds, logColumns) = try snapshot()
-        try await mayRun(station: identity)
+        try await mayRun(station: identity, logTables: Set(logBounds.keys))
         // After the snapshot: a session that starts later is past its bounds already.
         let held = try heldBack(bounds: logBounds, columns: logColumns)
         var bounds = logBounds
         for (table, first) in held.firstOrder { bounds[table] = min(bounds[table] ?? 0, first - 1) }
         report.heldBackSessions = held.sessions
         let storeColumns = try await columnsInStore()
+        // The oldest migration missing first: v10's columns, then v11's tables.
         try refuseWithoutDilutions(storeColumns, logColumns: logColumns)
+        try await refuseWithoutProcedureTables(logTables: Set(logBounds.keys))
         var cursors = try await cursorsInStore(station: identity)
         var batchNumber = 0
         for table in LabSchema.dataTables {
@@ -153,7 +155,8 @@ public struct StationSync: Sendable {
                 }
                 var bounds: [String: Int64] = [:]
                 var columns: [String: Set<String>] = [:]
-                for table in LabSchema.dataTables {
+                // A log older than schema v13 has no threshold tables: nothing of them to send.
+                for table in LabSchema.dataTables where try db.tableExists(Source.of(table).logTable) {
                     let source = Source.of(table)
                     let orderTable = source.ordersByTrial ? "trial" : source.logTable
                     bounds[table] =
@@ -389,7 +392,7 @@ public struct StationSync: Sendable {
         try reader.read { db in
             var rows = 0
             var oldest: Int64?
-            for table in LabSchema.dataTables {
+            for table in LabSchema.dataTables where try db.tableExists(Source.of(table).logTable) {
                 let source = Source.of(table)
                 let after = cursors[table] ?? 0
                 let sql =

@@ -1,6 +1,7 @@
 import Figures
 import Foundation
 import SessionLog
+import Thresholds
 import TrainingEngine
 
 // Uses the engine's SeededGenerator, so a seed means the same thing everywhere.
@@ -31,6 +32,12 @@ public struct LogFiller: Sendable {
     /// temperature and humidity from the seed, and a note on every other one). Off by default,
     /// so the figures of the logs filled before stay as they were.
     public var dilutedTargets = false
+    /// Issue 38, with `dilutedTargets`: each dog's first session is a 2-down-1-up staircase
+    /// (`ThresholdRun`, the station's own) over the stock's three dilutions and the stock,
+    /// weakest first, with a catch trial now and then; each trial logs its procedure state and
+    /// its dilution's commitment, with the salt that opens it, as a double-blind threshold
+    /// session does. Off by default.
+    public var staircase = false
 
     public init() {}
 
@@ -120,11 +127,25 @@ public struct LogFiller: Sendable {
                 }
                 var events: [LoggedEvent] = []
                 var trials: [TrialRecord] = []
+                var procedureRows: [any AppendableRecord] = []
+                // The ladder weakest first: 1:1000, 1:100, 1:10, the stock.
+                let ladder = Array(targets.reversed())
+                var run =
+                    staircase && dilutedTargets && sessionIndex == 0
+                    ? try ThresholdRun(
+                        procedure: ThresholdProcedure(
+                            method: .staircase(
+                                StaircaseRules(
+                                    down: 2, startRung: 3, stopAfterTrials: trialsPerSession, catchTrialRate: 0.2)),
+                            ladderRungs: ladder.count), trials: max(1, trialsPerSession), seed: random.next())
+                    : nil
                 events.reserveCapacity(trialsPerSession * eventsPerTrial)
                 for number in 1...max(1, trialsPerSession) {
                     let started = tick(20_000_000_000)
                     let trialId = uuid()
-                    let hasTarget = Double.random(in: 0..<1, using: &random) >= blankTrialRate
+                    var hasTarget = Double.random(in: 0..<1, using: &random) >= blankTrialRate
+                    let asked = run?.next(trial: number - 1)
+                    if let asked { hasTarget = asked != .catchTrial }
                     let targetStation = hasTarget ? Int.random(in: 1...stations, using: &random) : nil
                     var layout: [StationSlot] = []
                     // Diluted targets: the dog finds a weaker one less often (the stock, 1:10,
@@ -137,6 +158,10 @@ public struct LogFiller: Sendable {
                                 let rung = Int.random(in: 0..<targets.count, using: &random)
                                 sampleId = targets[rung]
                                 findChance = [0.95, 0.85, 0.6, 0.3][rung]
+                            }
+                            if case .target(let rung) = asked {
+                                sampleId = ladder[rung]
+                                findChance = [0.3, 0.6, 0.85, 0.95][rung]
                             }
                             layout.append(StationSlot(station: station, sampleId: sampleId, kind: .target))
                         } else if station % 2 == 0 {
@@ -199,6 +224,24 @@ public struct LogFiller: Sendable {
                         events.append(event)
                     }
                     let ended = tick(latency)
+                    if let state = run?.record(trial: number - 1, outcome: outcome) {
+                        let target = layout.first { $0.kind == .target }?.sampleId
+                        let label = target.flatMap { id in
+                            header.compactMap { $0 as? SampleRecord }.first { $0.id == id }?.label
+                        }
+                        let salt = (0..<4).map { _ in String(format: "%016llx", random.next()) }.joined()
+                        // The next trial's dilution is committed as this one is logged; the first at the start.
+                        procedureRows.append(
+                            DilutionCommitmentRecord(
+                                sessionId: session.id, trialNumber: number,
+                                digest: DilutionCommitment.digest(
+                                    session: session.id.uuidString, trial: number, label: label, salt: salt),
+                                time: started))
+                        procedureRows.append(
+                            TrialProcedureRecord(
+                                id: uuid(), sessionId: session.id, trialId: trialId, trialNumber: number, state: state,
+                                sampleId: target, dilutionSalt: salt, time: ended))
+                    }
                     trials.append(
                         TrialRecord(
                             id: trialId, sessionId: session.id, number: number, seed: random.next(), layout: layout,
@@ -211,7 +254,7 @@ public struct LogFiller: Sendable {
                 let end = SessionEnd(
                     id: uuid(), sessionId: session.id, how: .ended, detail: "ended by the trainer", time: note.time)
                 // One transaction per session, in the order the station writes them.
-                try log.append([session] + events + trials + [note, end])
+                try log.append([session] + events + trials + procedureRows + [note, end])
                 summary.sessions += 1
                 summary.trials += trials.count
                 summary.events += events.count

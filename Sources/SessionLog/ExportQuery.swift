@@ -105,6 +105,26 @@ public struct ExportQuery {
 
     static let targetDilution = targetDilutionColumns(trialStation: "trial_station", sample: "sample")
 
+    /// A threshold trial's procedure state (issue 38, `trial_procedure`): what the procedure
+    /// presented and what it made of the answer; empty on a trial of no threshold step. A
+    /// correction keeps its trial's row (the procedure chose before the outcome was corrected),
+    /// so the row is found by session and trial number. One definition for both sources.
+    public static func procedureColumns(trialProcedure: String) -> [(
+        name: String, expression: String, style: ExportStyle
+    )] {
+        func of(_ field: String) -> String {
+            "(SELECT p.\(field) FROM \(trialProcedure) p WHERE p.session_id = t.session_id AND p.trial_number = t.number)"
+        }
+        return [
+            ("procedure", of("procedure"), .text), ("procedure_rung", of("rung"), .integer),
+            ("procedure_catch_trial", of("catch_trial"), .integer), ("procedure_direction", of("direction"), .text),
+            ("procedure_reversal", of("reversal"), .integer), ("procedure_reversals", of("reversals"), .integer),
+            ("procedure_next_rung", of("next_rung"), .integer), ("procedure_stopped", of("stopped"), .integer),
+        ]
+    }
+
+    static let procedure = procedureColumns(trialProcedure: "trial_procedure")
+
     /// The columns of `table`'s export (names, how each is written), the same from any source.
     public static func columns(_ table: ExportTable, stations: Int) -> [ExportColumn] {
         make(table, LogFilter(), stations: stations).columns
@@ -187,6 +207,7 @@ public struct ExportQuery {
                 col("temperature_c", "s.temperature_c", .real), col("humidity_pct", "s.humidity_pct", .real),
                 col("conditions", "s.conditions"),
             ]
+            columns += procedure.map { col($0.name, $0.expression, $0.style) }
             for station in stride(from: 1, through: stations, by: 1) {
                 // Its name where the trial has it (empty where the sample is).
                 columns.append(

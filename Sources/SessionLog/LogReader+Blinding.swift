@@ -133,7 +133,7 @@ extension LogReader {
                     let target = stations.first { (s: Row) in (s["kind"] as String) == SampleKind.target.rawValue }
                     problems += dilutions.problems(
                         trial: number, original: original, startedMonoNs: row["started_mono_ns"],
-                        targetLabel: target?["label"], targetSample: target?["sample_id"])
+                        targetLabel: target?["label"], targetSample: target?["sample_id"], boots: boots)
                 }
                 let which = original ? "" : " (correction \(trialId.prefix(8)))"
                 result.trials.append(
@@ -153,6 +153,8 @@ struct DilutionCommitmentCheck {
     var isThreshold = false
     var commitments: [Int: [(digest: String, monoNs: Int64)]] = [:]
     var openings: [Int: (salt: String?, sample: String?)] = [:]
+    /// Constant stimuli: every trial's dilution committed with the session, in its first boot.
+    var committedAtStart = false
     var session: String
 
     init(_ db: Database, session: String) throws {
@@ -165,19 +167,31 @@ struct DilutionCommitmentCheck {
             commitments[row["trial_number"], default: []].append((row["digest"], row["mono_ns"]))
         }
         for row in try Row.fetchAll(
-            db, sql: "SELECT trial_number, dilution_salt, sample_id FROM trial_procedure WHERE session_id = ?",
+            db,
+            sql: "SELECT trial_number, dilution_salt, sample_id, procedure FROM trial_procedure WHERE session_id = ?",
             arguments: [session])
         {
             openings[row["trial_number"]] = (row["dilution_salt"], row["sample_id"])
+            if (row["procedure"] as String) == "constant-stimuli" { committedAtStart = true }
         }
         isThreshold = !commitments.isEmpty || !openings.isEmpty
     }
 
     /// What is wrong with trial `number`'s dilution: uncommitted, committed after it started,
     /// unopened, naming another dilution than its target's station holds, or not matching.
-    func problems(trial number: Int, original: Bool, startedMonoNs: Int64, targetLabel: String?, targetSample: String?)
-        -> [String]
-    {
+    ///
+    /// Across boots (a resumed session): a dilution is committed in the boot its session started
+    /// in (the first trial's; constant stimuli: every trial's) or in the boot of the trial before
+    /// it, logged with that trial. A trial run in another boot than its commitment's started
+    /// after it (the log's order: a resume is logged after everything before it); within one
+    /// boot the monotonic times decide (docs/figures.md, "Committed layouts").
+    func problems(
+        trial number: Int, original: Bool, startedMonoNs: Int64, targetLabel: String?, targetSample: String?,
+        boots: SessionBoots = SessionBoots(start: nil, resumes: [])
+    ) -> [String] {
+        let committedIn = number == 1 || committedAtStart ? boots.start : boots.boot(ofTrial: number - 1)
+        let ranIn = boots.boot(ofTrial: number)
+        let sameBoot = committedIn == nil || ranIn == nil || committedIn == ranIn
         var out: [String] = []
         let committed = commitments[number] ?? []
         guard let opened = openings[number] else {
@@ -185,7 +199,7 @@ struct DilutionCommitmentCheck {
         }
         if committed.isEmpty { out.append("no dilution commitment was logged for it") }
         if committed.count > 1 { out.append("its dilution was committed \(committed.count) times") }
-        if original, let c = committed.first, c.monoNs > startedMonoNs {
+        if original, sameBoot, let c = committed.first, c.monoNs > startedMonoNs {
             out.append("its dilution was committed after it started")
         }
         if opened.sample?.lowercased() != targetSample?.lowercased() {

@@ -1,5 +1,6 @@
 import Foundation
 import GRDB
+import TrainingEngine
 
 /// What the log holds of a session cut short, for lineupd to resume it (docs/trainer.md,
 /// "A session cut short"). Read on lineupd's own connection, which withholds nothing.
@@ -86,6 +87,52 @@ extension LogReader {
             let firstSeq: Int64? = rows.first?["seq"]
             if !startsALoggedTrial, firstSeq.map({ cueSeq < $0 }) ?? true { events.insert(event(cue), at: 0) }
             return events
+        }
+    }
+}
+
+/// A threshold trial as the log holds it, for lineupd to recompute its procedure on resume
+/// (issue 38): the trial's own outcome (not a correction's: the procedure took the answer as
+/// the trial ended) and the state its procedure logged then.
+public struct LoggedProcedureTrial: Sendable, Hashable {
+    public var number: Int
+    public var outcome: TrialOutcome
+    /// Nil when the trial has no procedure row.
+    public var state: ProcedureTrialState?
+    /// The dilution its target held (the sample's id, lower-case; nil on a catch trial).
+    public var sampleId: String?
+}
+
+extension LogReader {
+    /// A session's trials (the station's own rows, by number) with their procedure states.
+    public func procedureTrials(session: UUID) throws -> [LoggedProcedureTrial] {
+        try read { db in
+            guard try db.tableExists("trial_procedure") else { return [] }
+            return try Row.fetchAll(
+                db,
+                sql: """
+                    SELECT t.number, t.outcome, p.procedure, p.rung, p.catch_trial, p.direction, p.reversal,
+                        p.reversals, p.next_rung, p.stopped, p.sample_id
+                    FROM trial t LEFT JOIN trial_procedure p ON p.session_id = t.session_id AND p.trial_number = t.number
+                    WHERE t.session_id = ? AND t.corrects IS NULL ORDER BY t.number
+                    """, arguments: [session.logText]
+            ).map { row in
+                let number: Int = row["number"]
+                let outcome: TrialOutcome = try row.word("outcome", of: "trial", row: "\(number)")
+                var state: ProcedureTrialState?
+                if let procedure: String = row["procedure"] {
+                    let direction: String = row["direction"]
+                    state = ProcedureTrialState(
+                        procedure: procedure, rung: row["rung"], catchTrial: (row["catch_trial"] as Int) != 0,
+                        direction: direction == "down" ? -1 : direction == "up" ? 1 : 0,
+                        reversal: (row["reversal"] as Int) != 0, reversals: row["reversals"],
+                        nextRung: row["next_rung"],
+                        stopped: (row["stopped"] as Int) != 0)
+                }
+                return LoggedProcedureTrial(
+                    number: number, outcome: outcome, state: state,
+                    sampleId: (row["sample_id"] as String?)?.lowercased())
+            }
         }
     }
 }

@@ -445,6 +445,16 @@ public struct RegistrySample: Sendable, Codable, Hashable {
     public var collectedOn: String?
     public var maxUses: Int?
     public var maxUsesPerDog: Int?
+    /// A dilution (issue 38): the lab id of its stock (sent before it, or on this station
+    /// already), its factor and/or concentration with the unit, the diluent, when and by whom
+    /// it was made. All nil on a sample that is no dilution, and from an older lineup-sync.
+    public var stockId: String? = nil
+    public var dilutionFactor: Double? = nil
+    public var concentration: Double? = nil
+    public var concentrationUnit: String? = nil
+    public var diluent: String? = nil
+    public var madeOn: String? = nil
+    public var madeBy: String? = nil
 
     public init(
         id: String, label: String, kind: SampleKind, diagnosis: String? = nil, source: String? = nil,

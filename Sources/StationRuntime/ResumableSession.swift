@@ -1,5 +1,6 @@
 import Foundation
 import Glibc
+import Thresholds
 import TrainingEngine
 
 /// What a running session needs to go on after lineupd was cut short (a crash, a kill, a power
@@ -12,7 +13,10 @@ import TrainingEngine
 /// Kept beside the log in `<log>.resume`, readable by lineupd's user alone (mode 0600), written
 /// (and synced) before the session's first trial and removed when the session ends.
 struct ResumableSession: Codable, Sendable {
+    /// 2 when the file holds a threshold session (an older lineupd, which cannot go on with
+    /// its procedure, refuses the file rather than run the block without it); 1 otherwise.
     static let version = 1
+    static let thresholdVersion = 2
 
     var version = Self.version
     var session: UUID
@@ -48,6 +52,9 @@ struct ResumableSession: Codable, Sendable {
     /// The boot lineupd last ran the session in (set as it is saved): another boot at the next
     /// start means the station itself went down (a power cut, a reboot), not only lineupd.
     var bootId: String? = nil
+    /// A threshold session's procedure (issue 38): its rules, ladder and dilution-commitment
+    /// salts. Its state is not kept here: a resume recomputes it from the trials logged.
+    var threshold: ResumableThreshold? = nil
 
     var commitments: [TrialCommitment] {
         zip(salts, digests).map { TrialCommitment(salt: $0, digest: $1) }
@@ -63,7 +70,9 @@ struct ResumableSession: Codable, Sendable {
         let temporary = path + ".new"
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.sortedKeys]
-        let data = try encoder.encode(self)
+        var saved = self
+        saved.version = threshold == nil ? Self.version : Self.thresholdVersion
+        let data = try encoder.encode(saved)
         let fd = open(temporary, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o600)
         guard fd >= 0 else { throw ResumeFileError(path: temporary, errno: errno) }
         let written = data.withUnsafeBytes { write(fd, $0.baseAddress, $0.count) }
@@ -96,7 +105,8 @@ struct ResumableSession: Codable, Sendable {
         }
         do {
             let saved = try JSONDecoder().decode(ResumableSession.self, from: data)
-            guard saved.version == Self.version, saved.trialIds.count == saved.layouts.count,
+            guard saved.version == (saved.threshold == nil ? Self.version : Self.thresholdVersion),
+                saved.trialIds.count == saved.layouts.count,
                 saved.salts.count == saved.digests.count
             else { throw ResumeFileError(path: path, errno: EINVAL) }
             return saved
@@ -120,5 +130,72 @@ struct ResumeFileError: Error, CustomStringConvertible {
         errno == EINVAL
             ? "\(path) is not a session lineupd can resume (damaged, or from another version)"
             : "\(path): \(String(cString: strerror(errno)))"
+    }
+}
+
+/// A threshold session's procedure as a resume needs it: the rules (`ThresholdProcedure`), the
+/// ladder weakest first (ids, labels, concentrations), the block's length, and each trial's
+/// dilution-commitment salt (double-blind; secret until its trial is logged, as the layouts'
+/// salts are, so here and not in the log).
+struct ResumableThreshold: Codable, Sendable, Equatable {
+    var procedure: String
+    var ladderRungs: Int
+    var down: Int?
+    var step: Int?
+    var startRung: Int?
+    var stopAfterReversals: Int?
+    var stopAfterTrials: Int?
+    var catchTrialRate: Double?
+    var rungs: [Int]?
+    var blocks: Int?
+    var catchTrialsPerBlock: Int?
+    var ladder: [String]
+    var labels: [String]
+    var concentrations: [Double]
+    var trials: Int
+    var salts: [String]
+
+    init(_ plan: ThresholdPlan, salts: [String]) {
+        procedure = plan.procedure.name
+        ladderRungs = plan.procedure.ladderRungs
+        switch plan.procedure.method {
+        case .staircase(let r):
+            down = r.down
+            step = r.step
+            startRung = r.startRung
+            stopAfterReversals = r.stopAfterReversals
+            stopAfterTrials = r.stopAfterTrials
+            catchTrialRate = r.catchTrialRate
+        case .constantStimuli(let r, let b, let c):
+            rungs = r
+            blocks = b
+            catchTrialsPerBlock = c
+        }
+        ladder = plan.ladder
+        labels = plan.labels
+        concentrations = plan.concentrations
+        trials = plan.trials
+        self.salts = salts
+    }
+
+    /// The rules as the session started with them; nil for a file that does not hold them whole.
+    var rules: ThresholdProcedure? {
+        switch procedure {
+        case "staircase":
+            guard let down, let step, let startRung else { return nil }
+            return ThresholdProcedure(
+                method: .staircase(
+                    StaircaseRules(
+                        down: down, step: step, startRung: startRung, stopAfterReversals: stopAfterReversals,
+                        stopAfterTrials: stopAfterTrials, catchTrialRate: catchTrialRate ?? 0)),
+                ladderRungs: ladderRungs)
+        case "constant-stimuli":
+            guard let rungs, let blocks else { return nil }
+            return ThresholdProcedure(
+                method: .constantStimuli(rungs: rungs, blocks: blocks, catchTrialsPerBlock: catchTrialsPerBlock ?? 0),
+                ladderRungs: ladderRungs)
+        default:
+            return nil
+        }
     }
 }

@@ -39,12 +39,13 @@ extension StationService {
                             .badRequest, "registry sample \(sample.label): \(name) \(limit) is below 1")
                     }
                 }
-                samples.append(
-                    SampleRecord(
-                        id: id, label: sample.label, kind: sample.kind, diagnosis: sample.diagnosis,
-                        source: sample.source, collection: sample.collection, processing: sample.processing,
-                        collectedOn: try sample.collectedOn.map { try ResearcherDate.validateDay($0) },
-                        maxUses: sample.maxUses, maxUsesPerDog: sample.maxUsesPerDog))
+                var record = SampleRecord(
+                    id: id, label: sample.label, kind: sample.kind, diagnosis: sample.diagnosis,
+                    source: sample.source, collection: sample.collection, processing: sample.processing,
+                    collectedOn: try sample.collectedOn.map { try ResearcherDate.validateDay($0) },
+                    maxUses: sample.maxUses, maxUsesPerDog: sample.maxUsesPerDog)
+                record.dilution = try Self.registryDilution(sample)
+                samples.append(record)
             }
         } catch let refusal as ControlRefusal {
             throw refusal
@@ -73,11 +74,18 @@ extension StationService {
                 }
             }
             let haveSamples = try reader.samples()
-            let sampleIds = Set(haveSamples.map(\.id))
+            var sampleIds = Set(haveSamples.map(\.id))
             for sample in samples {
                 let id = sample.id.uuidString.lowercased()
+                let stock = sample.dilution.map { $0.stockId.uuidString.lowercased() }
                 if sampleIds.contains(id) {
                     reply.present.append(id)
+                } else if let stock, !sampleIds.contains(stock) {
+                    reply.refused.append(
+                        RegistryRefusal(
+                            id: id,
+                            reason: "the lab's sample \(sample.label) (\(id)) is a dilution of \(stock), which this "
+                                + "station does not have (not pulled, or left out): it was not added here"))
                 } else if let namesake = haveSamples.first(where: { $0.label == sample.label }) {
                     reply.refused.append(
                         RegistryRefusal(
@@ -87,6 +95,7 @@ extension StationService {
                 } else {
                     try log.append([sample])
                     reply.added.append(id)
+                    sampleIds.insert(id)
                 }
             }
         } catch let error as SessionLogError {
@@ -95,6 +104,31 @@ extension StationService {
             throw ControlRefusal(.failed, "cannot add from the lab's registry: \(error)")
         }
         return reply
+    }
+}
+
+extension StationService {
+    /// A registry sample's dilution, checked by the rules a dilution added here meets
+    /// (`DilutionCheck`); nil when it names no stock (it is no dilution).
+    static func registryDilution(_ sample: RegistrySample) throws -> SampleDilution? {
+        guard let stockText = sample.stockId else { return nil }
+        guard let stock = UUID(uuidString: stockText) else {
+            throw ControlRefusal(
+                .badRequest, "registry sample \(sample.label): its stock `\(stockText)` is not a UUID")
+        }
+        do {
+            let (rungs, made) = try DilutionCheck.checked(
+                [
+                    DilutionRung(
+                        label: sample.label, factor: sample.dilutionFactor, concentration: sample.concentration,
+                        unit: sample.concentrationUnit)
+                ], DilutionMaking(diluent: sample.diluent, madeOn: sample.madeOn, madeBy: sample.madeBy))
+            return SampleDilution(
+                stockId: stock, factor: rungs[0].factor, concentration: rungs[0].concentration,
+                concentrationUnit: rungs[0].unit, diluent: made.diluent, madeOn: made.madeOn, madeBy: made.madeBy)
+        } catch let error as SessionLogError {
+            throw ControlRefusal(.badRequest, "registry sample \(sample.label): \(error.description)")
+        }
     }
 }
 

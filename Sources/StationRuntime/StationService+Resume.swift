@@ -143,6 +143,9 @@ extension StationService {
             ResumableSession.remove(forLog: options.databasePath)
             throw ControlRefusal(.noSession, "the interrupted session has ended in the log: there is nothing to resume")
         }
+        // A threshold session's procedure, recomputed from the trials logged (issue 38).
+        var feed: ThresholdFeed? = nil
+        if let threshold = saved.threshold { feed = try resumedThreshold(saved, threshold) }
         // The block goes on after the last trial logged; the one running when lineupd stopped
         // (its events are in the log, its row is not) is logged interrupted, never run again.
         var next = min(facts.lastTrial, saved.layouts.count)
@@ -157,7 +160,16 @@ extension StationService {
                 throw ControlRefusal(.failed, "cannot read the interrupted trial's events from the log: \(error)")
             }
             if !events.isEmpty {
-                records = interruptedTrialRecords(saved, index: next, events: events)
+                // A threshold trial's target held the dilution its procedure had chosen; the
+                // procedure takes the trial as it takes any aborted one (no answer), and the next
+                // trial's dilution is committed with it, as the feeder does.
+                records = interruptedTrialRecords(
+                    saved, index: next, events: events,
+                    layout: feed.map { $0.filled(saved.layouts[next], trial: next) })
+                if let feed, let row = records.first as? TrialRecord {
+                    records += feed.recordTrial(
+                        next, trialId: row.id, number: row.number, outcome: .aborted, time: row.ended)
+                }
                 cutShort = next + 1
                 next += 1
             }
@@ -193,13 +205,14 @@ extension StationService {
         }
         // A trainer-led exercise's rounds left: the engine counts its repetitions afresh.
         if saved.mode == .trainerLed { configuration.exerciseRepeats = remaining.count }
+        feed?.goOn(from: next)
         do {
             try startSegment(
                 session: saved.session, configuration: configuration, layouts: remaining, seed: saved.seed,
                 outputMode: saved.outputMode, usedStations: saved.usedStations,
                 blind: saved.mode == .doubleBlind && saved.simulatedBlock != true,
                 commitments: Array(saved.commitments.dropFirst(next)), firstTrial: next,
-                trialIds: Array(saved.trialIds[next...]))
+                trialIds: Array(saved.trialIds[next...]), threshold: feed)
         } catch {
             try? startSegment(session: nil, configuration: idleConfiguration, layouts: [], seed: 0)
             throw ControlRefusal(.failed, "cannot resume the session: \(error)")
@@ -223,7 +236,9 @@ extension StationService {
             told += "; \(what) \(cutShort), running when lineupd stopped, is logged interrupted (aborted, not scored)"
         }
         let total = saved.layouts.count
-        if next >= total {
+        if let feed, feed.limit.trials.load(ordering: .acquiring) == 0, next < total {
+            told += "; its procedure stopped after trial \(next): end the session (lineupctl session end)."
+        } else if next >= total {
             told += "; every \(what) of the block has run: end the session (lineupctl session end)."
         } else if saved.mode == .trainerLed {
             told += "; press ready (or `lineupctl ready`) to start repetition \(next + 1) of \(total)."
@@ -244,10 +259,10 @@ extension StationService {
     /// The row of the trial (or round) running when lineupd stopped, from its own events: aborted,
     /// with the indications the engine logged in it (a search's indication events; a round's
     /// presses, as the log feeder counts them), and its commitment's opening when double-blind.
-    func interruptedTrialRecords(_ saved: ResumableSession, index: Int, events: [InterruptedTrialEvent])
-        -> [any AppendableRecord]
-    {
-        let layout = saved.layouts[index]
+    func interruptedTrialRecords(
+        _ saved: ResumableSession, index: Int, events: [InterruptedTrialEvent], layout filled: TrialLayout? = nil
+    ) -> [any AppendableRecord] {
+        let layout = filled ?? saved.layouts[index]
         func number(_ station: Int) -> Int {
             (station < saved.usedStations.count ? saved.usedStations[station] : station) + 1
         }
@@ -299,5 +314,52 @@ extension StationService {
                     salt: saved.salts[index], time: end))
         }
         return records
+    }
+}
+
+extension StationService {
+    /// A threshold session's procedure brought back to where it was (issue 38): made again from
+    /// the resume file's rules, ladder, salts and the session's seed (the same catch trials), and
+    /// given each logged trial's own outcome in order, as the feeder gave them; each state it
+    /// leaves must be the one the log holds, so the next trial's dilution is the one an uncut
+    /// session would have had. Anything else is refused: the session is then ended, not resumed.
+    func resumedThreshold(_ saved: ResumableSession, _ threshold: ResumableThreshold) throws(ControlRefusal)
+        -> ThresholdFeed
+    {
+        let cannot = "the threshold session cannot be resumed (end it: lineupctl session end)"
+        guard let rules = threshold.rules else {
+            throw ControlRefusal(.failed, "\(cannot): the resume file does not hold its procedure's rules whole")
+        }
+        let feed: ThresholdFeed
+        let logged: [LoggedProcedureTrial]
+        do {
+            feed = try ThresholdFeed(
+                session: saved.session, procedure: rules, ladder: threshold.ladder, labels: threshold.labels,
+                concentrations: threshold.concentrations, trials: threshold.trials, seed: saved.seed,
+                blind: saved.mode == .doubleBlind, salts: threshold.salts)
+            logged = try log.reader.procedureTrials(session: saved.session)
+        } catch {
+            throw ControlRefusal(.failed, "\(cannot): \(error)")
+        }
+        for (index, trial) in logged.enumerated() {
+            guard trial.number == index + 1 else {
+                throw ControlRefusal(.failed, "\(cannot): trial \(index + 1) is missing from the log")
+            }
+            let state = feed.replay(trial: index, outcome: trial.outcome)
+            guard let state, state == trial.state else {
+                throw ControlRefusal(
+                    .failed,
+                    "\(cannot): trial \(trial.number) (\(trial.outcome.rawValue)) leaves its procedure "
+                        + (state.map {
+                            "at rung \($0.nextRung.map(String.init) ?? "none"), \($0.reversals) reversal(s)"
+                        }
+                            ?? "stopped")
+                        + ", but the log's row says "
+                        + (trial.state.map {
+                            "rung \($0.nextRung.map(String.init) ?? "none"), \($0.reversals) reversal(s)"
+                        } ?? "nothing (no procedure row)"))
+            }
+        }
+        return feed
     }
 }

@@ -273,18 +273,16 @@ extension StationService {
         }
         // What a resume needs, before the first trial (ResumableSession).
         let trialIds = layouts.map { _ in UUID() }
-        // A threshold session is not resumed (its procedure's state is not in the resume file):
-        // cut short, it ends interrupted, and a new session starts the procedure again.
-        let fileWarning =
-            feed != nil
-            ? nil
-            : saveResumable(
-                ResumableSession(
-                    session: session.id, dog: request.dog, dogId: dogId, mode: mode, step: request.step,
-                    program: program.name, configuration: configuration, layouts: layouts, trialIds: trialIds,
-                    salts: commitments.map(\.salt), digests: commitments.map(\.digest), seed: seed,
-                    usedStations: usedStations, labels: labels, outputMode: step.stationOutputs,
-                    autoStart: step.ready == .auto, startedWallNs: session.time.wallNs))
+        var resumable = ResumableSession(
+            session: session.id, dog: request.dog, dogId: dogId, mode: mode, step: request.step,
+            program: program.name, configuration: configuration, layouts: layouts, trialIds: trialIds,
+            salts: commitments.map(\.salt), digests: commitments.map(\.digest), seed: seed,
+            usedStations: usedStations, labels: labels, outputMode: step.stationOutputs,
+            autoStart: step.ready == .auto, startedWallNs: session.time.wallNs)
+        // A threshold session's rules, ladder and dilution salts; its state is recomputed from
+        // the trials logged when it is resumed (`resumedThreshold`).
+        if let threshold, let feed { resumable.threshold = ResumableThreshold(threshold, salts: feed.salts) }
+        let fileWarning = saveResumable(resumable)
         stopSegment(aborting: false)
         do {
             try startSegment(

@@ -19,6 +19,9 @@ final class BlockLimit: Sendable {
 /// assistant's layout, the virtual dog and the handler's ready press (held until the trial
 /// before is logged) all see the next trial's dilution, or the block's end, in time. Nothing
 /// of it runs on the hot thread: the machine needs only the target's station, fixed ahead.
+///
+/// Trials are counted in the session (`index`, from 0) inside; the feeder and the segment count
+/// them in the segment, which for a resumed session starts at `firstTrial` (`goOn(from:)`).
 final class ThresholdFeed: @unchecked Sendable {
     let session: UUID
     /// The ladder's samples (ids, lower-case), labels and concentrations, weakest first.
@@ -30,6 +33,9 @@ final class ThresholdFeed: @unchecked Sendable {
     let limit: BlockLimit
     /// Each trial's dilution-commitment salt (double-blind), by trial index.
     let salts: [String]
+    /// The session's trial the segment's first is (0; where a resumed session goes on).
+    /// Set before the segment starts.
+    private(set) var firstTrial = 0
     /// Feeder thread only.
     private var run: ThresholdRun
     /// The next trial not yet logged (its index) and its rung (nil: a catch trial, or none).
@@ -37,7 +43,8 @@ final class ThresholdFeed: @unchecked Sendable {
 
     init(
         session: UUID, procedure: ThresholdProcedure, ladder: [String], labels: [String], concentrations: [Double],
-        trials: Int, seed: UInt64, blind: Bool, salt: () -> String = { LayoutCommitment.newSalt() }
+        trials: Int, seed: UInt64, blind: Bool, salts saved: [String]? = nil,
+        salt: () -> String = { LayoutCommitment.newSalt() }
     ) throws(ThresholdError) {
         self.session = session
         self.ladder = ladder.map { $0.lowercased() }
@@ -46,7 +53,8 @@ final class ThresholdFeed: @unchecked Sendable {
         self.blind = blind
         run = try ThresholdRun(procedure: procedure, trials: trials, seed: seed)
         limit = BlockLimit(trials: run.plan.count)
-        salts = blind ? (0..<run.plan.count).map { _ in salt() } : []
+        // A resumed session's salts are the ones its commitments were made with.
+        salts = saved ?? (blind ? (0..<run.plan.count).map { _ in salt() } : [])
         upcoming.withLock { $0 = (0, Self.rung(run.next(trial: 0))) }
     }
 
@@ -59,10 +67,27 @@ final class ThresholdFeed: @unchecked Sendable {
     /// out and committed with the session.
     var plan: [NextTrial] { run.plan }
 
-    /// The next trial not yet logged and the sample its target holds (nil: a catch trial).
+    /// The next trial not yet logged (its index in the segment) and the sample its target
+    /// holds (nil: a catch trial).
     var next: (index: Int, sample: String?) {
         let u = upcoming.withLock { $0 }
-        return (u.index, u.rung.map { ladder[$0] })
+        return (u.index - firstTrial, u.rung.map { ladder[$0] })
+    }
+
+    /// The state trial `index` (of the session) leaves, recomputed from its logged outcome as
+    /// it was recorded then: how a resumed session's procedure is brought back to where it was
+    /// (`StationService.resumedThreshold`). Nil past the plan or after the stop.
+    func replay(trial index: Int, outcome: TrialOutcome) -> ProcedureTrialState? {
+        guard let state = run.record(trial: index, outcome: outcome) else { return nil }
+        upcoming.withLock { $0 = (index + 1, state.stopped ? nil : Self.rung(run.next(trial: index + 1))) }
+        return state
+    }
+
+    /// The segment from here on runs the session's trials from `first` (a resume): its block
+    /// limit counts in the segment, none left once the procedure has stopped.
+    func goOn(from first: Int) {
+        firstTrial = first
+        limit.trials.store(run.hasStopped ? 0 : max(0, run.plan.count - first), ordering: .releasing)
     }
 
     /// The concentration of a sample of the ladder (nil: not one of it).
@@ -91,8 +116,10 @@ final class ThresholdFeed: @unchecked Sendable {
 
     /// Trial `index`'s layout with its target's dilution in place (feeder thread: before the
     /// trial's answer is recorded).
-    func filled(_ layout: TrialLayout, trial index: Int) -> TrialLayout {
-        guard let rung = Self.rung(run.next(trial: index)), let t = layout.targetStation else { return layout }
+    func filled(_ layout: TrialLayout, trial local: Int) -> TrialLayout {
+        guard let rung = Self.rung(run.next(trial: firstTrial + local)), let t = layout.targetStation else {
+            return layout
+        }
         var out = layout
         out.stations[t].sampleID = ladder[rung]
         return out
@@ -101,7 +128,14 @@ final class ThresholdFeed: @unchecked Sendable {
     /// Records trial `index`'s outcome (feeder thread): the trial's procedure row, and the
     /// next trial's dilution commitment, both for the trial's own transaction; lowers the
     /// block's limit when the procedure stops.
-    func record(trial index: Int, trialId: UUID, number: Int, outcome: TrialOutcome, time: LogTime)
+    func record(trial local: Int, trialId: UUID, number: Int, outcome: TrialOutcome, time: LogTime)
+        -> [any AppendableRecord]
+    {
+        recordTrial(firstTrial + local, trialId: trialId, number: number, outcome: outcome, time: time)
+    }
+
+    /// `record` by the session's trial index: also the trial a resume logs as cut short.
+    func recordTrial(_ index: Int, trialId: UUID, number: Int, outcome: TrialOutcome, time: LogTime)
         -> [any AppendableRecord]
     {
         let presented = Self.rung(run.next(trial: index))
@@ -114,7 +148,7 @@ final class ThresholdFeed: @unchecked Sendable {
         ]
         let nextIndex = index + 1
         if state.stopped {
-            limit.trials.store(nextIndex, ordering: .releasing)
+            limit.trials.store(max(0, nextIndex - firstTrial), ordering: .releasing)
             upcoming.withLock { $0 = (nextIndex, nil) }
             return records
         }

@@ -41,6 +41,28 @@ struct PullReport: Codable {
 /// station's dogs as the lab counts it, across recorded merges), for lineupd to log and count
 /// against the sample's limits (`registry-uses`).
 struct RegistryPull {
+    /// Each dilution after its stock (a dilution of a dilution after that one): lineupd writes
+    /// a request's samples in order, and a dilution names a stock its log must hold already.
+    /// Otherwise in the registry's order.
+    static func stocksFirst(_ samples: [RegistrySample]) -> [RegistrySample] {
+        let wanted = Set(samples.map(\.id))
+        var placed = Set<String>()
+        var ordered: [RegistrySample] = []
+        var waiting = samples
+        while !waiting.isEmpty {
+            let ready = waiting.filter { sample in
+                sample.stockId.map { !wanted.contains($0) || placed.contains($0) } ?? true
+            }
+            // A cycle (no store holds one: a stock is made before its dilutions) is sent as it is.
+            let next = ready.isEmpty ? waiting : ready
+            ordered += next
+            placed.formUnion(next.map(\.id))
+            let nextIds = Set(next.map(\.id))
+            waiting.removeAll { nextIds.contains($0.id) }
+        }
+        return ordered
+    }
+
     var settings: LabConnection
     var reader: LogReader
     var socket: String
@@ -94,12 +116,20 @@ struct RegistryPull {
                                 + "this station does not know, `\(sample.kind)`"))
                     continue
                 }
-                wanted.append(
-                    RegistrySample(
-                        id: sample.id, label: sample.label, kind: kind, diagnosis: sample.diagnosis,
-                        source: sample.source, collection: sample.collection, processing: sample.processing,
-                        collectedOn: sample.collectedOn, maxUses: sample.maxUses, maxUsesPerDog: sample.maxUsesPerDog))
+                var entry = RegistrySample(
+                    id: sample.id, label: sample.label, kind: kind, diagnosis: sample.diagnosis,
+                    source: sample.source, collection: sample.collection, processing: sample.processing,
+                    collectedOn: sample.collectedOn, maxUses: sample.maxUses, maxUsesPerDog: sample.maxUsesPerDog)
+                entry.stockId = sample.stockId
+                entry.dilutionFactor = sample.dilutionFactor
+                entry.concentration = sample.concentration
+                entry.concentrationUnit = sample.concentrationUnit
+                entry.diluent = sample.diluent
+                entry.madeOn = sample.madeOn
+                entry.madeBy = sample.madeBy
+                wanted.append(entry)
             }
+            wanted = Self.stocksFirst(wanted)
             for chunk in chunks(wanted) { additions.append(RegistryAddition(samples: chunk)) }
             let client = ControlClient(path: socket)
             for var addition in additions {

@@ -58,7 +58,10 @@ import Testing
         #expect(try await value("SELECT count(*)::text FROM store.sample", as: ownerOld) == "0")
 
         owner = try await LabStore.connect(ownerOld)
-        #expect(try await owner.migrate() == ["v10-dilutions-and-session-conditions"])
+        #expect(
+            try await owner.migrate() == [
+                "v10-dilutions-and-session-conditions", "v11-threshold-procedure-and-dilution-commitments",
+            ])
         await owner.close()
         #expect(try await sync().complete)
         // As the log holds them, column for column (numbers compared as numbers).

@@ -38,6 +38,9 @@ struct SyncedAndMerged {
             filler.namePrefix = prefix
             // A's targets a stock and its dilutions, its sessions with conditions (issue 38).
             filler.dilutedTargets = index == 0
+            // And each of A's dogs' first session a staircase, so every export compared covers
+            // the procedure's columns (issue 38, migration v11).
+            filler.staircase = index == 0
             // An hour apart, so no two stations' rows share a time an export orders by.
             filler.startWallNs += Int64(index) * 3_600_000_000_000
             _ = try filler.fill(try SessionLog(path: path))

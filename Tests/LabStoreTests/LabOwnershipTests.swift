@@ -367,7 +367,7 @@ import Testing
             for table in LabSchema.dataTables
             where [
                 "session_note", "session_end", "layout_commitment", "trial", "layout_opening", "handler_guess",
-                "milestone", "event",
+                "milestone", "event", "trial_procedure", "dilution_commitment",
             ].contains(table) {
                 tables[table] = "session_id = '\(session)'"
             }

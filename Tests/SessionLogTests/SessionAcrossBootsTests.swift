@@ -1,4 +1,5 @@
 import Foundation
+import GRDB
 import Testing
 import TrainingEngine
 
@@ -113,5 +114,36 @@ import TrainingEngine
         #expect(
             EventDetail.encode(ResumedDetail(bootId: "boot-b", firstTrial: 3))
                 == #"{"boot_id":"boot-b","first_trial":3,"resumed":true}"#)
+    }
+
+    /// Issue 38: a staircase trial's dilution is committed with the trial before it, in that
+    /// trial's boot. After a resume in another boot the next trial started after it, whatever the
+    /// monotonic times; in the same boot they decide; constant stimuli commit every trial's at
+    /// the start, in the session's boot.
+    @Test func aDilutionCommittedBeforeTheRebootIsJudgedByTheBoots() throws {
+        var check = try DatabaseQueue().read { db in try DilutionCommitmentCheck(db, session: "s") }
+        let salt = String(repeating: "01", count: 32)
+        // Trial 4's dilution committed with trial 3, at boot A's monotonic times (5,000 s).
+        check.commitments[4] = [
+            (DilutionCommitment.digest(session: "s", trial: 4, label: "T-1", salt: salt), 5_000_000_000_000)
+        ]
+        check.openings[4] = (salt, "t1")
+        func problems(_ boots: SessionBoots) -> [String] {
+            check.problems(
+                trial: 4, original: true, startedMonoNs: 3_000_000_000, targetLabel: "T-1", targetSample: "t1",
+                boots: boots)
+        }
+        let late = ["its dilution was committed after it started"]
+        // Resumed in boot B from trial 4: trial 3, and the commitment, were boot A's.
+        #expect(problems(SessionBoots(start: "a", resumes: [ResumedDetail(bootId: "b", firstTrial: 4)])).isEmpty)
+        // The same boot: the monotonic times decide, and trial 4 started before it.
+        #expect(problems(SessionBoots(start: "a", resumes: [ResumedDetail(bootId: "a", firstTrial: 4)])) == late)
+        // Trial 3 already ran in boot B (resumed from trial 2): committed in B, started before it.
+        #expect(problems(SessionBoots(start: "a", resumes: [ResumedDetail(bootId: "b", firstTrial: 2)])) == late)
+        // No boots recorded: as before.
+        #expect(problems(SessionBoots(start: nil, resumes: [])) == late)
+        // Constant stimuli: committed at the start, in boot A; trial 4 ran in B.
+        check.committedAtStart = true
+        #expect(problems(SessionBoots(start: "a", resumes: [ResumedDetail(bootId: "b", firstTrial: 2)])).isEmpty)
     }
 }
