@@ -2,8 +2,9 @@ import Foundation
 import Glibc
 
 /// The page's password checks (bcrypt, about 0.1 s of a Pi's core each): one at a time, on a
-/// thread of their own at the lowest priority (nice 19), resting after each check as long as
-/// it took, so all of them together take at most half of one core and never the page's threads.
+/// thread of their own at a low priority (`nice`), resting after each check as long as it
+/// used the core, so all of them together take at most half of one core and never the page's
+/// threads.
 /// A flood of logins then waits here, or is refused when `waitingLimit` are already waiting,
 /// while the pages of those logged in and the click path keep their cores (issue 33: 250
 /// addresses sending logins kept bcrypt on every core, and the page's Click went from 2 ms
@@ -15,8 +16,20 @@ import Glibc
 public final class PasswordChecks: @unchecked Sendable {
     /// Checks waiting in each line; one more is refused at once (503, Retry-After).
     public let waitingLimit: Int
-    /// Rest after each check, as a multiple of the time it took.
+    /// Rest after each check, as a multiple of the processor time it used. Processor time, not
+    /// the time it took: on a busy board a check that waited seconds for a core used no more of
+    /// it, and resting that long too made the next login wait twice over.
     public let rest: Double
+
+    /// The checks thread's nice value: below the page's threads (0), so they come first when
+    /// both want a core, but not so far below that a trainer's login starves while lineup-web's
+    /// own threads are busy (in the unit, CPUWeight sets lineup-web's share of the board and the
+    /// nice value orders its threads within it). Measured with two busy loops at nice 0 beside
+    /// lineup-web (debug, load 19): a right password took 4.5 to 8.1 s at nice 19, 3.1 to 6.7 s
+    /// at 10, 1.1 to 1.9 s at 5, 1.1 to 1.3 s at 0; under the 250-address login flood the page's
+    /// median was 17 ms at 5 and 14 ms at 19 (docs/web.md, "Password checks"). The rest after
+    /// each check bounds what the checks take whatever their priority.
+    public static let nice: Int32 = 5
 
     private let condition = NSCondition()
     private var remembered: [() -> Void] = []
@@ -57,19 +70,26 @@ public final class PasswordChecks: @unchecked Sendable {
         started = true
         let thread = Thread { [self] in
             // On Linux the nice value is each thread's own: this lowers this thread only.
-            _ = setpriority(__priority_which_t(PRIO_PROCESS.rawValue), 0, 19)
+            _ = setpriority(__priority_which_t(PRIO_PROCESS.rawValue), 0, Self.nice)
             while true {
                 condition.lock()
                 while remembered.isEmpty && others.isEmpty { condition.wait() }
                 let job = remembered.isEmpty ? others.removeFirst() : remembered.removeFirst()
                 condition.unlock()
-                let start = DispatchTime.now().uptimeNanoseconds
+                let start = Self.threadCPUSeconds()
                 job()
-                let took = DispatchTime.now().uptimeNanoseconds - start
-                if rest > 0 { Thread.sleep(forTimeInterval: Double(took) / 1e9 * rest) }
+                let used = Self.threadCPUSeconds() - start
+                if rest > 0 { Thread.sleep(forTimeInterval: used * rest) }
             }
         }
         thread.name = "lineup-web logins"
         thread.start()
+    }
+
+    /// Processor time this thread has used, in seconds.
+    public static func threadCPUSeconds() -> Double {
+        var time = timespec()
+        clock_gettime(CLOCK_THREAD_CPUTIME_ID, &time)
+        return Double(time.tv_sec) + Double(time.tv_nsec) / 1e9
     }
 }

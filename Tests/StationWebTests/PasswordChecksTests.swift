@@ -1,0 +1,91 @@
+import Foundation
+import Glibc
+import StationWeb
+import Synchronization
+import Testing
+
+/// The password checks' own thread and its two lines (`PasswordChecks`, docs/web.md
+/// "Password checks"): a line over its limit is refused without running anything, a remembered
+/// browser's check goes before every stranger's, and the thread's priority is the floor the
+/// page documents.
+@Suite struct PasswordChecksTests {
+    /// The order checks ran in.
+    final class Order: Sendable {
+        private let list = Mutex<[String]>([])
+        func append(_ name: String) { list.withLock { $0.append(name) } }
+        var names: [String] { list.withLock { $0 } }
+    }
+
+    /// Waits (bounded) until `condition` holds; false if it never did.
+    func eventually(_ condition: () -> Bool) async -> Bool {
+        for _ in 0..<2000 {
+            if condition() { return true }
+            try? await Task.sleep(for: .milliseconds(5))
+        }
+        return condition()
+    }
+
+    @Test func aFullLineIsRefusedAndARememberedBrowserGoesFirst() async throws {
+        let checks = PasswordChecks(waitingLimit: 2, rest: 0)
+        let gate = DispatchSemaphore(value: 0)
+        let order = Order()
+        // The thread held by a first check, so the others wait in line.
+        let started = Order()
+        let first = Task {
+            await checks.run(remembered: false) {
+                started.append("first")
+                gate.wait()
+            }
+        }
+        #expect(await eventually { !started.names.isEmpty })
+        var queued: [Task<Bool, Never>] = []
+        for name in ["stranger-1", "stranger-2"] {
+            queued.append(Task { await checks.run(remembered: false) { order.append(name) } != nil })
+            #expect(await eventually { checks.waiting == queued.count })
+        }
+        // The strangers' line is full: one more is refused at once, nothing run.
+        let refused = await checks.run(remembered: false) { order.append("refused") }
+        #expect(refused == nil)
+        // A remembered browser has a line of its own, and is served before the strangers.
+        queued.append(Task { await checks.run(remembered: true) { order.append("remembered") } != nil })
+        #expect(await eventually { checks.waiting == 3 })
+        gate.signal()
+        _ = await first.value
+        for task in queued { #expect(await task.value) }
+        #expect(order.names == ["remembered", "stranger-1", "stranger-2"])
+    }
+
+    @Test func theChecksThreadRunsAtThePagesDocumentedNiceValue() async throws {
+        let checks = PasswordChecks(rest: 0)
+        let caller = getpriority(__priority_which_t(PRIO_PROCESS.rawValue), 0)
+        let nice = await checks.run(remembered: false) { () -> Int32 in
+            getpriority(__priority_which_t(PRIO_PROCESS.rawValue), 0)
+        }
+        #expect(nice == PasswordChecks.nice)
+        // The caller's thread is left as it was.
+        #expect(getpriority(__priority_which_t(PRIO_PROCESS.rawValue), 0) == caller)
+    }
+
+    /// The rest after a check is the processor time it used, not the time it took: a check
+    /// that waited (here 2 s asleep, as one waits for a core on a busy board) is followed by no
+    /// such rest, and one that used the core 0.3 s by at least 0.3 s.
+    @Test func theRestAfterACheckIsTheProcessorTimeItUsed() async throws {
+        let checks = PasswordChecks(rest: 1)
+        @Sendable func now() -> Double { Double(DispatchTime.now().uptimeNanoseconds) / 1e9 }
+        let waited = await checks.run(remembered: false) { () -> Double in
+            Thread.sleep(forTimeInterval: 2)
+            return now()
+        }
+        let afterWaiting = await checks.run(remembered: false) { now() }
+        let busy = await checks.run(remembered: false) { () -> Double in
+            let start = PasswordChecks.threadCPUSeconds()
+            var spin = 0.0
+            while PasswordChecks.threadCPUSeconds() - start < 0.3 { spin += 1 }
+            return spin > 0 ? now() : 0
+        }
+        let afterBusy = await checks.run(remembered: false) { now() }
+        let (gapWaited, gapBusy) = (afterWaiting! - waited!, afterBusy! - busy!)
+        #expect(gapWaited < 1.5, "a check that slept 2 s was followed by \(gapWaited) s of rest")
+        #expect(gapBusy >= 0.29, "a check that used 0.3 s of a core was followed by \(gapBusy) s of rest")
+    }
+}
