@@ -13,7 +13,9 @@ import PackageDescription
 //   ProgramFiles         a program's TOML text read and checked into the engine's Program; the built-ins
 //   StationControl       the control socket: its protocol, server and client, what a station answers
 //   VirtualDog           pure: a simulated dog that produces raw sensor edges
+//   ReadingRows          the readings' one row interface (a query, its parameters, typed columns) and the two dialects
 //   SessionLog           SQLite through GRDB: the append-only record, its reads and exports
+//   Readings             each researcher reading once (query, decoder, counter), run on a log or the lab store alike
 //   Report               the researcher's HTML report: draws what Figures assembled (inline SVG)
 //   StationLogging       one logger per component (swift-log), one line each, journald-friendly
 //   StationRuntime       the live session: engine on the hot path, log feeder, station service
@@ -111,9 +113,14 @@ let package = Package(
         .target(
             name: "SessionLog",
             dependencies: [
-                "TrainingEngine", "Figures", "ProgramFiles", "Rescoring", .product(name: "GRDB", package: "GRDB.swift"),
+                "TrainingEngine", "Figures", "ProgramFiles", "Rescoring", "ReadingRows",
+                .product(name: "GRDB", package: "GRDB.swift"),
             ]
         ),
+        // The row interface both stores implement: no storage module beneath it (ReadingsLayoutTests).
+        .target(name: "ReadingRows"),
+        // Every reading once, on any RowSource: imports no GRDB and no PostgresNIO (ReadingsLayoutTests).
+        .target(name: "Readings", dependencies: ["ReadingRows", "SessionLog", "Figures", "TrainingEngine"]),
         .target(
             name: "LineupBench",
             dependencies: [
@@ -150,7 +157,7 @@ let package = Package(
             name: "lineupctl",
             dependencies: [
                 "StationConfig", "LabStore", "StationIO", "TrainingEngine", "Figures", "ProgramFiles", "VirtualDog",
-                "SessionLog",
+                "SessionLog", "Readings", "ReadingRows",
                 "StationControl", "Report", "StationLogging", "WebAccounts", "Rescoring",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
@@ -161,7 +168,8 @@ let package = Package(
         .executableTarget(
             name: "lineup-bench",
             dependencies: [
-                "LineupBench", "LabStore", "Report", "SessionLog", "StationControl", "StationIO", "StationLogging",
+                "LineupBench", "LabStore", "Readings", "Report", "SessionLog", "StationControl", "StationIO",
+                "StationLogging",
                 "Thresholds", "TrainingEngine", "Figures", "VirtualDog",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]
@@ -176,8 +184,8 @@ let package = Package(
         .target(
             name: "StationWeb",
             dependencies: [
-                "WebAccounts", "StationControl", "TrainingEngine", "Figures", "SessionLog", "ProgramFiles", "Report",
-                .product(name: "Hummingbird", package: "hummingbird"),
+                "WebAccounts", "StationControl", "TrainingEngine", "Figures", "SessionLog", "Readings", "ProgramFiles",
+                "Report", .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "HTTPTypes", package: "swift-http-types"),
             ]
         ),
@@ -191,7 +199,8 @@ let package = Package(
         .target(
             name: "LabStore",
             dependencies: [
-                "SessionLog", "Figures", "StationControl", .product(name: "PostgresNIO", package: "postgres-nio"),
+                "SessionLog", "Figures", "StationControl", "ReadingRows",
+                .product(name: "PostgresNIO", package: "postgres-nio"),
                 .product(name: "NIOSSL", package: "swift-nio-ssl"), .product(name: "Logging", package: "swift-log"),
             ]
         ),
@@ -269,7 +278,9 @@ let package = Package(
         .testTarget(name: "StationControlTests", dependencies: ["StationControl", "TrainingEngine"]),
         .testTarget(
             name: "SessionLogTests",
-            dependencies: ["SessionLog", "TrainingEngine", "Figures", "ProgramFiles", "LineupBench", "Report"],
+            dependencies: [
+                "SessionLog", "Readings", "TrainingEngine", "Figures", "ProgramFiles", "LineupBench", "Report",
+            ],
             exclude: ["Fixtures"]),
         // Every figure from hand-built trials: no log, no SQLite.
         .testTarget(
@@ -294,8 +305,8 @@ let package = Package(
         .testTarget(
             name: "StationWebTests",
             dependencies: [
-                "StationWeb", "WebAccounts", "StationControl", "TrainingEngine", "Figures", "SessionLog", "LineupBench",
-                .product(name: "Hummingbird", package: "hummingbird"),
+                "StationWeb", "WebAccounts", "StationControl", "TrainingEngine", "Figures", "SessionLog", "Readings",
+                "LineupBench", .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "HummingbirdTesting", package: "hummingbird"),
                 .product(name: "HTTPTypes", package: "swift-http-types"),
             ]
@@ -303,7 +314,7 @@ let package = Package(
         .testTarget(
             name: "LabStoreTests",
             dependencies: [
-                "LabStore", "SessionLog", "Figures", "LineupBench",
+                "LabStore", "SessionLog", "Figures", "LineupBench", "Readings", "ReadingRows",
                 .product(name: "PostgresNIO", package: "postgres-nio"), .product(name: "GRDB", package: "GRDB.swift"),
                 "LabWeb", "StationControl", "StationWeb", "WebAccounts",
                 .product(name: "Hummingbird", package: "hummingbird"),

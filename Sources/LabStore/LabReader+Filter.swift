@@ -58,24 +58,6 @@ extension LogFilter {
 extension LabReader {
     static let place = "the lab store"
 
-    /// `stats --by` over the trials `filter` selects: what `LogReader.stats(by:_:)` gives on
-    /// the merged logs with the same filter. The whole store goes through `stats(by:)`.
-    public func stats(by grouping: StatsGrouping, _ filter: LogFilter) async throws -> [StatsRow] {
-        if filter == LogFilter() { return try await stats(by: grouping) }
-        var labels: [String: String] = [:]
-        if grouping == .sample {
-            for row in try await store.rows("SELECT id, label FROM store.sample") {
-                let (id, label) = try row.decode((String, String).self)
-                labels[id] = label
-            }
-        }
-        var grouper = StatsGrouper(by: grouping, sampleLabels: labels)
-        try await scanTrials(filter, samples: grouper.needsSamples, settings: grouper.needsSettings) { trial, context in
-            grouper.add(trial, context)
-        }
-        return grouper.rows()
-    }
-
     /// `stats --sources`: per dog and sample detail, what `LogReader.confoundStats` gives on the
     /// merged logs, counted by the same `ConfoundCounter` from the same trials.
     public func confoundStats(_ filter: LogFilter) async throws -> [ConfoundRow] {

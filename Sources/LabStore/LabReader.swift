@@ -1,8 +1,6 @@
-import Figures
 import Foundation
 import PostgresNIO
 import SessionLog
-import TrainingEngine
 
 /// Why the lab store cannot be read, with what a person needs to act.
 public enum LabReadError: Error, Equatable, CustomStringConvertible {
@@ -27,8 +25,9 @@ public enum LabReadError: Error, Equatable, CustomStringConvertible {
 }
 
 /// The researcher's reading of the lab store (the lineup_researcher role: SELECT only). The
-/// figures come from the same code as on a station's log: the rows are scanned here and
-/// handed to SessionLog's `StatsGrouper` and `TrialRowDecoder`, then `Tally`.
+/// readings of Sources/Readings run on it through its row interface (LabReader+Rows.swift);
+/// those not yet ported are read here by queries of their own, counted by the same code as on a
+/// station's log (`StatsGrouper`, `TrialRowDecoder`, then `Tally`).
 public struct LabReader: Sendable {
     public let store: LabStore
     /// The damaged rows this reading left out (LabReader+Damage.swift).
@@ -58,84 +57,5 @@ public struct LabReader: Sendable {
         if !unknown.isEmpty { throw LabReadError.newerStore(store: store.display, unknown: unknown) }
         let missing = known.filter { !applied.contains($0) }
         if !missing.isEmpty { throw LabReadError.olderStore(store: store.display, missing: missing) }
-    }
-
-    /// `stats --by` over every trial of the store, after corrections: the rows
-    /// `LogReader.stats(by:)` gives on the merged logs of the same stations.
-    public func stats(by grouping: StatsGrouping) async throws -> [StatsRow] {
-        var labels: [String: String] = [:]
-        if grouping == .sample {
-            for row in try await store.rows("SELECT id, label FROM store.sample") {
-                let (id, label) = try row.decode((String, String).self)
-                labels[id] = label
-            }
-        }
-        var grouper = StatsGrouper(by: grouping, sampleLabels: labels)
-        try await scanTrials(samples: grouper.needsSamples) { trial, context in grouper.add(trial, context) }
-        return grouper.rows()
-    }
-
-    /// Every trial of the store after corrections, as `LogReader.scanTrials` reads them from a
-    /// log: the same columns, decoded by the same `TrialRowDecoder`. Streamed, not gathered.
-    ///
-    /// Measured (docs/lab.md, the benchmark): sending each trial's dog and session with it, and
-    /// making Strings of every column, cost more than the server's scan. So the sessions (few)
-    /// are read first into a dictionary keyed by their id's bytes, and each trial's layout and
-    /// station views go from the row's bytes straight into the decoder; both reads in one
-    /// snapshot, so a trial synced between them cannot lack its session.
-    func scanTrials(
-        samples: Bool, _ body: (ScoredTrial, TrialContext) throws -> Void
-    ) async throws {
-        try await store.execute("BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY")
-        do {
-            var sessions: [ByteBuffer: TrialContext] = [:]
-            try await store.stream(
-                "SELECT s.id, s.dog_id, d.name, s.wall_ns, s.settings FROM store.session s JOIN store.dog d ON d.id = s.dog_id"
-            ) { row in
-                let (id, dogId, dog, wall, settings) = try row.decode((String, String, String, Int64, String).self)
-                sessions[ByteBuffer(string: id)] = TrialContext(
-                    dogId: dogId, dog: dog, sessionId: id, sessionWallNs: wall, sessionSettings: settings)
-            }
-            var decoder = TrialRowDecoder(samples: samples)
-            try await store.stream(
-                "SELECT t.session_id, t.outcome, t.latency_ns, t.layout, t.seen, t.id FROM store.trial_current t"
-            ) { row in
-                var cells = row.makeIterator()
-                let session = cells.next()?.bytes
-                let outcome = try cells.next()?.decode(String.self) ?? ""
-                let latency = try cells.next()?.decode(Int64?.self) ?? nil
-                let layout = cells.next()?.bytes
-                let seen = cells.next()?.bytes
-                // A trial whose session the join would not find (none, in a store whose keys hold)
-                // is left out, as the log's join leaves it out.
-                guard let session, let context = sessions[session] else { return }
-                let trial = layout.withBytes { layoutBytes in
-                    seen.withBytes { seenBytes in
-                        decoder.trial(outcome: outcome, latencyNs: latency, layout: layoutBytes, seen: seenBytes)
-                    }
-                }
-                guard let trial else {
-                    leaveOutLayout(trial: (try? cells.next()?.decode(String.self)) ?? "(no id)")
-                    return
-                }
-                try body(trial, context)
-            }
-            try await store.execute("COMMIT")
-        } catch {
-            _ = try? await store.execute("ROLLBACK")
-            throw error
-        }
-    }
-}
-
-extension Optional where Wrapped == ByteBuffer {
-    /// The buffer's readable bytes, nil for SQL NULL, without copying them into a String.
-    fileprivate func withBytes<T>(_ body: (UnsafeRawBufferPointer?) -> T) -> T {
-        guard let buffer = self else { return body(nil) }
-        return buffer.withUnsafeReadableBytes { bytes in
-            // An empty text is not NULL: the decoder tells them apart by the address.
-            if bytes.baseAddress != nil { return body(bytes) }
-            return withUnsafeBytes(of: 0) { body(UnsafeRawBufferPointer(rebasing: $0[0..<0])) }
-        }
     }
 }

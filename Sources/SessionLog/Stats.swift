@@ -44,25 +44,6 @@ public struct TrialRowDecoder {
 }
 
 extension LogReader {
-    /// One pass over the trials (after corrections) with their compact layouts and station
-    /// views; the grouping is `StatsGrouper`'s, the counting `Tally`'s. Reading compact text
-    /// rather than joining 500,000 station rows keeps `stats` over 100,000 trials well under a
-    /// second.
-    public func stats(by grouping: StatsGrouping, _ filter: LogFilter = LogFilter()) throws -> [StatsRow] {
-        try read { db in
-            var labels: [String: String] = [:]
-            if grouping == .sample {
-                for row in try Row.fetchAll(db, sql: "SELECT id, label FROM sample") { labels[row[0]] = row[1] }
-            }
-            var grouper = StatsGrouper(by: grouping, sampleLabels: labels)
-            try Self.scanTrials(db, filter, samples: grouper.needsSamples, settings: grouper.needsSettings) {
-                trial, context in
-                grouper.add(trial, context)
-            }
-            return grouper.rows()
-        }
-    }
-
     /// Every trial (after corrections) matching `filter`, as the figures count it, oldest
     /// session first. Straight from SQLite's column accessors: GRDB rows per trial would cost
     /// more than the query itself. Sample ids are only read when `samples` is set, each

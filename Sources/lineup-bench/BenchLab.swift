@@ -4,6 +4,7 @@ import Foundation
 import Glibc
 import LabStore
 import LineupBench
+import Readings
 import SessionLog
 
 /// `lineup-bench lab`: the lab store against the merged SQLite log, on a throwaway
@@ -145,11 +146,14 @@ struct BenchLab: ParsableCommand {
                     let logRows = try reader.stats(by: grouping)
                     best.log = min(best.log, start.duration(to: .now).seconds)
                     start = ContinuousClock.now
-                    let storeRows = try waitFor {
-                        let lab = try await LabReader.open(researcher)
-                        defer { Task { await lab.close() } }
-                        return try await lab.stats(by: grouping)
+                    // Opened, read through the readings' row interface (as `stats --lab` reads), closed.
+                    let lab = try waitFor { try await LabReader.open(researcher) }
+                    let storeRows: [StatsRow]
+                    do { storeRows = try lab.stats(by: grouping) } catch {
+                        _ = try? waitFor { await lab.close() }
+                        throw error
                     }
+                    _ = try? waitFor { await lab.close() }
                     best.store = min(best.store, start.duration(to: .now).seconds)
                     same = same && storeRows == logRows
                 }

@@ -29,6 +29,17 @@ func withLab<T: Sendable>(_ address: String, _ body: (LabReader) throws -> T) th
     return try body(reader)
 }
 
+/// The lab store at `address` as a source of readings (ReadingSource.swift), and how to close
+/// it (an unclosed connection traps in postgres-nio): the one place lineupctl makes one.
+func labReadingSource(_ address: String) throws -> (ReadingSource, close: () -> Void) {
+    let connection = try LabConnection.argument(address)
+    let reader = try waitFor { try await LabReader.open(connection) }
+    return (
+        ReadingSource(rows: reader, resolver: LabResolver(reader: reader), withheld: { _ in [] }, log: nil),
+        { _ = waitFor { await reader.close() } }
+    )
+}
+
 /// The filter words resolved against the lab store, by the same rules as on a log.
 struct LabResolver: FilterResolving {
     let reader: LabReader
@@ -53,13 +64,6 @@ func labRead<T: Sendable>(
         let filter = try selection.filter(rows, LabResolver(reader: reader))
         return try waitFor { try await read(reader, filter) }
     }
-}
-
-/// `stats --by` on the lab store: the rows `LogReader.stats(by:_:)` gives on a log.
-func labStats(
-    _ address: String, by grouping: StatsGrouping, _ rows: RowFilterOptions, _ selection: SelectionOptions
-) throws -> [StatsRow] {
-    try labRead(address, rows, selection) { reader, filter in try await reader.stats(by: grouping, filter) }
 }
 
 /// `stats --sources` on the lab store: the rows `LogReader.confoundStats` gives on a log.

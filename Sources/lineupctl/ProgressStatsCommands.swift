@@ -2,6 +2,7 @@ import ArgumentParser
 import Figures
 import Foundation
 import ProgramFiles
+import Readings
 import SessionLog
 import StationControl
 import TrainingEngine
@@ -226,7 +227,6 @@ struct Stats: ParsableCommand {
         try researcherCommand {
             let prevalence = try extra.prevalence.map { try checkPrevalence($0) }
             try lab.refuseBoth(db: log.db)
-            let stats: [StatsRow]
             // Whichever table, the trials of a running double-blind session are left out: said after it.
             var withheld: [WithheldSession] = []
             defer {
@@ -234,6 +234,7 @@ struct Stats: ParsableCommand {
                     withheld, extra.guesses ? "its guesses and trials are" : "its trials are",
                     toStandardError: log.json)
             }
+            // Not yet readings (Sources/Readings): the store's own readers.
             if let address = lab.lab, threshold.threshold {
                 return try printThresholds(labThresholds(address, by: threshold.by, rows, selection))
             } else if let address = lab.lab, extra.guesses {
@@ -242,18 +243,32 @@ struct Stats: ParsableCommand {
                 return try printSources(labSources(address, rows, selection))
             } else if let address = lab.lab, familiarNovel {
                 return try printFamiliarNovel(labFamiliarNovel(address, rows, selection))
-            } else if let address = lab.lab {
-                stats = try labStats(address, by: by, rows, selection)
-            } else {
-                let reader = try log.reader()
-                let filter = try selection.filter(rows, reader)
-                withheld = try reader.withheldSessions(filter)
-                if threshold.threshold { return try printThresholds(reader.thresholdStats(by: threshold.by, filter)) }
-                if extra.guesses { return try printGuesses(reader.guessStats(by: guessGrouping, filter)) }
-                if familiarNovel { return try printFamiliarNovel(reader.familiarNovelStats(filter)) }
-                if sources { return try printSources(reader.confoundStats(filter)) }
-                stats = try reader.stats(by: by, filter)
             }
+            // nil once another table is printed.
+            let read: [StatsRow]? = try withReadingSource(log, lab) { source in
+                let filter = try selection.filter(rows, source.resolver)
+                withheld = try source.withheld(filter)
+                if let reader = source.log {
+                    if threshold.threshold {
+                        try printThresholds(reader.thresholdStats(by: threshold.by, filter))
+                        return nil
+                    }
+                    if extra.guesses {
+                        try printGuesses(reader.guessStats(by: guessGrouping, filter))
+                        return nil
+                    }
+                    if familiarNovel {
+                        try printFamiliarNovel(reader.familiarNovelStats(filter))
+                        return nil
+                    }
+                    if sources {
+                        try printSources(reader.confoundStats(filter))
+                        return nil
+                    }
+                }
+                return try StatsReading(by: by, filter).read(from: source.rows)
+            }
+            guard let stats = read else { return }
             if log.json {
                 guard let prevalence else { return try printJSON(stats) }
                 return try printJSON(

@@ -2,6 +2,8 @@ import Figures
 import Foundation
 import Glibc
 import PostgresNIO
+import ReadingRows
+import Readings
 import SessionLog
 import Synchronization
 import Testing
@@ -78,16 +80,24 @@ import Testing
         let backend = try await backend(of: reader)
         // Whatever happens, the stopped backend goes on (and ends, its connection closed).
         defer { kill(backend, SIGCONT) }
-        var scanned = 0
+        let scanned = Mutex(0)
         let started = ContinuousClock.now
+        // Through the readings' row interface, as `stats --lab` reads the trials.
         let error = await #expect(throws: LabStoreError.self) {
-            try await reader.scanTrials(samples: false) { _, _ in
-                // The server stops sending after the first row: the rows already on their way
-                // arrive, then nothing.
-                if scanned == 0 { kill(backend, SIGSTOP) }
-                scanned += 1
+            try await offThePool {
+                try reader.readRows { rows in
+                    try rows.scan("SELECT t.layout, t.seen FROM \(table: "trial_current") t", []) { _ in
+                        // The server stops sending after the first row: the rows already on their
+                        // way arrive, then nothing.
+                        scanned.withLock { count in
+                            if count == 0 { kill(backend, SIGSTOP) }
+                            count += 1
+                        }
+                    }
+                }
             }
         }
+        let scannedRows = scanned.withLock { $0 }
         await reader.close()
         let waited = started.duration(to: .now)
         guard case .unreachable(let store, let reason) = error else {
@@ -96,7 +106,7 @@ import Testing
         }
         #expect(store == lab.researcher.display)
         #expect(reason.contains("within 3 s"), "\(reason)")
-        #expect(scanned > 0 && scanned < 60_000, "\(scanned) rows before the silence")
+        #expect(scannedRows > 0 && scannedRows < 60_000, "\(scannedRows) rows before the silence")
         // Noticed within two deadlines (the watch looks once a deadline), not after minutes.
         #expect(waited < .seconds(30), "\(waited)")
     }
@@ -110,7 +120,9 @@ import Testing
         defer { kill(backend, SIGCONT) }
         kill(backend, SIGSTOP)
         let started = ContinuousClock.now
-        let error = await #expect(throws: LabStoreError.self) { _ = try await reader.stats(by: .dog) }
+        let error = await #expect(throws: LabStoreError.self) {
+            _ = try await offThePool { try StatsReading(by: .dog).read(from: reader) }
+        }
         let waited = started.duration(to: .now)
         await reader.close()
         // Given up after the 1 s deadline, not after minutes.
@@ -157,7 +169,7 @@ import Testing
         reader.damage = LabDamage(say: { line in said.withLock { $0.append(line) } })
         // Read twice: named once.
         var rows: [StatsRow] = []
-        for _ in 0..<2 { rows = try await reader.stats(by: .dog) }
+        for _ in 0..<2 { rows = try await offThePool { [reader] in try StatsReading(by: .dog).read(from: reader) } }
         #expect(rows.map(\.figures.results.trials) == [2], "\(rows)")
         let bytes = Mutex<[UInt8]>([])
         let sink = ByteSink { chunk in

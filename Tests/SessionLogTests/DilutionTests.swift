@@ -1,5 +1,6 @@
 import Foundation
 import GRDB
+import Readings
 import Testing
 import TrainingEngine
 

@@ -2,6 +2,7 @@ import Figures
 import Foundation
 import LineupBench
 import ProgramFiles
+import Readings
 import Report
 import Testing
 import TrainingEngine

@@ -1,0 +1,23 @@
+import ReadingRows
+
+/// A researcher's reading, defined once: its queries (written for both dialects,
+/// `ReadingSQL`), how their rows are decoded, and the counter from Figures that makes the
+/// answer. It runs on any `RowSource`: a station's log, a merged one, or the lab store.
+public protocol Reading: Sendable {
+    associatedtype Answer: Sendable
+    /// Its entry in `ReadingName`, the one list.
+    static var name: ReadingName { get }
+    func read<Source: RowSource>(from source: Source) throws -> Answer
+}
+
+/// Every reading defined here, one case each: the list the parity suite
+/// (Tests/LabStoreTests/ReadingParityTests.swift) runs on the lab store and on the merged log, so
+/// a reading added here and not there fails to compile (its switch is exhaustive).
+///
+/// Not yet here, still one query per store (docs/architecture.md, "Readings"): `stats
+/// --guesses`, `--sources`, `--familiar-novel`, `--threshold`, the report's data, `export`'s
+/// tables and the filter words' resolution.
+public enum ReadingName: String, CaseIterable, Sendable {
+    /// `stats --by dog|session|sample|station`, with every filter: `StatsReading`.
+    case stats
+}
