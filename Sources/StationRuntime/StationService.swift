@@ -491,11 +491,9 @@ public final class StationService: StationControlling, @unchecked Sendable {
         watchers.withLock { _ = $0.all.removeValue(forKey: token) }
     }
 
-    /// Sends every watcher the event, written once by its one definition (`WatchEvent`).
     func broadcast(_ event: WatchEvent) {
         let all = watchers.withLock { $0.all }
-        guard !all.isEmpty else { return }
-        let line = event.line
+        let line = event.line  // once, as lineupd wrote each line before
         for (token, send) in all where !send(line) { unwatch(token) }
     }
 
