@@ -1,7 +1,9 @@
 import Foundation
+import TrainingEngine
 
 // The request that carries the lab's counts of samples' uses to a station (lineup-sync
-// --pull-registry), beside `registry-add` in ControlCalls.swift.
+// --pull-registry), beside `registry-add` in ControlCalls.swift; and the registry's sample as
+// registry-add carries it.
 
 extension StationControlling {
     /// A station without a log of its own (the tests' stand-ins) logs no lab counts.
@@ -69,5 +71,46 @@ public struct RegistryUsesLogged: Sendable, Codable, Hashable {
     public init(written: Int = 0, unchanged: Int = 0) {
         self.written = written
         self.unchanged = unchanged
+    }
+}
+
+/// A sample of the lab's registry: its lab id, label, kind, research details and limits.
+public struct RegistrySample: Sendable, Codable, Hashable {
+    public var id: String
+    public var label: String
+    public var kind: SampleKind
+    public var diagnosis: String?
+    public var source: String?
+    public var collection: String?
+    public var processing: String?
+    public var collectedOn: String?
+    public var maxUses: Int?
+    public var maxUsesPerDog: Int?
+    /// A dilution (issue 38): the lab id of its stock (sent before it, or on this station
+    /// already), its factor and/or concentration with the unit, the diluent, when and by whom
+    /// it was made. All nil on a sample that is no dilution, and from an older lineup-sync.
+    public var stockId: String? = nil
+    public var dilutionFactor: Double? = nil
+    public var concentration: Double? = nil
+    public var concentrationUnit: String? = nil
+    public var diluent: String? = nil
+    public var madeOn: String? = nil
+    public var madeBy: String? = nil
+
+    public init(
+        id: String, label: String, kind: SampleKind, diagnosis: String? = nil, source: String? = nil,
+        collection: String? = nil, processing: String? = nil, collectedOn: String? = nil, maxUses: Int? = nil,
+        maxUsesPerDog: Int? = nil
+    ) {
+        self.id = id
+        self.label = label
+        self.kind = kind
+        self.diagnosis = diagnosis
+        self.source = source
+        self.collection = collection
+        self.processing = processing
+        self.collectedOn = collectedOn
+        self.maxUses = maxUses
+        self.maxUsesPerDog = maxUsesPerDog
     }
 }

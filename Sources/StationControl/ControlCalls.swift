@@ -433,47 +433,6 @@ public struct RegistryDog: Sendable, Codable, Hashable {
     }
 }
 
-/// A sample of the lab's registry: its lab id, label, kind, research details and limits.
-public struct RegistrySample: Sendable, Codable, Hashable {
-    public var id: String
-    public var label: String
-    public var kind: SampleKind
-    public var diagnosis: String?
-    public var source: String?
-    public var collection: String?
-    public var processing: String?
-    public var collectedOn: String?
-    public var maxUses: Int?
-    public var maxUsesPerDog: Int?
-    /// A dilution (issue 38): the lab id of its stock (sent before it, or on this station
-    /// already), its factor and/or concentration with the unit, the diluent, when and by whom
-    /// it was made. All nil on a sample that is no dilution, and from an older lineup-sync.
-    public var stockId: String? = nil
-    public var dilutionFactor: Double? = nil
-    public var concentration: Double? = nil
-    public var concentrationUnit: String? = nil
-    public var diluent: String? = nil
-    public var madeOn: String? = nil
-    public var madeBy: String? = nil
-
-    public init(
-        id: String, label: String, kind: SampleKind, diagnosis: String? = nil, source: String? = nil,
-        collection: String? = nil, processing: String? = nil, collectedOn: String? = nil, maxUses: Int? = nil,
-        maxUsesPerDog: Int? = nil
-    ) {
-        self.id = id
-        self.label = label
-        self.kind = kind
-        self.diagnosis = diagnosis
-        self.source = source
-        self.collection = collection
-        self.processing = processing
-        self.collectedOn = collectedOn
-        self.maxUses = maxUses
-        self.maxUsesPerDog = maxUsesPerDog
-    }
-}
-
 /// `registry-add`'s reply: the ids written now, those the log had already, and those left out
 /// with why (a name or label this station already gives another dog or sample).
 public struct RegistryAdded: Sendable, Codable, Hashable {

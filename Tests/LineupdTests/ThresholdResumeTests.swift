@@ -26,8 +26,11 @@ import Testing
     }
 
     /// One staircase from the session's start to its stop, with `seed`; cut by `kill -9` once
-    /// trial `cutAfter` is logged (the next one waiting for ready), then resumed by a new lineupd.
-    func staircase(seed: UInt64, cutAfter: Int?) throws -> (trials: [Trial], db: String, session: String)? {
+    /// trial `cutAfter` is logged (the next one waiting for ready; `midSearch`: once the next one
+    /// has started), then resumed by a new lineupd.
+    func staircase(seed: UInt64, cutAfter: Int?, midSearch: Bool = false) throws -> (
+        trials: [Trial], db: String, session: String
+    )? {
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("stair-cut-\(UUID().uuidString)")
             .path
         try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
@@ -51,13 +54,28 @@ import Testing
         let rungs = ["TH-1/1e1", "TH-1/1e2", "TH-1/1e3", "TH-1/1e4"]
         let session = try daemon.client.startSession(
             SessionRequest(dog: "Rex", program: "stair-test", step: "thr/stair", samples: rungs, seed: seed))
+        var cutShort = false
         for trial in 1...16 {
+            // The trial cut short mid-search ended at the resume: no ready for it.
+            if cutShort {
+                cutShort = false
+                continue
+            }
             guard (try? daemon.client.layout(view: .assistant)) != nil else { break }  // the staircase stopped
             try daemon.client.ready()
             #expect(eventually(20) { (try? daemon.client.status().trialsDone) == trial }, "trial \(trial) never ended")
             guard trial == cutAfter else { continue }
             // Logged, the next trial's dilution committed with it: the plug is pulled.
             #expect(eventually(10) { (try? daemon.client.status().state) == .waitingForReady })
+            if midSearch {
+                // Or the next trial's start cue on disk, the dog searching.
+                try daemon.client.ready()
+                let db = daemon.db
+                #expect(
+                    eventually(10) {
+                        ResumeTests.logged(db, session, kind: "cue", holding: "trial-start") >= trial + 1
+                    })
+            }
             Glibc.kill(daemon.process.processIdentifier, SIGKILL)
             daemon.process.waitUntilExit()
             guard let second = try ServingStationTests.Daemon(speed: 30, extra: extra, directory: directory) else {
@@ -66,10 +84,13 @@ import Testing
             daemon = second
             #expect(daemon.waitReady())
             #expect(try daemon.client.status().state == .interrupted)
+            cutShort = midSearch
             let resumed = try daemon.client.resumeSession()
-            #expect(
-                resumed.message?.contains("\(trial) trial(s) were logged; trial \(trial + 1) of") == true,
-                "\(resumed.message ?? "")")
+            let goesOn =
+                midSearch
+                ? "trial \(trial + 1), running when lineupd stopped, is logged interrupted"
+                : "\(trial) trial(s) were logged; trial \(trial + 1) of"
+            #expect(resumed.message?.contains(goesOn) == true, "\(resumed.message ?? "")")
         }
         try daemon.client.endSession(suggestions: nil)
         #expect(daemon.terminate().status == 0)
@@ -107,6 +128,26 @@ import Testing
         let blinding = try lineupctl(["verify-blinding", cut.session, "--db", cut.db])
         #expect(blinding.status == 0, "\(blinding.stdout)\(blinding.stderr)")
         #expect(blinding.stdout.contains("all \(cut.trials.count) trials match"), "\(blinding.stdout)")
+        let scoring = try lineupctl(["verify-scoring", cut.session, "--db", cut.db])
+        #expect(scoring.status == 0, "\(scoring.stdout)\(scoring.stderr)")
+    }
+
+    /// Cut mid-search instead: the trial running is logged aborted with the dilution it held and
+    /// its procedure's row (no answer: the staircase stays, the next target trial gets its rung),
+    /// and the session still verifies whole.
+    @Test func aStaircaseTrialCutShortIsNoAnswerAndTheSessionStillVerifies() throws {
+        guard let cut = try staircase(seed: 5, cutAfter: 5, midSearch: true) else { return }
+        defer { try? FileManager.default.removeItem(atPath: (cut.db as NSString).deletingLastPathComponent) }
+        let aborted = try #require(cut.trials.first { $0.number == 6 })
+        #expect(aborted.outcome == "aborted", "\(cut.trials)")
+        #expect(aborted.reversals == cut.trials[4].reversals, "\(cut.trials)")
+        if let rung = aborted.rung, let next = cut.trials.dropFirst(6).first(where: { $0.rung != nil }) {
+            #expect(next.rung == rung, "the staircase stayed: \(cut.trials)")
+        }
+        #expect(aborted.rung != nil || aborted.dilution == nil)
+        #expect(cut.trials.last?.stopped == true, "\(cut.trials)")
+        let blinding = try lineupctl(["verify-blinding", cut.session, "--db", cut.db])
+        #expect(blinding.status == 0, "\(blinding.stdout)\(blinding.stderr)")
         let scoring = try lineupctl(["verify-scoring", cut.session, "--db", cut.db])
         #expect(scoring.status == 0, "\(scoring.stdout)\(scoring.stderr)")
     }
