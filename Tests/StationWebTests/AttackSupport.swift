@@ -238,6 +238,11 @@ struct PageTimes {
     var page: [Double?] = []
     var click: [Double?] = []
 
+    mutating func append(_ other: PageTimes) {
+        page += other.page
+        click += other.click
+    }
+
     static func percentile(_ values: [Double], _ p: Double) -> Double {
         guard !values.isEmpty else { return .nan }
         let sorted = values.sorted()
@@ -248,8 +253,10 @@ struct PageTimes {
         let answered = times.compactMap { $0 }.map { $0 * 1000 }
         let p50 = percentile(answered, 0.5)
         let p99 = percentile(answered, 0.99)
+        // JSON has no NaN: a figure of no samples is null.
+        func number(_ value: Double) -> String { value.isNaN ? "null" : String(format: "%.1f", value) }
         return
-            #"{"asked":\#(times.count),"answered":\#(answered.count),"p50_ms":\#(String(format: "%.1f", p50)),"p99_ms":\#(String(format: "%.1f", p99)),"max_ms":\#(String(format: "%.1f", answered.max() ?? .nan))}"#
+            #"{"asked":\#(times.count),"answered":\#(answered.count),"p50_ms":\#(number(p50)),"p99_ms":\#(number(p99)),"max_ms":\#(number(answered.max() ?? .nan))}"#
     }
 
     /// The trainer's page (`GET /` and `/api/status`, as a reload asks them) and the Click
