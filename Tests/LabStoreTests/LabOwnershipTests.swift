@@ -101,6 +101,8 @@ import Testing
             // Too many rights: a station's login that is also a researcher, or may act as B.
             "CREATE ROLE station_r LOGIN PASSWORD 'pw-station_r' IN ROLE lineup_station, lineup_researcher",
             "CREATE ROLE station_c LOGIN PASSWORD 'pw-station_c' IN ROLE lineup_station, station_b",
+            // Too many rights: a station's login that may make logins (and so act as any).
+            "CREATE ROLE station_k LOGIN CREATEROLE PASSWORD 'pw-station_k' IN ROLE lineup_station",
         ] {
             try await owner.execute(PostgresQuery(unsafeSQL: statement))
         }
@@ -178,6 +180,10 @@ import Testing
             (file(server, directory, user: "reader_r", password: "reader-pw"), "is not in role lineup_station"),
             (file(server, directory, user: "station_r", password: "pw-station_r"), "is also in role lineup_researcher"),
             (file(server, directory, user: "station_c", password: "pw-station_c"), "may act as station_b"),
+            (
+                file(server, directory, user: "station_k", password: "pw-station_k"),
+                "may bypass row-level security or create roles"
+            ),
             (fileB, "station \(a) is synced by another login"),
         ]
         for (file, saying) in tooMany {

@@ -238,6 +238,11 @@ struct PageTimes {
     var page: [Double?] = []
     var click: [Double?] = []
 
+    mutating func append(_ other: PageTimes) {
+        page += other.page
+        click += other.click
+    }
+
     static func percentile(_ values: [Double], _ p: Double) -> Double {
         guard !values.isEmpty else { return .nan }
         let sorted = values.sorted()
@@ -248,17 +253,29 @@ struct PageTimes {
         let answered = times.compactMap { $0 }.map { $0 * 1000 }
         let p50 = percentile(answered, 0.5)
         let p99 = percentile(answered, 0.99)
+        // JSON has no NaN: a figure of no samples is null.
+        func number(_ value: Double) -> String { value.isNaN ? "null" : String(format: "%.1f", value) }
         return
-            #"{"asked":\#(times.count),"answered":\#(answered.count),"p50_ms":\#(String(format: "%.1f", p50)),"p99_ms":\#(String(format: "%.1f", p99)),"max_ms":\#(String(format: "%.1f", answered.max() ?? .nan))}"#
+            #"{"asked":\#(times.count),"answered":\#(answered.count),"p50_ms":\#(number(p50)),"p99_ms":\#(number(p99)),"max_ms":\#(number(answered.max() ?? .nan))}"#
     }
 
     /// The trainer's page (`GET /` and `/api/status`, as a reload asks them) and the Click
-    /// (`POST /api/press`), `rounds` times each on a new connection; after `giveUp` requests
-    /// without an answer it stops (each waits `timeout` s).
-    static func measure(_ trainer: Browser, rounds: Int, timeout: Double = 5, giveUp: Int = 3) -> PageTimes {
+    /// (`POST /api/press`), each on a new connection, at least `rounds` times and for at least
+    /// `seconds`, resting `pause` s between rounds; `beforeEach` runs before each round (outside
+    /// the times), for the test to check that its attack is still in full force. After `giveUp`
+    /// requests without an answer it stops (each waits `timeout` s).
+    static func measure(
+        _ trainer: Browser, rounds: Int, seconds: Double = 0, pause: Double = 0, timeout: Double = 5,
+        giveUp: Int = 3, beforeEach: () -> Void = {}
+    ) -> PageTimes {
         var times = PageTimes()
         var failures = 0
-        for _ in 0..<rounds where failures < giveUp {
+        let start = Date()
+        var round = 0
+        while failures < giveUp && (round < rounds || Date().timeIntervalSince(start) < seconds) {
+            if round > 0 && pause > 0 { Thread.sleep(forTimeInterval: pause) }
+            round += 1
+            beforeEach()
             let page = trainer.get("/", timeout: timeout)
             let status = page == nil ? nil : trainer.get("/api/status", timeout: timeout)
             if let page, let status, page.status == 200, status.status == 200 {
@@ -332,6 +349,7 @@ final class SilentConnections: @unchecked Sendable {
     func stop() {
         stopped.store(true, ordering: .relaxed)
         while thread?.isFinished == false { Thread.sleep(forTimeInterval: 0.01) }
+        openCount.store(0, ordering: .relaxed)
     }
 }
 
@@ -341,8 +359,15 @@ final class SilentConnections: @unchecked Sendable {
 final class LoginFlood: @unchecked Sendable {
     private let stopped = Atomic<Bool>(false)
     private let answers = Mutex<[Int: Int]>([:])
+    private let answeredCount = Atomic<Int>(0)
+    private let inFlightCount = Atomic<Int>(0)
     private var thread: Thread?
+    /// Answers so far, by status.
     var statuses: [Int: Int] { answers.withLock { $0 } }
+    /// Logins answered so far.
+    var answered: Int { answeredCount.load(ordering: .relaxed) }
+    /// Logins sent whole and not yet answered, as of the flood's last turn (at most `addresses`).
+    var inFlight: Int { inFlightCount.load(ordering: .relaxed) }
 
     init(port: Int, addresses: Int, net: Int) {
         thread = Thread { [self] in
@@ -388,9 +413,11 @@ final class LoginFlood: @unchecked Sendable {
                     let head = String(decoding: slots[i].received.prefix(12), as: UTF8.self)
                     let status = Int(head.dropFirst(9).prefix(3)) ?? 0
                     answers.withLock { $0[status, default: 0] += 1 }
+                    answeredCount.add(1, ordering: .relaxed)
                     close(entry.fd)
                     slots[i] = Slot()
                 }
+                inFlightCount.store(slots.filter { $0.fd >= 0 && $0.sent }.count, ordering: .relaxed)
             }
             for slot in slots where slot.fd >= 0 { close(slot.fd) }
         }
@@ -400,6 +427,7 @@ final class LoginFlood: @unchecked Sendable {
     func stop() {
         stopped.store(true, ordering: .relaxed)
         while thread?.isFinished == false { Thread.sleep(forTimeInterval: 0.01) }
+        inFlightCount.store(0, ordering: .relaxed)
     }
 }
 

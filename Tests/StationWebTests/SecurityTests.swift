@@ -70,6 +70,7 @@ import WebAccounts
                 let response = try await client.execute(uri: path, method: .get)
                 #expect(response.status == .ok, "\(path)")
                 #expect(response.headers[.contentSecurityPolicy]?.contains("default-src 'self'") == true)
+                #expect(response.headers[.xContentTypeOptions] == "nosniff", "\(path)")
             }
         }
         #expect(link.received.isEmpty)
