@@ -130,6 +130,10 @@ public struct ReportAssembly {
     var dogSlots: [String: Int] = [:]
     var sessionDog: [Int] = []
     var sessionSettings: [String?] = []
+    /// Each session's names by its id, as its first trial placed them (`StationNames`), and
+    /// its settings, for a sentence that names a station (a sensor's fault).
+    var sessionNames: [String: StationNames] = [:]
+    var settingsById: [String: String] = [:]
     /// Per session, by station number: its slot (-1: not yet named); empty until its first trial.
     var sessionStationSlots: [[Int]] = []
     var stationSlots: [NamedStation: Int] = [:]
@@ -198,6 +202,7 @@ public struct ReportAssembly {
             index[row.id] = sessions.count
             sessions.append(session)
             sessionSettings.append(row.settings)
+            if let settings = row.settings { settingsById[row.id] = settings }
         }
         sessionStationSlots = Array(repeating: [], count: sessions.count)
         for (i, s) in sessions.enumerated()
@@ -272,6 +277,7 @@ public struct ReportAssembly {
             return sessionStationSlots[i][number]
         }
         let names = StationNames(settings: sessionSettings[i], numbers: trial.stations.map(\.station))
+        if sessionNames[sessions[i].id] == nil { sessionNames[sessions[i].id] = names }
         let named = names.station(number)
         let slot = stationSlots[named] ?? slotStations.count
         if slot == slotStations.count {
@@ -340,8 +346,16 @@ public struct ReportAssembly {
         if let sessionId, let i = index[sessionId] { sessions[i].clickOnsetNs.append(onsetNs) }
     }
 
+    /// Station `number` of a session as a sentence names it, `East (2)` (`StationNames.said`):
+    /// by the names its trials were counted under, else by its settings alone
+    /// (`StationNames(settings:)`); outside any session, the board's default.
+    public func stationSaid(session id: String?, _ number: Int) -> String {
+        guard let id else { return StationNames(settings: nil).said(number) }
+        return (sessionNames[id] ?? StationNames(settings: settingsById[id])).said(number)
+    }
+
     /// A fault event in the time window, by what failed (`click-failed`, `sensor stuck at
-    /// station 2`: its source reads that from the event's detail).
+    /// station East (2)`: its source reads that from the event's detail).
     public mutating func addFault(sessionId: String?, named name: String) {
         closeTrials()
         if let sessionId, let i = index[sessionId] {

@@ -52,6 +52,20 @@ public struct StationNames: Sendable, Hashable {
         if free.count == unused.count { for (n, name) in zip(free, unused) { byNumber[n] = name } }
     }
 
+    /// A session's names when its stations' numbers are not at hand (a fault logged before its
+    /// session's first trial, a session with none): a session that left no board station unused
+    /// (`unused_stations` empty, or absent as in a simulated block) used them all, numbered 1 to
+    /// N; one that left some unused chose which, so its list cannot be placed and the defaults
+    /// stand in, as for any list that does not fit.
+    public init(settings: String?) {
+        let object = settings.flatMap { $0.data(using: .utf8) }.flatMap {
+            try? JSONSerialization.jsonObject(with: $0) as? [String: Any]
+        }
+        let count = (object?["stations"] as? String)?.split(separator: ",").count ?? 0
+        let unused = (object?["unused_stations"] as? String ?? "").split(separator: ",")
+        self.init(settings: settings, numbers: unused.isEmpty && count > 0 ? Array(1...count) : [])
+    }
+
     /// The station's name: the one its session logged, else the board's default.
     public func name(_ number: Int) -> String { byNumber[number] ?? StationSpec.defaultName(number: number) }
 
@@ -60,4 +74,8 @@ public struct StationNames: Sendable, Hashable {
 
     /// Whether the session logged a name for it (false: the default stands in).
     public func logged(_ number: Int) -> Bool { byNumber[number] != nil }
+
+    /// `B (2)`: the station's name, as the trainer reads it, and the log's number beside it,
+    /// where a sentence names one (a refused correction, the report's faults).
+    public func said(_ number: Int) -> String { "\(name(number)) (\(number))" }
 }

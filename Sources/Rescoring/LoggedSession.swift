@@ -109,6 +109,9 @@ public struct LoggedSession: Sendable, Hashable {
     public var trials: [TrialAsLogged]
     /// A threshold session's procedure and its rows (nil: any other session).
     public var procedure: LoggedProcedure? = nil
+    /// Each station's name by its number, as the session's board named it (empty: numbers
+    /// only): a disagreement names a station as a person reads it, `B (2)`.
+    public var stationNames: [Int: String] = [:]
 
     public init(session: String, rules: ScoringRules, inputs: [LoggedInput], trials: [TrialAsLogged]) {
         self.session = session

@@ -416,13 +416,15 @@ private struct Walk {
         return session.trials.first { $0.number == number }?.startedAt
     }
 
-    func name(_ s: Int?) -> String { s.map { "station \($0)" } ?? "no station" }
-    func names(_ s: Set<Int>) -> String { s.isEmpty ? "none" : s.sorted().map { "\($0)" }.joined(separator: ",") }
+    /// A station as a person reads it: its board's name with the log's number, `B (2)`.
+    func said(_ s: Int) -> String { session.stationNames[s].map { "\($0) (\(s))" } ?? "\(s)" }
+    func name(_ s: Int?) -> String { s.map { "station \(said($0))" } ?? "no station" }
+    func names(_ s: Set<Int>) -> String { s.isEmpty ? "none" : s.sorted().map(said).joined(separator: ",") }
     func seconds(_ ns: Int64) -> String {
         let ms = ns / 1_000_000
         return "\(ms / 1000).\(String(repeating: "0", count: 3 - String(abs(ms % 1000)).count))\(abs(ms % 1000)) s"
     }
     func sightings(_ list: [Sighting], from start: Int64) -> String {
-        list.isEmpty ? "none" : list.map { "\($0.station) at \(seconds($0.at - start))" }.joined(separator: ", ")
+        list.isEmpty ? "none" : list.map { "\(said($0.station)) at \(seconds($0.at - start))" }.joined(separator: ", ")
     }
 }

@@ -144,8 +144,3 @@ extension SessionLog {
         }
     }
 }
-
-extension StationNames {
-    /// `B (2)`: the station's name, as the trainer reads it, and the log's number.
-    func said(_ number: Int) -> String { "\(name(number)) (\(number))" }
-}

@@ -180,15 +180,18 @@ extension ReportAssembly {
 
     /// A fault event in the time window, as the log keeps it: its detail names what failed.
     public mutating func addFault(sessionId: String?, detail: String?, station: Int?) {
-        addFault(sessionId: sessionId, named: LogReader.faultName(detail, station: station))
+        addFault(
+            sessionId: sessionId,
+            named: LogReader.faultName(detail, station: station.map { stationSaid(session: sessionId, $0) }))
     }
 }
 
 extension LogReader {
-    /// What a fault event's detail says failed; a sensor's fault names its station, so a
-    /// flagged station stands out (`sensor stuck at station 2`).
+    /// What a fault event's detail says failed; a sensor's fault names its station as the
+    /// session's board does, its number beside it (`sensor stuck at station East (2)`, `station`
+    /// from `StationNames.said`), so a flagged station stands out.
     /// A detail that cannot be read is counted as a plain `fault` rather than failing the report.
-    static func faultName(_ detail: String?, station: Int? = nil) -> String {
+    static func faultName(_ detail: String?, station: String? = nil) -> String {
         guard let detail, let fault = try? EventDetail.decode(FaultDetail.self, from: detail) else { return "fault" }
         if let name = fault.fault { return name }
         if let sensor = fault.sensor {

@@ -1,3 +1,4 @@
+import Figures
 import Foundation
 import GRDB
 import Rescoring
@@ -124,6 +125,7 @@ extension LogReader {
                     if value == 1 { inputs.append(.level(station: station, active: true, at: sessionStart)) }
                 }
             }
+            var eventStations = Set<Int>()
             for e in try Row.fetchAll(
                 db,
                 sql: """
@@ -132,6 +134,7 @@ extension LogReader {
             {
                 let kind: String = e["kind"]
                 let station: Int? = e["station"]
+                if let station { eventStations.insert(station) }
                 let at: Int64 = e["mono_ns"]
                 let detail = (e["detail"] as String?).flatMap {
                     try? JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any]
@@ -176,6 +179,13 @@ extension LogReader {
                 return .failure(NotRescorable(reason: "no raw events logged for it"))
             }
             var logged = LoggedSession(session: session, rules: rules, inputs: inputs, trials: trials)
+            // Its stations by name (`StationNames`, from its settings and a trial's layout).
+            let names =
+                trials.first.map { StationNames(settings: row["settings"], numbers: $0.stations) }
+                ?? StationNames(settings: row["settings"])
+            for number in Set(trials.flatMap(\.stations)).union(eventStations) {
+                logged.stationNames[number] = names.name(number)
+            }
             logged.procedure = try Self.loggedProcedure(db, session: session, settings: settings ?? [:])
             return .success(logged)
         }

@@ -32,4 +32,13 @@ public enum InputRole: Sendable, Hashable, BitwiseCopyable, CustomStringConverti
         case .readyButton: return "ready button"
         }
     }
+
+    /// The role as a person reads it: a station by its board's name (`station North`), as
+    /// everywhere else; `description` (its number) only where the board gave no name.
+    public func described(stationNames: [String]) -> String {
+        if case .station(let index) = self, index >= 0, index < stationNames.count {
+            return "station \(stationNames[index])"
+        }
+        return description
+    }
 }

@@ -168,6 +168,7 @@ extension LogFeeder {
         case .errorMark(let station, let at):
             // An error press away from the target: the dog indicated there (a false alert).
             if trialId != nil, station >= 0, station != currentTarget { observer.indication(station: station, at: at) }
+            if trialId != nil { roundErrors.append(station) }
             submit(
                 LoggedEvent(
                     kind: .note, sessionId: settings.sessionId, trialId: trialId,
@@ -240,5 +241,6 @@ extension LogFeeder {
         visits.removeAll()
         observer.searchStarted(at: at)
         roundClicks.removeAll()
+        roundErrors.removeAll()
     }
 }

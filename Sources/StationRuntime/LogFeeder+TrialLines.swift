@@ -30,8 +30,15 @@ extension LogFeeder {
                 let how = c.failed ? "FAILED" : c.latency.map { "\($0 / 1000) µs" } ?? "(no record)"
                 return "\(whose) \(at) \(how)"
             }.joined(separator: ", ")
+        // The trainer's error presses, where the nose was: one at the target makes a round not
+        // correct (a miss with a click at the target), and the line must say why.
+        let errorText =
+            roundErrors.isEmpty
+            ? ""
+            : "  "
+                + roundErrors.map { "trainer's error at \($0 >= 0 ? name($0) : "no station")" }.joined(separator: ", ")
         let line =
-            "\(head)  \(layoutText)  search: \(search)  indication: \(indication)  \(clickText)  \(end.outcome.outcome.rawValue)"
+            "\(head)  \(layoutText)  search: \(search)  indication: \(indication)  \(clickText)\(errorText)  \(end.outcome.outcome.rawValue)"
         // A trial's line gives its layout and outcome: the handler's side (watchers, the
         // terminal, the journal) gets it as the one rule says.
         let shown =

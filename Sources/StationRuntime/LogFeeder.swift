@@ -127,6 +127,9 @@ public final class LogFeeder: @unchecked Sendable {
     /// The trial in progress's clicks, for its line: where, whose, and edge to ALSA (nil:
     /// failed, or no record: no audio device).
     var roundClicks: [(ask: Int, station: Int, trainer: Bool, latency: UInt64?, failed: Bool)] = []
+    /// The trial in progress's error presses, by the station the nose was at (-1: none), for its
+    /// line: an error press at the target makes a round not correct, so the line must show it.
+    var roundErrors: [Int] = []
 
     init(
         settings: Settings, stationRing: EventRing<StationRecord>, recordsReady: Int32, writer: LogWriter

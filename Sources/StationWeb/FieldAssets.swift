@@ -48,7 +48,8 @@ enum FieldAssets {
           return t.replace(/\s{2,}/g, ' ').trim();
         }
         function capital(t) { return t ? t.charAt(0).toUpperCase() + t.slice(1) : t; }
-        // A trial's line (`trial 1/4  A:target B:empty  search: ...  trainer's click at A 69 µs  hit`)
+        // A trial's line (`trial 1/4  A:target B:empty  search: ...  trainer's click at A 69 µs  hit`,
+        // the trainer's error presses before the outcome: `... trainer's error at A  miss`)
         // as the trainer says it; the researcher's view shows the line itself.
         function trialText(line, trainerLed) {
           if (window.lineupRole === 'researcher') return line;
@@ -62,10 +63,14 @@ enum FieldAssets {
           const indication = (/indication: (\S+)/.exec(rest) || [])[1];
           const clicks = [...rest.matchAll(/(trainer's click|click) at (no station|\S+)/g)]
             .map((c) => (c[1] === 'click' ? "the station's click at " : 'your click at ') + c[2]);
-          const parts = [what + ': ' + outcome.replace('-', ' ')];
+          // An error press is the trainer's judgement: at the target it makes the round a miss
+          // even with a click there, so the outcome says why.
+          const errors = [...rest.matchAll(/trainer's error at (no station|\S+)/g)].map((e) => 'your error press at ' + e[1]);
+          const parts = [what + ': ' + outcome.replace('-', ' ') + (errors.length ? ' (you pressed error)' : '')];
           if (target) parts.push('target at ' + target);
           parts.push(indication && indication !== 'none' ? 'indication at ' + indication : 'no indication');
           if (clicks.length) parts.push(clicks.join(', '));
+          if (errors.length) parts.push(errors.join(', '));
           return parts.join('; ') + '.';
         }
         const kindWords = {edge: 'Nose', sniff: 'Sniff', indication: 'Indication', click: 'Click', button: 'Button pressed',

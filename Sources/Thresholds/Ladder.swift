@@ -60,6 +60,15 @@ public struct DilutionLadder: Sendable, Hashable {
         try self.init(concentrations: (0..<rungs).map { pow(10, start + Double($0) / stepsPerDecade) })
     }
 
+    /// The half-log ladder of 16 dilutions from 1e-10 up to 10^-2.5 (the threshold study's).
+    /// A constant, so nothing may fail: its rungs are positive, finite and increasing by
+    /// construction, and `LadderTests` checks it is the checked initializer's ladder.
+    public static let halfLog16From1e10 = DilutionLadder(
+        known: (0..<16).map { pow(10, -10 + Double($0) / 2) })
+
+    /// Concentrations known valid (a constant of this module): no check, no error to handle.
+    private init(known concentrations: [Double]) { self.concentrations = concentrations }
+
     public var count: Int { concentrations.count }
 
     /// log10 of each rung's concentration: where the psychometric fit works.

@@ -41,7 +41,7 @@ public struct ThresholdStudy: Sendable {
         public var dogs = 200
         public var seed: UInt64 = 38
         /// A half-log ladder of 16 dilutions, 1e-10 up to 10^-2.5.
-        public var ladder = try! DilutionLadder(weakest: 1e-10, rungs: 16, stepsPerDecade: 2)
+        public var ladder = DilutionLadder.halfLog16From1e10
         public var stations = 3
         public var form = PsychometricForm.logistic
         /// The dogs' true log10 thresholds: uniform over this range (inside the ladder).

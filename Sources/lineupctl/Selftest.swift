@@ -52,10 +52,11 @@ struct Selftest: ParsableCommand {
             printError("\(config): \(error.message)")
             throw ExitCode(1)
         }
+        let names = board.stations.map(\.name)
         for (i, role) in inputs.roles.enumerated() {
             let level = lineup.level(of: UInt32(i)).map { $0 ? "ACTIVE" : "inactive" } ?? "unreadable"
             say(
-                "  \(role.description.padding(toLength: 14, withPad: " ", startingAt: 0)) \(lineup.describe(line: i))  \(level)"
+                "  \(role.described(stationNames: names).padding(toLength: 14, withPad: " ", startingAt: 0)) \(lineup.describe(line: i))  \(level)"
             )
         }
         if let jumper = board.selftest {

@@ -213,6 +213,10 @@ def main():
         result = page("result").text
         if f"your click at {target}" not in result:
             raise SystemExit(f"the round's line does not have the page's click at {target}: {result}")
+        # A miss beside a click at the target says why: the error press there (the project's rule).
+        if not result.startswith("Round 1 of ") or "miss (you pressed error)" not in result \
+                or f"your error press at {target}" not in result:
+            raise SystemExit(f"the round's line does not say the error press made it a miss: {result}")
         driver.set_window_size(1280, 900)
         driver.execute_script("window.scrollTo(0, 0)")
         driver.save_screenshot(os.path.join(ARTIFACTS, "page-1280.png"))

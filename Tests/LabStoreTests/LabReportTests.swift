@@ -216,7 +216,9 @@ import TrainingEngine
         // second session's trial 2 counts there, not last.
         #expect(labHTML.contains("data-rolling-accuracy=\"0.6666666666666666\""), "no rolling accuracy drawn")
         #expect(!labHTML.contains("data-rolling-accuracy=\"0.3333333333333333\""))
-        #expect(labHTML.contains("sensor stuck at station 2") && labHTML.contains("log-events-dropped"))
+        // A sensor's fault names its station as the session's board did (issue 32).
+        #expect(labHTML.contains("sensor stuck at station East (2)") && labHTML.contains("log-events-dropped"))
+        #expect(!labHTML.contains("at station 2"))
         // Issue 32: C-Rex's stations by the names their sessions logged, in the position bias and
         // the station table, the number beside the name; stats --by station alike on both sources.
         #expect(labHTML.contains(">target at North<") && labHTML.contains("data-station=\"3:West\""))

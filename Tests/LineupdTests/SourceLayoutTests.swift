@@ -70,4 +70,17 @@ import Testing
             "split these by concern, or say at the top why not (a comment naming \"500 lines\"):\n\(unexplained.joined(separator: "\n"))"
         )
     }
+
+    /// No source traps on an error with `try!`: a failure is a message, never a crash (issue 32:
+    /// `stats … | head -1` crashed in one). A constant that cannot fail is built without `try`.
+    @Test func noSourceUsesTryBang() throws {
+        var found: [String] = []
+        for (path, text) in try swiftFiles() {
+            for (n, line) in text.split(separator: "\n", omittingEmptySubsequences: false).enumerated()
+            where line.contains("try!") && !line.trimmingCharacters(in: .whitespaces).hasPrefix("//") {
+                found.append("Sources/\(path):\(n + 1)")
+            }
+        }
+        #expect(found.isEmpty, "try! in: \(found)")
+    }
 }

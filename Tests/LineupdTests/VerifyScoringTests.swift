@@ -71,11 +71,13 @@ struct VerifyScoringTests {
         let reader = try SessionLog.openReader(path: daemon.db)
         let trial = try #require(try reader.trials().sorted { $0.number < $1.number }.dropFirst().first)
         let altered = trial.outcome == .hit ? "miss" : "hit"
+        // Its indicated station too: the disagreement names it as the board does (issue 32).
+        let forged = trial.indicatedStation == 1 ? 2 : 1
         let sqlite = Process()
         sqlite.executableURL = URL(fileURLWithPath: "/usr/bin/sqlite3")
         sqlite.arguments = [
             copy,
-            "DROP TRIGGER trial_append_only_update; UPDATE trial SET outcome = '\(altered)' WHERE id = '\(trial.id)';",
+            "DROP TRIGGER trial_append_only_update; UPDATE trial SET outcome = '\(altered)', indicated_station = \(forged) WHERE id = '\(trial.id)';",
         ]
         try sqlite.run()
         sqlite.waitUntilExit()
@@ -88,6 +90,11 @@ struct VerifyScoringTests {
                 $0.contains(
                     "session \(trial.sessionId.prefix(8)) trial \(trial.number): outcome: the log says \(altered)")
                     && $0.contains("the re-scorer says \(trial.outcome.rawValue)")
+            }, "\(caught.stdout)")
+        let name = forged == 1 ? "A" : "B"
+        #expect(
+            lines.contains {
+                $0.contains("trial \(trial.number): indicated station: the log says station \(name) (\(forged)),")
             }, "\(caught.stdout)")
     }
 }

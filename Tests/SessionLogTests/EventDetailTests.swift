@@ -145,7 +145,7 @@ import Testing
     /// (JSONSerialization, kept here as the reference) gave for every detail lineup writes, but
     /// for an input that cannot be read: named `unreadable`, where the hand parsing said `errno`.
     @Test func reportFaultNamesAsBefore() {
-        func before(_ detail: String?, station: Int?) -> String {
+        func before(_ detail: String?, station: String?) -> String {
             guard let detail, let data = detail.data(using: .utf8),
                 let object = try? JSONSerialization.jsonObject(with: data) as? [String: Any]
             else { return "fault" }
@@ -164,7 +164,7 @@ import Testing
         ]
         for detail in details {
             let unreadable = detail?.contains(#""read":"#) == true
-            for station in [nil, 2] {
+            for station in [nil, "East (2)"] {
                 #expect(
                     LogReader.faultName(detail, station: station)
                         == (unreadable ? "unreadable" : before(detail, station: station)), "\(detail ?? "nil")")

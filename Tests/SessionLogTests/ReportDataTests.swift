@@ -187,6 +187,37 @@ import TrainingEngine
         }
     }
 
+    /// Issue 32: a sensor's fault names its station as the session's board did, the number
+    /// beside it (`StationNames`, as every other reading): by the names its trials were counted
+    /// under; in a session with no trial, by its settings when they place the names (no board
+    /// station left unused), else by the defaults, as for any list that does not fit.
+    @Test func aSensorsFaultNamesItsStationAsTheSessionsBoard() throws {
+        let log = try SessionLog(path: temporaryLogPath())
+        let dog = DogRecord(name: "Rex")
+        // Stations 1 and 3 of a four-station board: East (2) and South (4) unused.
+        let chosen = SessionRecord(
+            dogId: dog.id, mode: .doubleBlind, settings: #"{"stations":"North,West","unused_stations":"East,South"}"#)
+        let whole = SessionRecord(
+            dogId: dog.id, mode: .doubleBlind, settings: #"{"stations":"North,East,West","unused_stations":""}"#)
+        let unplaced = SessionRecord(
+            dogId: dog.id, mode: .doubleBlind, settings: #"{"stations":"North,West","unused_stations":"East,South"}"#)
+        let layout = [1, 3].map { StationSlot(station: $0, sampleId: nil, kind: $0 == 1 ? .target : .blank) }
+        try log.append([
+            dog, chosen, whole, unplaced,
+            TrialRecord(
+                sessionId: chosen.id, number: 1, layout: layout, outcome: .miss, started: .now(), ended: .now()),
+            LoggedEvent(kind: .fault, sessionId: chosen.id, station: 3, detail: #"{"sensor":"stuck"}"#),
+            LoggedEvent(kind: .fault, sessionId: chosen.id, station: 2, detail: #"{"sensor":"chatter"}"#),
+            LoggedEvent(kind: .fault, sessionId: whole.id, station: 2, detail: #"{"sensor":"silent"}"#),
+            LoggedEvent(kind: .fault, sessionId: unplaced.id, station: 3, detail: #"{"sensor":"stuck"}"#),
+        ])
+        #expect(
+            try log.reader.report().faults == [
+                "sensor stuck at station West (3)": 1, "sensor chatter at station East (2)": 1,
+                "sensor silent at station East (2)": 1, "sensor stuck at station C (3)": 1,
+            ])
+    }
+
     @Test func faultsAreCountedByWhatFailed() throws {
         let log = try SessionLog(path: temporaryLogPath())
         var filler = LogFiller()
@@ -206,13 +237,13 @@ import TrainingEngine
                 kind: .fault, sessionId: UUID(uuidString: sessionId), station: 2, detail: #"{"sensor":"stuck"}"#),
         ])
         let report = try log.reader.report()
-        #expect(report.faults == ["log-events-dropped": 2, "click-failed": 1, "sensor stuck at station 2": 1])
+        #expect(report.faults == ["log-events-dropped": 2, "click-failed": 1, "sensor stuck at station B (2)": 1])
         #expect(report.faultsOutsideSessions == 1)
         #expect(report.sessions.first { $0.id == sessionId }?.faults == 3)
         // A chosen dog leaves out what happened outside its sessions.
         let dogId = try #require(report.dogs.first?.id)
         let forDog = try log.reader.report(LogFilter(dogId: dogId))
-        #expect(forDog.faults == ["log-events-dropped": 1, "click-failed": 1, "sensor stuck at station 2": 1])
+        #expect(forDog.faults == ["log-events-dropped": 1, "click-failed": 1, "sensor stuck at station B (2)": 1])
         #expect(forDog.faultsOutsideSessions == 0)
     }
 

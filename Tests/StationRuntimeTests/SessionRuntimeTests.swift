@@ -196,6 +196,42 @@ import TrainingEngine
         #expect(rig.flagged().isEmpty)
     }
 
+    /// A round with the trainer's click and then the error press at the target is not correct
+    /// (the project's rule): a miss, and its line shows the error press that made it one, so
+    /// no one reads "miss" beside a click at the target without the reason (page_test.py's
+    /// "miss; target at A; indication at A; your click at A").
+    @Test func aRoundsLineShowsTheErrorPressThatMadeItAMiss() throws {
+        let rig = try Rig(phase: "initial", step: "food")
+        let names = ["A", "B", "C", "D", "E"]
+        for round in 0..<2 {
+            let target = try #require(rig.layouts[round].targetStation)
+            #expect(rig.ready().answer == .started)
+            rig.advance(by: Self.second)
+            rig.nose(at: target, true)
+            rig.advance(by: Self.second / 10)
+            rig.edge(line: rig.clickerLine, active: true)
+            rig.edge(line: rig.clickerLine, active: false)
+            rig.advance(by: Self.second / 10)
+            if round == 0 {
+                rig.edge(line: rig.errorLine, active: true)
+                rig.edge(line: rig.errorLine, active: false)
+            }
+            rig.advance(by: Self.second / 10)
+            rig.nose(at: target, false)
+            rig.advance(by: rig.configuration.exerciseDuration + Self.second)
+        }
+        try rig.drain()
+        let lines = try rig.watchObjects().filter { $0["kind"] == "trial" }.compactMap { $0["line"] }
+        #expect(lines.count == 2, "\(lines)")
+        let first = try #require(lines.first)
+        let target = names[try #require(rig.layouts[0].targetStation)]
+        #expect(first.contains("trainer's click at \(target)") && first.hasSuffix("trainer's error at \(target)  miss"))
+        // The round without an error press: its click at the target is a hit, and no error shows.
+        let second = try #require(lines.last)
+        #expect(second.hasSuffix("hit") && !second.contains("error"), "\(second)")
+        #expect(try rig.log.reader.trials().map(\.outcome) == [.miss, .hit])
+    }
+
     @Test func trainerLedRepetitionsAnswerStartedRunningThenDone() throws {
         let rig = try Rig(phase: "initial", step: "food")
         #expect(rig.layouts.count == 4, "the step's 4 repetitions")

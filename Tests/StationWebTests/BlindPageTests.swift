@@ -175,7 +175,7 @@ import WebAccounts
                 if status.state == .waitingForReady || status.state == .blocked { try? first.client.ready() }
                 return false
             }, "trial 1 never ended")
-        first.terminate()
+        await first.stop()
         guard let station = try SimulatedStation(directory: first.directory) else { return }
         defer { station.terminate() }
         #expect(await station.waitReady())

@@ -52,8 +52,10 @@ import WebAccounts
                 js.range(of: "\nasync function health()", range: start.upperBound..<js.endIndex))
             let function = String(js[start.lowerBound..<end.lowerBound])
             let encoded = String(decoding: try JSONEncoder().encode(reported), as: UTF8.self)
-            let words = try runNode(
-                function + "\nconsole.log(labSyncText(\(encoded)));\nconsole.log(labSyncText({reporting: false}));")
+            let source =
+                function + "\nconsole.log(labSyncText(\(encoded)));\nconsole.log(labSyncText({reporting: false}));"
+            // node run and waited for on a thread of its own, not on Swift's pool (`onThread`).
+            let words = try await onThread { try Self.runNode(source) }
             #expect(
                 words == """
                     120 rows behind, the oldest from 2026-11-24T09:30:00Z; reported \(reported.reportedAt!); \
@@ -64,7 +66,7 @@ import WebAccounts
         }
     }
 
-    func runNode(_ source: String) throws -> String {
+    static func runNode(_ source: String) throws -> String {
         let process = Process()
         process.executableURL = URL(fileURLWithPath: "/usr/bin/node")
         process.arguments = ["-e", source]

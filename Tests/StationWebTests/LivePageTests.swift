@@ -86,7 +86,7 @@ import WebAccounts
             #expect(await live.waitFor(5) { $0.frames("status").last?.contains(#""state":"idle""#) == true })
 
             // lineupd stops: the page is told it is not live, and why; started again, it is live again.
-            station.terminate()
+            await station.stop()
             #expect(
                 await live.waitFor(5) { $0.frames("link").last?.contains(#""live":false"#) == true }, "\(live.text)")
             #expect(live.frames("link").last?.contains("lineupd is not running") == true, "\(live.frames("link"))")

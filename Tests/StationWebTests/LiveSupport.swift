@@ -52,10 +52,22 @@ final class SimulatedStation: @unchecked Sendable {
 
     func waitReady() async -> Bool { await eventually(15) { (try? self.client.status()) != nil } }
 
+    /// Stops lineupd (SIGTERM) and awaits its exit on a thread of its own (`onThread`), never
+    /// on one of Swift's pool: a test that must see it gone (a restart on its socket and log).
+    func stop() async {
+        guard process.isRunning else { return }
+        kill(process.processIdentifier, SIGTERM)
+        _ = try? await onThread { self.process.waitUntilExit() }
+    }
+
+    /// For a `defer`, which cannot await: SIGTERM, its exit reaped on a thread of its own. It
+    /// blocked the test's thread until lineupd exited, a thread of Swift's cooperative pool,
+    /// which every test in the process and the in-process pages under test share (two on a
+    /// two-core machine): PoolStarvationTests shows a page's request timing out meanwhile.
     func terminate() {
         guard process.isRunning else { return }
         kill(process.processIdentifier, SIGTERM)
-        process.waitUntilExit()
+        Thread { self.process.waitUntilExit() }.start()
     }
 }
 

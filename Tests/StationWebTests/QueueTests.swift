@@ -151,7 +151,7 @@ import WebAccounts
             seen = try await queue(client, admin)
             let moved = try #require(seen.last?["next"] as? [String: Any])
             #expect(moved["step"] as? String == "indicate/1" && moved["exercise"] as? String == "2", "\(moved)")
-            let shown = try Self.progress(db: station.db)
+            let shown = try await onThread { try Self.progress(db: station.db) }
             #expect(
                 shown.contains("Next step: indicate/1 (One container), exercise 2, trainer-led, 1 to 4 repetitions"),
                 "\(shown)")

@@ -13,10 +13,19 @@ import TrainingEngine
 /// The researcher's screens' routes: exports streamed as `lineupctl export` writes them, and
 /// the sample list while a double-blind session runs.
 @Suite struct ResearchScreensTests {
-    /// `lineupctl export`'s standard output, as bytes.
-    func lineupctlExport(_ db: String, _ what: ExportTable, _ format: ExportFormat, _ more: [String] = []) throws
-        -> Data
+    /// `lineupctl export`'s standard output, as bytes; run and waited for on a thread of its own
+    /// (`onThread`), not on Swift's pool, which the in-process pages under test need.
+    func lineupctlExport(_ db: String, _ what: ExportTable, _ format: ExportFormat, _ more: [String] = [])
+        async throws -> Data
     {
+        let (status, data) = try await onThread { try Self.export(db, what, format, more) }
+        #expect(status == 0, "lineupctl export --what \(what.rawValue) failed")
+        return data
+    }
+
+    static func export(_ db: String, _ what: ExportTable, _ format: ExportFormat, _ more: [String]) throws -> (
+        Int32, Data
+    ) {
         let process = Process()
         process.executableURL = packageRoot.appendingPathComponent(".build/debug/lineupctl")
         process.arguments = ["export", "--db", db, "--what", what.rawValue, "--format", format.rawValue] + more
@@ -26,8 +35,7 @@ import TrainingEngine
         try process.run()
         let data = out.fileHandleForReading.readDataToEndOfFile()
         process.waitUntilExit()
-        #expect(process.terminationStatus == 0, "lineupctl export --what \(what.rawValue) failed")
-        return data
+        return (process.terminationStatus, data)
     }
 
     @Test func thePagesDownloadIsLineupctlExportsOutputByteForByte() async throws {
@@ -43,7 +51,7 @@ import TrainingEngine
                     #expect(
                         response.headers[.contentDisposition]
                             == "attachment; filename=\"\(what.rawValue).\(format.rawValue)\"")
-                    let expected = try lineupctlExport(log.path, what, format)
+                    let expected = try await lineupctlExport(log.path, what, format)
                     // CSV has its header row even with no rows (JSON Lines of no milestones is empty).
                     if format == .csv { #expect(!expected.isEmpty) }
                     #expect(Data(buffer: response.body) == expected, "\(uri) differs from lineupctl export's bytes")
@@ -64,7 +72,7 @@ import TrainingEngine
         let state = WebState(users: try makeUsers(), link: AddingLink(), logPath: log.path)
         try await Application(router: WebApp.router(state: state)).test(.router) { client in
             let page = try #require(try await client.login("researcher1").1)
-            let whole = try lineupctlExport(log.path, .trials, .csv)
+            let whole = try await lineupctlExport(log.path, .trials, .csv)
             for (query, option, value) in [("dog", "--dog", dog), ("session", "--session", String(session.prefix(8)))] {
                 let uri = "/api/export?what=trials&format=csv&\(query)=\(value)"
                 let response = try await client.execute(uri: uri, method: .get, headers: page.getHeaders)
@@ -72,7 +80,7 @@ import TrainingEngine
                 #expect(
                     response.headers[.contentDisposition]
                         == "attachment; filename=\"trials-\(WebApp.fileNamePart(value)).csv\"")
-                let expected = try lineupctlExport(log.path, .trials, .csv, [option, value])
+                let expected = try await lineupctlExport(log.path, .trials, .csv, [option, value])
                 #expect(
                     Data(buffer: response.body) == expected, "\(uri) differs from lineupctl export \(option)'s bytes")
                 // Narrower than the whole log, so the choice was applied.

@@ -50,7 +50,7 @@ import WebAccounts
                 return (cues ?? 0) >= 2
             }, "trial 2's start never reached the log")
         kill(first.process.processIdentifier, SIGKILL)
-        first.process.waitUntilExit()
+        _ = try await onThread { first.process.waitUntilExit() }
 
         guard let second = try SimulatedStation(speed: 10, extra: ["--no-virtual-dog"], directory: first.directory)
         else {
