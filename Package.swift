@@ -269,7 +269,9 @@ let package = Package(
         .testTarget(name: "StationControlTests", dependencies: ["StationControl", "TrainingEngine"]),
         .testTarget(
             name: "SessionLogTests",
-            dependencies: ["SessionLog", "TrainingEngine", "Figures", "ProgramFiles", "LineupBench", "Report"],
+            dependencies: [
+                "SessionLog", "TrainingEngine", "Figures", "ProgramFiles", "LineupBench", "Report", "Thresholds",
+            ],
             exclude: ["Fixtures"]),
         // Every figure from hand-built trials: no log, no SQLite.
         .testTarget(
