@@ -279,7 +279,7 @@ let package = Package(
         .testTarget(
             name: "SessionLogTests",
             dependencies: [
-                "SessionLog", "Readings", "TrainingEngine", "Figures", "ProgramFiles", "LineupBench", "Report",
+                "SessionLog", "Readings", "TrainingEngine", "Figures", "ProgramFiles", "LineupBench", "Report", "Thresholds",
             ],
             exclude: ["Fixtures"]),
         // Every figure from hand-built trials: no log, no SQLite.

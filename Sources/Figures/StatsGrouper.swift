@@ -193,12 +193,19 @@ public struct TrialContext: Sendable {
     /// The session's settings JSON, which name its stations (`StationNames`); read only where
     /// the grouping asks (`StatsGrouper.needsSettings`).
     public var sessionSettings: String?
+    /// The trial's number in its session, where the reader has it (the report's staircase
+    /// track marks reversals by it).
+    public var trialNumber: Int?
 
-    public init(dogId: String, dog: String, sessionId: String, sessionWallNs: Int64, sessionSettings: String? = nil) {
+    public init(
+        dogId: String, dog: String, sessionId: String, sessionWallNs: Int64, sessionSettings: String? = nil,
+        trialNumber: Int? = nil
+    ) {
         self.dogId = dogId
         self.dog = dog
         self.sessionId = sessionId
         self.sessionWallNs = sessionWallNs
         self.sessionSettings = sessionSettings
+        self.trialNumber = trialNumber
     }
 }

@@ -75,6 +75,8 @@ public struct ThresholdTrackPoint: Sendable, Hashable, Codable {
     /// On the group's scale; nil when it has none.
     public var concentration: Double?
     public var found: Bool
+    /// The staircase turned at this trial (its dilution is a reversal's), as the log recorded.
+    public var reversal: Bool = false
 }
 
 extension ThresholdFitFigures {
@@ -112,14 +114,13 @@ public struct ThresholdRow: Sendable, Hashable, Codable {
     public var dilutions: [ThresholdDilution]
     public var fit: ThresholdFitFigures?
     public var notFitted: String?
-    /// The reversal estimate needs the staircase's state per trial, which the log does not
-    /// record yet: said, never guessed.
-    public var reversalEstimate: String = ThresholdRow.noReversalEstimate
+    /// The reversal estimate (`ThresholdReversals.swift`); nil when it is not computed, and
+    /// `reversalNotComputed` says why: never a guess, never zero.
+    public var reversalEstimate: ThresholdReversalFigures? = nil
+    public var reversalNotComputed: String? = nil
     /// The trials in the order they were handed over, for the report (nil in `stats`).
     public var track: [ThresholdTrackPoint]? = nil
 
-    public static let noReversalEstimate =
-        "not computed: the log does not record the staircase's state per trial yet"
     public static let fractionOfStock = "fraction of the stock"
 }
 
@@ -146,7 +147,9 @@ public struct ThresholdCounter {
         var stations: Set<Int> = []
         /// By sample id: trials, finds.
         var bySample: [String: (trials: Int, found: Int)] = [:]
-        var track: [(id: String, found: Bool)] = []
+        var track: [(id: String, found: Bool, reversal: Bool)] = []
+        /// Its sessions and when each started (the reversal estimate reads each staircase).
+        var sessions: [String: Int64] = [:]
     }
 
     let samples: [String: ThresholdSample]
@@ -155,14 +158,34 @@ public struct ThresholdCounter {
     let stocks: Set<String>
     /// Keep each group's trials in order (the report's track: its trials come ordered).
     let recordsTrack: Bool
+    /// k of the reversal estimate (`ThresholdRow.reversalsAveraged`).
+    let reversalsAveraged: Int
     var groups: [Key: Tally] = [:]
+    /// Each session's procedure state per trial, as `addProcedure` hands it over.
+    var procedures: [String: [ThresholdProcedureTrial]] = [:]
+    /// Why no reversal estimate can be given at all (a store without the state), or nil.
+    var procedureWithheld: String?
 
     /// `samples`: every sample of the log or store by id (stocks are followed through it).
-    public init(samples: [String: ThresholdSample], grouping: ThresholdGrouping, recordsTrack: Bool = false) {
+    public init(
+        samples: [String: ThresholdSample], grouping: ThresholdGrouping, recordsTrack: Bool = false,
+        reversalsAveraged: Int = ThresholdRow.reversalsAveraged
+    ) {
         self.samples = samples
         self.grouping = grouping
         self.recordsTrack = recordsTrack
+        self.reversalsAveraged = reversalsAveraged
         stocks = Set(samples.values.compactMap(\.stockId))
+    }
+
+    /// One trial's procedure state (a `trial_procedure` row) of `sessionId`, in any order.
+    public mutating func addProcedure(sessionId: String, _ trial: ThresholdProcedureTrial) {
+        procedures[sessionId, default: []].append(trial)
+    }
+
+    /// The source holds no procedure state: every group's reversal estimate says `reason`.
+    public mutating func withholdProcedures(_ reason: String) {
+        procedureWithheld = reason
     }
 
     /// The stock at the end of `id`'s chain (itself when it is no dilution); nil past a sample
@@ -193,7 +216,15 @@ public struct ThresholdCounter {
         let found = trial.outcome == .hit ? 1 : 0
         let before = tally.bySample[id] ?? (0, 0)
         tally.bySample[id] = (before.trials + 1, before.found + found)
-        if recordsTrack { tally.track.append((id, found == 1)) }
+        tally.sessions[context.sessionId] = context.sessionWallNs
+        if recordsTrack {
+            // Procedure rows come before the trials (`addProcedure` first), so a track point
+            // knows whether the staircase turned at it.
+            let turned = context.trialNumber.map { number in
+                procedures[context.sessionId]?.contains { $0.trialNumber == number && $0.reversal } ?? false
+            }
+            tally.track.append((id, found == 1, turned ?? false))
+        }
         groups[key] = tally
     }
 
@@ -240,9 +271,19 @@ public struct ThresholdCounter {
             if recordsTrack {
                 row.track = tally.track.map {
                     ThresholdTrackPoint(
-                        sample: samples[$0.id]?.label ?? $0.id, concentration: scale[$0.id], found: $0.found)
+                        sample: samples[$0.id]?.label ?? $0.id, concentration: scale[$0.id], found: $0.found,
+                        reversal: $0.reversal)
                 }
             }
+            // The reversal estimate on the same scale: a unit's concentrations or the fraction.
+            let unit = row.scale == ThresholdRow.fractionOfStock ? nil : row.scale
+            row.reversalEstimate = reversals(
+                sessions: tally.sessions.sorted { ($0.value, $0.key) < ($1.value, $1.key) }.map(\.key),
+                stock: key.stock,
+                concentration: { id in
+                    guard let unit else { return fraction(id) }
+                    return samples[id]?.unit == unit ? samples[id]?.concentration : nil
+                }, notComputed: &row.reversalNotComputed)
             if let missing = ids.first(where: { scale[$0] == nil }) {
                 row.dilutions = ids.map {
                     ThresholdDilution(

@@ -19,7 +19,7 @@ extension LabReader {
         try await inSnapshot {
             var counter = FamiliarNovelCounter()
             try await scanReportTrials(filter, dogs: try await sessionDogs(filter)) {
-                trial, dogId, dog, _, inScope in
+                trial, dogId, dog, _, inScope, _ in
                 counter.add(trial, dogId: dogId, dog: dog, inScope: inScope)
             }
             return counter.rows
@@ -114,12 +114,15 @@ extension LabReader {
         }
         let (thresholdSamples, conditions) = try await thresholdInputs()
         var thresholds = ThresholdCounter(samples: thresholdSamples, grouping: .session, recordsTrack: true)
+        try await addThresholdProcedures(filter, to: &thresholds)
         let started = Dictionary(sessions.map { ($0.id, $0.wallNs) }, uniquingKeysWith: { first, _ in first })
-        try await scanReportTrials(filter, dogs: dogs) { trial, dogId, dog, sessionId, inScope in
+        try await scanReportTrials(filter, dogs: dogs) { trial, dogId, dog, sessionId, inScope, number in
             assembly.addTrial(trial, dogId: dogId, dog: dog, sessionId: sessionId, inScope: inScope)
             guard inScope, let wallNs = started[sessionId] else { return }
             thresholds.add(
-                trial, context: TrialContext(dogId: dogId, dog: dog, sessionId: sessionId, sessionWallNs: wallNs),
+                trial,
+                context: TrialContext(
+                    dogId: dogId, dog: dog, sessionId: sessionId, sessionWallNs: wallNs, trialNumber: number),
                 conditions: conditions[sessionId])
         }
         for row in try await store.rows(
@@ -189,14 +192,15 @@ extension LabReader {
     /// layout no station writes is left out, named once (`LabDamage`).
     func scanReportTrials(
         _ filter: LogFilter, dogs: [String: (id: String, name: String)],
-        _ body: (_ trial: ScoredTrial, _ dogId: String, _ dog: String, _ sessionId: String, _ inScope: Bool) throws ->
-            Void
+        _ body: (
+            _ trial: ScoredTrial, _ dogId: String, _ dog: String, _ sessionId: String, _ inScope: Bool, _ number: Int
+        ) throws -> Void
     ) async throws {
         var decoder = TrialRowDecoder(samples: true)
         let query: PostgresQuery
         if filter == LogFilter() {
             query = """
-                SELECT outcome, latency_ns, layout, seen, session_id, id, true FROM store.trial_current
+                SELECT outcome, latency_ns, layout, seen, session_id, id, true, number::bigint FROM store.trial_current
                 ORDER BY started_wall_ns, session_id COLLATE "C", number
                 """
         } else {
@@ -208,7 +212,7 @@ extension LabReader {
                         (($2::text IS NULL OR s.id = $2::text)
                             AND ($3::bigint IS NULL OR t.wall_ns >= $3::bigint)
                             AND ($4::bigint IS NULL OR t.wall_ns < $4::bigint)
-                            AND \(filter.labSessionCondition())) IS TRUE
+                            AND \(filter.labSessionCondition())) IS TRUE, t.number::bigint
                     FROM store.trial_current t JOIN store.session s ON s.id = t.session_id
                     WHERE ($1::text IS NULL OR s.dog_id = $1::text)
                     ORDER BY t.started_wall_ns, t.session_id COLLATE "C", t.number
@@ -228,15 +232,16 @@ extension LabReader {
             var cells = row.makeIterator()
             guard let outcomeCell = cells.next(), let latencyCell = cells.next(), let layoutCell = cells.next(),
                 let seenCell = cells.next(), let sessionCell = cells.next(), let idCell = cells.next(),
-                let inScopeCell = cells.next()
+                let inScopeCell = cells.next(), let numberCell = cells.next()
             else {
                 throw LabStoreError.refused(
                     store: store.display, message: "store.trial_current answered fewer columns than asked")
             }
-            let (outcome, latency, sessionId, inScope) = try readable("trial") {
+            let (outcome, latency, sessionId, inScope, number) = try readable("trial") {
                 (
                     try outcomeCell.decode(String.self), try latencyCell.decode(Int64?.self),
-                    try sessionCell.decode(String.self), try inScopeCell.decode(Bool.self)
+                    try sessionCell.decode(String.self), try inScopeCell.decode(Bool.self),
+                    try numberCell.decode(Int64.self)
                 )
             }
             // The session is in the same snapshot (a trial's session is a foreign key).
@@ -254,7 +259,7 @@ extension LabReader {
                 leaveOutLayout(trial: (try? idCell.decode(String.self)) ?? "(no id)")
                 continue
             }
-            try body(trial, dog.id, dog.name, sessionId, inScope)
+            try body(trial, dog.id, dog.name, sessionId, inScope, Int(number))
         }
     }
 

@@ -10,10 +10,38 @@ extension LabReader {
     {
         let (samples, conditions) = try await thresholdInputs()
         var counter = ThresholdCounter(samples: samples, grouping: grouping)
+        try await addThresholdProcedures(filter, to: &counter)
         try await scanTrials(filter, samples: true) { trial, context in
             counter.add(trial, context: context, conditions: conditions[context.sessionId])
         }
         return counter.rows()
+    }
+
+    /// The staircase's state per trial for the reversal estimate, as `LogReader` hands it over,
+    /// when the store mirrors `trial_procedure` (lab migration v11); otherwise every group's
+    /// estimate is withheld, said in words.
+    func addThresholdProcedures(_ filter: LogFilter, to counter: inout ThresholdCounter) async throws {
+        // to_regclass needs no privilege on the table, so any login learns it is missing.
+        let present = try await store.rows("SELECT to_regclass('store.trial_procedure') IS NOT NULL").first?
+            .decode(Bool.self)
+        guard present == true else { return counter.withholdProcedures(ThresholdRow.procedureWithheldLabStore) }
+        // The casts take the log's integer flags or booleans alike.
+        for row in try await store.rows(
+            PostgresQuery(
+                unsafeSQL: """
+                    SELECT p.session_id, p.trial_number::bigint, p.procedure, p.sample_id, p.reversal::int <> 0
+                    FROM store.trial_procedure p JOIN store.session s ON s.id = p.session_id
+                        JOIN store.trial_current t ON t.session_id = p.session_id AND t.number = p.trial_number
+                    WHERE \(filter.labTrialCondition)
+                    """, binds: filter.labBindings))
+        {
+            let (session, number, procedure, sample, reversal) = try row.decode(
+                (String, Int64, String, String?, Bool).self)
+            counter.addProcedure(
+                sessionId: session,
+                ThresholdProcedureTrial(
+                    trialNumber: Int(number), procedure: procedure, sampleId: sample, reversal: reversal))
+        }
     }
 
     /// Every sample by id with what it was diluted from, and each session's conditions as

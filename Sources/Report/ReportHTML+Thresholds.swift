@@ -15,8 +15,9 @@ extension ReportHTML {
             <p class="help">Sessions whose targets are dilutions of a stock: the target's dilution trial by trial, and \
             the psychometric fit (logistic, guess rate 1 / stations, lapse fitted within 0 to 0.06) with its threshold \
             and 95 % profile-likelihood interval, as <code>lineupctl stats --threshold</code> gives them \
-            (docs/figures.md, <em>How little the dog can smell</em>). Reversals are not marked: the log does not \
-            record the staircase's state per trial yet.</p>
+            (docs/figures.md, <em>How little the dog can smell</em>). A ringed trial is one where the staircase \
+            turned (a reversal, as the station logged it); the reversal estimate is the geometric mean of each \
+            staircase's last \(ThresholdRow.reversalsAveraged) reversals.</p>
             """
         for row in data.thresholds {
             var a = DataAttributes()
@@ -31,7 +32,15 @@ extension ReportHTML {
             html += "<div class=\"threshold\"\(a.text)><h3>\(escape(row.dog)) · \(escape(when)) · stock "
             html += "\(escape(row.stock))\(row.conditions.map { " · " + escape($0) } ?? "")</h3>"
             html += "<figure>\(trackChart(row))<figcaption>The target's dilution in each trial, in the order they ran "
-            html += "(concentration as \(escape(row.scale))): filled, the dog found it; open, it did not.</figcaption>"
+            html += "(concentration as \(escape(row.scale))): filled, the dog found it; open, it did not; ringed, "
+            html += "a reversal. Reversal estimate: "
+            if let r = row.reversalEstimate {
+                html +=
+                    "<span class=\"reversal-estimate\" data-estimate=\"\(r.estimate)\">\(number(r.estimate))</span> "
+                html += "(the geometric mean of the last \(r.last) reversals).</figcaption>"
+            } else {
+                html += "\(escape(row.reversalNotComputed ?? "-")).</figcaption>"
+            }
             html += "</figure><figure>\(curveChart(row))<figcaption>"
             if let fit = row.fit {
                 html += "Found per dilution (the circle's area is its trials) and the fitted curve: threshold "
@@ -91,9 +100,15 @@ extension ReportHTML {
             a.add("sample", point.sample)
             a.add("concentration", c)
             a.add("found", point.found ? "1" : "0")
+            if point.reversal { a.add("reversal", "1") }
             let fill = point.found ? Palette.bluishGreen : "#ffffff"
             s += "<g class=\"trial\"\(a.text)><title>trial \(i + 1): \(escape(point.sample)), "
-            s += "\(point.found ? "found" : "not found")</title><circle cx=\"\(px(x(i)))\" cy=\"\(px(y(c)))\" r=\"4\" "
+            s += "\(point.found ? "found" : "not found")\(point.reversal ? ", a reversal" : "")</title>"
+            if point.reversal {
+                s += "<circle class=\"reversal\" cx=\"\(px(x(i)))\" cy=\"\(px(y(c)))\" r=\"7.5\" fill=\"none\" "
+                s += "stroke=\"\(Palette.black)\" stroke-width=\"1.2\"/>"
+            }
+            s += "<circle cx=\"\(px(x(i)))\" cy=\"\(px(y(c)))\" r=\"4\" "
             s += "fill=\"\(fill)\" stroke=\"\(point.found ? Palette.bluishGreen : Palette.vermillion)\" "
             s += "stroke-width=\"1.5\"/></g>"
         }

@@ -23,7 +23,7 @@ extension LogReader {
             // The report's ordered pass (the same query, order and decoder): every trial of the
             // chosen dog, or of every dog, counts toward exposure; the filter's are counted.
             var counter = FamiliarNovelCounter()
-            try Self.scanReportTrials(db, filter) { trial, dogId, dog, _, inScope in
+            try Self.scanReportTrials(db, filter) { trial, dogId, dog, _, inScope, _ in
                 counter.add(trial, dogId: dogId, dog: dog, inScope: inScope)
             }
             return counter.rows

@@ -48,12 +48,15 @@ extension LogReader {
             var thresholds = ThresholdCounter(
                 samples: try Self.thresholdSamples(db), grouping: .session, recordsTrack: true)
             let conditions = try Self.sessionConditions(db)
+            try Self.addThresholdProcedures(db, filter, to: &thresholds)
             let started = Dictionary(sessions.map { ($0.id, $0.wallNs) }, uniquingKeysWith: { first, _ in first })
-            try Self.scanReportTrials(db, filter) { trial, dogId, dog, sessionId, inScope in
+            try Self.scanReportTrials(db, filter) { trial, dogId, dog, sessionId, inScope, number in
                 assembly.addTrial(trial, dogId: dogId, dog: dog, sessionId: sessionId, inScope: inScope)
                 guard inScope, let wallNs = started[sessionId] else { return }
                 thresholds.add(
-                    trial, context: TrialContext(dogId: dogId, dog: dog, sessionId: sessionId, sessionWallNs: wallNs),
+                    trial,
+                    context: TrialContext(
+                        dogId: dogId, dog: dog, sessionId: sessionId, sessionWallNs: wallNs, trialNumber: number),
                     conditions: conditions[sessionId])
             }
 
@@ -108,14 +111,15 @@ extension LogReader {
     /// `scanTrials`, and decoded by the same `TrialRowDecoder`.
     static func scanReportTrials(
         _ db: Database, _ filter: LogFilter,
-        _ body: (_ trial: ScoredTrial, _ dogId: String, _ dog: String, _ sessionId: String, _ inScope: Bool) throws ->
-            Void
+        _ body: (
+            _ trial: ScoredTrial, _ dogId: String, _ dog: String, _ sessionId: String, _ inScope: Bool, _ number: Int
+        ) throws -> Void
     ) throws {
         let statement = try db.makeStatement(
             sql: """
                 SELECT t.outcome, t.latency_ns, t.layout, t.seen, s.dog_id, d.name, s.id,
                     ((?2 IS NULL OR s.id = ?2) AND (?3 IS NULL OR t.wall_ns >= ?3) AND (?4 IS NULL OR t.wall_ns < ?4)
-                        AND \(filter.sessionCondition(from: 5))) AS in_scope, t.id
+                        AND \(filter.sessionCondition(from: 5))) AS in_scope, t.id, t.number
                 FROM trial_current t JOIN session s ON s.id = t.session_id JOIN dog d ON d.id = s.dog_id
                 WHERE (?1 IS NULL OR s.dog_id = ?1)
                 ORDER BY t.started_wall_ns, s.id, t.number
@@ -158,7 +162,8 @@ extension LogReader {
                 dogId = id
                 dog = text(5)
             }
-            try body(trial, dogId, dog, text(6), sqlite3_column_int64(sqlite, 7) != 0)
+            try body(
+                trial, dogId, dog, text(6), sqlite3_column_int64(sqlite, 7) != 0, Int(sqlite3_column_int64(sqlite, 9)))
         }
     }
 }

@@ -11,10 +11,38 @@ extension LogReader {
         try read { db in
             var counter = ThresholdCounter(samples: try Self.thresholdSamples(db), grouping: grouping)
             let conditions = try Self.sessionConditions(db)
+            try Self.addThresholdProcedures(db, filter, to: &counter)
             try Self.scanTrials(db, filter, samples: true) { trial, context in
                 counter.add(trial, context: context, conditions: conditions[context.sessionId])
             }
             return counter.rows()
+        }
+    }
+
+    /// The staircase's state of each trial `filter` chooses (`trial_procedure`, schema v13),
+    /// for the reversal estimate: the trials `scanTrials` reads, by the same conditions.
+    static func addThresholdProcedures(_ db: Database, _ filter: LogFilter, to counter: inout ThresholdCounter) throws {
+        guard try db.tableExists("trial_procedure") else { return }
+        let rows = try Row.fetchCursor(
+            db,
+            sql: """
+                SELECT p.session_id, p.trial_number, p.procedure, p.sample_id, p.reversal
+                FROM trial_procedure p JOIN session s ON s.id = p.session_id
+                    JOIN trial_current t ON t.session_id = p.session_id AND t.number = p.trial_number
+                WHERE (?1 IS NULL OR s.dog_id = ?1) AND (?2 IS NULL OR s.id = ?2)
+                    AND (?3 IS NULL OR t.wall_ns >= ?3) AND (?4 IS NULL OR t.wall_ns < ?4)
+                    AND \(filter.sessionCondition(from: 5))
+                """,
+            arguments: StatementArguments(
+                [
+                    filter.dogId.databaseValue, filter.sessionId.databaseValue, filter.since.databaseValue,
+                    filter.until.databaseValue,
+                ] + filter.sessionArguments))
+        while let row = try rows.next() {
+            counter.addProcedure(
+                sessionId: row[0],
+                ThresholdProcedureTrial(
+                    trialNumber: row[1], procedure: row[2], sampleId: row[3], reversal: (row[4] as Int) != 0))
         }
     }
 

@@ -141,12 +141,15 @@ public struct PsychometricFit: Sendable, Hashable {
             let (m, w, lapse) = unpack(u)
             return data.negativeLogLikelihood(form: settings.form, m: m, w: w, guess: guess, lapse: lapse)
         }
-        // The grid: thresholds over the tested range, widths from a tenth of the span to the span.
+        // The grid: thresholds over the tested range, widths from the bound (a hundredth of the
+        // span: a step between two concentrations) to the span. A profile's point near an
+        // interval's end can need the narrowest curve, which a simplex started at a tenth of the
+        // span did not reach through the sine map's flat edge (the interval came out 3 % short).
         let lo = data.x.min()!
         let hi = data.x.max()!
         let span = max(hi - lo, 1e-6)
         let ms = fixedThreshold.map { [$0] } ?? (0...8).map { lo + span * Double($0) / 8 }
-        let ws = [0.1, 0.25, 0.5, 1].map { span * $0 }
+        let ws = [0.01, 0.03, 0.1, 0.25, 0.5, 1].map { span * $0 }
         // Lapse rates at the bound, inside and at the top: a fit may have a maximum with a lapse
         // and another without, so the search starts from the best grid point of each.
         let lapses: [Double] = fixedLapse.map { [$0] } ?? [0, lapseMax / 2, lapseMax]

@@ -77,6 +77,8 @@ public struct ThresholdStudy: Sendable {
         public var tallies: [ConcentrationTally]
         /// The reversal estimate in log10 concentration (staircases with enough reversals).
         public var log10ReversalEstimate: Double?
+        /// Its 95 % t interval (`reversalInterval`), log10 ends.
+        public var log10ReversalInterval: (lower: Double, upper: Double)? = nil
     }
 
     /// One dog's result: the fit against the truth.
@@ -128,9 +130,12 @@ public struct ThresholdStudy: Sendable {
                 try staircase.record(answer)
             }
             let estimate = try? staircase.reversalEstimate(last: settings.reversalsAveraged)
+            let turns = staircase.reversals.map { ladder.concentrations[$0.rung] }
+            let interval = try? reversalInterval(turns, last: settings.reversalsAveraged)
             return Run(
                 dog: index, truth: truth, trials: staircase.trials, tallies: staircase.tallies,
-                log10ReversalEstimate: estimate.map { log10($0) })
+                log10ReversalEstimate: estimate.map { log10($0) },
+                log10ReversalInterval: interval.map { ($0.log10Lower, $0.log10Upper) })
         case .constantStimuli:
             let mcs = try ConstantStimuli(
                 ladder: ladder, rungs: settings.constantRungs, blocks: settings.constantBlocks)
@@ -189,6 +194,10 @@ public struct ThresholdStudySummary: Sendable, Hashable, Codable {
     public var reversalMedianError: Double?
     public var reversalMedianAbsoluteError: Double?
     public var reversalEstimates: Int
+    /// Of the dogs with a reversal estimate: the share whose 95 % t interval of the last k
+    /// reversals held the true threshold, and the share within half a ladder step of it.
+    public var reversalCoverage: Double?
+    public var reversalWithinHalfStep: Double?
 
     public init(procedure: String, results: [ThresholdStudy.Result], stepLog10: Double) {
         self.procedure = procedure
@@ -205,5 +214,13 @@ public struct ThresholdStudySummary: Sendable, Hashable, Codable {
         reversalEstimates = reversal.count
         reversalMedianError = reversal.isEmpty ? nil : median(reversal)
         reversalMedianAbsoluteError = reversal.isEmpty ? nil : median(reversal.map(abs))
+        let truths = results.compactMap { r in
+            r.run.log10ReversalInterval.map { ($0, r.run.truth.log10Threshold) }
+        }
+        reversalCoverage =
+            truths.isEmpty
+            ? nil : Double(truths.count { $0.0.lower <= $0.1 && $0.1 <= $0.0.upper }) / Double(truths.count)
+        reversalWithinHalfStep =
+            reversal.isEmpty ? nil : Double(reversal.count { abs($0) <= stepLog10 / 2 }) / Double(reversal.count)
     }
 }

@@ -193,9 +193,11 @@ struct Stats: ParsableCommand {
             --threshold gives, for the trials whose target is a rung of a dilution ladder \
             (lineupctl samples add-ladder), the trials and finds per dilution and the \
             psychometric fit's threshold with its 95 % profile-likelihood interval, the guess \
-            rate (1 / stations) and the lapse rate, per dog, session and stock; \
-            --threshold-by dog pools a dog's sessions, --threshold-by conditions its sessions \
-            of the same recorded conditions (docs/figures.md, "How little the dog can smell").
+            rate (1 / stations) and the lapse rate, and the reversal estimate (the geometric mean \
+            of each staircase's last 6 reversals; not computed, saying why, with fewer), per dog, \
+            session and stock; --threshold-by dog pools a dog's sessions, --threshold-by \
+            conditions its sessions of the same recorded conditions (docs/figures.md, "How \
+            little the dog can smell").
 
             --familiar-novel shows each dog's sensitivity and specificity on samples it had met \
             in an earlier trial and on samples new to it, with Fisher's exact test of the \

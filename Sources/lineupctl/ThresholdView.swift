@@ -60,11 +60,23 @@ extension Stats {
             } else {
                 say("not fitted: \(row.notFitted ?? "-")")
             }
-            say("reversal estimate: \(row.reversalEstimate)")
+            if let r = row.reversalEstimate {
+                let over =
+                    r.staircases == 1
+                    ? "its staircase's last \(r.last) reversals"
+                    : "the last \(r.last) reversals of each of \(r.staircases) staircases"
+                let fewer =
+                    r.staircasesWithFewer == 0
+                    ? "" : "; \(r.staircasesWithFewer) more reversed fewer than \(r.last) times, left out"
+                say("reversal estimate \(number(r.estimate)) (geometric mean of \(over)\(fewer))")
+            } else {
+                say("reversal estimate: \(row.reversalNotComputed ?? "-")")
+            }
         }
         say(
             "\nFOUND: trials in which the dog indicated the target; aborted trials and trials without a target are "
-                + "not on the curve. An interval end marked below or above is open: the data do not close it "
-                + "(docs/figures.md, \"How little the dog can smell\")")
+                + "not on the curve. An interval end marked below or above is open: the data do not close it. "
+                + "The reversal estimate takes each staircase's last \(ThresholdRow.reversalsAveraged) reversals, as "
+                + "the station logged them (docs/figures.md, \"How little the dog can smell\")")
     }
 }

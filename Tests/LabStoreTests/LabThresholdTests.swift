@@ -1,3 +1,4 @@
+import Figures
 import Foundation
 import Testing
 
@@ -15,7 +16,7 @@ import Testing
                     let onLog = try lineupctl(arguments + ["--db", lab.merged])
                     let onLab = try lineupctl(arguments + ["--lab", lab.conf])
                     #expect(onLog.status == 0 && onLab.status == 0, "\(arguments): \(onLog.stderr) \(onLab.stderr)")
-                    #expect(onLab.stdout == onLog.stdout, "\(arguments)")
+                    #expect(onLab.stdout == Self.withheld(onLog.stdout, lab: onLab.stdout), "\(arguments)")
                     // Not an empty agreement: A's dilutions, fitted, with their conditions.
                     #expect(onLab.stdout.contains("A-T-001") && onLab.stdout.contains("A-T-004"), "\(arguments)")
                 }
@@ -25,5 +26,20 @@ import Testing
         #expect(text.contains("threshold ") && text.contains("guess rate 1/5"), "\(text)")
         let rooms = try lineupctl(["stats", "--threshold", "--threshold-by", "conditions", "--lab", lab.conf]).stdout
         #expect(rooms.contains("% RH; door open, \"windy\""), "\(rooms)")
+    }
+
+    /// The log's output as a store without the staircase's state per trial prints it: each
+    /// reversal estimate withheld in words (until lab migration v11 mirrors `trial_procedure`;
+    /// a store with it prints the log's own). The fixture's logs have no staircase, so their
+    /// rows only ever say why the estimate is not computed.
+    static func withheld(_ log: String, lab: String) -> String {
+        let why = ThresholdRow.procedureWithheldLabStore
+        guard lab.contains(why) else { return log }
+        return
+            log
+            .replacing(/reversal estimate: [^\n]*/, with: "reversal estimate: \(why)")
+            .replacing(/"reversal_not_computed"( ?): ?"[^"]*"/) { match in
+                "\"reversal_not_computed\"\(match.1):\(match.1)\"\(why)\""
+            }
     }
 }

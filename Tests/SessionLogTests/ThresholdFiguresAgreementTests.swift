@@ -10,8 +10,8 @@ import Testing
 /// smell", "In `stats`"): which trials count, the stock and scale, the groups, the trials and
 /// finds per dilution, and a maximum-likelihood fit with its profile interval written apart
 /// (L-BFGS-B and brentq; it shares no code with Thresholds). Tallies agree exactly; each fit is
-/// at least as likely as scipy's, with its guess rate and open ends (thresholds to 1 %: not yet,
-/// see below). Skips, saying why, where python3 or scipy is missing (CI
+/// at least as likely as scipy's, with its guess rate and open ends; thresholds and closed
+/// interval ends to 1 %, except a threshold on a flat ridge of the likelihood (see below). Skips, saying why, where python3 or scipy is missing (CI
 /// installs scipy and fails on the skip line).
 @Suite struct ThresholdFiguresAgreementTests {
     static let script = #"""
@@ -98,12 +98,15 @@ import Testing
             b = best(); m = b.x[0]
             cut = b.fun + chi2.ppf(0.95, 1) / 2
             near = (float(np.exp(b.x[1])), float(b.x[2]))
+            # A ridge: the profile 1 % either side of the maximum is as high (to 1e-6), so the
+            # threshold is not identified to 1 % and only the likelihood and interval compare.
+            flat = all(best(mm, near).fun - b.fun < 1e-6 for mm in (m - np.log10(1.01), m + np.log10(1.01)))
             dev = lambda mm: best(mm, near).fun - cut
             lower = brentq(dev, mb[0], m, xtol=1e-5) if dev(mb[0]) > 0 else None
             upper = brentq(dev, m, mb[1], xtol=1e-5) if dev(mb[1]) > 0 else None
             return {"threshold": 10 ** m, "lower": None if lower is None else 10 ** lower,
                     "upper": None if upper is None else 10 ** upper, "lapse": float(b.x[2]), "guess": guess,
-                    "nll": float(b.fun)}
+                    "nll": float(b.fun), "flat": bool(flat)}
 
         out = []
         for key in sorted(groups):
@@ -177,6 +180,7 @@ import Testing
         let encoder = JSONEncoder()
         encoder.keyEncodingStrategy = .convertToSnakeCase
         var fitted = 0
+        var flat = 0
         for grouping in ["session", "dog", "conditions"] {
             let stats = try encoder.encode(try log.reader.thresholdStats(by: ThresholdGrouping(rawValue: grouping)!))
             let rows = try #require(try JSONSerialization.jsonObject(with: stats) as? [[String: Any]])
@@ -215,16 +219,33 @@ import Testing
                 #expect((fit == nil) == (scipy == nil), "\(what): \(row["not_fitted"] ?? "")")
                 guard let fit, let scipy else { continue }
                 fitted += 1
-                // Thresholds and interval ends are not compared to 1 % yet: on 3 of 18 fits of this
-                // log they differ by 3 to 5 % with Thresholds' −log L no higher than scipy's (a flat
-                // top, or a maximum scipy misses; not root-caused). What holds: the fit is at least
-                // as likely as scipy's, with the same guess rate and the same open ends.
+                // A threshold on a flat ridge (scipy's profile 1 % either side of its maximum as
+                // high to 1e-6; docs/figures.md, "In `stats`") is not identified to 1 %: there the
+                // likelihood and the interval compare, and ours must lie inside scipy's interval.
                 #expect(fit["guess_rate"] as? Double == scipy["guess"] as? Double, "\(what)")
                 #expect((fit["negative_log_likelihood"] as? Double ?? 0) <= (scipy["nll"] as? Double ?? 0) + 1e-6)
                 #expect((fit["lower_open"] as? Bool) == (scipy["lower"] is NSNull), "\(what): \(fit) scipy \(scipy)")
                 #expect((fit["upper_open"] as? Bool) == (scipy["upper"] is NSNull), "\(what): \(fit) scipy \(scipy)")
+                let threshold = fit["threshold"] as? Double ?? 0
+                let theirs = scipy["threshold"] as? Double ?? 1
+                if scipy["flat"] as? Bool == true {
+                    flat += 1
+                    let low = scipy["lower"] as? Double ?? 0
+                    let high = scipy["upper"] as? Double ?? .infinity
+                    #expect(low <= threshold && threshold <= high, "\(what): \(fit) scipy \(scipy)")
+                } else {
+                    #expect(abs(threshold / theirs - 1) < 0.01, "\(what): \(fit) scipy \(scipy)")
+                }
+                for end in ["lower", "upper"] {
+                    guard let ours = fit[end] as? Double, let them = scipy[end] as? Double else { continue }
+                    #expect(abs(ours / them - 1) < 0.01, "\(what) \(end): \(fit) scipy \(scipy)")
+                }
             }
         }
         #expect(fitted >= 8, "only \(fitted) groups fitted")
+        print("ThresholdFiguresAgreementTests: \(fitted) fits, \(flat) on a flat ridge")
+        #expect(
+            flat < fitted / 2,
+            "\(flat) of \(fitted) fits on a flat ridge: the comparison to 1 % would be mostly skipped")
     }
 }

@@ -30,7 +30,17 @@ import VirtualDog
                 + "\(summary.medianTrials), median error \(summary.medianError), median |error| "
                 + "\(summary.medianAbsoluteError) (\(summary.medianAbsoluteErrorSteps) steps), coverage "
                 + "\(summary.coverage), open intervals \(summary.openIntervals), reversal estimate median error "
-                + "\(summary.reversalMedianError.map { "\($0)" } ?? "none")")
+                + "\(summary.reversalMedianError.map { "\($0)" } ?? "none"), its t interval's coverage "
+                + "\(summary.reversalCoverage.map { "\($0)" } ?? "none"), within half a step "
+                + "\(summary.reversalWithinHalfStep.map { "\($0)" } ?? "none")")
+        if case .staircase = procedure {
+            // Every staircase reaches the study's 16 reversals or its 150 trials; each estimate
+            // that exists has its interval.
+            #expect(summary.reversalEstimates >= summary.dogs * 9 / 10, "\(summary)")
+            #expect(summary.reversalCoverage != nil && summary.reversalWithinHalfStep != nil)
+        } else {
+            #expect(summary.reversalEstimates == 0 && summary.reversalCoverage == nil)
+        }
         #expect(summary.medianAbsoluteErrorSteps <= 0.5, "\(summary)")
         #expect(abs(summary.medianError) <= 0.25, "\(summary)")
         #expect(summary.coverage >= 0.90 && summary.coverage <= 0.99, "\(summary)")
