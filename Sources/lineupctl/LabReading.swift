@@ -85,13 +85,6 @@ func labThresholds(
     try labRead(address, rows, selection) { reader, filter in try await reader.thresholdStats(by: grouping, filter) }
 }
 
-/// `stats --guesses` on the lab store: the rows `LogReader.guessStats(by:_:)` gives on a log.
-func labGuesses(
-    _ address: String, by grouping: GuessGrouping, _ rows: RowFilterOptions, _ selection: SelectionOptions
-) throws -> [GuessFigures] {
-    try labRead(address, rows, selection) { reader, filter in try await reader.guessStats(by: grouping, filter) }
-}
-
 /// `export --lab`: the store's rows through the log's writer, streamed to standard output.
 func labExport(
     _ address: String, _ table: ExportTable, format: ExportFormat, _ rows: RowFilterOptions,

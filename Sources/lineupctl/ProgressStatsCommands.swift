@@ -237,8 +237,6 @@ struct Stats: ParsableCommand {
             // Not yet readings (Sources/Readings): the store's own readers.
             if let address = lab.lab, threshold.threshold {
                 return try printThresholds(labThresholds(address, by: threshold.by, rows, selection))
-            } else if let address = lab.lab, extra.guesses {
-                return try printGuesses(labGuesses(address, by: guessGrouping, rows, selection))
             } else if let address = lab.lab, sources {
                 return try printSources(labSources(address, rows, selection))
             } else if let address = lab.lab, familiarNovel {
@@ -253,10 +251,6 @@ struct Stats: ParsableCommand {
                         try printThresholds(reader.thresholdStats(by: threshold.by, filter))
                         return nil
                     }
-                    if extra.guesses {
-                        try printGuesses(reader.guessStats(by: guessGrouping, filter))
-                        return nil
-                    }
                     if familiarNovel {
                         try printFamiliarNovel(reader.familiarNovelStats(filter))
                         return nil
@@ -265,6 +259,10 @@ struct Stats: ParsableCommand {
                         try printSources(reader.confoundStats(filter))
                         return nil
                     }
+                }
+                if extra.guesses {
+                    try printGuesses(GuessReading(by: guessGrouping, filter).read(from: source.rows))
+                    return nil
                 }
                 return try StatsReading(by: by, filter).read(from: source.rows)
             }
