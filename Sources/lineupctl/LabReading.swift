@@ -66,11 +66,6 @@ func labRead<T: Sendable>(
     }
 }
 
-/// `stats --sources` on the lab store: the rows `LogReader.confoundStats` gives on a log.
-func labSources(_ address: String, _ rows: RowFilterOptions, _ selection: SelectionOptions) throws -> [ConfoundRow] {
-    try labRead(address, rows, selection) { reader, filter in try await reader.confoundStats(filter) }
-}
-
 /// `stats --familiar-novel` on the lab store: the rows `LogReader.familiarNovelStats` gives on a log.
 func labFamiliarNovel(_ address: String, _ rows: RowFilterOptions, _ selection: SelectionOptions) throws
     -> [FamiliarNovelRow]

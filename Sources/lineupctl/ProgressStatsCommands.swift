@@ -237,8 +237,6 @@ struct Stats: ParsableCommand {
             // Not yet readings (Sources/Readings): the store's own readers.
             if let address = lab.lab, threshold.threshold {
                 return try printThresholds(labThresholds(address, by: threshold.by, rows, selection))
-            } else if let address = lab.lab, sources {
-                return try printSources(labSources(address, rows, selection))
             } else if let address = lab.lab, familiarNovel {
                 return try printFamiliarNovel(labFamiliarNovel(address, rows, selection))
             }
@@ -255,13 +253,13 @@ struct Stats: ParsableCommand {
                         try printFamiliarNovel(reader.familiarNovelStats(filter))
                         return nil
                     }
-                    if sources {
-                        try printSources(reader.confoundStats(filter))
-                        return nil
-                    }
                 }
                 if extra.guesses {
                     try printGuesses(GuessReading(by: guessGrouping, filter).read(from: source.rows))
+                    return nil
+                }
+                if sources {
+                    try printSources(SourcesReading(filter).read(from: source.rows))
                     return nil
                 }
                 return try StatsReading(by: by, filter).read(from: source.rows)

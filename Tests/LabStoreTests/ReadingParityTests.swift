@@ -16,6 +16,7 @@ import Testing
             StatsGrouping.allCases.map { ["stats", "--by", $0.rawValue] }
                 + [["stats", "--by", "sample", "--prevalence", "0.01"]]
         case .guesses: [["stats", "--guesses"], ["stats", "--guesses", "--by", "session"]]
+        case .sources: [["stats", "--sources"]]
         }
     }
 

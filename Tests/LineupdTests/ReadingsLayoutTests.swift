@@ -13,6 +13,7 @@ import Testing
     static let ported: [(name: String, type: String, counters: [String], labHelper: String)] = [
         ("stats", "StatsReading", ["StatsGrouper("], "labStats"),
         ("guesses", "GuessReading", ["GuessCounter("], "labGuesses"),
+        ("sources", "SourcesReading", ["ConfoundCounter("], "labSources"),
     ]
 
     /// Modules that bring a store: none belongs beneath a reading.
