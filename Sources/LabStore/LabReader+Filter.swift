@@ -58,25 +58,6 @@ extension LogFilter {
 extension LabReader {
     static let place = "the lab store"
 
-    /// `stats --sources`: per dog and sample detail, what `LogReader.confoundStats` gives on the
-    /// merged logs, counted by the same `ConfoundCounter` from the same trials.
-    public func confoundStats(_ filter: LogFilter) async throws -> [ConfoundRow] {
-        var counter = ConfoundCounter()
-        try await scanTrials(filter, samples: true) { trial, context in
-            counter.add(trial, dogId: context.dogId, dog: context.dog)
-        }
-        var details: [String: SampleRegistryDetails] = [:]
-        for row in try await store.rows("SELECT id, kind, source, collection, processing FROM store.sample") {
-            let (id, kind, source, collection, processing) = try row.decode(
-                (String, String, String?, String?, String?).self)
-            // As the log reads it: a kind lineup does not know is a blank.
-            details[id] = SampleRegistryDetails(
-                kind: SampleKind(rawValue: kind) ?? .blank, source: source, collection: collection,
-                processing: processing)
-        }
-        return counter.rows(details: details)
-    }
-
     /// The trials after corrections that `filter` selects, decoded as on a log. Streamed; each
     /// session's settings only when `settings` is set.
     func scanTrials(

@@ -20,6 +20,9 @@ public protocol RowScanner {
     /// the reading with `error`, which names it; the lab store, which cannot remove rows a store
     /// older than v9 took, leaves the row out and names it once (`row`, `reason`).
     func badRow(_ error: any Error, row: String, reason: String) throws
+    /// Whether the source has the table: a station's log older than a table has none of its
+    /// rows; the lab store has every table of the migrations it was checked for when opened.
+    func hasTable(_ name: String) throws -> Bool
 }
 
 /// One row of a scan, read by column (from 0). The text and bytes of a column are the same

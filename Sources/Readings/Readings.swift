@@ -15,9 +15,13 @@ public protocol Reading: Sendable {
 /// a reading added here and not there fails to compile (its switch is exhaustive).
 ///
 /// Not yet here, still one query per store (docs/architecture.md, "Readings"): `stats
-/// --guesses`, `--sources`, `--familiar-novel`, `--threshold`, the report's data, `export`'s
+/// --familiar-novel`, `--threshold`, the report's data, `export`'s
 /// tables and the filter words' resolution.
 public enum ReadingName: String, CaseIterable, Sendable {
     /// `stats --by dog|session|sample|station`, with every filter: `StatsReading`.
     case stats
+    /// `stats --guesses [--by session]`, with every filter: `GuessReading`.
+    case guesses
+    /// `stats --sources`, with every filter: `SourcesReading`.
+    case sources
 }

@@ -44,6 +44,8 @@ public struct LogRowScanner: RowScanner {
     }
 
     public func badRow(_ error: any Error, row: String, reason: String) throws { throw error }
+
+    public func hasTable(_ name: String) throws -> Bool { try db.tableExists(name) }
 }
 
 /// One row of a log's query, read from SQLite's columns in place.

@@ -66,11 +66,6 @@ func labRead<T: Sendable>(
     }
 }
 
-/// `stats --sources` on the lab store: the rows `LogReader.confoundStats` gives on a log.
-func labSources(_ address: String, _ rows: RowFilterOptions, _ selection: SelectionOptions) throws -> [ConfoundRow] {
-    try labRead(address, rows, selection) { reader, filter in try await reader.confoundStats(filter) }
-}
-
 /// `stats --familiar-novel` on the lab store: the rows `LogReader.familiarNovelStats` gives on a log.
 func labFamiliarNovel(_ address: String, _ rows: RowFilterOptions, _ selection: SelectionOptions) throws
     -> [FamiliarNovelRow]
@@ -83,13 +78,6 @@ func labThresholds(
     _ address: String, by grouping: ThresholdGrouping, _ rows: RowFilterOptions, _ selection: SelectionOptions
 ) throws -> [ThresholdRow] {
     try labRead(address, rows, selection) { reader, filter in try await reader.thresholdStats(by: grouping, filter) }
-}
-
-/// `stats --guesses` on the lab store: the rows `LogReader.guessStats(by:_:)` gives on a log.
-func labGuesses(
-    _ address: String, by grouping: GuessGrouping, _ rows: RowFilterOptions, _ selection: SelectionOptions
-) throws -> [GuessFigures] {
-    try labRead(address, rows, selection) { reader, filter in try await reader.guessStats(by: grouping, filter) }
 }
 
 /// `export --lab`: the store's rows through the log's writer, streamed to standard output.

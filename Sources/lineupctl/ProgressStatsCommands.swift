@@ -239,10 +239,6 @@ struct Stats: ParsableCommand {
             // Not yet readings (Sources/Readings): the store's own readers.
             if let address = lab.lab, threshold.threshold {
                 return try printThresholds(labThresholds(address, by: threshold.by, rows, selection))
-            } else if let address = lab.lab, extra.guesses {
-                return try printGuesses(labGuesses(address, by: guessGrouping, rows, selection))
-            } else if let address = lab.lab, sources {
-                return try printSources(labSources(address, rows, selection))
             } else if let address = lab.lab, familiarNovel {
                 return try printFamiliarNovel(labFamiliarNovel(address, rows, selection))
             }
@@ -255,18 +251,18 @@ struct Stats: ParsableCommand {
                         try printThresholds(reader.thresholdStats(by: threshold.by, filter))
                         return nil
                     }
-                    if extra.guesses {
-                        try printGuesses(reader.guessStats(by: guessGrouping, filter))
-                        return nil
-                    }
                     if familiarNovel {
                         try printFamiliarNovel(reader.familiarNovelStats(filter))
                         return nil
                     }
-                    if sources {
-                        try printSources(reader.confoundStats(filter))
-                        return nil
-                    }
+                }
+                if extra.guesses {
+                    try printGuesses(GuessReading(by: guessGrouping, filter).read(from: source.rows))
+                    return nil
+                }
+                if sources {
+                    try printSources(SourcesReading(filter).read(from: source.rows))
+                    return nil
                 }
                 return try StatsReading(by: by, filter).read(from: source.rows)
             }

@@ -11,7 +11,9 @@ import Testing
     /// Each reading in `ReadingName`: its definition, the counters from Figures only it may call,
     /// and the per-store helper lineupctl had for it before (which must not come back).
     static let ported: [(name: String, type: String, counters: [String], labHelper: String)] = [
-        ("stats", "StatsReading", ["StatsGrouper("], "labStats")
+        ("stats", "StatsReading", ["StatsGrouper("], "labStats"),
+        ("guesses", "GuessReading", ["GuessCounter("], "labGuesses"),
+        ("sources", "SourcesReading", ["ConfoundCounter("], "labSources"),
     ]
 
     /// Modules that bring a store: none belongs beneath a reading.

@@ -1,5 +1,6 @@
 import Figures
 import Foundation
+import Readings
 import Report
 import Testing
 import TrainingEngine

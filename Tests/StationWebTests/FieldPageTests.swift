@@ -3,6 +3,7 @@ import HTTPTypes
 import Hummingbird
 import HummingbirdTesting
 import NIOCore
+import Readings
 import SessionLog
 import StationControl
 import StationWeb
