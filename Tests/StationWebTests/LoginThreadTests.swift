@@ -8,8 +8,9 @@ import Synchronization
 import Testing
 
 /// Logins are read, limited and answered on a thread of their own (`LoginThread`, docs/web.md
-/// "What an attacker on the station's network can and cannot do"), never on Swift's pool, which serves the pages of those logged in: a flood
-/// of logins then waits for the trainer's page, not the page for the flood (issue 33).
+/// "What an attacker on the station's network can and cannot do"), never on Swift's pool, which
+/// serves the pages of those logged in: a flood of logins then waits for the trainer's page, not
+/// the page for the flood (issue 33).
 @Suite struct LoginThreadTests {
     /// With the logins' thread held, a login waits and a logged-in page answers. Without the
     /// thread the login was answered at once, on the pool, beside the page.
