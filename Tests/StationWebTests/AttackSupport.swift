@@ -356,8 +356,17 @@ final class SilentConnections: @unchecked Sendable {
 /// Logins with random names from `addresses` client addresses (127.0.`net`.1, ...), each
 /// address keeping one login in flight at all times (a new one as soon as the last is
 /// answered), until `stop`. Counts the answers by status.
+///
+/// It runs on a thread of its own, never on Swift's pool nor lineup-web's threads, and measures
+/// the processor time it takes (`cpuSeconds`, printed with the figures as `flood_client_cpu`):
+/// 0.03 cores under the 250-address flood, against lineup-web's 0.4 to 0.6, so it does not
+/// starve the server it attacks. It keeps the page's own priority: at nice 19 it fell out of
+/// full force on this shared machine (157 of 250 logins in flight, load 38).
 final class LoginFlood: @unchecked Sendable {
     private let stopped = Atomic<Bool>(false)
+    private let cpuNanoseconds = Atomic<Int>(0)
+    /// Processor time the flood's thread has used so far, in seconds.
+    var cpuSeconds: Double { Double(cpuNanoseconds.load(ordering: .relaxed)) / 1e9 }
     private let answers = Mutex<[Int: Int]>([:])
     private let answeredCount = Atomic<Int>(0)
     private let inFlightCount = Atomic<Int>(0)
@@ -418,6 +427,9 @@ final class LoginFlood: @unchecked Sendable {
                     slots[i] = Slot()
                 }
                 inFlightCount.store(slots.filter { $0.fd >= 0 && $0.sent }.count, ordering: .relaxed)
+                var time = timespec()
+                clock_gettime(CLOCK_THREAD_CPUTIME_ID, &time)
+                cpuNanoseconds.store(time.tv_sec * 1_000_000_000 + time.tv_nsec, ordering: .relaxed)
             }
             for slot in slots where slot.fd >= 0 { close(slot.fd) }
         }
