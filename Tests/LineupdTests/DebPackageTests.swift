@@ -4,7 +4,7 @@ import Testing
 /// packaging/deb/build.sh, from the debug build: the package's files, owners, modes and control
 /// file as dpkg-deb reads them, so a broken package fails here before the emulated-hardware tier
 /// installs one (with the manual pages and xz that this fast build leaves out).
-@Suite(.serialized) struct DebPackageTests {
+@Suite(.serialized, .ownThreads) struct DebPackageTests {
     let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
         .deletingLastPathComponent()
 
