@@ -106,7 +106,7 @@ prepare() {
     rm -f .build-vm/lineup_*.deb
     # Uncompressed: xz over the debug binaries took 139 s of CI's serial time; dpkg installs
     # a package whose data.tar is uncompressed as it installs any other.
-    packaging/deb/build.sh --out .build-vm --bin-dir .build/debug --dynamic-swift-runtime --uncompressed | tail -1 \
+    packaging/deb/build.sh --out .build-vm --bin-dir .build/debug --uncompressed | tail -1 \
         || die "packaging/deb/build.sh failed"
 
     say "edgewatch (hardware/vm/edgewatch.c) against libgpiod 2.x"
