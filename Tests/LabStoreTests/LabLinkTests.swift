@@ -5,7 +5,7 @@ import Testing
 /// (LabLink): what it says when the client is missing, ends without answering or speaks another
 /// version of the link. Each in one line with a non-zero exit, nothing on stdout. The store's
 /// answers themselves go through the link in every `--lab` test of this target.
-@Suite struct LabLinkTests {
+@Suite(.ownThreads) struct LabLinkTests {
     /// lineupctl linked into a directory of its own (the client is looked for beside it, then on
     /// PATH, here an empty directory), with `client` as that directory's lineup-sync when given.
     func lineupctlAlone(_ name: String, client: String?) throws -> (tool: String, directory: String) {

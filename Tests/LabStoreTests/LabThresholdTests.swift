@@ -5,7 +5,7 @@ import Testing
 /// `stats --threshold --lab` prints, byte for byte, what it prints on the merged logs: the same
 /// trials counted and fitted by the same `ThresholdCounter`, the samples' dilutions and the
 /// sessions' conditions read from the store (its migration v10), each grouping, text and JSON.
-@Suite(.serialized) struct LabThresholdTests {
+@Suite(.serialized, .ownThreads) struct LabThresholdTests {
     @Test func thresholdsOnTheLabEqualTheMergedLogs() async throws {
         guard let lab = try await SyncedAndMerged.make("thresholdsOnTheLabEqualTheMergedLogs") else { return }
         defer { lab.remove() }

@@ -5,7 +5,7 @@ import Testing
 /// file as dpkg-deb reads them, and the one Swift runtime its binaries share, so a broken package
 /// fails here before the emulated-hardware tier installs one (with the manual pages and xz that
 /// this fast build leaves out).
-@Suite(.serialized) struct DebPackageTests {
+@Suite(.serialized, .ownThreads) struct DebPackageTests {
     let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
         .deletingLastPathComponent()
 

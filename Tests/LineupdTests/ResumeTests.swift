@@ -9,7 +9,7 @@ import TrainingEngine
 /// the block goes on after the last trial logged, the trial running at the kill is logged
 /// interrupted (aborted) from its own events, never run or scored again, and every trial is
 /// in the log once; a double-blind block still verifies (`verify-blinding`, `verify-scoring`).
-@Suite("a session cut short and resumed", .serialized)
+@Suite("a session cut short and resumed", .serialized, .ownThreads)
 struct ResumeTests {
     /// The session's trial rows (the station's, not corrections): number, outcome, reason, id.
     static func trials(_ db: String, _ session: String) throws -> [(

@@ -4,7 +4,7 @@ import Testing
 /// How the sources are laid out, as docs/architecture.md says: the training engine imports
 /// no module but the C library's maths and Thresholds (itself pure: no Foundation, no parser),
 /// and a source file over 500 lines says why at its top.
-@Suite struct SourceLayoutTests {
+@Suite(.ownThreads) struct SourceLayoutTests {
     let sources = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
         .deletingLastPathComponent().appendingPathComponent("Sources")
 

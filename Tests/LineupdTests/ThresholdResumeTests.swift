@@ -12,7 +12,7 @@ import Testing
 /// after the resume is recomputed from the trials logged; its dilutions, committed before the
 /// cut or after it, verify (`verify-blinding`), and the re-scorer's staircase agrees
 /// (`verify-scoring`).
-@Suite(.serialized) struct ThresholdResumeTests {
+@Suite(.serialized, .ownThreads) struct ThresholdResumeTests {
     struct Trial: Equatable, CustomStringConvertible {
         var number: Int
         var outcome: String
