@@ -375,8 +375,8 @@ final class LoginFlood: @unchecked Sendable {
     var statuses: [Int: Int] { answers.withLock { $0 } }
     /// Logins answered so far.
     var answered: Int { answeredCount.load(ordering: .relaxed) }
-    /// Logins sent whole and not yet read answered when the flood's last poll returned (at most
-    /// `addresses`).
+    /// Addresses with a connection at the page (its login sent whole and not yet read answered,
+    /// or waiting to be accepted) when the flood's last poll returned (at most `addresses`).
     var inFlight: Int { inFlightCount.load(ordering: .relaxed) }
 
     init(port: Int, addresses: Int, net: Int) {
@@ -398,12 +398,13 @@ final class LoginFlood: @unchecked Sendable {
                     pollfd(fd: $0.fd, events: Int16($0.sent ? POLLIN : POLLOUT), revents: 0)
                 }
                 _ = poll(&polls, nfds_t(polls.count), 100)
-                // Counted as the poll returns, before this turn's answers are read and their
-                // addresses sent again at the next turn: counted after, a burst of refusals
-                // arriving together (lineup-web's event loops flushing on a loaded machine) read
-                // as a weaker flood (197 of 250 in one run at load 24) although every address
-                // sends again at once; the answers' rate is checked apart (`answered`).
-                inFlightCount.store(slots.filter { $0.fd >= 0 && $0.sent }.count, ordering: .relaxed)
+                // Counted as the poll returns, before this turn's answers are read, and with the
+                // connections not yet writable (waiting in lineup-web's accept queue, the flood's
+                // pressure too): counting only logins sent whole after the answers were read, a
+                // burst of refusals read in one turn and connections queued behind a slow accept
+                // read as a weaker flood (197, then 224 of 250 in a full test run) although every
+                // address kept a connection at the page; the answers' rate is checked apart.
+                inFlightCount.store(slots.filter { $0.fd >= 0 }.count, ordering: .relaxed)
                 for (i, entry) in polls.enumerated() where entry.fd >= 0 && entry.revents != 0 {
                     if !slots[i].sent {
                         counter += 1

@@ -179,9 +179,10 @@ import WebAccounts
             return (times, inFlight, open, answeredDuring)
         }
         guard let (times, inFlight, _, answeredDuring) = outcome else { return }
-        // The flood in full force for the whole measurement: nearly every address with a login
-        // sent whole and not yet answered at each sample (one just answered is sent again at
-        // the flood's next turn), and on average each address answered at least once every two
+        // The flood in full force for the whole measurement: nearly every address with a
+        // connection at the page at each sample (its login sent and not yet answered, or
+        // waiting to be accepted; one just answered is sent again at the flood's next turn),
+        // and on average each address answered at least once every two
         // measured seconds (a refusal waits 1 s). What lineup-web holds is a figure only: a
         // connection just made waits in the kernel's queue until lineup-web accepts it.
         #expect(inFlight >= addresses - 25, "only \(inFlight) of the flood's \(addresses) logins were in flight")
