@@ -73,6 +73,8 @@ public struct LabRow: ReadingRow {
 
     public func integer(_ column: Int) throws -> Int64? { try cells[column].decode(Int64?.self) }
 
+    public func double(_ column: Int) throws -> Double? { try cells[column].decode(Double?.self) }
+
     public func withBytes<T>(_ column: Int, _ body: (UnsafeRawBufferPointer?) throws -> T) throws -> T {
         guard let buffer = cells[column].bytes else { return try body(nil) }
         return try buffer.withUnsafeReadableBytes { bytes in

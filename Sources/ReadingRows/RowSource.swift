@@ -30,6 +30,9 @@ public protocol RowScanner {
 public protocol ReadingRow {
     func text(_ column: Int) throws -> String?
     func integer(_ column: Int) throws -> Int64?
+    /// A real number (a dilution's factor, a room's temperature): SQLite's REAL, PostgreSQL's
+    /// double precision.
+    func double(_ column: Int) throws -> Double?
     /// The column's bytes without a copy, nil for SQL NULL (an empty text is not nil).
     func withBytes<T>(_ column: Int, _ body: (UnsafeRawBufferPointer?) throws -> T) throws -> T
 }

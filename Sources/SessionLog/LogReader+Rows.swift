@@ -66,6 +66,11 @@ public struct LogRow: ReadingRow {
         return sqlite3_column_type(statement, c) == SQLITE_NULL ? nil : sqlite3_column_int64(statement, c)
     }
 
+    public func double(_ column: Int) -> Double? {
+        let c = Int32(column)
+        return sqlite3_column_type(statement, c) == SQLITE_NULL ? nil : sqlite3_column_double(statement, c)
+    }
+
     public func withBytes<T>(_ column: Int, _ body: (UnsafeRawBufferPointer?) throws -> T) rethrows -> T {
         let c = Int32(column)
         guard sqlite3_column_type(statement, c) != SQLITE_NULL else { return try body(nil) }

@@ -66,20 +66,6 @@ func labRead<T: Sendable>(
     }
 }
 
-/// `stats --familiar-novel` on the lab store: the rows `LogReader.familiarNovelStats` gives on a log.
-func labFamiliarNovel(_ address: String, _ rows: RowFilterOptions, _ selection: SelectionOptions) throws
-    -> [FamiliarNovelRow]
-{
-    try labRead(address, rows, selection) { reader, filter in try await reader.familiarNovelStats(filter) }
-}
-
-/// `stats --threshold` on the lab store: the rows `LogReader.thresholdStats(by:_:)` gives on a log.
-func labThresholds(
-    _ address: String, by grouping: ThresholdGrouping, _ rows: RowFilterOptions, _ selection: SelectionOptions
-) throws -> [ThresholdRow] {
-    try labRead(address, rows, selection) { reader, filter in try await reader.thresholdStats(by: grouping, filter) }
-}
-
 /// `export --lab`: the store's rows through the log's writer, streamed to standard output.
 func labExport(
     _ address: String, _ table: ExportTable, format: ExportFormat, _ rows: RowFilterOptions,

@@ -14,6 +14,16 @@ import Testing
         ("stats", "StatsReading", ["StatsGrouper("], "labStats"),
         ("guesses", "GuessReading", ["GuessCounter("], "labGuesses"),
         ("sources", "SourcesReading", ["ConfoundCounter("], "labSources"),
+        ("familiarNovel", "FamiliarNovelReading", ["FamiliarNovelCounter("], "labFamiliarNovel"),
+        ("threshold", "ThresholdReading", ["ThresholdCounter("], "labThresholds"),
+    ]
+
+    /// Files that may still call a ported reading's counter, and why: each goes when what it
+    /// reads is a reading too.
+    static let notYetPorted: [String: String] = [
+        // The report's threshold figures per session (its staircase track), on each store.
+        "SessionLog/LogReader+Report.swift": "ThresholdCounter(",
+        "LabStore/LabReader+Report.swift": "ThresholdCounter(",
     ]
 
     /// Modules that bring a store: none belongs beneath a reading.
@@ -81,7 +91,7 @@ import Testing
         var found: [String] = []
         for (path, code) in try files() where !path.hasPrefix("Readings/") && !path.hasPrefix("Figures/") {
             for reading in Self.ported {
-                for counter in reading.counters where code.contains(counter) {
+                for counter in reading.counters where code.contains(counter) && Self.notYetPorted[path] != counter {
                     found.append("Sources/\(path): \(counter) (the \(reading.name) reading's own)")
                 }
             }
