@@ -31,6 +31,8 @@ public struct LabRowScanner: RowScanner {
 
     public var dialect: SQLDialect { .postgres }
 
+    public var place: String { "the lab store \(reader.store.display)" }
+
     public mutating func scan(_ query: ReadingSQL, _ binds: [SQLValue], _ body: (LabRow) throws -> Void) throws {
         var bindings = PostgresBindings(capacity: binds.count)
         for value in binds {
@@ -63,6 +65,10 @@ public struct LabRowScanner: RowScanner {
 
     /// Every table: `LabReader.open` refused a store lacking a migration this build reads through.
     public func hasTable(_ name: String) throws -> Bool { true }
+
+    /// None: lineup-sync holds a running double-blind session's rows back until it ends
+    /// (`Visibility.withheld(from: .labReader)`).
+    public func refuseWithheld(session id: String) throws {}
 }
 
 /// One row of the store's answer, its cells by column.

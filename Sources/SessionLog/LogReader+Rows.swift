@@ -21,6 +21,8 @@ public struct LogRowScanner: RowScanner {
 
     public var dialect: SQLDialect { .sqlite }
 
+    public var place: String { "the log" }
+
     public mutating func scan(_ query: ReadingSQL, _ binds: [SQLValue], _ body: (LogRow) throws -> Void) throws {
         let statement = try db.makeStatement(sql: query.text(in: .sqlite))
         try statement.setArguments(
@@ -46,6 +48,8 @@ public struct LogRowScanner: RowScanner {
     public func badRow(_ error: any Error, row: String, reason: String) throws { throw error }
 
     public func hasTable(_ name: String) throws -> Bool { try db.tableExists(name) }
+
+    public func refuseWithheld(session id: String) throws { try LiveDoubleBlind.refuse(db, session: id) }
 }
 
 /// One row of a log's query, read from SQLite's columns in place.

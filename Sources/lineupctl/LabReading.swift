@@ -2,6 +2,7 @@ import ArgumentParser
 import Figures
 import Foundation
 import LabStore
+import ReadingRows
 import SessionLog
 
 /// `--lab`: the researcher's commands read the lab store instead of a log.
@@ -40,18 +41,11 @@ func labReadingSource(_ address: String) throws -> (ReadingSource, close: () -> 
     )
 }
 
-/// The filter words resolved against the lab store, by the same rules as on a log.
-struct LabResolver: FilterResolving {
-    let reader: LabReader
+/// The filter words resolved on the lab store: `FilterWords`, the one definition a log's are too.
+typealias LabResolver = FilterWords<LabReader>
 
-    func resolveDog(_ text: String) throws -> String { try waitFor { try await reader.resolveDog(text) } }
-    func resolveSession(_ text: String) throws -> String { try waitFor { try await reader.resolveSession(text) } }
-    func resolveProgram(_ name: String) throws -> String { try waitFor { try await reader.resolveProgram(name) } }
-    func resolveHandler(_ code: String) throws -> String { try waitFor { try await reader.resolveHandler(code) } }
-    func resolveStep(_ text: String) throws -> (phase: String, step: String?) {
-        let resolved = try waitFor { try await reader.resolveStep(text) }
-        return resolved
-    }
+extension FilterWords where Source == LabReader {
+    init(reader: LabReader) { self.init(reader) }
 }
 
 /// One reading of the lab store with the options' filter, resolved on the store by the same

@@ -106,6 +106,25 @@ import Testing
         #expect(adapters == ["LabStore/LabReader+Rows.swift"], "\(adapters)")
     }
 
+    /// The filter's words (`--dog`, `--session`, `--program`, `--handler`, `--step`) mean one
+    /// thing, decided in ReadingRows (`FilterWords`, `FilterRules`): no store resolves them its
+    /// own way.
+    @Test func theFilterWordsAreResolvedInOnePlace() throws {
+        var found: [String] = []
+        for (path, code) in try files() where !path.hasPrefix("ReadingRows/") {
+            // A trial's or a sample's id, as `correct` and `samples show` take them: not a filter word.
+            if path == "SessionLog/LogReader+Resolve.swift" { continue }
+            if code.contains("FilterRules.") { found.append("Sources/\(path): FilterRules") }
+        }
+        for (path, code) in try files(under: "LabStore") {
+            for word in ["resolveSession(", "resolveProgram(", "resolveHandler(", "resolveStep("]
+            where code.contains(word) {
+                found.append("Sources/\(path): \(word)")
+            }
+        }
+        #expect(found.isEmpty, "found:\n\(found.joined(separator: "\n"))")
+    }
+
     /// lineupctl runs a ported reading once, on the source `--db` or `--lab` chose
     /// (ReadingSource.swift): no helper per store, no file choosing the store around it.
     @Test func lineupctlRunsAPortedReadingWithNoBranchOnTheStore() throws {
