@@ -26,7 +26,10 @@ import PackageDescription
 //   lineup-bench         the benchmarks (LineupBench's runners): built, never installed
 //   lineup-web           the station page's service: the only process with a network listener
 //   LabStore             the lab's PostgreSQL store: its schema, roles and the sync of a station's log
-//   lineup-sync          the station's sync into the lab store: its own process (lineupd has no network)
+//   LabLink              lineupctl's link to the lab store: a child process (`lineup-sync lab-link`) that
+//                        links the store's client and TLS, answering over a socket (lineupctl links neither)
+//   lineup-sync          the station's sync into the lab store: its own process (lineupd has no network);
+//                        also the lab store's client for lineupctl's --lab and `lab` commands
 //   LabWeb, lineup-lab   the lab's page: every station's heartbeat from the store, on the station page's stack
 //   Alerts               pure: the alert rules over status and heartbeats, once/repeat/resolved, the messages
 //   lineup-alerts        the sender: watches lineupd (and the lab store), e-mail, webhooks, a dead-man URL
@@ -54,7 +57,7 @@ let package = Package(
         .package(url: "https://github.com/hummingbird-project/hummingbird-auth", from: "2.5.0"),
         // Hummingbird's own: named so StationWeb may import HTTPTypes (its header names).
         .package(url: "https://github.com/apple/swift-http-types", from: "1.0.0"),
-        // The lab store's client: for LabStore and lineup-sync only; lineupd must never link it.
+        // The lab store's client: for LabStore and lineup-sync only; lineupd and lineupctl must never link it.
         .package(url: "https://github.com/vapor/postgres-nio", from: "1.33.2"),
         // postgres-nio's own TLS: named so LabStore may build the store's TLS settings (sslmode).
         .package(url: "https://github.com/apple/swift-nio-ssl", from: "2.37.6"),
@@ -156,7 +159,7 @@ let package = Package(
         .executableTarget(
             name: "lineupctl",
             dependencies: [
-                "StationConfig", "LabStore", "StationIO", "TrainingEngine", "Figures", "ProgramFiles", "VirtualDog",
+                "StationConfig", "LabLink", "StationIO", "TrainingEngine", "Figures", "ProgramFiles",
                 "SessionLog", "Readings", "ReadingRows",
                 "StationControl", "Report", "StationLogging", "WebAccounts", "Rescoring",
                 .product(name: "Logging", package: "swift-log"),
@@ -196,10 +199,13 @@ let package = Package(
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]
         ),
+        // lineupctl's side of the lab store: no PostgreSQL client, SwiftNIO or TLS beneath it
+        // (SourceLayoutTests), so the station's everyday tool builds without them.
+        .target(name: "LabLink", dependencies: ["ReadingRows", "SessionLog", "Figures", "TrainingEngine"]),
         .target(
             name: "LabStore",
             dependencies: [
-                "SessionLog", "Figures", "StationControl", "ReadingRows",
+                "SessionLog", "Figures", "StationControl", "ReadingRows", "LabLink",
                 .product(name: "PostgresNIO", package: "postgres-nio"),
                 .product(name: "NIOSSL", package: "swift-nio-ssl"), .product(name: "Logging", package: "swift-log"),
             ]
@@ -207,8 +213,8 @@ let package = Package(
         .executableTarget(
             name: "lineup-sync",
             dependencies: [
-                "LabStore", "SessionLog", "StationControl", "TrainingEngine",
-                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                "LabStore", "LabLink", "SessionLog", "StationControl", "TrainingEngine", "Figures", "ReadingRows",
+                "Report", .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]
         ),
         // lineup-bench reaches the malloc interposer at run time (Sources/lineup-bench/MallocCounter.swift)
@@ -279,7 +285,8 @@ let package = Package(
         .testTarget(
             name: "SessionLogTests",
             dependencies: [
-                "SessionLog", "Readings", "TrainingEngine", "Figures", "ProgramFiles", "LineupBench", "Report", "Thresholds",
+                "SessionLog", "Readings", "TrainingEngine", "Figures", "ProgramFiles", "LineupBench", "Report",
+                "Thresholds",
             ],
             exclude: ["Fixtures"]),
         // Every figure from hand-built trials: no log, no SQLite.

@@ -1,47 +1,6 @@
 import Foundation
+import LabLink
 import PostgresNIO
-
-/// A dog in the lab's registry, as `public.lab_dogs` shows it.
-public struct LabDog: Sendable, Codable, Equatable {
-    public var id: String
-    public var name: String
-    /// The station the dog was made on (its log's identity).
-    public var stationId: String
-    public var born: String?
-    /// The dog this one is merged into by a merge not undone, and that merge.
-    public var mergedInto: String?
-    public var mergeId: String?
-    /// The dog it counts as now, at the end of its merges (itself when none applies).
-    public var countsAs: String
-    public var countsAsName: String
-}
-
-/// A sample in the lab's registry with its uses over every station's trials.
-public struct LabSample: Sendable, Codable, Equatable {
-    public var id: String
-    public var label: String
-    public var kind: String
-    public var stationId: String
-    public var diagnosis: String?
-    public var source: String?
-    public var collection: String?
-    public var processing: String?
-    public var collectedOn: String?
-    public var maxUses: Int?
-    public var maxUsesPerDog: Int?
-    public var uses: Int
-    /// How many stations the sample has stood in a lineup on.
-    public var stationsUsed: Int
-    /// A dilution's stock and how it was made (issue 38; store migration v10), nil on any
-    /// other sample: the station's `samples add-ladder` fields, pulled with the sample.
-    public var stockId: String? = nil
-    public var dilutionFactor: Double? = nil
-    public var concentration: Double? = nil
-    public var concentrationUnit: String? = nil
-    public var diluent: String? = nil
-    public var madeOn: String? = nil
-    public var madeBy: String? = nil
-}
 
 /// A sample's uses on the stations other than the asking one, with one dog as the lab counts
 /// it (`dog_identity`'s `counts_as`): `uses` as `max_uses` counts them, `trials` as

@@ -2,9 +2,9 @@ import Foundation
 import Glibc
 
 /// The page's password checks (bcrypt, about 0.1 s of a Pi's core each): one at a time, on a
-/// thread of their own at a low priority (`nice`), resting after each check as long as it
-/// used the core, so all of them together take at most half of one core and never the page's
-/// threads.
+/// thread of their own at a low priority (`nice`), resting after each check `defaultRest` times
+/// as long as it used the core, so all of them together take at most a fifth of one core and
+/// never the page's threads.
 /// A flood of logins then waits here, or is refused when `waitingLimit` are already waiting,
 /// while the pages of those logged in and the click path keep their cores (issue 33: 250
 /// addresses sending logins kept bcrypt on every core, and the page's Click went from 2 ms
@@ -20,6 +20,13 @@ public final class PasswordChecks: @unchecked Sendable {
     /// the time it took: on a busy board a check that waited seconds for a core used no more of
     /// it, and resting that long too made the next login wait twice over.
     public let rest: Double
+    /// The checks' budget: 4, at most a fifth of one core for every login there is, wanted or
+    /// not. Half a core (a rest of 1) left the page's median loads twice as slow under the
+    /// 250-address login flood as a tenth did (19.4 and 18.2 ms against 8.5 and 11.4 ms, with
+    /// lineup-web's processor use 0.61 and 0.54 cores against 0.40, load 19; docs/web.md). A
+    /// check itself is not slowed: a login alone on the station is checked at once, and only the
+    /// next one waits out the rest (0.4 s after a Pi's 0.1 s check).
+    public static let defaultRest = 4.0
 
     /// The checks thread's nice value: below the page's threads (0), so they come first when
     /// both want a core, but not so far below that a trainer's login starves while lineup-web's
@@ -36,9 +43,11 @@ public final class PasswordChecks: @unchecked Sendable {
     private var others: [() -> Void] = []
     private var started = false
 
-    public init(waitingLimit: Int = 32, rest: Double = 1) {
+    /// `rest` nil: `defaultRest`. Decided here, not in a default argument: Swift copies a default
+    /// argument's value into each caller, and an incremental build kept the old one there.
+    public init(waitingLimit: Int = 32, rest: Double? = nil) {
         self.waitingLimit = waitingLimit
-        self.rest = rest
+        self.rest = rest ?? Self.defaultRest
     }
 
     /// `work`'s result once its turn came, or nil when its line was full (nothing was run).

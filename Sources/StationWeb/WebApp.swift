@@ -33,6 +33,8 @@ public final class WebState: Sendable {
     let limiter = LimiterBox()
     /// The password checks' own thread and lines (PasswordChecks.swift).
     public let checks: PasswordChecks
+    /// Where logins are read, limited and answered (LoginThread.swift).
+    public let loginThread: LoginThread
     /// Seconds on a monotonic scale; a test hands in its own.
     public let now: @Sendable () -> Double
     /// How long a refused login (429, 503) waits before its answer (`WebApp.refusedLoginWait`).
@@ -40,11 +42,13 @@ public final class WebState: Sendable {
 
     public init(
         users: UserStore, link: any StationLink, hub: LiveHub? = nil, logPath: String? = nil,
-        checks: PasswordChecks = PasswordChecks(), refusedLoginWait: Double = WebApp.refusedLoginWait,
+        checks: PasswordChecks = PasswordChecks(), loginThread: LoginThread = LoginThread(),
+        refusedLoginWait: Double = WebApp.refusedLoginWait,
         now: @escaping @Sendable () -> Double = { Double(DispatchTime.now().uptimeNanoseconds) / 1e9 }
     ) {
         self.users = users
         self.checks = checks
+        self.loginThread = loginThread
         self.refusedLoginWait = refusedLoginWait
         self.link = link
         self.sessions = WebSessions(store: users)
@@ -155,7 +159,10 @@ public enum WebApp {
             Assets.response(Assets.screensCSS, type: "text/css; charset=utf-8")
         }
 
-        router.post("/api/login") { request, context in try await login(request, context, state) }
+        // On the logins' own thread (LoginThread), never the pool the logged-in pages use.
+        router.post("/api/login") { request, context in
+            try await withTaskExecutorPreference(state.loginThread) { try await login(request, context, state) }
+        }
         router.post("/api/logout") { _, context in await logout(context, state) }
         router.get("/api/me") { _, context in
             let login = try context.requireLogin()

@@ -18,7 +18,9 @@ struct LineupSync: AsyncParsableCommand {
             and the store's own counts prove it (a running double-blind session is held back until it \
             ends), 1 when the store could not take it all (unreachable, lost, a login, grant or row \
             refused, the proof failed), 2 for bad input.
-            """)
+            """,
+        // Hidden: the lab store's client lineupctl starts for --lab and `lab` (LabLinkServer.swift).
+        subcommands: [LabLinkCommand.self])
 
     @Option(name: .customLong("log"), help: "The station's session log, opened read-only.")
     var log = "/var/lib/lineup/lineup.db"

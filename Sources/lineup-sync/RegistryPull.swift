@@ -1,4 +1,5 @@
 import Foundation
+import LabLink
 import LabStore
 import SessionLog
 import StationControl

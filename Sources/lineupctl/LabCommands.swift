@@ -1,7 +1,6 @@
 import ArgumentParser
 import Foundation
-import LabStore
-import Synchronization
+import LabLink
 
 /// `lineupctl lab`: the lab's registry in the lab store (PostgreSQL): its dogs and samples
 /// across every station, and dog merges recorded and undone (docs/lab.md).
@@ -28,47 +27,22 @@ struct LabRegistryOptions: ParsableArguments {
             valueName: "address"))
     var file = "/etc/lineup/lab-store.conf"
 
-    /// Connects, runs `body` against the registry and closes; any failure is one line on
-    /// stderr and exit status 1 (2 for a connection file that cannot be used).
-    func run(_ body: @escaping @Sendable (LabRegistry) async throws -> Void) throws {
-        let settings: LabConnection
+    /// Connects (through the store's client, `LabLink`), runs `body` against the registry and
+    /// closes; any failure is one line on stderr and exit status 1 (2 for a connection file that
+    /// cannot be used).
+    func run(_ body: (LabLink) throws -> Void) throws {
         do {
-            settings = try LabConnection.argument(file)
+            let link = try LabLink.open(file, registry: true)
+            defer { link.close() }
+            try body(link)
+        } catch let error as LabLinkError {
+            printError(error.description)
+            throw ExitCode(error.status)
         } catch {
-            printError("\(error)")
-            throw ExitCode(2)
-        }
-        let outcome = waitFor {
-            let store = try await LabStore.connect(settings)
-            do {
-                try await body(LabRegistry(store: store))
-            } catch {
-                await store.close()
-                throw error
-            }
-            await store.close()
-        }
-        if case .failure(let error) = outcome {
             printError("\(error)")
             throw ExitCode(1)
         }
     }
-}
-
-/// Runs async work to its end from a synchronous command (lineupctl's root is synchronous).
-func waitFor(_ work: @escaping @Sendable () async throws -> Void) -> Result<Void, any Error> {
-    let result = Mutex<Result<Void, any Error>>(.success(()))
-    let done = DispatchSemaphore(value: 0)
-    Task {
-        do {
-            try await work()
-        } catch {
-            result.withLock { $0 = .failure(error) }
-        }
-        done.signal()
-    }
-    done.wait()
-    return result.withLock { $0 }
 }
 
 struct LabDogs: ParsableCommand {
@@ -79,9 +53,8 @@ struct LabDogs: ParsableCommand {
     @Flag(help: "Print JSON.") var json = false
 
     func run() throws {
-        let json = json
         try lab.run { registry in
-            let dogs = try await registry.dogs()
+            let dogs = try registry.call(.dogs, as: [LabDog].self)
             if json { return try printJSON(dogs) }
             printTable(
                 ["DOG", "ID", "STATION", "MERGED INTO", "MERGE", "COUNTS AS"],
@@ -110,9 +83,8 @@ struct LabDogMerge: ParsableCommand {
     @Option(help: "Why the two are one dog (kept with the merge).") var why: String
 
     func run() throws {
-        let (keep, merged, why) = (keep, merged, why)
         try lab.run { registry in
-            let id = try await registry.mergeDogs(keep: keep, merged: merged, why: why)
+            let id = try registry.call(.mergeDogs(keep: keep, merged: merged, why: why), as: String.self)
             say("merge \(id) recorded: dog \(merged) counts as dog \(keep)")
         }
     }
@@ -127,9 +99,8 @@ struct LabDogUnmerge: ParsableCommand {
     @Option(help: "Why the merge no longer applies (kept with the undoing).") var why: String
 
     func run() throws {
-        let (merge, why) = (merge, why)
         try lab.run { registry in
-            let id = try await registry.undoMerge(merge, why: why)
+            let id = try registry.call(.undoMerge(merge: merge, why: why), as: String.self)
             say("merge \(merge) undone (undo \(id))")
         }
     }
@@ -143,9 +114,8 @@ struct LabSamples: ParsableCommand {
     @Flag(help: "Print JSON.") var json = false
 
     func run() throws {
-        let json = json
         try lab.run { registry in
-            let samples = try await registry.samples()
+            let samples = try registry.call(.samples, as: [LabSample].self)
             if json { return try printJSON(samples) }
             printTable(
                 ["SAMPLE", "ID", "KIND", "STATION", "USES", "MAX USES", "PER DOG", "STATIONS USED"],

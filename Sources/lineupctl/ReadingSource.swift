@@ -20,8 +20,8 @@ struct ReadingSource {
 }
 
 /// Runs `body` on the source `--db` or `--lab` names, closed after it whatever happens. The
-/// lab store's source comes from one function (`labReadingSource`, LabReading.swift), so its
-/// client can leave this tool without touching a reading.
+/// lab store's source comes from one function (`labReadingSource`, LabReading.swift): its rows
+/// come from the store's client in a child process (LabLink), which lineupctl does not link.
 func withReadingSource<T>(
     _ log: LogOptions, _ lab: LabOptions, _ body: (ReadingSource) throws -> T
 ) throws -> T {

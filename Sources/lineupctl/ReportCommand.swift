@@ -1,6 +1,6 @@
 import ArgumentParser
 import Foundation
-import LabStore
+import LabLink
 import Report
 import SessionLog
 
@@ -61,11 +61,14 @@ extension ReportCommand {
     /// `report --lab`: the store, with the same selection, assembled by the same code as on a log.
     func reportLab(_ address: String) throws {
         try lab.refuseBoth(db: log.db)
-        let data = try withLab(address) { reader in
-            let filter = try selection.filter(rows, LabResolver(reader: reader))
-            return try waitFor { try await reader.report(filter) }
+        // Drawn by the store's client from the data it gathered (ReportHTML, the same code).
+        var bytes: [UInt8] = []
+        try withLab(address) { link in
+            let filter = try selection.filter(rows, link)
+            let scope = describeSelection(rows, selection)
+            try link.stream(.report(filter: LabLinkFilter(filter), scope: scope)) { bytes.append(contentsOf: $0) }
         }
-        let html = ReportHTML.render(data, scope: describeSelection(rows, selection))
+        let html = String(decoding: bytes, as: UTF8.self)
         if let output {
             try writeAtomically(html, to: output)
         } else {

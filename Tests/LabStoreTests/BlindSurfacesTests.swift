@@ -27,7 +27,7 @@ import WebAccounts
 /// `lineupctl` command, its exit status and its sentence; BlindRoutesTests: every page route for
 /// every role; BlindingTests: a predictor on the handler's bytes; LabOwnershipTests: the rows
 /// lineup-sync holds back); this one checks each surface's bytes against the rule.
-@Suite(.serialized) struct BlindSurfacesTests {
+@Suite(.serialized, .ownThreads) struct BlindSurfacesTests {
     /// Where a surface's bytes come from.
     enum Surface: String, CaseIterable {
         /// `lineupctl watch` (lineup-web's live stream and lineup-alerts read the same lines).

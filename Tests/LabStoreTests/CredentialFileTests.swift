@@ -7,7 +7,7 @@ import Testing
 /// The connection file as systemd's `LoadCredential=` hands it to lineup-sync.service: a
 /// root-owned file of mode 0400 with an ACL entry for the service's user (systemd's
 /// `write_credential`), which `stat` shows as mode 440.
-@Suite struct CredentialFileTests {
+@Suite(.ownThreads) struct CredentialFileTests {
     static let text = "host = /nonexistent-lineup-store\ndatabase = lab\nuser = station_a\npassword = cred-secret-pw\n"
 
     func scratch() throws -> String {

@@ -6,7 +6,7 @@ import Testing
 /// closed it whenever it woke: a statement answered as the timer woke (a loaded CI machine, a
 /// 1 s deadline) left the connection closing, and the next statement failed with
 /// "clientClosedConnection" (LabStreamTests, CI at 4eff6fd).
-@Suite struct FirstAnswerTests {
+@Suite(.ownThreads) struct FirstAnswerTests {
     @Test func aFailureAfterTheAnswerIsDroppedAndSaysSo() async throws {
         let gate = FirstAnswer<Int>()
         let value = try await withCheckedThrowingContinuation { continuation in

@@ -6,7 +6,7 @@ import Testing
 /// lineup-alerts on the lab's server, against a real PostgreSQL: a station whose newest
 /// heartbeat is older than `not_seen_after` (by the store's clock) is told once, as a JSON
 /// webhook to a receiver on loopback, and resolved once when its next heartbeat arrives.
-@Suite(.serialized) struct LabAlertsTests {
+@Suite(.serialized, .ownThreads) struct LabAlertsTests {
     /// http.server answering 200 to everything, each request's body a line of received.jsonl.
     static let receiver = #"""
         import json, os, sys, time

@@ -10,7 +10,7 @@ import Testing
 /// append-only store could never take them later); once migrated, every sample's dilution and
 /// every session's conditions are in the store as the log holds them, and the plain views and
 /// the registry's `lab_samples` show them.
-@Suite(.serialized) struct LabDilutionSyncTests {
+@Suite(.serialized, .ownThreads) struct LabDilutionSyncTests {
     @Test func aStoreWithoutTheDilutionColumnsIsRefusedAndAMigratedOneMirrorsThem() async throws {
         guard let server = try await TestServer.startOrSkip("dilution sync") else { return }
         _ = try await server.makeLab()

@@ -4,7 +4,7 @@ import Testing
 
 /// `export --lab` writes, byte for byte, what `export --db` writes on the merged logs: every
 /// `--what`, CSV and JSON Lines, whole and filtered.
-@Suite(.serialized) struct LabExportTests {
+@Suite(.serialized, .ownThreads) struct LabExportTests {
     @Test func everyExportOfTheLabEqualsTheMergedLogs() async throws {
         guard let lab = try await SyncedAndMerged.make("everyExportOfTheLabEqualsTheMergedLogs") else { return }
         defer { lab.remove() }

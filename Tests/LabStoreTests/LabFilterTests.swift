@@ -127,7 +127,7 @@ func lineupctlLike(_ path: String, _ arguments: [String]) throws -> SyncRun {
 /// Each filter keeps some trials and leaves some out, and what neither source has is refused
 /// alike; that `stats --lab` with each filter prints, byte for byte, what `stats --db` prints on
 /// the merged logs is ReadingParityTests' (every reading × every selection).
-@Suite(.serialized) struct LabFilterTests {
+@Suite(.serialized, .ownThreads) struct LabFilterTests {
     @Test func eachFilterSelectsSomeTrialsAndIsRefusedAlike() async throws {
         guard let lab = try await SyncedAndMerged.make("eachFilterSelectsSomeTrialsAndIsRefusedAlike") else { return }
         defer { lab.remove() }

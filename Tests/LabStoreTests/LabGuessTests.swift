@@ -9,7 +9,7 @@ import TrainingEngine
 /// for (that it prints, byte for byte, what `stats --guesses --db` prints on the same logs merged,
 /// with every selection, is ReadingParityTests'), and `export --what guesses --lab` the merged
 /// logs' bytes.
-@Suite(.serialized) struct LabGuessTests {
+@Suite(.serialized, .ownThreads) struct LabGuessTests {
     /// One station's log, written record by record with fixed ids and times, its handler's
     /// guesses straight into `handler_guess` as lineupd's `guess` request writes them.
     struct GuessingStation {

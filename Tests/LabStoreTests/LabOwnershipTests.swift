@@ -12,7 +12,7 @@ import Testing
 /// rights or too few, a grant missing, a store upgraded from before stations were tied to
 /// logins. One server for all of them (a server's start costs seconds): the attacks in the
 /// database `lab`, the upgrade in a database of its own.
-@Suite(.serialized, .timeLimit(.minutes(5))) struct LabOwnershipTests {
+@Suite(.serialized, .timeLimit(.minutes(5)), .ownThreads) struct LabOwnershipTests {
     /// A filled log in `directory`.
     func filledLog(_ directory: String, name: String, seed: UInt64, prefix: String) throws -> String {
         let path = "\(directory)/\(name).db"

@@ -78,7 +78,7 @@ func emptyStationLog() throws -> (directory: String, log: String) {
     return (directory, log)
 }
 
-@Suite(.serialized) struct LabPageTests {
+@Suite(.serialized, .ownThreads) struct LabPageTests {
     /// The blind rule on lineupd's own status type: no dog, no "holding", no station named in a
     /// fault. The same status outside the blind keeps all three, so the check can fail.
     @Test func aDoubleBlindHeartbeatLeavesOutWhatCouldUnblind() {

@@ -13,7 +13,7 @@ import Testing
 /// log holds it, and a station's login may write none in another station's name. The exports'
 /// procedure columns from the store equal the merged logs' in `LabExportTests` (its station A
 /// runs a staircase).
-@Suite(.serialized) struct LabProcedureSyncTests {
+@Suite(.serialized, .ownThreads) struct LabProcedureSyncTests {
     @Test func aStoreWithoutTheProcedureTablesIsRefusedAndAMigratedOneMirrorsThem() async throws {
         guard let server = try await TestServer.startOrSkip("procedure sync") else { return }
         _ = try await server.makeLab()

@@ -8,7 +8,7 @@ import Testing
 /// The researcher reads the lab store: `lineupctl stats --lab` over three stations synced into
 /// a real PostgreSQL (TestServer) prints, byte for byte, what `lineupctl stats --db` prints
 /// over the same logs merged by `lineupctl merge`.
-@Suite(.serialized) struct LabReadingTests {
+@Suite(.serialized, .ownThreads) struct LabReadingTests {
     /// Three station logs of different dogs and samples (merge matches dogs by name, the store
     /// keeps each station's), one with a corrected trial.
     func stationLogs(in directory: String) throws -> [String] {

@@ -7,7 +7,7 @@ import Testing
 /// on the merged logs with the same options: the store's filter means what the log's means, for
 /// the trials counted and for the trials that only count toward a sample's exposure (the dog's
 /// earlier trials, outside the selection). `stats --familiar-novel` is ReadingParityTests'.
-@Suite(.serialized, .timeLimit(.minutes(10))) struct LabReportFilterTests {
+@Suite(.serialized, .timeLimit(.minutes(10)), .ownThreads) struct LabReportFilterTests {
     @Test func eachSelectionOfTheReportOnTheLabEqualsItOnTheMergedLogs() async throws {
         guard let lab = try await SyncedAndMerged.make("eachSelectionOfTheReportOnTheLabEqualsItOnTheMergedLogs")
         else { return }

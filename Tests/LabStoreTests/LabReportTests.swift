@@ -10,7 +10,7 @@ import TrainingEngine
 /// `lineupctl report --lab` over three stations synced into a real PostgreSQL (TestServer)
 /// writes, byte for byte, the HTML `lineupctl report --db` writes over the same logs merged by
 /// `lineupctl merge`, but for the time it was made.
-@Suite(.serialized, .timeLimit(.minutes(5))) struct LabReportTests {
+@Suite(.serialized, .timeLimit(.minutes(5)), .ownThreads) struct LabReportTests {
     func directory() throws -> String {
         let directory = NSTemporaryDirectory() + "lab-report-\(UUID().uuidString.prefix(8))"
         try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)

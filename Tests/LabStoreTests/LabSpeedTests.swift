@@ -5,7 +5,7 @@ import Testing
 
 /// The store's reading of the trials after corrections stays one pass over the trials, however
 /// many there are: the corrections are hashed once, in one batch (LabSchema+Speed.swift).
-@Suite(.serialized) struct LabSpeedTests {
+@Suite(.serialized, .ownThreads) struct LabSpeedTests {
     @Test func theCorrectionsAreHashedAsTheFewTheyAre() async throws {
         guard let server = try await TestServer.startOrSkip("theCorrectionsAreHashedAsTheFewTheyAre") else { return }
         let lab = try await server.makeLab()

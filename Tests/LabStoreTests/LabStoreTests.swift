@@ -9,7 +9,7 @@ import Testing
 
 /// The lab store on a real PostgreSQL server of the test's own (TestServer), and lineup-sync
 /// run as a process against it.
-@Suite(.serialized, .timeLimit(.minutes(5))) struct LabStoreTests {
+@Suite(.serialized, .timeLimit(.minutes(5)), .ownThreads) struct LabStoreTests {
     /// A filled station log in a fresh directory: (directory, log path).
     func stationLog(seed: UInt64 = 7) throws -> (String, String) {
         let directory = NSTemporaryDirectory() + "lab-store-\(UUID().uuidString.prefix(8))"

@@ -18,7 +18,7 @@ import Testing
 /// (`pg_ctl stop -m immediate` mid-stream). postgres-nio 1.33.2 traps then, in
 /// RowStreamStateMachine.channelReadComplete ("How can we receive a body part, after a
 /// channelReadComplete, but no read has been forwarded yet"), before lineup sees an error.
-@Suite(.serialized) struct LabStreamTests {
+@Suite(.serialized, .ownThreads) struct LabStreamTests {
     /// One station, dog and session and `trials` trials of five stations each, written by the
     /// store's owner in one statement: enough rows (about 20 MB) that postgres-nio's buffer (at
     /// most 16,384 rows) and the socket's cannot hold them all, so a silent server is noticed

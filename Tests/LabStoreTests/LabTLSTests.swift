@@ -42,7 +42,7 @@ private func message(_ body: () throws -> Void) -> String {
 }
 
 /// sslmode and sslrootcert as the connection file and the URL take them: no server needed.
-@Suite struct LabTLSSettingsTests {
+@Suite(.ownThreads) struct LabTLSSettingsTests {
     /// A CA's certificate made by `openssl` (any PEM certificate will do here).
     func authority(in directory: String) throws -> String {
         let path = "\(directory)/ca.crt"
@@ -167,7 +167,7 @@ private func message(_ body: () throws -> Void) -> String {
 /// TLS to the lab store against a real PostgreSQL with TLS of its own (TestServer's `tls`): a
 /// CA, a certificate for `localhost` signed by it, another CA, and TCP only with TLS
 /// (`hostssl`). One server for every case: each is a connection, not a server.
-@Suite(.serialized, .timeLimit(.minutes(5))) struct LabTLSTests {
+@Suite(.serialized, .timeLimit(.minutes(5)), .ownThreads) struct LabTLSTests {
     /// `c` over TCP to `host` with these TLS settings.
     func over(_ c: LabConnection, host: String = "localhost", _ mode: LabSSLMode?, _ root: String? = nil)
         -> LabConnection

@@ -10,7 +10,7 @@ import Testing
 /// them, and refuses a session start that would pass the sample's limit, naming both parts;
 /// a per-dog limit the same across a recorded merge of two dogs; a second identical pull writes
 /// nothing; B keeps its last counts offline and across a restart.
-@Suite(.serialized) struct LabUsesTests {
+@Suite(.serialized, .ownThreads) struct LabUsesTests {
     /// A station's log: the samples, and each dog with one session of `trials` trials, each
     /// laying out the dog's sample as the target beside a blank.
     func stationLog(

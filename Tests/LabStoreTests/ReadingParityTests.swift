@@ -8,7 +8,7 @@ import Testing
 /// a real PostgreSQL prints, byte for byte, what `lineupctl … --db` prints on the same logs
 /// merged. One suite for every ported reading, in place of a parity file each: a reading added to
 /// the list and not here fails to compile (`invocations` switches over every case).
-@Suite(.serialized) struct ReadingParityTests {
+@Suite(.serialized, .ownThreads) struct ReadingParityTests {
     /// How lineupctl asks for each reading, each of its shapes once.
     static func invocations(_ reading: ReadingName) -> [[String]] {
         switch reading {

@@ -10,7 +10,7 @@ import Testing
 /// stock, factor, concentration and unit, diluent, and when and by whom it was made, as A's log
 /// holds them; a dilution whose stock B cannot have is left out, saying why. A real lineupd on
 /// B, a real PostgreSQL.
-@Suite(.serialized) struct RegistryDilutionTests {
+@Suite(.serialized, .ownThreads) struct RegistryDilutionTests {
     @Test func aPulledDilutionKeepsItsStockAndHowItWasMade() async throws {
         guard let server = try await TestServer.startOrSkip("registry: dilutions") else { return }
         let lineupd = try #require(builtProduct("lineupd"), "lineupd is not built: run `swift build` first")

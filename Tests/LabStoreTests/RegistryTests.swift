@@ -8,7 +8,7 @@ import Testing
 /// The lab's registry on a real PostgreSQL server of the test's own: two stations each with a
 /// dog named Rex stay two dogs; a merge, recorded by a registrar, makes them one; its undoing
 /// makes them two again; no row is rewritten; stations and researchers may not record merges.
-@Suite(.serialized) struct RegistryTests {
+@Suite(.serialized, .ownThreads) struct RegistryTests {
     /// A station's log: the dogs named, each with one session of `trials` trials whose lineup
     /// holds the shared sample (made on one station, the same id on both) and a control of the
     /// station's own; the same program text on every station.

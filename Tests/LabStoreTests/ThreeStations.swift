@@ -187,7 +187,7 @@ extension Child {
     }
 }
 
-@Suite(.serialized, .timeLimit(.minutes(5))) struct ThreeStationsTests {
+@Suite(.serialized, .timeLimit(.minutes(5)), .ownThreads) struct ThreeStationsTests {
     @Test func threeStationsAtOnceThroughAKillARestartAndAnOfflineBlockEachRowOnce() async throws {
         guard let fixture = try await ThreeStationLab.synced("three stations") else { return }
         defer { fixture.remove() }

@@ -7,7 +7,7 @@ import Testing
 /// login) and an HTTP receiver on loopback, a served simulated lineupd with faults injected,
 /// and `lineup-alerts` as a process: each alert arrives exactly once within its time, its
 /// "resolved" once, and the dead-man URL goes silent while lineupd is stopped.
-@Suite(.serialized) struct AlertsEndToEndTests {
+@Suite(.serialized, .ownThreads) struct AlertsEndToEndTests {
     static let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
         .deletingLastPathComponent()
 

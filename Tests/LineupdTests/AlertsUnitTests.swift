@@ -4,7 +4,7 @@ import Testing
 /// systemd/lineup-alerts.service as systemd reads it: it verifies, it is exposed no more than
 /// lineup-sync (the other unit with network beside lineupd), its configuration comes in as a
 /// credential, and its user is made by sysusers.d in the station's group.
-@Suite struct AlertsUnitTests {
+@Suite(.ownThreads) struct AlertsUnitTests {
     let sync = LineupSyncUnitTests()
 
     @Test func theUnitVerifiesAndIsExposedNoMoreThanTheSync() throws {

@@ -4,7 +4,7 @@ import Testing
 /// `lineup-bench click` as CI runs it, for a few clicks: the station's own path (the engine
 /// handler, its log feeder, a real log) clicks for every pulse of the trainer's clicker, logs
 /// every edge it read, and allocates nothing on the hot thread. Timings are never asserted.
-@Suite struct BenchClickTests {
+@Suite(.ownThreads) struct BenchClickTests {
     private static let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
         .deletingLastPathComponent()
 

@@ -10,7 +10,7 @@ import TrainingEngine
 /// station the dog visited or indicated, a sample, or how a trial went; and a predictor that
 /// learns from those bytes must do no better than chance at telling where the target was,
 /// while the same predictor finds it at once in the full lines revealed after the session.
-@Suite(.serialized) struct BlindingTests {
+@Suite(.serialized, .ownThreads) struct BlindingTests {
     @Test func nothingTheHandlerReceivesPredictsTheTarget() throws {
         guard let daemon = try ServingStationTests.Daemon(speed: 30) else { return }
         defer { if daemon.process.isRunning { _ = daemon.terminate() } }

@@ -8,7 +8,7 @@ import TrainingEngine
 /// a session start, or lineupctl at `program check` / `programs`, before the loader held every
 /// number to the project's range: now each is refused in one line naming the key, and a
 /// served station goes on clicking afterwards.
-@Suite struct BrokenProgramTests {
+@Suite(.ownThreads) struct BrokenProgramTests {
     /// A small program; `replacing` swaps one of its lines (matched from its start).
     static func program(_ name: String, _ replacing: [String: String] = [:], mode: String = "automated") -> String {
         var lines = [

@@ -9,7 +9,7 @@ import TrainingEngine
 /// after four rounds with two hits and two misses, `progress` showed `ex. 1 5/4`, and the
 /// report's learning curve said `30 in a row · 40 correct in ≥ 100 trials: met` over 10 trials
 /// at 70 %. Every claim is the criterion's verdict on the trials, named beside its criterion.
-@Suite struct ClaimsTests {
+@Suite(.ownThreads) struct ClaimsTests {
     struct Log {
         let db: String
         let log: SessionLog

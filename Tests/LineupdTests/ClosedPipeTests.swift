@@ -9,7 +9,7 @@ import Testing
 /// to every command, which is how these tests reach that path without a lab store. Each command
 /// writes into a real pipe whose reader has already gone, with SIGPIPE left alone and ignored,
 /// and must end as a Unix tool does: killed by SIGPIPE (141 in the shell), nothing on stderr.
-@Suite struct ClosedPipeTests {
+@Suite(.ownThreads) struct ClosedPipeTests {
     static let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
         .deletingLastPathComponent()
 

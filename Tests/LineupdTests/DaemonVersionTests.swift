@@ -5,7 +5,7 @@ import Testing
 /// `lineupctl version` says what this build links and then what the running lineupd was built
 /// with, asked over the control socket (the `version` request); without a daemon it still
 /// prints its own libraries and says lineupd is not running.
-@Suite("lineupctl version asks the running lineupd", .serialized)
+@Suite("lineupctl version asks the running lineupd", .serialized, .ownThreads)
 struct DaemonVersionTests {
     @Test func theRunningDaemonSaysWhatItWasBuiltWith() throws {
         guard let daemon = try ServingStationTests.Daemon(speed: 1) else { return }

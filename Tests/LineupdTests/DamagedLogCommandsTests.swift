@@ -5,7 +5,7 @@ import Testing
 /// refused by `sessions`, `stats`, `export`, `report` and `merge` (and `events`, `backup`), each
 /// in one line, and the refused merge leaves no `--into` file. The built lineupctl, as a
 /// researcher runs it; the page is found by sqlite3's own page map (`dbstat`).
-@Suite struct DamagedLogCommandsTests {
+@Suite(.ownThreads) struct DamagedLogCommandsTests {
     static func sqlite3(_ path: String, _ sql: String) throws -> String {
         let process = Process()
         process.executableURL = URL(fileURLWithPath: "/usr/bin/sqlite3")

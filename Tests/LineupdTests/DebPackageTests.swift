@@ -2,21 +2,25 @@ import Foundation
 import Testing
 
 /// packaging/deb/build.sh, from the debug build: the package's files, owners, modes and control
-/// file as dpkg-deb reads them, so a broken package fails here before the emulated-hardware tier
-/// installs one (with the manual pages and xz that this fast build leaves out).
-@Suite(.serialized) struct DebPackageTests {
+/// file as dpkg-deb reads them, and the one Swift runtime its binaries share, so a broken package
+/// fails here before the emulated-hardware tier installs one (with the manual pages and xz that
+/// this fast build leaves out).
+@Suite(.serialized, .ownThreads) struct DebPackageTests {
     let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
         .deletingLastPathComponent()
 
     /// Runs a program to its end: its standard output, and its standard error kept apart in a
     /// file (two pipes read one after the other could fill and stall it).
-    func run(_ executable: String, _ arguments: [String]) throws -> (status: Int32, output: String, errors: String) {
+    func run(_ executable: String, _ arguments: [String], environment: [String: String]? = nil) throws -> (
+        status: Int32, output: String, errors: String
+    ) {
         let errorsFile = FileManager.default.temporaryDirectory.appendingPathComponent("deb-err-\(UUID().uuidString)")
         FileManager.default.createFile(atPath: errorsFile.path, contents: nil)
         defer { try? FileManager.default.removeItem(at: errorsFile) }
         let process = Process()
         process.executableURL = URL(fileURLWithPath: executable)
         process.arguments = arguments
+        if let environment { process.environment = environment }
         let out = Pipe()
         process.standardOutput = out
         process.standardError = try FileHandle(forWritingTo: errorsFile)
@@ -50,12 +54,50 @@ import Testing
     var script: String { root.appendingPathComponent("packaging/deb/build.sh").path }
     var debug: String { root.appendingPathComponent(".build/debug").path }
 
+    /// A board has no Swift toolchain: every binary loads the runtime the package ships, as the
+    /// dynamic loader resolves it from the unpacked files (no LD_LIBRARY_PATH, the toolchain on
+    /// this machine in no search path of theirs), and runs from there: lineupd a simulated block.
+    /// (Part of the package's test: one build of the package serves both.)
+    func checkTheBinariesLoadThePackagesOwnRuntime(unpacked root: URL, scratch out: URL) throws {
+        let unpacked = root.resolvingSymlinksInPath()
+        let shipped = unpacked.appendingPathComponent("usr/lib/lineup/swift").path + "/"
+        let bare = ["PATH": "/usr/bin:/bin"]
+        let runtime = ["libswift", "libFoundation", "lib_Foundation", "libdispatch", "libBlocksRuntime"]
+        for binary in ["lineupd", "lineupctl", "lineup-web", "lineup-sync", "lineup-alerts"] {
+            let path = unpacked.appendingPathComponent("usr/bin/\(binary)").path
+            let ldd = try run("/usr/bin/ldd", [path], environment: bare)
+            #expect(ldd.status == 0, "\(binary): \(ldd.errors)")
+            #expect(!ldd.output.contains("not found"), "\(binary): \(ldd.output)")
+            var swift: [String] = []
+            for line in ldd.output.split(separator: "\n") {
+                // "\tlibswiftCore.so => /path/libswiftCore.so (0x...)"
+                let fields = line.split(whereSeparator: { $0 == " " || $0 == "\t" })
+                guard fields.count >= 3, fields[1] == "=>",
+                    runtime.contains(where: { fields[0].hasPrefix($0) })
+                else { continue }
+                let resolved = URL(fileURLWithPath: String(fields[2])).standardizedFileURL.resolvingSymlinksInPath()
+                #expect(resolved.path.hasPrefix(shipped), "\(binary) loads \(fields[0]) from \(fields[2])")
+                swift.append(String(fields[0]))
+            }
+            #expect(swift.contains("libswiftCore.so") && swift.contains("libFoundation.so"), "\(binary): \(ldd.output)")
+        }
+        let lineupd = unpacked.appendingPathComponent("usr/bin/lineupd").path
+        let db = out.appendingPathComponent("simulated.db").path
+        let block = try run(
+            lineupd, ["--simulate", "--trials", "10", "--seed", "7", "--fast", "--db", db], environment: bare)
+        #expect(block.status == 0, "\(block.errors)")
+        #expect(block.output.contains("logged as session "), "\(block.output)")
+        let version = try run(
+            unpacked.appendingPathComponent("usr/bin/lineupctl").path, ["--version"], environment: bare)
+        #expect(version.status == 0 && !version.output.isEmpty, "\(version.errors)")
+    }
+
     @Test func thePackageHoldsTheStationAndSaysWhatItNeeds() throws {
         guard tools() else { return }
         let out = try scratch()
         defer { try? FileManager.default.removeItem(at: out) }
         let build = try run(
-            script, ["--bin-dir", debug, "--dynamic-swift-runtime", "--no-manual", "--uncompressed", "--out", out.path])
+            script, ["--bin-dir", debug, "--no-manual", "--uncompressed", "--out", out.path])
         #expect(build.status == 0, "\(build.errors)")
         let version = try run(debug + "/lineupctl", ["--version"]).output.trimmingCharacters(
             in: .whitespacesAndNewlines)
@@ -76,7 +118,8 @@ import Testing
         #expect(control.output.contains("Version: \(version)\n"))
         #expect(control.output.contains("Architecture: \(arch)\n"))
         let depends = control.output.split(separator: "\n").first { $0.hasPrefix("Depends: ") }.map(String.init) ?? ""
-        for package in ["libgpiod2", "libasound2", "libsqlite3-0", "libc6", "systemd"] {
+        // libstdc++6: the shipped Swift runtime's own need.
+        for package in ["libgpiod2", "libasound2", "libsqlite3-0", "libc6", "libstdc++6", "systemd"] {
             #expect(
                 depends.contains(package + " ") || depends.contains(package + ",") || depends.hasSuffix(package),
                 "Depends lacks \(package): \(depends)")
@@ -121,6 +164,11 @@ import Testing
             "./usr/share/fish/vendor_completions.d/lineupctl.fish",
         ]
         for file in files { #expect(entries[file]?.mode == "-rw-r--r--", "\(file): \(entries[file].debugDescription)") }
+        // One Swift runtime for the five binaries: the core, Foundation and ICU's data once.
+        for library in ["libswiftCore.so", "libFoundation.so", "libFoundationEssentials.so", "lib_FoundationICU.so"] {
+            let file = "./usr/lib/lineup/swift/\(library)"
+            #expect(entries[file]?.mode == "-rw-r--r--", "\(file): \(entries[file].debugDescription)")
+        }
         #expect(!entries.keys.contains { $0.hasPrefix("./usr/local") || $0.hasPrefix("./etc") }, "\(listing.output)")
 
         // The units run the binaries where the package puts them.
@@ -159,19 +207,30 @@ import Testing
             "/bin/gzip", ["-dc", unpacked.appendingPathComponent("usr/share/doc/lineup/changelog.gz").path])
         #expect(changelog.status == 0, "\(changelog.errors)")
         #expect(changelog.output.hasPrefix("lineup (\(version)) unstable; urgency=medium\n"), "\(changelog.output)")
+        try checkTheBinariesLoadThePackagesOwnRuntime(unpacked: unpacked, scratch: out)
     }
 
-    /// A board has no Swift runtime: a build that needs one is refused, by name, and no package is left.
-    @Test func aBuildThatNeedsTheSwiftRuntimeIsRefused() throws {
+    /// --max-installed-size: a package larger than the limit is refused, with its size and its
+    /// biggest files named, and none is left.
+    @Test func aPackageOverItsSizeIsRefused() throws {
         guard tools() else { return }
         let out = try scratch()
         defer { try? FileManager.default.removeItem(at: out) }
-        let build = try run(script, ["--bin-dir", debug, "--no-manual", "--uncompressed", "--out", out.path])
+        let build = try run(
+            script,
+            ["--bin-dir", debug, "--no-manual", "--uncompressed", "--max-installed-size", "80", "--out", out.path])
+        // The debug binaries alone are far over 80 MB: the limit the release package is held to.
         #expect(build.status != 0)
-        #expect(build.errors.contains("/lineupd needs the Swift runtime ("), "\(build.errors)")
-        #expect(build.errors.contains("libswiftCore.so"), "\(build.errors)")
-        #expect(build.errors.contains("--static-swift-stdlib"), "\(build.errors)")
+        #expect(
+            build.errors.contains("KB, over --max-installed-size 80 MB (81920 KB); the biggest files: "),
+            "\(build.errors)")
+        #expect(build.errors.contains("/usr/lib/lineup/swift/lib_FoundationICU.so "), "\(build.errors)")
         #expect(try FileManager.default.contentsOfDirectory(atPath: out.path).isEmpty)
+        let bad = try run(script, ["--bin-dir", debug, "--max-installed-size", "eighty", "--out", out.path])
+        #expect(bad.status != 0)
+        #expect(
+            bad.errors == "packaging/deb/build.sh: --max-installed-size takes a whole number of MB, not 'eighty'\n",
+            "\(bad.errors)")
     }
 
     @Test func aMissingBinaryIsNamed() throws {
@@ -180,7 +239,7 @@ import Testing
         defer { try? FileManager.default.removeItem(at: out) }
         let empty = try scratch()
         defer { try? FileManager.default.removeItem(at: empty) }
-        let build = try run(script, ["--bin-dir", empty.path, "--dynamic-swift-runtime", "--out", out.path])
+        let build = try run(script, ["--bin-dir", empty.path, "--out", out.path])
         #expect(build.status != 0)
         #expect(build.errors == "packaging/deb/build.sh: \(empty.path)/lineupd is not built\n", "\(build.errors)")
         #expect(try FileManager.default.contentsOfDirectory(atPath: out.path).isEmpty)

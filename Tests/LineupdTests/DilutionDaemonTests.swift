@@ -7,7 +7,7 @@ import TrainingEngine
 /// Issue 38's dilutions through the station: `samples add-ladder` and `samples add --stock` are
 /// written by lineupd (the log's writer), all or none; a refused one says why in one line and
 /// writes nothing; and each dilution's usage limits are its own when a session starts.
-@Suite(.serialized) struct DilutionDaemonTests {
+@Suite(.serialized, .ownThreads) struct DilutionDaemonTests {
     @Test func aLadderIsWrittenByTheStationAndEachRungKeepsItsOwnLimits() throws {
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("ladder-\(UUID().uuidString)")
             .path

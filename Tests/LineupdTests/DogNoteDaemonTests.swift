@@ -5,7 +5,7 @@ import Testing
 
 /// `lineupctl dogs note` through a running lineupd: the new notes are in the daemon's log, the
 /// ones the dog was added with kept; `dogs notes` lists both; bad input is one line and exit 1.
-@Suite(.serialized) struct DogNoteDaemonTests {
+@Suite(.serialized, .ownThreads) struct DogNoteDaemonTests {
     @Test func aDogsNotesAreWrittenByTheDaemonAndKeptInHistory() throws {
         guard let daemon = try ServingStationTests.Daemon(speed: 30) else { return }
         defer { if daemon.process.isRunning { _ = daemon.terminate() } }

@@ -9,7 +9,7 @@ import TrainingEngine
 /// lineupd on its simulated lineup with the virtual dog: the trials start by themselves
 /// (`ready = "auto"`), and each click is followed by one feeder pulse in the log, at the
 /// board's delay and width, in the click's trial.
-@Suite("the feeder on an unattended rig", .serialized)
+@Suite("the feeder on an unattended rig", .serialized, .ownThreads)
 struct FeederRigTests {
     static let board = """
         [board]

@@ -4,7 +4,7 @@ import Testing
 /// One science: for the same trials, lineupd's summary, `lineupctl stats --json` (each
 /// grouping), `session show --json` and a recomputation from `export --what trials` by
 /// README's formulas agree exactly.
-@Suite(.serialized) struct FiguresAgreementTests {
+@Suite(.serialized, .ownThreads) struct FiguresAgreementTests {
     struct Counts: Equatable, CustomStringConvertible {
         var hits = 0, misses = 0, falseAlerts = 0, correctRejections = 0, notExamined = 0
         var blankIndicated = 0, blankPassed = 0, blankNotExamined = 0

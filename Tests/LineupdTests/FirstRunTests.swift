@@ -4,7 +4,7 @@ import Testing
 /// A first run on a machine without the sound card asked for: ALSA's own library messages
 /// (eight lines for one missing card) are kept out of stderr; the station says what is wrong
 /// in one line of its own, naming ALSA's reason, and clicks into the null device.
-@Suite struct FirstRunTests {
+@Suite(.ownThreads) struct FirstRunTests {
     @Test func aMissingSoundCardIsOneLine() throws {
         let dir = FileManager.default.temporaryDirectory.appendingPathComponent("first-run-\(UUID().uuidString)").path
         try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
@@ -27,7 +27,7 @@ import Testing
 
 /// `--speed` divides the hold and its tolerance but not the debounce window: a speed at
 /// which they would be under 6 and 1 windows is refused in one line, with nothing written.
-@Suite struct HonestSpeedTests {
+@Suite(.ownThreads) struct HonestSpeedTests {
     @Test func aSpeedTooFastForHonestFiguresIsRefused() throws {
         let dir = FileManager.default.temporaryDirectory.appendingPathComponent("speed-\(UUID().uuidString)").path
         try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
@@ -45,7 +45,7 @@ import Testing
 
 /// The simulated block registers its samples (SIM-T1.., SIM-C1..) once and logs its rounds
 /// against them, as a board's log is; a second run on the same log reuses them.
-@Suite struct SimulatedSamplesTests {
+@Suite(.ownThreads) struct SimulatedSamplesTests {
     @Test func roundsAreLoggedAgainstRegisteredSamples() throws {
         let dir = FileManager.default.temporaryDirectory.appendingPathComponent("sim-samples-\(UUID().uuidString)").path
         try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)

@@ -8,7 +8,7 @@ import Testing
 /// as CI has): the block runs and clicks to the end, and every trial printed is in the log or
 /// counted lost, in the summary and on stderr, with a non-zero exit. Also the free-space
 /// thresholds, which the simulated block honours as the served station does.
-@Suite struct FullDiskStationTests {
+@Suite(.ownThreads) struct FullDiskStationTests {
     static let isRoot = getuid() == 0
 
     /// A tmpfs of `kibibytes` mounted on a fresh directory; `unmount` removes it.

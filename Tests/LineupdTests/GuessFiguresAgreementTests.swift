@@ -7,7 +7,7 @@ import TrainingEngine
 /// Every figure `stats --guesses --json` prints per handler, recomputed from
 /// `export --what guesses` alone by docs/figures.md's definitions ("The handler's guess"): the
 /// rules are written out again here, so the test fails when the export or the figures change theirs.
-@Suite struct GuessFiguresAgreementTests {
+@Suite(.ownThreads) struct GuessFiguresAgreementTests {
     /// One guessed trial: the target's station (nil: none), where the dog indicated (2 s into
     /// the search), the guess, and whether it came 3 s in (after the indication) rather than 1 s
     /// before the start.

@@ -7,7 +7,7 @@ import TrainingEngine
 /// `lineupctl guess` through a running lineupd: recorded for the trial to come, one per trial,
 /// refused after the dog's indication, outside a double-blind session and for a station not in
 /// the lineup, each refusal one line and exit 1, and no reply naming anything of the layout.
-@Suite(.serialized) struct HandlerGuessDaemonTests {
+@Suite(.serialized, .ownThreads) struct HandlerGuessDaemonTests {
     /// A step whose false alert does not end the trial, so a guess can come after an indication
     /// within the same trial.
     static let program = """

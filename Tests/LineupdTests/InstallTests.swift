@@ -2,7 +2,7 @@ import Foundation
 import Testing
 
 /// What `sudo install ... /usr/local/bin/` of the README copies must run there alone.
-@Suite struct InstallTests {
+@Suite(.ownThreads) struct InstallTests {
     let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
         .deletingLastPathComponent()
 

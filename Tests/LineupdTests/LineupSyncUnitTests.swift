@@ -3,7 +3,7 @@ import Testing
 
 /// systemd/lineup-sync.service and lineup-sync.timer as systemd reads them, their command line
 /// as lineup-sync parses it, and their user as sysusers.d makes it.
-@Suite struct LineupSyncUnitTests {
+@Suite(.ownThreads) struct LineupSyncUnitTests {
     let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
         .deletingLastPathComponent()
 

@@ -81,7 +81,7 @@ private func temporaryDirectory() -> String {
     return url.path
 }
 
-@Suite("lineupd as a process")
+@Suite("lineupd as a process", .ownThreads)
 struct LineupdProcessTests {
     @Test("--simulate runs a 5-trial block, prints one line per trial and a summary, and logs it all")
     func simulatedBlock() throws {
@@ -142,7 +142,7 @@ struct LineupdProcessTests {
     }
 }
 
-@Suite("lineupd and systemd, stopping")
+@Suite("lineupd and systemd, stopping", .ownThreads)
 struct LineupdLifecycleTests {
     @Test("SIGTERM during --simulate: the trial in progress is recorded as aborted, the log flushed, exit 0")
     func stopsCleanlyOnSIGTERM() throws {

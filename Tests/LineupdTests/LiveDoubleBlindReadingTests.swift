@@ -10,7 +10,7 @@ import Testing
 /// has ended, they all show it. Checked on every byte each command printed, against the ids and
 /// the seed read from the log file itself. The commands come from `lineupctl --help`: each is a
 /// reading below or named as no reading of the log.
-@Suite struct LiveDoubleBlindReadingTests {
+@Suite(.ownThreads) struct LiveDoubleBlindReadingTests {
     static let samples = ["T-7", "C-1", "C-2", "C-3", "C-4", "C-5"]
 
     /// Readings that list other sessions' rows too: they answer, and say what they leave out.

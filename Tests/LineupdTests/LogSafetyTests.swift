@@ -6,7 +6,7 @@ import Testing
 /// output onto the log or one of its files, reading and merging leave every file of a source
 /// byte-identical (a pending WAL included), and a hostile row is refused in one line, under a
 /// memory limit, instead of sizing an allocation.
-@Suite(.serialized) struct LogSafetyTests {
+@Suite(.serialized, .ownThreads) struct LogSafetyTests {
     let directory: String
 
     init() throws {

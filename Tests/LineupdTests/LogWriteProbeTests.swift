@@ -7,7 +7,7 @@ import Testing
 /// (`logWriteProblem`, LogWriteProblemTests), not only learnt from a failed write: the real
 /// lineupd's `status` says so between sessions (where nothing writes, so nothing would fail), a
 /// session is refused before it starts, and it clears once the log can be written again.
-@Suite(.serialized) struct LogWriteProbeTests {
+@Suite(.serialized, .ownThreads) struct LogWriteProbeTests {
     @Test func aLogWhoseDirectoryIsGoneIsSaidUnwritableAndRefusesSessions() throws {
         guard let daemon = try ServingStationTests.Daemon(speed: 30) else { return }
         defer { if daemon.process.isRunning { _ = daemon.terminate() } }

@@ -5,7 +5,7 @@ import Testing
 /// the command writes (the paragraph naming build, machine, date and commit, then the rows and
 /// their commands), whatever its figures. The figures themselves come only from a run
 /// (`lineup-bench table --write README.md`, release), never from this test.
-@Suite struct MeasuredTableTests {
+@Suite(.ownThreads) struct MeasuredTableTests {
     private static let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
         .deletingLastPathComponent()
 

@@ -10,7 +10,7 @@ import TrainingEngine
 /// `lineupctl stats --familiar-novel` flags the dog and the report shows the flag. On the same
 /// log, the novelty the station recorded at each station when it laid the trial out agrees with
 /// the statistics' reading of the definition (`Exposure`), recomputed from the trials export.
-@Suite(.serialized) struct MemorisationCaughtTests {
+@Suite(.serialized, .ownThreads) struct MemorisationCaughtTests {
     static let program = """
         name = "memo"
         title = "Known targets and new ones"

@@ -7,7 +7,7 @@ import Testing
 /// Issue 23's "done when": two lineupd on one log, the second refuses in one line, and the
 /// first's session ends `ended`. Before the lock the second served on a socket of its own
 /// and, as it started, logged the first's live session as interrupted.
-@Suite("one lineupd per log", .serialized)
+@Suite("one lineupd per log", .serialized, .ownThreads)
 struct OneLineupdPerLogTests {
     /// Starts another served lineupd on `db` with its own socket and waits (bounded) for it to
     /// end: whether it did, its exit status and what it said on stderr.

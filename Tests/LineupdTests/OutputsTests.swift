@@ -7,7 +7,7 @@ import TrainingEngine
 /// The board's outputs driven by lineupd: the buzzer clicks beside ALSA, and a step's
 /// stations' outputs (valves here) open while the dog searches; an unattended rig's trials
 /// start by themselves (`ready = "auto"`).
-@Suite("outputs and unattended blocks", .serialized)
+@Suite("outputs and unattended blocks", .serialized, .ownThreads)
 struct OutputsTests {
     static let rig = """
         name = "rig"

@@ -9,7 +9,7 @@ import TrainingEngine
 /// trainer's click is never a miss. The real lineupd (`--simulate --serve --no-virtual-dog`)
 /// driven by the built lineupctl as a trainer would: the nose put at a station before ready,
 /// then the clicker pressed.
-@Suite("the nose at a station when a round starts", .serialized)
+@Suite("the nose at a station when a round starts", .serialized, .ownThreads)
 struct PresenceAtStartTests {
     /// One trainer-led session's rounds: before each, the nose is put at `noseAt` (a station
     /// name, chosen from the round's layout, or nil); then ready; then the clicker.

@@ -6,7 +6,7 @@ import TrainingEngine
 
 /// `lineupctl programs`, `program show` and `program check`, run as the built tool against a
 /// programs directory holding a good file, a broken one and one named like a built-in.
-@Suite struct ProgramCommandsTests {
+@Suite(.ownThreads) struct ProgramCommandsTests {
     let directory: String
     let study: String
 

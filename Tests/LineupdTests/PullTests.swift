@@ -6,7 +6,7 @@ import Testing
 /// and runs the remote command line here, with `$LINEUP_DB` set to that host's log, as a
 /// station's shell would find it. Pulled twice, each row is there once; a host that fails
 /// says so in one line and the others are still merged.
-@Suite(.serialized) struct PullTests {
+@Suite(.serialized, .ownThreads) struct PullTests {
     let directory: String
     let scratch: String
     let ssh: String

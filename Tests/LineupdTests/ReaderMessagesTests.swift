@@ -3,7 +3,7 @@ import SessionLog
 import Testing
 
 /// Issue 24's smaller messages: each says what is true for the program and user saying it.
-@Suite struct ReaderMessagesTests {
+@Suite(.ownThreads) struct ReaderMessagesTests {
     private func temporaryDirectory(_ name: String) throws -> String {
         let dir = NSTemporaryDirectory() + "reader-messages-\(name)-\(getpid())-\(UInt32.random(in: 0...UInt32.max))"
         try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)

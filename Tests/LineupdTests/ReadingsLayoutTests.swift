@@ -4,7 +4,7 @@ import Testing
 /// The readings' house (docs/architecture.md, "Readings"): each ported reading is defined once
 /// in Sources/Readings and runs on either store through the row interface (Sources/ReadingRows);
 /// neither store counts it on its own, and lineupctl does not choose between them per reading.
-@Suite struct ReadingsLayoutTests {
+@Suite(.ownThreads) struct ReadingsLayoutTests {
     let sources = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
         .deletingLastPathComponent().appendingPathComponent("Sources")
 

@@ -14,7 +14,7 @@ import TrainingEngine
 /// ones, listed below. Commands that need a board, root or a network are exempt, each with
 /// its reason, and an exemption that no longer matches a README line fails the test, so the
 /// list cannot rot.
-@Suite(.serialized) struct ReadmeExamplesTests {
+@Suite(.serialized, .ownThreads) struct ReadmeExamplesTests {
     /// Prefixes of commands not run here, and why.
     static let exemptions: [(prefix: String, why: String)] = [
         ("lineupctl selftest --config", "needs the board's GPIO lines and sound card"),

@@ -9,7 +9,7 @@ import TrainingEngine
 /// only when it is not that lineupd's log or no lineupd answers, and then said in one line.
 /// The station here is a stand-in on the real control socket that says which log it writes
 /// and records what it is asked, so a row written around it is seen in the file.
-@Suite("the researcher's additions go to the running station", .serialized)
+@Suite("the researcher's additions go to the running station", .serialized, .ownThreads)
 struct RegistryWritesTests {
     /// Answers `about` with `log` and records each addition; refuses what it does not serve.
     final class Station: StationControlling, @unchecked Sendable {

@@ -9,7 +9,7 @@ import TrainingEngine
 /// file (no network, no script), and the numbers on each chart element in the DOM it built must
 /// equal `lineupctl stats --json` and the logged events. Chromium is required: CI installs it
 /// (.ci/run); without it these tests fail rather than pass unseen.
-@Suite("lineupctl report in a browser", .serialized)
+@Suite("lineupctl report in a browser", .serialized, .ownThreads)
 struct ReportBrowserTests {
     /// A new empty directory, removed by the caller.
     func scratch() throws -> String {

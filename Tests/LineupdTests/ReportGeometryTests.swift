@@ -11,7 +11,7 @@ import TrainingEngine
 /// overlap, every text lies inside its chart, and nothing of the plot (criterion lines and keys,
 /// milestones, points) reaches into the legend. The slanted session labels under the axis are
 /// left out: their boxes, upright, overlap by construction (`SeriesChart.slantedLabels`).
-@Suite("the learning curve's geometry", .serialized)
+@Suite("the learning curve's geometry", .serialized, .ownThreads)
 struct ReportGeometryTests {
     /// Two steps with several criteria and long names, as a program may have them.
     static let program = """

@@ -8,7 +8,7 @@ import TrainingEngine
 /// `export --what trials` and `export --what samples` by docs/figures.md's definitions: exposure
 /// from the exported trials in time order, each station's verdict from its kind, visited and
 /// indicated columns.
-@Suite struct SampleFiguresAgreementTests {
+@Suite(.ownThreads) struct SampleFiguresAgreementTests {
     /// Two dogs, 70 trials each on three stations, samples drawn from small pools (so most
     /// are met again) and new ones now and then, some trials aborted; the dog's indications
     /// from a fixed-seed generator. Every station is visited unless the generator says not.

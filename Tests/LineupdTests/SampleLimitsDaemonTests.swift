@@ -7,7 +7,7 @@ import TrainingEngine
 /// Usage limits against the log's exposure, through the station and `lineupctl`: a start a
 /// limit stops is refused with the sample and its limit, nothing written; `samples show` gives
 /// the uses per dog.
-@Suite(.serialized) struct SampleLimitsDaemonTests {
+@Suite(.serialized, .ownThreads) struct SampleLimitsDaemonTests {
     /// A log where Rex met T-1 in two trials (one aborted: it counts, the sample stood there)
     /// and Ada met T-2 once; T-1 may meet each dog at most twice.
     func seededLog(in directory: String) throws {

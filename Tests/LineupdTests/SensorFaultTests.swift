@@ -8,7 +8,7 @@ import TrainingEngine
 /// Broken sensors put on the simulated lineup (`--fault`), and the station's answer as the
 /// real built lineupd gives it: in its log, on stderr, in `status` and to watchers. Seeds are
 /// fixed; each test checks the layouts it relies on, so a change of seed fails loudly.
-@Suite("lineupd with broken sensors", .serialized)
+@Suite("lineupd with broken sensors", .serialized, .ownThreads)
 struct SensorFaultTests {
     /// A simulated block in a fresh directory: the run and its log's path.
     func block(_ arguments: [String], speed: Int = 30) async throws -> (
@@ -146,7 +146,7 @@ struct SensorFaultTests {
 /// The dead sensor's block is the longest of them (24 trials, for the 20 searched trials the
 /// silent flag waits for) and shares nothing with the others: a suite of its own, so it runs
 /// beside them rather than after them.
-@Suite("lineupd with a dead sensor")
+@Suite("lineupd with a dead sensor", .ownThreads)
 struct DeadSensorTests {
     let faults = SensorFaultTests()
 
@@ -176,7 +176,7 @@ struct DeadSensorTests {
 
 /// The serving daemon: a stuck sensor in `status`, `lineupctl status` and `watch`; the log
 /// disk's free space checked at each session start against the board's `[log]` thresholds.
-@Suite("lineupd serving with broken sensors and a full disk", .serialized)
+@Suite("lineupd serving with broken sensors and a full disk", .serialized, .ownThreads)
 struct ServingFaultTests {
     @Test func aStuckSensorIsFlaggedInStatusAndReachesWatchers() throws {
         // The dog never holds, so trial 2 runs to its time-out and B is found stuck in it.

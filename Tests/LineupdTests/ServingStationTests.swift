@@ -7,7 +7,7 @@ import TrainingEngine
 
 /// The daemon as it runs on a board, with the simulated lineup: a real `lineupd` process
 /// serving its control socket, driven by the real client library.
-@Suite("lineupd serving its control socket", .serialized)
+@Suite("lineupd serving its control socket", .serialized, .ownThreads)
 struct ServingStationTests {
     final class Daemon {
         let process = Process()

@@ -7,7 +7,7 @@ import TrainingEngine
 /// Issue 38's conditions through the station: `session start --temperature --humidity
 /// --conditions` records them with the session and `session show` gives them; a humidity over
 /// 100 or a temperature no room has is refused in one line naming it, and no session starts.
-@Suite(.serialized) struct SessionConditionsDaemonTests {
+@Suite(.serialized, .ownThreads) struct SessionConditionsDaemonTests {
     @Test func conditionsGoWithTheSessionAndBadOnesStartNothing() throws {
         guard let daemon = try ServingStationTests.Daemon(speed: 30) else { return }
         defer { if daemon.process.isRunning { _ = daemon.terminate() } }

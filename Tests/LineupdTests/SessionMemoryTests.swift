@@ -10,7 +10,7 @@ import Testing
 /// 1 MiB page caches filling as the log grew, a connection opened at every session start, and
 /// the dog's whole history read into an array at every end. MallocArena.swift and the
 /// commits of issue 24 say which is which.
-@Suite struct SessionMemoryTests {
+@Suite(.ownThreads) struct SessionMemoryTests {
     private static let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
         .deletingLastPathComponent()
 

@@ -5,7 +5,7 @@ import Testing
 
 /// What the session records is what was asked: the handler's code, and only a dog the log
 /// knows (or one said to be new), through the real lineupctl and the serving daemon.
-@Suite(.serialized) struct SessionRecordTests {
+@Suite(.serialized, .ownThreads) struct SessionRecordTests {
     @Test func anUnknownDogIsRefusedAndTheHandlerIsRecorded() throws {
         guard let daemon = try ServingStationTests.Daemon(speed: 30) else { return }
         defer { if daemon.process.isRunning { _ = daemon.terminate() } }

@@ -7,7 +7,7 @@ import TrainingEngine
 
 /// What the station answers is what happened: the step decides the mode, a research session
 /// records its samples, `ready` is the engine's answer and `status` its state.
-@Suite(.serialized) struct SessionTruthTests {
+@Suite(.serialized, .ownThreads) struct SessionTruthTests {
     @Test func theStepDecidesTheModeAndEveryStationHasItsSample() throws {
         guard let daemon = try ServingStationTests.Daemon(speed: 30) else { return }
         defer { if daemon.process.isRunning { _ = daemon.terminate() } }

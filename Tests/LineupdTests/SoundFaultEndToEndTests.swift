@@ -8,7 +8,7 @@ import TrainingEngine
 /// built lineupd's `status` and `lineupctl status` say so while it holds, and lineup-alerts
 /// tells it once and its end once. Every trial has its target at station A and the dog never
 /// misses it, so trials 1 and 2 each try a click into the stalled stream and trial 3's plays.
-@Suite(.serialized) struct SoundFaultEndToEndTests {
+@Suite(.serialized, .ownThreads) struct SoundFaultEndToEndTests {
     static let layouts: [[SampleKind]] = Array(repeating: [.target, .control, .control, .control, .control], count: 4)
 
     /// A served station whose sound stalls in trials 1 and 2, a session of four trials started.

@@ -4,7 +4,7 @@ import Testing
 /// How the sources are laid out, as docs/architecture.md says: the training engine imports
 /// no module but the C library's maths and Thresholds (itself pure: no Foundation, no parser),
 /// and a source file over 500 lines says why at its top.
-@Suite struct SourceLayoutTests {
+@Suite(.ownThreads) struct SourceLayoutTests {
     let sources = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
         .deletingLastPathComponent().appendingPathComponent("Sources")
 
@@ -82,5 +82,56 @@ import Testing
             }
         }
         #expect(found.isEmpty, "try! in: \(found)")
+    }
+
+    /// Package.swift's targets: each one's local targets and products it depends on.
+    func packageTargets() throws -> [String: [String]] {
+        let manifest = sources.deletingLastPathComponent().appendingPathComponent("Package.swift")
+        let code = try String(contentsOf: manifest, encoding: .utf8).split(separator: "\n")
+            .filter { !$0.trimmingCharacters(in: .whitespaces).hasPrefix("//") }.joined(separator: "\n")
+        var targets: [String: [String]] = [:]
+        let starts = [".target(", ".executableTarget(", ".testTarget(", ".systemLibrary("]
+        var rest = Substring(code)
+        while let start = starts.compactMap({ rest.range(of: $0) }).min(by: { $0.lowerBound < $1.lowerBound }) {
+            rest = rest[start.upperBound...]
+            // This target's text runs to the next target's start.
+            let end = starts.compactMap { rest.range(of: $0)?.lowerBound }.min() ?? rest.endIndex
+            let text = rest[..<end]
+            guard let name = text.firstMatch(of: /name: "([^"]+)"/)?.1 else { continue }
+            var dependencies: [String] = []
+            if let list = text.range(of: "dependencies: [") {
+                var depth = 1
+                var at = list.upperBound
+                while at < text.endIndex, depth > 0 {
+                    if text[at] == "[" { depth += 1 } else if text[at] == "]" { depth -= 1 }
+                    at = text.index(after: at)
+                }
+                let words = text[list.upperBound..<at]
+                // A product by its name; a local target as a bare quoted name.
+                dependencies += words.matches(of: /\.product\(name: "([^"]+)"/).map { String($0.1) }
+                let bare = words.replacing(/\.product\([^)]*\)/, with: "")
+                dependencies += bare.matches(of: /"([^"]+)"/).map { String($0.1) }
+            }
+            targets[String(name)] = dependencies
+        }
+        return targets
+    }
+
+    /// The station's everyday tool builds without the lab store's client and its TLS (issue 35:
+    /// they made the README's first command take 10 minutes): lineupctl reaches the store through
+    /// a child process (LabLink, `lineup-sync lab-link`), and nothing beneath it links them.
+    @Test func lineupctlLinksNoLabStoreClientOrTLS() throws {
+        let targets = try packageTargets()
+        #expect(targets["LabStore"]?.contains("PostgresNIO") == true, "the manifest is read: \(targets.keys.sorted())")
+        var linked: Set<String> = []
+        var queue = ["lineupctl"]
+        while let next = queue.popLast() {
+            for dependency in targets[next] ?? [] where linked.insert(dependency).inserted { queue.append(dependency) }
+        }
+        #expect(linked.contains("LabLink") && linked.contains("SessionLog"), "\(linked.sorted())")
+        let forbidden: Set = [
+            "LabStore", "PostgresNIO", "NIOSSL", "NIO", "NIOCore", "NIOPosix", "Hummingbird", "AsyncHTTPClient",
+        ]
+        #expect(linked.isDisjoint(with: forbidden), "lineupctl links \(linked.intersection(forbidden).sorted())")
     }
 }

@@ -3,7 +3,7 @@ import Testing
 
 /// Stations were letters in `layout`, status and the page but numbers in `session show`,
 /// `trials` and `events` (issue 32): every listing a person reads names them as the board does.
-@Suite struct StationNamesShownTests {
+@Suite(.ownThreads) struct StationNamesShownTests {
     @Test func theListingsNameStationsAsTheBlockSaidThem() async throws {
         let dir = FileManager.default.temporaryDirectory.appendingPathComponent("names-\(UUID().uuidString)").path
         try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)

@@ -4,7 +4,7 @@ import Testing
 
 /// `lineupctl status` prints each input's level, in words and with --json, from a running
 /// simulated lineupd: a nose put at C reads active there and nowhere else.
-@Suite(.serialized) struct StatusLevelsCommandTests {
+@Suite(.serialized, .ownThreads) struct StatusLevelsCommandTests {
     @Test func statusPrintsTheLevels() throws {
         guard let daemon = try ServingStationTests.Daemon(speed: 30) else { return }
         defer { if daemon.process.isRunning { _ = daemon.terminate() } }

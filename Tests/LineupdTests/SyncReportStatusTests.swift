@@ -5,7 +5,7 @@ import Testing
 /// `sync-report` over a real served lineupd: before any, `status` says the lab sync is not
 /// reporting; a failed run's report shows its rows behind and its error; a complete one shows
 /// up to date with its time as the last success, which a later failure keeps.
-@Suite(.serialized) struct SyncReportStatusTests {
+@Suite(.serialized, .ownThreads) struct SyncReportStatusTests {
     @Test func statusShowsTheLatestSyncReport() throws {
         guard let daemon = try ServingStationTests.Daemon(speed: 30) else { return }
         defer { if daemon.process.isRunning { _ = daemon.terminate() } }

@@ -2,7 +2,7 @@ import Foundation
 import Testing
 
 /// The unit files as systemd itself reads them.
-@Suite struct SystemdUnitTests {
+@Suite(.ownThreads) struct SystemdUnitTests {
     let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
         .deletingLastPathComponent()
 

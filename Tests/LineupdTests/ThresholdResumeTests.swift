@@ -12,7 +12,7 @@ import Testing
 /// after the resume is recomputed from the trials logged; its dilutions, committed before the
 /// cut or after it, verify (`verify-blinding`), and the re-scorer's staircase agrees
 /// (`verify-scoring`).
-@Suite(.serialized) struct ThresholdResumeTests {
+@Suite(.serialized, .ownThreads) struct ThresholdResumeTests {
     struct Trial: Equatable, CustomStringConvertible {
         var number: Int
         var outcome: String
@@ -70,13 +70,13 @@ import Testing
             if midSearch {
                 // Or the next trial's start cue on disk, the dog searching.
                 try daemon.client.ready()
-                let db = daemon.db
-                #expect(
-                    eventually(10) {
-                        ResumeTests.logged(db, session, kind: "cue", holding: "trial-start") >= trial + 1
-                    })
+                try #require(
+                    ResumeTests.killNineMidTrial(
+                        daemon.process.processIdentifier, db: daemon.db, session: session, trial: trial + 1),
+                    "trial \(trial + 1) was never seen started and unlogged")
+            } else {
+                Glibc.kill(daemon.process.processIdentifier, SIGKILL)
             }
-            Glibc.kill(daemon.process.processIdentifier, SIGKILL)
             daemon.process.waitUntilExit()
             guard let second = try ServingStationTests.Daemon(speed: 30, extra: extra, directory: directory) else {
                 return nil

@@ -11,7 +11,7 @@ import TrainingEngine
 /// watch stream, status, the journal) name no dilution and no station while it runs; each
 /// trial's procedure state is in the log; `verify-blinding` and `verify-scoring` (the
 /// independent re-scorer, which walks the staircase again) pass.
-@Suite(.serialized) struct ThresholdStationTests {
+@Suite(.serialized, .ownThreads) struct ThresholdStationTests {
     static let program = """
         name = "stair-test"
         title = "Staircase test"

@@ -8,7 +8,7 @@ import TrainingEngine
 /// The trainer's session end to end: the real lineupd (simulated lineup, no virtual dog), the
 /// nose put at chosen stations and the clicker and error buttons pressed by hand through
 /// `simulate`, and the rounds read back through `session show --json`, `stats` and `export`.
-@Suite("a trainer-led session, round by round", .serialized)
+@Suite("a trainer-led session, round by round", .serialized, .ownThreads)
 struct TrainerLedSessionTests {
     /// A simulated station moved only by hand, with the dog Aino and the target sample T-1.
     static func station() throws -> ServingStationTests.Daemon? {
@@ -391,7 +391,7 @@ struct TrainerLedSessionTests {
 /// Issue 37: `session start --repetitions N` through lineupctl: outside the program's bounds
 /// refused in one line naming the step and the bounds (exit 1, nothing started); within them,
 /// the session's rounds are N.
-@Suite("a trainer-led session's repetitions", .serialized)
+@Suite("a trainer-led session's repetitions", .serialized, .ownThreads)
 struct RepetitionsCommandTests {
     @Test func theRepetitionsAreChosenWithinTheProgramsBounds() throws {
         guard let daemon = try TrainerLedSessionTests.station() else { return }

@@ -6,7 +6,7 @@ import Testing
 /// trials' export and the salts `verify-blinding --json` gives, byte for byte as
 /// docs/figures.md defines them; a copy of the log altered with sqlite3 fails with exit 1,
 /// naming its trial.
-@Suite(.serialized) struct VerifyBlindingTests {
+@Suite(.serialized, .ownThreads) struct VerifyBlindingTests {
     @Test func commitmentsRecomputedWithSha256sumFromTheExport() async throws {
         let dir = FileManager.default.temporaryDirectory.appendingPathComponent("blinding-\(UUID().uuidString)").path
         try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)

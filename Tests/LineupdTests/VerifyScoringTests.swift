@@ -9,7 +9,7 @@ import TrainingEngine
 /// simulated block, and served sessions of every mode with the virtual dog (automated,
 /// double-blind, and trainer-led rounds pressed by the simulated trainer); then on a copy
 /// whose outcome was altered with sqlite3, which it must name.
-@Suite("verify-scoring on the station's own logs", .serialized)
+@Suite("verify-scoring on the station's own logs", .serialized, .ownThreads)
 struct VerifyScoringTests {
     @Test func aSimulatedBlockRescoresAsLogged() async throws {
         let dir = FileManager.default.temporaryDirectory.appendingPathComponent("rescore-\(UUID().uuidString)").path

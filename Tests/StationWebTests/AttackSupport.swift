@@ -356,8 +356,17 @@ final class SilentConnections: @unchecked Sendable {
 /// Logins with random names from `addresses` client addresses (127.0.`net`.1, ...), each
 /// address keeping one login in flight at all times (a new one as soon as the last is
 /// answered), until `stop`. Counts the answers by status.
+///
+/// It runs on a thread of its own, never on Swift's pool nor lineup-web's threads, and measures
+/// the processor time it takes (`cpuSeconds`, printed with the figures as `flood_client_cpu`):
+/// 0.03 cores under the 250-address flood, against lineup-web's 0.4 to 0.6, so it does not
+/// starve the server it attacks. It keeps the page's own priority: at nice 19 it fell out of
+/// full force on this shared machine (157 of 250 logins in flight, load 38).
 final class LoginFlood: @unchecked Sendable {
     private let stopped = Atomic<Bool>(false)
+    private let cpuNanoseconds = Atomic<Int>(0)
+    /// Processor time the flood's thread has used so far, in seconds.
+    var cpuSeconds: Double { Double(cpuNanoseconds.load(ordering: .relaxed)) / 1e9 }
     private let answers = Mutex<[Int: Int]>([:])
     private let answeredCount = Atomic<Int>(0)
     private let inFlightCount = Atomic<Int>(0)
@@ -366,7 +375,8 @@ final class LoginFlood: @unchecked Sendable {
     var statuses: [Int: Int] { answers.withLock { $0 } }
     /// Logins answered so far.
     var answered: Int { answeredCount.load(ordering: .relaxed) }
-    /// Logins sent whole and not yet answered, as of the flood's last turn (at most `addresses`).
+    /// Logins sent whole and not yet read answered when the flood's last poll returned (at most
+    /// `addresses`).
     var inFlight: Int { inFlightCount.load(ordering: .relaxed) }
 
     init(port: Int, addresses: Int, net: Int) {
@@ -388,6 +398,12 @@ final class LoginFlood: @unchecked Sendable {
                     pollfd(fd: $0.fd, events: Int16($0.sent ? POLLIN : POLLOUT), revents: 0)
                 }
                 _ = poll(&polls, nfds_t(polls.count), 100)
+                // Counted as the poll returns, before this turn's answers are read and their
+                // addresses sent again at the next turn: counted after, a burst of refusals
+                // arriving together (lineup-web's event loops flushing on a loaded machine) read
+                // as a weaker flood (197 of 250 in one run at load 24) although every address
+                // sends again at once; the answers' rate is checked apart (`answered`).
+                inFlightCount.store(slots.filter { $0.fd >= 0 && $0.sent }.count, ordering: .relaxed)
                 for (i, entry) in polls.enumerated() where entry.fd >= 0 && entry.revents != 0 {
                     if !slots[i].sent {
                         counter += 1
@@ -417,7 +433,9 @@ final class LoginFlood: @unchecked Sendable {
                     close(entry.fd)
                     slots[i] = Slot()
                 }
-                inFlightCount.store(slots.filter { $0.fd >= 0 && $0.sent }.count, ordering: .relaxed)
+                var time = timespec()
+                clock_gettime(CLOCK_THREAD_CPUTIME_ID, &time)
+                cpuNanoseconds.store(time.tv_sec * 1_000_000_000 + time.tv_nsec, ordering: .relaxed)
             }
             for slot in slots where slot.fd >= 0 { close(slot.fd) }
         }

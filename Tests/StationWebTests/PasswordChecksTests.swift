@@ -73,37 +73,53 @@ import Testing
     /// the test's tasks wait for.
     @Test func theRestAfterACheckIsTheProcessorTimeItUsed() async throws {
         let checks = PasswordChecks(rest: 1)
-        @Sendable func now() -> Double { Double(DispatchTime.now().uptimeNanoseconds) / 1e9 }
-        /// The gap between the end of `first` and the start of the check queued behind it.
-        func gap(_ first: @escaping @Sendable () -> Void) async -> Double? {
-            let gate = DispatchSemaphore(value: 0)
-            let started = Order()
-            let ended = Task {
-                await checks.run(remembered: false) { () -> Double in
-                    started.append("first")
-                    gate.wait()
-                    first()
-                    return now()
-                }
-            }
-            guard await eventually({ !started.names.isEmpty }) else { return nil }
-            let began = Task { await checks.run(remembered: false) { now() } }
-            guard await eventually({ checks.waiting == 1 }) else { return nil }
-            gate.signal()
-            guard let end = await ended.value, let start = await began.value else { return nil }
-            return start - end
-        }
-        let afterWaiting = await gap { Thread.sleep(forTimeInterval: 2) }
-        let afterBusy = await gap {
-            let start = PasswordChecks.threadCPUSeconds()
-            var spin = 0
-            while PasswordChecks.threadCPUSeconds() - start < 0.3 { spin &+= 1 }
-        }
+        let afterWaiting = await gap(checks) { Thread.sleep(forTimeInterval: 2) }
+        let afterBusy = await gap(checks) { Self.busy(0.3) }
         #expect(
             afterWaiting.map { $0 < 1.5 } == true,
             "a check that slept 2 s was followed by \(afterWaiting ?? -1) s of rest")
         #expect(
             afterBusy.map { $0 >= 0.29 } == true,
             "a check that used 0.3 s of a core was followed by \(afterBusy ?? -1) s of rest")
+    }
+
+    /// The checks' budget on a station: at most a fifth of one core, a check that used the core
+    /// 0.2 s followed by at least 0.8 s of rest (issue 33: half a core was the page's loss under
+    /// a login flood).
+    @Test func theChecksTakeAtMostAFifthOfOneCore() async throws {
+        #expect(PasswordChecks().rest == 4)
+        let afterBusy = await gap(PasswordChecks()) { Self.busy(0.2) }
+        #expect(
+            afterBusy.map { $0 >= 0.79 } == true,
+            "a check that used 0.2 s of a core was followed by \(afterBusy ?? -1) s of rest, not 0.8 s")
+    }
+
+    /// Uses this thread's core for `seconds` of its processor time.
+    static func busy(_ seconds: Double) {
+        let start = PasswordChecks.threadCPUSeconds()
+        var spin = 0
+        while PasswordChecks.threadCPUSeconds() - start < seconds { spin &+= 1 }
+    }
+
+    /// The gap between the end of `first`, run as a check, and the start of the check queued
+    /// behind it.
+    func gap(_ checks: PasswordChecks, _ first: @escaping @Sendable () -> Void) async -> Double? {
+        @Sendable func now() -> Double { Double(DispatchTime.now().uptimeNanoseconds) / 1e9 }
+        let gate = DispatchSemaphore(value: 0)
+        let started = Order()
+        let ended = Task {
+            await checks.run(remembered: false) { () -> Double in
+                started.append("first")
+                gate.wait()
+                first()
+                return now()
+            }
+        }
+        guard await eventually({ !started.names.isEmpty }) else { return nil }
+        let began = Task { await checks.run(remembered: false) { now() } }
+        guard await eventually({ checks.waiting == 1 }) else { return nil }
+        gate.signal()
+        guard let end = await ended.value, let start = await began.value else { return nil }
+        return start - end
     }
 }

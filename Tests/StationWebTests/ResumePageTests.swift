@@ -19,9 +19,11 @@ import WebAccounts
     static let samples = ["T-7", "C-1", "C-2", "C-3", "C-4", "C-5"]
 
     @Test func aSessionCutShortIsToldOnThePageAndResumedByTheTrainer() async throws {
-        // No virtual dog: a search ends only at its time-out (3 s at 10 × life's pace), so trial 2
-        // still runs when its start cue is on disk.
-        guard let first = try SimulatedStation(speed: 10, extra: ["--no-virtual-dog"]) else { return }
+        // No virtual dog: a search ends only at its time-out (6 s at 5 × life's pace). The plug is
+        // pulled on a frozen lineupd (SIGSTOP, look at the log, SIGKILL), so nothing can happen
+        // between seeing trial 2 started and not ended, and the kill: a loaded machine cannot let
+        // trial 2's time-out land first (CI once saw it at 10 × pace with a look-then-kill).
+        guard let first = try SimulatedStation(speed: 5, extra: ["--no-virtual-dog"]) else { return }
         defer { first.terminate() }
         #expect(await first.waitReady())
         _ = try first.client.addDog(DogEntry(name: "Rex"))
@@ -32,24 +34,36 @@ import WebAccounts
             SessionRequest(
                 dog: "Rex", program: "research-5-station", step: "phase-3/1", trials: 4, samples: Self.samples))
         _ = try first.client.ready()
-        #expect(await eventually(30) { (try? first.client.status().trialsDone) == 1 }, "trial 1 never ended")
+        #expect(await eventually(60) { (try? first.client.status().trialsDone) == 1 }, "trial 1 never ended")
         #expect(await eventually(10) { (try? first.client.status().state) == .waitingForReady })
         _ = try first.client.ready()
-        #expect(await eventually(10) { [.searching, .holding].contains(try? first.client.status().state) })
-        // Trial 2's start cue on disk (after trial 1's), read beside the writing lineupd; then the
-        // plug is pulled.
-        #expect(
-            await eventually(10) {
-                let cues = try? SessionLog.openReader(path: first.db, everything: true).read { db in
-                    try Int.fetchOne(
-                        db,
-                        sql:
-                            "SELECT count(*) FROM event WHERE session_id = ? AND kind = 'cue' AND detail LIKE '%trial-start%'",
-                        arguments: [session])
-                }
-                return (cues ?? 0) >= 2
-            }, "trial 2's start never reached the log")
-        kill(first.process.processIdentifier, SIGKILL)
+        let pid = first.process.processIdentifier
+        var look = (starts: 0, trials: 0)
+        var pulled = false
+        let deadline = Date().addingTimeInterval(30)
+        while !pulled && look.trials < 2 && Date() < deadline {
+            kill(pid, SIGSTOP)
+            look =
+                (try? SessionLog.openReader(path: first.db, everything: true).read { db in
+                    (
+                        starts: try Int.fetchOne(
+                            db,
+                            sql:
+                                "SELECT count(*) FROM event WHERE session_id = ? AND kind = 'cue' AND detail LIKE '%trial-start%'",
+                            arguments: [session]) ?? 0,
+                        trials: try Int.fetchOne(
+                            db, sql: "SELECT count(*) FROM trial WHERE session_id = ?", arguments: [session]) ?? 0
+                    )
+                }) ?? (0, 0)
+            if look.starts >= 2 && look.trials == 1 {
+                kill(pid, SIGKILL)
+                pulled = true
+            } else {
+                kill(pid, SIGCONT)
+                try await Task.sleep(for: .milliseconds(20))
+            }
+        }
+        try #require(pulled, "trial 2 was never seen started and unfinished in the log: \(look)")
         _ = try await onThread { first.process.waitUntilExit() }
 
         guard let second = try SimulatedStation(speed: 10, extra: ["--no-virtual-dog"], directory: first.directory)

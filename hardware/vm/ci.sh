@@ -13,13 +13,21 @@
 #                                .ci/run has it done while it builds)
 #   hardware/vm/ci.sh prepare    the builds: both libgpiod builds, the package, edgewatch
 #                                (everything that takes SwiftPM's build lock)
-#   hardware/vm/ci.sh runs       the four runs only, from what those left: .ci/run starts them
-#                                while the browser tests run
+#   hardware/vm/ci.sh snapshot   copies .build's lineupd and lineupctl (libgpiod 1.6.3) to
+#                                .build-v1/debug, which the v1 and power-cut runs use: prepare
+#                                puts v2 binaries in .build for a while, and a guest reads its
+#                                binaries from the host while it runs
+#   hardware/vm/ci.sh runs       the four runs only, from what those left. With VM_AFTER_PREPARE=1
+#                                (.ci/run) they start before prepare ends: v1 and the power cut
+#                                need only the snapshot, systemd and v2 wait for prepare's
+#                                .build-vm/prepared (or fail at its .build-vm/prepare-failed)
 #
 # The runs go in VM_LANES lanes (default 2): each guest is one emulated CPU, one host thread;
 # they share nothing but read-only inputs (each run has its own initramfs, chatter and output
-# directory). Two lanes: systemd, then power cut; v1, then v2 (the longest run beside the two
-# shortest). Three (systemd; power cut, whose first boot idles about 100 s by design; v1, then
+# directory). Two lanes: v1, then systemd; power cut, then v2 (each lane starts with a run that
+# needs only the build, and the longest run goes after the shortest: at 930d1f5 the runs took
+# systemd 311 s, power cut 211 s, v1 158 s, v2 168 s, so 469 s and 379 s, where systemd then
+# power cut took 522 s). Three (systemd; power cut, whose first boot idles about 100 s by design; v1, then
 # v2) took CI's longest lane down by those 100 s, but a third guest beside the tests starved the
 # page's password checks (a thread at nice 19 by design): three live-page tests' logins timed
 # out together (CI-local run at ac12d09). Not the default until the tests allow for it.
@@ -28,7 +36,7 @@
 set -uo pipefail
 cd "$(dirname "$0")/../.."
 mode=${1:-all}
-case "$mode" in all | guests | prepare | runs) ;; *) echo "hardware/vm/ci.sh: unknown mode $mode (all, guests, prepare or runs)" >&2; exit 64 ;; esac
+case "$mode" in all | guests | snapshot | prepare | runs) ;; *) echo "hardware/vm/ci.sh: unknown mode $mode (all, guests, snapshot, prepare or runs)" >&2; exit 64 ;; esac
 start=$SECONDS
 say() { printf '\n== vm: %s (%ss)\n' "$*" "$((SECONDS - start))"; }
 die() { printf '\n### EMULATED-HARDWARE TIER FAILED: %s\n' "$*" >&2; exit "${2:-1}"; }
@@ -36,6 +44,29 @@ mkdir -p .build-vm
 
 # The libgpiod 2.x build's binaries are kept here, apart from .build's (see v2_build).
 v2bin=.build-v2/debug
+# The libgpiod 1.6.3 build's lineupd and lineupctl as the build left them (see snapshot).
+v1bin=.build-v1/debug
+
+snapshot() {
+    rm -f .build-vm/prepared .build-vm/prepare-failed
+    mkdir -p "$v1bin"
+    local p
+    for p in lineupd lineupctl; do
+        cp .build/debug/"$p" "$v1bin/$p.new" && mv "$v1bin/$p.new" "$v1bin/$p" || die "cannot copy .build/debug/$p"
+    done
+    case "$("$v1bin/lineupctl" version | head -1)" in *"(v2 API)"*) die "the snapshot of .build uses libgpiod's v2 API" ;; esac
+}
+
+# Until prepare has left what systemd's and v2's runs need (only with VM_AFTER_PREPARE).
+await_prepared() {
+    [ -n "${VM_AFTER_PREPARE:-}" ] || return 0
+    local t=$SECONDS
+    until [ -e .build-vm/prepared ]; do
+        [ ! -e .build-vm/prepare-failed ] || die "hardware/vm/ci.sh prepare failed"
+        [ $((SECONDS - t)) -lt 1800 ] || die "hardware/vm/ci.sh prepare did not end within 30 minutes"
+        sleep 2
+    done
+}
 
 # lineupd and lineupctl against libgpiod 2.x, in .build itself: only the targets whose flags
 # pkg-config's answer changes are compiled again (the shim, StationIO and what links them), not
@@ -75,7 +106,7 @@ prepare() {
     rm -f .build-vm/lineup_*.deb
     # Uncompressed: xz over the debug binaries took 139 s of CI's serial time; dpkg installs
     # a package whose data.tar is uncompressed as it installs any other.
-    packaging/deb/build.sh --out .build-vm --bin-dir .build/debug --dynamic-swift-runtime --uncompressed | tail -1 \
+    packaging/deb/build.sh --out .build-vm --bin-dir .build/debug --uncompressed | tail -1 \
         || die "packaging/deb/build.sh failed"
 
     say "edgewatch (hardware/vm/edgewatch.c) against libgpiod 2.x"
@@ -115,43 +146,52 @@ run() { # run NAME SCRIPT ARGS...: the script prints its JSON object last; print
 }
 
 runs() {
-    pc=$(.ci/libgpiod2.sh | tail -1) || die "libgpiod 2.x build failed"
-    v2lib=$(dirname "$pc")
-    deb=$(ls .build-vm/lineup_*.deb 2>/dev/null | tail -1)
-    [ -n "$deb" ] || die "no package in .build-vm: run hardware/vm/ci.sh prepare first"
-    for f in .build/debug/lineupd .build/debug/lineupctl "$v2bin/lineupd" "$v2bin/lineupctl" .build-vm/edgewatch-v2; do
-        [ -x "$f" ] || die "$f is not built: run hardware/vm/ci.sh prepare first"
+    for f in "$v1bin/lineupd" "$v1bin/lineupctl"; do
+        [ -x "$f" ] || die "$f is not there: run hardware/vm/ci.sh snapshot first"
     done
     results=.build-vm/results.jsonl
     : > "$results"
     rm -f .build-vm/run-*.out .build-vm/run-*.err .build-vm/run-*.rc .build-vm/run-*.time
     lanes=${VM_LANES:-2}
     say "runs: systemd, power cut, v1, v2 ($lanes at a time)"
+    # What systemd's and v2's runs need, once prepare has left it.
+    prepared() {
+        await_prepared
+        pc=$(.ci/libgpiod2.sh | tail -1) || die "libgpiod 2.x build failed"
+        v2lib=$(dirname "$pc")
+        deb=$(ls .build-vm/lineup_*.deb 2>/dev/null | tail -1)
+        [ -n "$deb" ] || die "no package in .build-vm: run hardware/vm/ci.sh prepare first"
+        for f in "$v2bin/lineupd" "$v2bin/lineupctl" .build-vm/edgewatch-v2; do
+            [ -x "$f" ] || die "$f is not built: run hardware/vm/ci.sh prepare first"
+        done
+    }
     one() {
         case "$1" in
             # The package under systemd 252, libgpiod 1.6.3 build only (README, "The systemd phase").
-            systemd) run systemd hardware/vm/run.sh --name systemd --systemd --deb "$deb" ;;
+            systemd) prepared && run systemd hardware/vm/run.sh --name systemd --systemd --deb "$deb" ;;
             # Power cuts under the v1 lineupd, the log on ext4 on a virtio disk (README, "Power cut").
-            powercut) run powercut hardware/vm/powercut.sh --lineupd .build/debug/lineupd ;;
-            v1) run v1 hardware/vm/run.sh --name v1 --expect-api v1 --lineupd .build/debug/lineupd ;;
-            v2) run v2 hardware/vm/run.sh --name v2 --expect-api v2 --no-install --lineupctl "$v2bin/lineupctl" \
-                --ld-library-path "$v2lib" --edgewatch .build-vm/edgewatch-v2 --lineupd "$v2bin/lineupd" ;;
+            powercut) run powercut hardware/vm/powercut.sh --lineupd "$v1bin/lineupd" ;;
+            v1) run v1 hardware/vm/run.sh --name v1 --expect-api v1 --lineupctl "$v1bin/lineupctl" \
+                --lineupd "$v1bin/lineupd" ;;
+            v2) prepared && run v2 hardware/vm/run.sh --name v2 --expect-api v2 --no-install \
+                --lineupctl "$v2bin/lineupctl" --ld-library-path "$v2lib" --edgewatch .build-vm/edgewatch-v2 \
+                --lineupd "$v2bin/lineupd" ;;
         esac
     }
     if [ "$lanes" -ge 3 ]; then
-        (one systemd) &
+        (one v1; one systemd) &
         local lane=$!
         (one powercut) &
         local lane2=$!
-        one v1; one v2
+        one v2
         wait "$lane" "$lane2"
     elif [ "$lanes" -ge 2 ]; then
-        (one systemd; one powercut) &
+        (one v1; one systemd) &
         local lane=$!
-        one v1; one v2
+        one powercut; one v2
         wait "$lane"
     else
-        one systemd; one powercut; one v1; one v2
+        one v1; one powercut; one systemd; one v2
     fi
     local name r line
     for name in systemd powercut v1 v2; do
@@ -167,8 +207,13 @@ runs() {
 
 case "$mode" in
     guests) guests; say "guests ready"; exit 0 ;;
-    prepare) prepare; say "prepared"; exit 0 ;;
-    all) guests; prepare ;;
+    snapshot) snapshot; say "snapshot of the 1.6.3 build in $v1bin"; exit 0 ;;
+    prepare)
+        rm -f .build-vm/prepared
+        (prepare) || { touch .build-vm/prepare-failed; exit 1; }
+        touch .build-vm/prepared
+        say "prepared"; exit 0 ;;
+    all) guests; snapshot; prepare ;;
 esac
 runs
 

@@ -104,7 +104,7 @@ fi
 
 # 3. The process: user lineup, groups, no capability, seccomp, no new privileges, the umask,
 # its own network namespace, a read-only root; SCHED_FIFO on the hot thread; memory locked.
-user=""; capeff=""; vmlck_kb=null; fifo_threads=0; fifo_names=""
+user=""; capeff=""; vmlck_kb=null; fifo_threads=0; fifo_names=""; swift_runtime=""
 if [ "${main:-0}" -gt 0 ] && [ -d "/proc/$main" ]; then
     st=/proc/$main/status
     user=$(stat -c %U "/proc/$main")
@@ -136,6 +136,11 @@ if [ "${main:-0}" -gt 0 ] && [ -d "/proc/$main" ]; then
     done
     say "threads: $(ls /proc/$main/task | wc -l), SCHED_FIFO: $fifo_threads ${fifo_names}"
     [ "$fifo_threads" -ge 1 ] || fail "no thread of lineupd runs SCHED_FIFO"
+    # The Swift runtime the package ships (packaging/deb/build.sh), loaded through the
+    # sandbox: not the toolchain's, which this guest's root (the host's) also has.
+    swift_runtime=$(grep -oE '/[^ ]*/(libswiftCore|libFoundation|lib_FoundationICU)\.so' "/proc/$main/maps" | xargs -r -n1 dirname | sort -u | tr '\n' ' ')
+    say "Swift runtime mapped from: ${swift_runtime:-nowhere}"
+    [ "$swift_runtime" = "/usr/lib/lineup/swift " ] || fail "lineupd maps the Swift runtime from ${swift_runtime:-nowhere}, not /usr/lib/lineup/swift"
 fi
 
 # 3b. The station's page beside it: its first account made as the package's README.Debian
@@ -394,7 +399,7 @@ systemctl enable --quiet lineupd.service lineup-web.service
 dpkg -r lineup > "$out/dpkg-remove.txt" 2>&1 || fail "dpkg -r lineup exited $?"
 sed 's/^/guest: dpkg| /' "$out/dpkg-remove.txt"
 removed=clean; left=""
-for f in /usr/bin/lineupd /usr/bin/lineupctl /usr/bin/lineup-web /usr/lib/systemd/system/lineupd.service \
+for f in /usr/bin/lineupd /usr/bin/lineupctl /usr/bin/lineup-web /usr/lib/lineup /usr/lib/systemd/system/lineupd.service \
     /usr/lib/systemd/system/lineup-web.service /etc/systemd/system/multi-user.target.wants/lineupd.service \
     /etc/systemd/system/multi-user.target.wants/lineup-web.service; do
     [ ! -e "$f" ] && [ ! -L "$f" ] || left+="$f "
@@ -419,7 +424,7 @@ st=ok
 [ ${#failures[@]} = 0 ] || st=mismatch
 r="{\"run\":$(json_str "$RUN_NAME"),\"systemd\":$(json_str "$(systemctl --version | head -1)"),\"kernel\":$(json_str "$(uname -r)")"
 r+=",\"unit\":\"lineupd.service\",\"state\":$(json_str "$state"),\"nrestarts\":${nrestarts:-null},\"systemd_started_s\":$boot_userspace_s,\"test_started_s\":$test_started_s,\"ready_s\":$ready_s,\"start_to_ready_s\":$start_to_ready_s"
-r+=",\"user\":$(json_str "$user"),\"capeff\":$(json_str "$capeff"),\"sched_fifo_threads\":$fifo_threads,\"vmlck_kb\":${vmlck_kb:-null}"
+r+=",\"swift_runtime\":$(json_str "${swift_runtime% }"),\"user\":$(json_str "$user"),\"capeff\":$(json_str "$capeff"),\"sched_fifo_threads\":$fifo_threads,\"vmlck_kb\":${vmlck_kb:-null}"
 r+=",\"socket\":$(json_str "$sockmode"),\"outsider_refused\":$outsider_refused,\"member_status\":$member_status,\"member_sessions\":$member_sessions,\"member_can_write_log\":$member_can_write"
 r+=",\"session\":$(json_str "$session"),\"trials\":$trials,\"edges_injected\":$injected,\"edges_logged\":${logged:-null},\"outcomes_checked\":$outcomes_checked"
 r+=",\"click_latency_p50_us\":${click_p50:-null},\"click_latency_p99_us\":${click_p99:-null}"

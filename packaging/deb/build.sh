@@ -1,28 +1,34 @@
 #!/usr/bin/env bash
 # Builds the station's Debian package, lineup_VERSION_ARCH.deb: lineupd, lineupctl, lineup-web,
-# lineup-sync and lineup-alerts in /usr/bin, their systemd units (lineup-sync's with its timer), sysusers.d
-# and tmpfiles.d, the example board configurations, manual pages and lineupctl's shell
-# completions (docs/install.md).
+# lineup-sync and lineup-alerts in /usr/bin, the Swift runtime they share in
+# /usr/lib/lineup/swift, their systemd units (lineup-sync's with its timer), sysusers.d and
+# tmpfiles.d, the example board configurations, manual pages and lineupctl's shell completions
+# (docs/install.md).
 #
-#   packaging/deb/build.sh [--out DIR] [--bin-dir DIR [--dynamic-swift-runtime]] [--no-manual]
+#   packaging/deb/build.sh [--out DIR] [--bin-dir DIR] [--max-installed-size MB] [--no-manual]
 #                          [--uncompressed]
 #
-# Without --bin-dir it builds the five binaries with `swift build -c release
-# --static-swift-stdlib`: a board has no Swift runtime, so none may be needed at run time
-# (checked below). --bin-dir DIR packages the binaries already in DIR instead;
-# --dynamic-swift-runtime lets them need the toolchain's Swift runtime, for the package's own
-# test (Tests/LineupdTests/DebPackageTests.swift) from the debug build: such a package runs
-# only where that toolchain is. --no-manual leaves the manual pages out and --uncompressed
-# skips xz (the same test: the generator is built apart, and xz takes a minute over debug
-# binaries). VERSION is the one lineupctl --version reports; ARCH is dpkg's.
-# Depends is what dpkg-shlibdeps finds the binaries need (Debian 12: libgpiod2, libasound2,
-# libsqlite3-0, libc6, ...). Prints the package's path last.
+# Without --bin-dir it builds the five binaries with `swift build -c release`; --bin-dir DIR
+# packages the binaries already in DIR instead (the debug build: the package's own test,
+# Tests/LineupdTests/DebPackageTests.swift, and the emulated-hardware tier).
+# One Swift runtime for all five: a board has no Swift toolchain, and a --static-swift-stdlib
+# build carried the runtime, Foundation and ICU's data (34 MB of it alone) in each binary, five
+# times over (issue 35: 312 MB installed). The toolchain's shared libraries that the binaries
+# need (and what those need) are shipped once, stripped, in /usr/lib/lineup/swift; each binary's
+# RUNPATH is set to $ORIGIN/../lib/lineup/swift and nothing else, so it loads that runtime and
+# never a toolchain's (checked below with the dynamic loader, before anything is packaged).
+# --max-installed-size MB refuses a package whose Installed-Size is larger, naming the biggest
+# files. --no-manual leaves the manual pages out and --uncompressed skips xz (the same test: the
+# generator is built apart, and xz takes a minute over debug binaries). VERSION is the one
+# lineupctl --version reports; ARCH is dpkg's.
+# Depends is what dpkg-shlibdeps finds the binaries and the runtime need (Debian 12: libgpiod2,
+# libasound2, libsqlite3-0, libc6, libstdc++6, ...). Prints the package's path last.
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 root=$(cd "$here/../.." && pwd)
 out=$root/.build/deb
 bin_dir=""
-dynamic_runtime=""
+max_size=""
 manual=1
 compression=""
 die() { echo "packaging/deb/build.sh: $*" >&2; exit 1; }
@@ -30,39 +36,27 @@ while [ $# -gt 0 ]; do
     case "$1" in
         --out) out=$2; shift 2 ;;
         --bin-dir) bin_dir=$2; shift 2 ;;
-        --dynamic-swift-runtime) dynamic_runtime=1; shift ;;
+        --max-installed-size) max_size=$2; shift 2
+            [[ "$max_size" =~ ^[0-9]+$ ]] || die "--max-installed-size takes a whole number of MB, not '$max_size'" ;;
         --no-manual) manual=""; shift ;;
         --uncompressed) compression="-Znone"; shift ;;
         *) die "unknown argument $1 (see the comment at the top of this script)" ;;
     esac
 done
-for tool in dpkg-deb dpkg-shlibdeps readelf gzip; do
-    command -v "$tool" >/dev/null || die "$tool is missing: sudo apt install dpkg-dev binutils"
+for tool in dpkg-deb dpkg-shlibdeps readelf strip gzip patchelf ldd; do
+    command -v "$tool" >/dev/null || die "$tool is missing: sudo apt install dpkg-dev binutils patchelf"
 done
 binaries="lineupd lineupctl lineup-web lineup-sync lineup-alerts"
 
 cd "$root"
 if [ -z "$bin_dir" ]; then
-    [ -z "$dynamic_runtime" ] || die "--dynamic-swift-runtime goes with --bin-dir only"
     for b in $binaries; do
-        swift build -c release --static-swift-stdlib --product "$b" >&2 || die "swift build of $b failed"
+        swift build -c release --product "$b" >&2 || die "swift build of $b failed"
     done
-    bin_dir=$(swift build -c release --static-swift-stdlib --show-bin-path)
+    bin_dir=$(swift build -c release --show-bin-path)
 fi
 for b in $binaries; do
     [ -x "$bin_dir/$b" ] || die "$bin_dir/$b is not built"
-done
-
-# What the binaries need at run time: never the build directory, and the Swift runtime only
-# when asked (a board has none; the release build links it statically).
-for b in $binaries; do
-    needed=$(readelf -d "$bin_dir/$b" | sed -n 's/.*(NEEDED).*\[\(.*\)\]/\1/p')
-    swift_libs=$(grep -E '^lib(swift|Foundation|_Foundation|FoundationEssentials|FoundationInternationalization|dispatch|BlocksRuntime)' <<< "$needed" || true)
-    if [ -n "$swift_libs" ] && [ -z "$dynamic_runtime" ]; then
-        die "$bin_dir/$b needs the Swift runtime ($(tr '\n' ' ' <<< "$swift_libs")): build it with --static-swift-stdlib"
-    fi
-    ! readelf -d "$bin_dir/$b" | grep -E '(RPATH|RUNPATH)' | grep -qF "$root/.build" \
-        || die "$bin_dir/$b looks for libraries in the build directory ($root/.build)"
 done
 
 version=$("$bin_dir/lineupctl" --version) || die "$bin_dir/lineupctl --version failed"
@@ -73,17 +67,55 @@ name=lineup_${version}_${arch}
 
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
-pkg=$work/$name
-mkdir -p "$pkg/DEBIAN" "$pkg/usr/bin" "$pkg/usr/lib/systemd/system" "$pkg/usr/lib/sysusers.d" \
+# Laid out where dpkg-shlibdeps looks for a package being built (debian/PACKAGE), so that it
+# takes the runtime in usr/lib/lineup/swift for the package's own libraries.
+pkg=$work/shlibs/debian/lineup
+runtime_in_lib=lineup/swift
+runtime=usr/lib/$runtime_in_lib
+mkdir -p "$pkg/DEBIAN" "$pkg/usr/bin" "$pkg/$runtime" "$pkg/usr/lib/systemd/system" "$pkg/usr/lib/sysusers.d" \
     "$pkg/usr/lib/tmpfiles.d" "$pkg/usr/share/doc/lineup/examples" \
     "$pkg/usr/share/bash-completion/completions" "$pkg/usr/share/zsh/vendor-completions" \
     "$pkg/usr/share/fish/vendor_completions.d"
 
+needed() { readelf -d "$1" | sed -n 's/.*(NEEDED).*\[\(.*\)\]/\1/p'; }
+# The toolchain's runtime directory: a library the binaries need is the Swift runtime's when it
+# is there (libswiftCore, Foundation, ICU, libdispatch, ...), and is then shipped with them.
+toolchain=$(swiftc -print-target-info 2>/dev/null | tr -d ' \n' | sed -n 's/.*"runtimeLibraryPaths":\["\([^"]*\)".*/\1/p')
+[ -d "$toolchain" ] || die "cannot find the Swift toolchain's runtime directory (swiftc -print-target-info)"
+declare -A shipped=()
+ship() { # ship FILE: the runtime libraries FILE needs, and theirs, into the package
+    local lib
+    for lib in $(needed "$1"); do
+        [ -f "$toolchain/$lib" ] && [ -z "${shipped[$lib]:-}" ] || continue
+        shipped[$lib]=1
+        # Stripped as Debian ships libraries (their dynamic symbols stay): about a quarter off.
+        strip --strip-unneeded -o "$pkg/$runtime/$lib" "$toolchain/$lib"
+        chmod 0644 "$pkg/$runtime/$lib"
+        ship "$toolchain/$lib"
+    done
+}
 for b in $binaries; do
     install -m 0755 "$bin_dir/$b" "$pkg/usr/bin/$b"
-    # As Debian ships binaries: without their symbols (a release lineupctl is several times
-    # smaller). The Swift runtime's backtracer is off in both units anyway.
-    [ -n "$dynamic_runtime" ] || strip --strip-unneeded "$pkg/usr/bin/$b"
+    # As Debian ships binaries: without their symbols. The Swift runtime's backtracer is off
+    # in every unit anyway.
+    strip --strip-unneeded "$pkg/usr/bin/$b"
+    ship "$bin_dir/$b"
+    # The package's runtime and nothing else: not the toolchain's directory the build put
+    # first, not the build directory.
+    patchelf --set-rpath "\$ORIGIN/../lib/$runtime_in_lib" "$pkg/usr/bin/$b"
+done
+
+# Where each binary and each shipped library finds its libraries, as the dynamic loader says
+# (without LD_LIBRARY_PATH, which a board's services do not have): every one of the Swift
+# runtime's from the package, every other one found on this machine.
+for f in "$pkg"/usr/bin/* "$pkg/$runtime"/*; do
+    resolved=$(env -u LD_LIBRARY_PATH ldd "$f" 2>&1) || die "ldd $f failed: $resolved"
+    ! grep -q 'not found' <<< "$resolved" || die "${f#"$pkg"} needs libraries found nowhere: $(grep 'not found' <<< "$resolved" | tr -s ' \t\n' ' ')"
+    while read -r lib _ path _; do
+        [ -f "$toolchain/$lib" ] || continue
+        [ "$(realpath "$path")" = "$(realpath "$pkg/$runtime/$lib")" ] \
+            || die "${f#"$pkg"} loads $lib from $path, not from the package's /$runtime"
+    done < <(grep '=>' <<< "$resolved")
 done
 
 # The units as systemd/ has them, with the binaries where the package puts them (systemd/
@@ -146,12 +178,18 @@ for script in postinst prerm postrm; do
     install -m 0755 "$here/$script" "$pkg/DEBIAN/$script"
 done
 
-# Depends, as Debian computes it: the packages whose shared libraries the binaries load.
-mkdir -p "$work/shlibs/debian"
+# What dpkg -s will say the package installs (DEBIAN/ is not installed), checked before the
+# slowest step.
+installed_size=$(du -sk --exclude=DEBIAN "$pkg" | cut -f1)
+if [ -n "$max_size" ] && [ "$installed_size" -gt $((max_size * 1024)) ]; then
+    biggest=$(cd "$pkg" && find usr -type f -printf '%k %p\n' | sort -rn | head -8 | awk '{ printf "%s/%s %d KB", sep, $2, $1; sep = ", " }')
+    die "the package would install $installed_size KB, over --max-installed-size $max_size MB ($((max_size * 1024)) KB); the biggest files: $biggest"
+fi
+
+# Depends, as Debian computes it: the packages whose shared libraries the binaries and the
+# runtime load (the runtime's own are the package's).
 printf 'Source: lineup\n\nPackage: lineup\nArchitecture: any\n' > "$work/shlibs/debian/control"
-ignore=""
-[ -z "$dynamic_runtime" ] || ignore=--ignore-missing-info
-shlibs=$(cd "$work/shlibs" && dpkg-shlibdeps -O $ignore $(for b in $binaries; do echo "-e$pkg/usr/bin/$b"; done) 2>"$work/shlibdeps.err") \
+shlibs=$(cd "$work/shlibs" && dpkg-shlibdeps -O $(for f in "$pkg"/usr/bin/* "$pkg/$runtime"/*; do echo "-e${f#"$work/shlibs/"}"; done) 2>"$work/shlibdeps.err") \
     || { cat "$work/shlibdeps.err" >&2; die "dpkg-shlibdeps could not tell what the binaries need"; }
 depends=$(sed -n 's/^shlibs:Depends=//p' <<< "$shlibs")
 [ -n "$depends" ] || die "dpkg-shlibdeps found no dependency at all"
@@ -159,7 +197,6 @@ for lib in libgpiod libasound2 libsqlite3; do
     grep -q "$lib" <<< "$depends" || die "Depends lacks $lib: '$depends'"
 done
 
-installed_size=$(du -sk --exclude=DEBIAN "$pkg" | cut -f1)
 cat > "$pkg/DEBIAN/control" <<C
 Package: lineup
 Version: $version
