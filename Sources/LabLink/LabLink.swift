@@ -17,6 +17,8 @@ public final class LabLink: @unchecked Sendable {
     let socket: Int32
     let child: pid_t
     private var closed = false
+    /// The store in a person's words (`the lab store reader_r@host:5432/lab`), asked at open.
+    public private(set) var place = "the lab store"
 
     /// Starts the client and opens the store at `address` (a connection file or a URL): as a
     /// researcher's reader, whose migrations are checked, or (`registry`) for `lineupctl lab`.
@@ -51,6 +53,7 @@ public final class LabLink: @unchecked Sendable {
             guard version == [labLinkVersion] else {
                 throw LabLinkError.version(client: client, speaks: version.first.map(Int.init) ?? 0)
             }
+            link.place = try link.call(.place, as: String.self)
         } catch {
             link.close()
             throw error
@@ -140,14 +143,13 @@ public final class LabLink: @unchecked Sendable {
 }
 
 extension LabLink: FilterResolving {
-    public func resolveDog(_ text: String) throws -> String { try call(.resolveDog(text), as: String.self) }
-    public func resolveSession(_ text: String) throws -> String { try call(.resolveSession(text), as: String.self) }
-    public func resolveProgram(_ name: String) throws -> String { try call(.resolveProgram(name), as: String.self) }
-    public func resolveHandler(_ code: String) throws -> String { try call(.resolveHandler(code), as: String.self) }
+    // The filter words by their one definition (`FilterWords`), on the rows the child sends.
+    public func resolveDog(_ text: String) throws -> String { try FilterWords(self).dog(text) }
+    public func resolveSession(_ text: String) throws -> String { try FilterWords(self).session(text) }
+    public func resolveProgram(_ name: String) throws -> String { try FilterWords(self).program(name) }
+    public func resolveHandler(_ code: String) throws -> String { try FilterWords(self).handler(code) }
     public func resolveStep(_ text: String) throws -> (phase: String, step: String?) {
-        let words = try call(.resolveStep(text), as: [String?].self)
-        guard words.count == 2, let phase = words[0] else { throw LabLinkError.malformed("step") }
-        return (phase, words[1])
+        try FilterWords(self).step(text)
     }
 }
 
@@ -180,6 +182,9 @@ public struct LabLinkScanner: RowScanner {
 
     public var dialect: SQLDialect { .postgres }
 
+    /// Asked of the child once per link (`LabCall.place`).
+    public var place: String { link.place }
+
     public mutating func scan(_ query: ReadingSQL, _ binds: [SQLValue], _ body: (LabLinkRow) throws -> Void) throws {
         try link.channel.send(.scan, json: LabLinkScan(sql: query.text(in: .postgres), binds: binds))
         try link.channel.flush()
@@ -211,6 +216,10 @@ public struct LabLinkScanner: RowScanner {
         _ = try link.answer()
     }
 
+    /// None, as the store's own reader: lineup-sync holds a running double-blind session's rows
+    /// back until it ends (`Visibility.withheld(from: .labReader)`).
+    public func refuseWithheld(session id: String) throws {}
+
     public func hasTable(_ name: String) throws -> Bool {
         try link.channel.send(.hasTable, Array(name.utf8))
         try link.channel.flush()
@@ -223,6 +232,7 @@ public struct LabLinkRow: ReadingRow {
     enum Cell {
         case null
         case integer(Int64)
+        case double(Double)
         case bytes(Range<Int>)
     }
 
@@ -245,6 +255,7 @@ public struct LabLinkRow: ReadingRow {
             switch try number(1) {
             case 0: cells.append(.null)
             case 1: cells.append(.integer(Int64(bitPattern: try number(8))))
+            case 3: cells.append(.double(Double(bitPattern: try number(8))))
             case 2:
                 let count = Int(try number(4))
                 guard at + count <= payload.count else { throw LabLinkError.malformed("row") }
@@ -265,8 +276,17 @@ public struct LabLinkRow: ReadingRow {
         switch try cell(column) {
         case .null: return nil
         case .bytes(let range): return String(decoding: payload[range], as: UTF8.self)
-        case .integer:
-            throw LabLinkError.refused("the lab store's column \(column) is an integer, read as text", status: 1)
+        case .integer, .double:
+            throw LabLinkError.refused("the lab store's column \(column) is a number, read as text", status: 1)
+        }
+    }
+
+    public func double(_ column: Int) throws -> Double? {
+        switch try cell(column) {
+        case .null: return nil
+        case .double(let value): return value
+        case .integer(let value): return Double(value)
+        case .bytes: throw LabLinkError.refused("the lab store's column \(column) is not a number", status: 1)
         }
     }
 
@@ -274,15 +294,16 @@ public struct LabLinkRow: ReadingRow {
         switch try cell(column) {
         case .null: return nil
         case .integer(let value): return value
-        case .bytes: throw LabLinkError.refused("the lab store's column \(column) is not an integer", status: 1)
+        case .bytes, .double:
+            throw LabLinkError.refused("the lab store's column \(column) is not an integer", status: 1)
         }
     }
 
     public func withBytes<T>(_ column: Int, _ body: (UnsafeRawBufferPointer?) throws -> T) throws -> T {
         switch try cell(column) {
         case .null: return try body(nil)
-        case .integer:
-            throw LabLinkError.refused("the lab store's column \(column) is an integer, read as bytes", status: 1)
+        case .integer, .double:
+            throw LabLinkError.refused("the lab store's column \(column) is a number, read as bytes", status: 1)
         case .bytes(let range):
             return try payload.withUnsafeBytes { all in
                 // An empty text is not NULL: the decoder tells them apart by the address.

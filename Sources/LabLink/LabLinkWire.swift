@@ -16,7 +16,7 @@ import TrainingEngine
 
 /// The link's version: the child says its own first, and lineupctl refuses another (a lineupctl
 /// and a lineup-sync from two builds).
-public let labLinkVersion: UInt8 = 1
+public let labLinkVersion: UInt8 = 2
 
 /// What a frame carries.
 public enum LabLinkKind: UInt8, Sendable {
@@ -119,13 +119,8 @@ public struct LabLinkFilter: Codable, Sendable {
 /// What lineupctl asks of the store besides the readings' rows: the filter words, the store's
 /// readings not yet in Sources/Readings, and the registry's commands (`lineupctl lab`).
 public enum LabCall: Codable, Sendable {
-    case resolveDog(String)
-    case resolveSession(String)
-    case resolveProgram(String)
-    case resolveHandler(String)
-    case resolveStep(String)
-    case familiarNovel(LabLinkFilter)
-    case thresholds(ThresholdGrouping, LabLinkFilter)
+    /// The store in a person's words, as a refusal names it (`RowScanner.place`).
+    case place
     /// Streamed as output: the table and format by their names.
     case export(table: String, format: String, filter: LabLinkFilter)
     /// Streamed as output: the report's HTML, `scope` the selection as lineupctl words it.
@@ -284,6 +279,13 @@ public struct LabLinkRowWriter {
     }
 
     public mutating func appendNull() { bytes.append(0) }
+
+    /// A floating-point column (a dilution factor, a room's temperature): its IEEE 754 bits.
+    public mutating func append(double: Double) {
+        bytes.append(3)
+        let bits = double.bitPattern
+        for shift in stride(from: 56, through: 0, by: -8) { bytes.append(UInt8(truncatingIfNeeded: bits >> shift)) }
+    }
 
     public mutating func append(integer: Int64) {
         bytes.append(1)

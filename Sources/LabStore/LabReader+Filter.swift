@@ -4,15 +4,6 @@ import PostgresNIO
 import SessionLog
 import TrainingEngine
 
-/// A filter word the lab store has nothing for.
-public struct LabFilterError: Error, Equatable, CustomStringConvertible {
-    public let kind: String
-    public let text: String
-    public let store: String
-
-    public var description: String { "no \(kind) \"\(text)\" in the lab store \(store)" }
-}
-
 extension LogFilter {
     /// The values of the store's filter parameters `$1`…`$9`, in the order the station log's
     /// queries bind `?1`…`?9`: dog, session, since, until, then `sessionCondition`'s mode,
@@ -104,85 +95,5 @@ extension LabReader {
         } catch {
             throw store.map(error)
         }
-    }
-
-    // MARK: What the researcher typed, resolved as on a log (`FilterRules`)
-
-    /// A dog by full id, unique id prefix or name (any case of ASCII letters). Two dogs of one
-    /// name (two stations' "Rex") are two dogs: the name is refused, naming both ids.
-    public func resolveDog(_ text: String) async throws -> String {
-        if let id = try await resolveId(text, table: "dog", kind: "dog") { return id }
-        // lower() finds every name NOCASE does (and some more, which sameDogName drops).
-        let rows = try await store.rows("SELECT id, name FROM store.dog WHERE lower(name) = lower(\(text))")
-        let matches = try rows.map { try $0.decode((String, String).self) }
-            .filter { FilterRules.sameDogName($0.1, text) }.map(\.0)
-        do {
-            return try FilterRules.chooseDogByName(text, matches: matches)
-        } catch SessionLogError.unknownDog {
-            throw LabFilterError(kind: "dog", text: text, store: store.display)
-        }
-    }
-
-    /// A session by full id or unique id prefix.
-    public func resolveSession(_ text: String) async throws -> String {
-        guard let id = try await resolveId(text, table: "session", kind: "session") else {
-            throw LabFilterError(kind: "session", text: text, store: store.display)
-        }
-        return id
-    }
-
-    /// A program by the name sessions recorded.
-    public func resolveProgram(_ name: String) async throws -> String {
-        let known = try await strings(
-            "SELECT DISTINCT p.name FROM store.session s JOIN store.program p ON p.id = s.program_id")
-        return try FilterRules.checkProgram(name, known: known, in: Self.place)
-    }
-
-    /// A handler by pseudonymous code (one code on two stations is one handler to the filter,
-    /// as it is in a merged log).
-    public func resolveHandler(_ code: String) async throws -> String {
-        let known = try await strings("SELECT DISTINCT code FROM store.handler")
-        return try FilterRules.checkHandler(code, known: known, in: Self.place)
-    }
-
-    /// `PHASE/STEP` or a whole `PHASE`, checked against the steps sessions recorded.
-    public func resolveStep(_ text: String) async throws -> (phase: String, step: String?) {
-        _ = try FilterRules.stepWords(text)
-        let rows = try await store.rows("SELECT DISTINCT phase, step FROM store.session WHERE phase IS NOT NULL")
-        var known: [(phase: String, step: String?)] = []
-        for row in rows {
-            let (phase, step) = try row.decode((String, String?).self)
-            known.append((phase, step))
-        }
-        // Sorted as SQLite's ORDER BY phase, step sorts them: by bytes, a missing step first.
-        known.sort { a, b in
-            if a.phase != b.phase { return Self.bytesPrecede(a.phase, b.phase) }
-            guard let right = b.step else { return false }
-            guard let left = a.step else { return true }
-            return Self.bytesPrecede(left, right)
-        }
-        return try FilterRules.checkStep(text, known: known, in: Self.place)
-    }
-
-    /// One text column, sorted by its bytes as SQLite sorts text.
-    func strings(_ sql: String) async throws -> [String] {
-        try await store.rows(PostgresQuery(unsafeSQL: sql)).map { try $0.decode(String.self) }
-            .sorted(by: Self.bytesPrecede)
-    }
-
-    /// SQLite's BINARY order of text: by UTF-8 bytes.
-    static func bytesPrecede(_ a: String, _ b: String) -> Bool { a.utf8.lexicographicallyPrecedes(b.utf8) }
-
-    /// The whole id `text` is, or the one id it is a prefix of (`FilterRules.idWords`).
-    func resolveId(_ text: String, table: String, kind: String) async throws -> String? {
-        let words = FilterRules.idWords(text)
-        let exact = try await store.rows(
-            "SELECT id FROM \(unescaped: "store." + table) WHERE id = \(words.whole)")
-        if !exact.isEmpty { return words.whole }
-        guard let prefix = words.prefix else { return nil }
-        let matches = try await store.rows(
-            "SELECT id FROM \(unescaped: "store." + table) WHERE starts_with(id, \(prefix)) LIMIT 2"
-        ).map { try $0.decode(String.self) }
-        return try FilterRules.chooseByPrefix(text, matches: matches, kind: kind)
     }
 }

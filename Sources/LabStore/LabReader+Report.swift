@@ -13,19 +13,6 @@ extension LabReader {
         try await inSnapshot { try await gatherReport(filter, maxPoints: maxPoints) }
     }
 
-    /// `stats --familiar-novel` over the store: what `LogReader.familiarNovelStats` gives on the
-    /// merged logs, counted by the same `FamiliarNovelCounter` over the same ordered pass.
-    public func familiarNovelStats(_ filter: LogFilter = LogFilter()) async throws -> [FamiliarNovelRow] {
-        try await inSnapshot {
-            var counter = FamiliarNovelCounter()
-            try await scanReportTrials(filter, dogs: try await sessionDogs(filter)) {
-                trial, dogId, dog, _, inScope, _ in
-                counter.add(trial, dogId: dogId, dog: dog, inScope: inScope)
-            }
-            return counter.rows
-        }
-    }
-
     /// `work` in one read-only snapshot of the store.
     func inSnapshot<T>(_ work: () async throws -> T) async throws -> T {
         do {

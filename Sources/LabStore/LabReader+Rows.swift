@@ -31,6 +31,8 @@ public struct LabRowScanner: RowScanner {
 
     public var dialect: SQLDialect { .postgres }
 
+    public var place: String { "the lab store \(reader.store.display)" }
+
     public mutating func scan(_ query: ReadingSQL, _ binds: [SQLValue], _ body: (LabRow) throws -> Void) throws {
         var bindings = PostgresBindings(capacity: binds.count)
         for value in binds {
@@ -63,6 +65,10 @@ public struct LabRowScanner: RowScanner {
 
     /// Every table: `LabReader.open` refused a store lacking a migration this build reads through.
     public func hasTable(_ name: String) throws -> Bool { true }
+
+    /// None: lineup-sync holds a running double-blind session's rows back until it ends
+    /// (`Visibility.withheld(from: .labReader)`).
+    public func refuseWithheld(session id: String) throws {}
 }
 
 /// One row of the store's answer, its cells by column.
@@ -72,6 +78,8 @@ public struct LabRow: ReadingRow {
     public func text(_ column: Int) throws -> String? { try cells[column].decode(String?.self) }
 
     public func integer(_ column: Int) throws -> Int64? { try cells[column].decode(Int64?.self) }
+
+    public func double(_ column: Int) throws -> Double? { try cells[column].decode(Double?.self) }
 
     public func withBytes<T>(_ column: Int, _ body: (UnsafeRawBufferPointer?) throws -> T) throws -> T {
         guard let buffer = cells[column].bytes else { return try body(nil) }

@@ -3,19 +3,8 @@ import PostgresNIO
 import SessionLog
 
 extension LabReader {
-    /// `stats --threshold` on the store: what `LogReader.thresholdStats` gives on the merged
-    /// logs, counted and fitted by the same `ThresholdCounter` from the same trials.
-    public func thresholdStats(by grouping: ThresholdGrouping, _ filter: LogFilter = LogFilter()) async throws
-        -> [ThresholdRow]
-    {
-        let (samples, conditions) = try await thresholdInputs()
-        var counter = ThresholdCounter(samples: samples, grouping: grouping)
-        try await addThresholdProcedures(filter, to: &counter)
-        try await scanTrials(filter, samples: true) { trial, context in
-            counter.add(trial, context: context, conditions: conditions[context.sessionId])
-        }
-        return counter.rows()
-    }
+    // `stats --threshold` is `ThresholdReading` (Sources/Readings); these are the report's
+    // inputs until the report is a reading too.
 
     /// The staircase's state per trial for the reversal estimate, as `LogReader` hands it over,
     /// when the store mirrors `trial_procedure` (lab migration v11); otherwise every group's

@@ -20,6 +20,7 @@ public struct ReadingSQL: Sendable, Hashable, ExpressibleByStringInterpolation {
     enum Part: Sendable, Hashable {
         case sql(String)
         case table(String)
+        case everyRow(String)
         case parameter(Int, SQLType)
         case byBytes(String)
     }
@@ -35,6 +36,9 @@ public struct ReadingSQL: Sendable, Hashable, ExpressibleByStringInterpolation {
         public mutating func appendLiteral(_ literal: String) { parts.append(.sql(literal)) }
         /// One of the record's tables or views.
         public mutating func appendInterpolation(table name: String) { parts.append(.table(name)) }
+        /// One of the record's tables with the rows the source withholds (a log's running
+        /// double-blind session): only to name what is withheld, never to read it.
+        public mutating func appendInterpolation(everyRow name: String) { parts.append(.everyRow(name)) }
         /// Parameter `n` (from 1), a text.
         public mutating func appendInterpolation(text n: Int) { parts.append(.parameter(n, .text)) }
         /// Parameter `n` (from 1), an integer.
@@ -55,6 +59,8 @@ public struct ReadingSQL: Sendable, Hashable, ExpressibleByStringInterpolation {
             case (.sql(let sql), _): text += sql
             case (.table(let name), .sqlite): text += name
             case (.table(let name), .postgres): text += "store." + name
+            case (.everyRow(let name), .sqlite): text += "main." + name
+            case (.everyRow(let name), .postgres): text += "store." + name
             case (.parameter(let n, _), .sqlite): text += "?\(n)"
             case (.parameter(let n, .text), .postgres): text += "$\(n)::text"
             case (.parameter(let n, .integer), .postgres): text += "$\(n)::bigint"

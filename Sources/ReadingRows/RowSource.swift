@@ -13,6 +13,8 @@ public protocol RowScanner {
     associatedtype Row: ReadingRow
     /// The source's SQL, for `ReadingSQL.text(in:)`.
     var dialect: SQLDialect { get }
+    /// The source in a person's words, as a refusal names it: `the log`, `the lab store HOST`.
+    var place: String { get }
     /// Runs `query` with `binds` (bound to its parameters 1, 2, …, never written into the SQL),
     /// handing each row to `body` as it comes, in the query's order.
     mutating func scan(_ query: ReadingSQL, _ binds: [SQLValue], _ body: (Row) throws -> Void) throws
@@ -23,6 +25,9 @@ public protocol RowScanner {
     /// Whether the source has the table: a station's log older than a table has none of its
     /// rows; the lab store has every table of the migrations it was checked for when opened.
     func hasTable(_ name: String) throws -> Bool
+    /// Refuses a reading of session `id` when the source withholds it (a log's running
+    /// double-blind session: `LiveDoubleBlind`), naming it and when it is readable.
+    func refuseWithheld(session id: String) throws
 }
 
 /// One row of a scan, read by column (from 0). The text and bytes of a column are the same
@@ -30,6 +35,9 @@ public protocol RowScanner {
 public protocol ReadingRow {
     func text(_ column: Int) throws -> String?
     func integer(_ column: Int) throws -> Int64?
+    /// A real number (a dilution's factor, a room's temperature): SQLite's REAL, PostgreSQL's
+    /// double precision.
+    func double(_ column: Int) throws -> Double?
     /// The column's bytes without a copy, nil for SQL NULL (an empty text is not nil).
     func withBytes<T>(_ column: Int, _ body: (UnsafeRawBufferPointer?) throws -> T) throws -> T
 }

@@ -14,9 +14,8 @@ public protocol Reading: Sendable {
 /// (Tests/LabStoreTests/ReadingParityTests.swift) runs on the lab store and on the merged log, so
 /// a reading added here and not there fails to compile (its switch is exhaustive).
 ///
-/// Not yet here, still one query per store (docs/architecture.md, "Readings"): `stats
-/// --familiar-novel`, `--threshold`, the report's data, `export`'s
-/// tables and the filter words' resolution.
+/// Not yet here, still one query per store (docs/architecture.md, "Readings"): the report's
+/// data, `export`'s tables and the filter words' resolution.
 public enum ReadingName: String, CaseIterable, Sendable {
     /// `stats --by dog|session|sample|station`, with every filter: `StatsReading`.
     case stats
@@ -24,4 +23,8 @@ public enum ReadingName: String, CaseIterable, Sendable {
     case guesses
     /// `stats --sources`, with every filter: `SourcesReading`.
     case sources
+    /// `stats --familiar-novel`, with every filter: `FamiliarNovelReading`.
+    case familiarNovel
+    /// `stats --threshold [--threshold-by session|dog|conditions]`, with every filter: `ThresholdReading`.
+    case threshold
 }

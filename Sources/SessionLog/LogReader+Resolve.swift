@@ -1,32 +1,11 @@
 import Figures
 import Foundation
 import GRDB
+import ReadingRows
 import TrainingEngine
 
 extension LogReader {
-    // MARK: Resolving what the researcher typed
-
-    /// A dog by full id, unique id prefix (4+ characters) or name (any case).
-    public func resolveDog(_ text: String) throws -> String {
-        try read { db in
-            if let id = try Self.resolve(db, table: "dog", text: text, kind: "dog") { return id }
-            let byName = try String.fetchAll(
-                db, sql: "SELECT id FROM dog WHERE name = ? COLLATE NOCASE", arguments: [text])
-            return try FilterRules.chooseDogByName(text, matches: byName)
-        }
-    }
-
-    /// A session by full id or unique id prefix. A double-blind session still running is
-    /// refused as withheld (`LiveDoubleBlind`), not as unknown: it is there, and readable once it ends.
-    public func resolveSession(_ text: String) throws -> String {
-        try read { db in
-            guard let id = try Self.resolve(db, table: "main.session", text: text, kind: "session") else {
-                throw SessionLogError.unknownSession(text)
-            }
-            try LiveDoubleBlind.refuse(db, session: id)
-            return id
-        }
-    }
+    // MARK: Resolving what the researcher typed (a filter's words: `FilterWords`, ReadingRows)
 
     /// A trial by full id or unique id prefix.
     public func resolveTrial(_ text: String) throws -> String {
@@ -50,38 +29,6 @@ extension LogReader {
                 throw SessionLogError.unknownSample(text)
             }
             return id
-        }
-    }
-
-    /// A program by its name, as sessions logged it; an unknown name names the ones the log has.
-    public func resolveProgram(_ name: String) throws -> String {
-        try read { db in
-            let known = try String.fetchAll(
-                db, sql: "SELECT DISTINCT p.name FROM session s JOIN program p ON p.id = s.program_id ORDER BY p.name")
-            return try FilterRules.checkProgram(name, known: known, in: "the log")
-        }
-    }
-
-    /// A handler by the pseudonymous code sessions were logged with.
-    public func resolveHandler(_ code: String) throws -> String {
-        try read { db in
-            let known = try String.fetchAll(db, sql: "SELECT code FROM handler ORDER BY code")
-            return try FilterRules.checkHandler(code, known: known, in: "the log")
-        }
-    }
-
-    /// `PHASE/STEP` (as `session start --step` takes it) or a whole `PHASE`, checked against the
-    /// steps sessions were logged with.
-    public func resolveStep(_ text: String) throws -> (phase: String, step: String?) {
-        _ = try FilterRules.stepWords(text)
-        return try read { db in
-            let rows = try Row.fetchAll(
-                db,
-                sql: """
-                    SELECT DISTINCT phase, step FROM session WHERE phase IS NOT NULL ORDER BY phase, step
-                    """)
-            let known = rows.map { row in (phase: row["phase"] as String, step: row["step"] as String?) }
-            return try FilterRules.checkStep(text, known: known, in: "the log")
         }
     }
 
@@ -116,6 +63,7 @@ extension LogReader {
         let matches = try String.fetchAll(
             db, sql: "SELECT id FROM \(table) WHERE id >= ? AND id < ? LIMIT 2",
             arguments: [prefix, prefix + "~"])
+        // Its refusal leaves the read as `SessionLogError` (`SessionLogError.from`).
         return try FilterRules.chooseByPrefix(text, matches: matches, kind: kind)
     }
 }

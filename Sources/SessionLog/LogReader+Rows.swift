@@ -21,6 +21,8 @@ public struct LogRowScanner: RowScanner {
 
     public var dialect: SQLDialect { .sqlite }
 
+    public var place: String { "the log" }
+
     public mutating func scan(_ query: ReadingSQL, _ binds: [SQLValue], _ body: (LogRow) throws -> Void) throws {
         let statement = try db.makeStatement(sql: query.text(in: .sqlite))
         try statement.setArguments(
@@ -46,6 +48,8 @@ public struct LogRowScanner: RowScanner {
     public func badRow(_ error: any Error, row: String, reason: String) throws { throw error }
 
     public func hasTable(_ name: String) throws -> Bool { try db.tableExists(name) }
+
+    public func refuseWithheld(session id: String) throws { try LiveDoubleBlind.refuse(db, session: id) }
 }
 
 /// One row of a log's query, read from SQLite's columns in place.
@@ -64,6 +68,11 @@ public struct LogRow: ReadingRow {
     public func integer(_ column: Int) -> Int64? {
         let c = Int32(column)
         return sqlite3_column_type(statement, c) == SQLITE_NULL ? nil : sqlite3_column_int64(statement, c)
+    }
+
+    public func double(_ column: Int) -> Double? {
+        let c = Int32(column)
+        return sqlite3_column_type(statement, c) == SQLITE_NULL ? nil : sqlite3_column_double(statement, c)
     }
 
     public func withBytes<T>(_ column: Int, _ body: (UnsafeRawBufferPointer?) throws -> T) rethrows -> T {

@@ -2,22 +2,8 @@ import Figures
 import GRDB
 
 extension LogReader {
-    /// `stats --threshold`: the trials `filter` chooses whose target is a rung of a dilution
-    /// ladder, per dog, `grouping` and stock, counted and fitted by `ThresholdCounter`
-    /// (docs/figures.md, "How little the dog can smell").
-    public func thresholdStats(by grouping: ThresholdGrouping, _ filter: LogFilter = LogFilter()) throws
-        -> [ThresholdRow]
-    {
-        try read { db in
-            var counter = ThresholdCounter(samples: try Self.thresholdSamples(db), grouping: grouping)
-            let conditions = try Self.sessionConditions(db)
-            try Self.addThresholdProcedures(db, filter, to: &counter)
-            try Self.scanTrials(db, filter, samples: true) { trial, context in
-                counter.add(trial, context: context, conditions: conditions[context.sessionId])
-            }
-            return counter.rows()
-        }
-    }
+    // `stats --threshold` is `ThresholdReading` (Sources/Readings); these are the report's
+    // inputs until the report is a reading too.
 
     /// The staircase's state of each trial `filter` chooses (`trial_procedure`, schema v13),
     /// for the reversal estimate: the trials `scanTrials` reads, by the same conditions.

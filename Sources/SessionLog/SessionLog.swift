@@ -1,6 +1,7 @@
 import Foundation
 import GRDB
 import GRDBSQLite
+import ReadingRows
 
 /// What can go wrong opening or reading the log, each said in one line.
 public enum SessionLogError: Error, Equatable, CustomStringConvertible {
@@ -125,6 +126,7 @@ public enum SessionLogError: Error, Equatable, CustomStringConvertible {
     /// Maps SQLite's errors to the researcher's words.
     static func from(_ error: any Error, path: String) -> SessionLogError {
         if let known = error as? SessionLogError { return known }
+        if let word = error as? FilterWordError { return SessionLogError(word) }
         guard let dbError = error as? DatabaseError else {
             return .database(String(describing: error))
         }

@@ -1,5 +1,7 @@
+import Figures
 import Foundation
 import LabStore
+import Readings
 import Report
 import SessionLog
 
@@ -79,17 +81,14 @@ extension BenchLab {
             let onLog = try reader.familiarNovelStats()
             best.log = min(best.log, start.duration(to: .now).seconds)
             start = ContinuousClock.now
-            let onStore = try waitFor {
-                let lab = try await LabReader.open(researcher)
-                do {
-                    let rows = try await lab.familiarNovelStats()
-                    await lab.close()
-                    return rows
-                } catch {
-                    await lab.close()
-                    throw error
-                }
+            // Opened, read through the readings' row interface (as `stats --lab` reads), closed.
+            let lab = try waitFor { try await LabReader.open(researcher) }
+            let onStore: [FamiliarNovelRow]
+            do { onStore = try lab.familiarNovelStats() } catch {
+                _ = try? waitFor { await lab.close() }
+                throw error
             }
+            _ = try? waitFor { await lab.close() }
             best.store = min(best.store, start.duration(to: .now).seconds)
             same = same && onStore == onLog
             dogs = onLog.count

@@ -159,28 +159,8 @@ struct LabLinkServer: @unchecked Sendable {
             return reader
         }
         switch call {
-        case .resolveDog(let text):
-            let reader = try openedReader()
-            try answer(json: try waitFor { try await reader.resolveDog(text) })
-        case .resolveSession(let text):
-            let reader = try openedReader()
-            try answer(json: try waitFor { try await reader.resolveSession(text) })
-        case .resolveProgram(let name):
-            let reader = try openedReader()
-            try answer(json: try waitFor { try await reader.resolveProgram(name) })
-        case .resolveHandler(let code):
-            let reader = try openedReader()
-            try answer(json: try waitFor { try await reader.resolveHandler(code) })
-        case .resolveStep(let text):
-            let reader = try openedReader()
-            let step = try waitFor { try await reader.resolveStep(text) }
-            try answer(json: [step.phase, step.step])
-        case .familiarNovel(let wire):
-            let (filter, reader) = (try wire.filter, try openedReader())
-            try answer(json: try waitFor { try await reader.familiarNovelStats(filter) })
-        case .thresholds(let grouping, let wire):
-            let (filter, reader) = (try wire.filter, try openedReader())
-            try answer(json: try waitFor { try await reader.thresholdStats(by: grouping, filter) })
+        case .place:
+            try answer(json: "the lab store \(opened.store.display)")
         case .export(let table, let format, let wire):
             guard let table = ExportTable(rawValue: table), let format = ExportFormat(rawValue: format) else {
                 throw LabLinkError.malformed("export")

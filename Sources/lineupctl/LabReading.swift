@@ -2,6 +2,7 @@ import ArgumentParser
 import Figures
 import Foundation
 import LabLink
+import ReadingRows
 import SessionLog
 
 /// `--lab`: the researcher's commands read the lab store instead of a log.
@@ -45,20 +46,6 @@ func labRead<T: Decodable>(
         let filter = try selection.filter(rows, link)
         return try link.call(call(LabLinkFilter(filter)), as: type)
     }
-}
-
-/// `stats --familiar-novel` on the lab store: the rows `LogReader.familiarNovelStats` gives on a log.
-func labFamiliarNovel(_ address: String, _ rows: RowFilterOptions, _ selection: SelectionOptions) throws
-    -> [FamiliarNovelRow]
-{
-    try labRead(address, rows, selection, as: [FamiliarNovelRow].self) { .familiarNovel($0) }
-}
-
-/// `stats --threshold` on the lab store: the rows `LogReader.thresholdStats(by:_:)` gives on a log.
-func labThresholds(
-    _ address: String, by grouping: ThresholdGrouping, _ rows: RowFilterOptions, _ selection: SelectionOptions
-) throws -> [ThresholdRow] {
-    try labRead(address, rows, selection, as: [ThresholdRow].self) { .thresholds(grouping, $0) }
 }
 
 /// `export --lab`: the store's rows through the log's writer, streamed to standard output.

@@ -236,25 +236,17 @@ struct Stats: ParsableCommand {
                     withheld, extra.guesses ? "its guesses and trials are" : "its trials are",
                     toStandardError: log.json)
             }
-            // Not yet readings (Sources/Readings): the store's own readers.
-            if let address = lab.lab, threshold.threshold {
-                return try printThresholds(labThresholds(address, by: threshold.by, rows, selection))
-            } else if let address = lab.lab, familiarNovel {
-                return try printFamiliarNovel(labFamiliarNovel(address, rows, selection))
-            }
             // nil once another table is printed.
             let read: [StatsRow]? = try withReadingSource(log, lab) { source in
                 let filter = try selection.filter(rows, source.resolver)
                 withheld = try source.withheld(filter)
-                if let reader = source.log {
-                    if threshold.threshold {
-                        try printThresholds(reader.thresholdStats(by: threshold.by, filter))
-                        return nil
-                    }
-                    if familiarNovel {
-                        try printFamiliarNovel(reader.familiarNovelStats(filter))
-                        return nil
-                    }
+                if threshold.threshold {
+                    try printThresholds(ThresholdReading(by: threshold.by, filter).read(from: source.rows))
+                    return nil
+                }
+                if familiarNovel {
+                    try printFamiliarNovel(FamiliarNovelReading(filter).read(from: source.rows))
+                    return nil
                 }
                 if extra.guesses {
                     try printGuesses(GuessReading(by: guessGrouping, filter).read(from: source.rows))

@@ -34,7 +34,7 @@ func confoundFlagLine(_ r: ConfoundRow) -> String {
 }
 
 extension Stats {
-    /// `rows`: from `LogReader.familiarNovelStats` or `LabReader.familiarNovelStats`.
+    /// `rows`: `FamiliarNovelReading`'s, on a log or the lab store.
     func printFamiliarNovel(_ rows: [FamiliarNovelRow]) throws {
         if log.json { return try printJSON(rows) }
         say("Trials of \(describeSelection(self.rows, selection)); novel: a sample the dog met in no earlier trial")

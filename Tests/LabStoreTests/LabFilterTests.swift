@@ -142,6 +142,8 @@ func lineupctlLike(_ path: String, _ arguments: [String]) throws -> SyncRun {
         }
 
         // What neither source has is refused alike, in one line naming the option or the word.
+        let researcher = lab.server.connection(user: "reader_r", password: "reader-pw", database: "lab")
+        let store = "the lab store \(researcher.display)"
         for (filter, words) in [
             (["--dog", "Nobody"], ["no dog \"Nobody\" in the lab store"]),
             (["--session", "ffffffff"], ["no session \"ffffffff\" in the lab store"]),
@@ -157,6 +159,10 @@ func lineupctlLike(_ path: String, _ arguments: [String]) throws -> SyncRun {
             #expect(
                 onLab.stdout.isEmpty && onLab.stderr.split(separator: "\n").count == 1, "\(filter): \(onLab.stderr)")
             for word in words { #expect(onLab.stderr.contains(word), "\(filter): \(onLab.stderr) lacks \(word)") }
+            // One definition of the words (FilterWords): the same sentence on both, each naming its source.
+            #expect(
+                onLab.stderr == onLog.stderr.replacingOccurrences(of: "in the log", with: "in \(store)"),
+                "\(filter): \(onLab.stderr) against \(onLog.stderr)")
         }
     }
 

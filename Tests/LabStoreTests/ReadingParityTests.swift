@@ -17,6 +17,8 @@ import Testing
                 + [["stats", "--by", "sample", "--prevalence", "0.01"]]
         case .guesses: [["stats", "--guesses"], ["stats", "--guesses", "--by", "session"]]
         case .sources: [["stats", "--sources"]]
+        case .familiarNovel: [["stats", "--familiar-novel"]]
+        case .threshold: ThresholdGrouping.allCases.map { ["stats", "--threshold", "--threshold-by", $0.rawValue] }
         }
     }
 
@@ -69,5 +71,41 @@ import Testing
             }
             #expect(answered > 0, "\(reading): no rows on any fixture")
         }
+        try Self.notAnEmptyAgreement(three)
+    }
+
+    /// What the store gives is what the readings are for, not merely what the log gives: the
+    /// dilutions fitted with their rooms' conditions; a dog's familiar and novel samples, a sample
+    /// met before the selection still familiar in it.
+    static func notAnEmptyAgreement(_ three: SyncedAndMerged) throws {
+        let byDog = try lineupctl(["stats", "--threshold", "--threshold-by", "dog", "--lab", three.conf]).stdout
+        #expect(byDog.contains("A-T-001") && byDog.contains("A-T-004"), "\(byDog)")
+        #expect(byDog.contains("threshold ") && byDog.contains("guess rate 1/5"), "\(byDog)")
+        let rooms = try lineupctl(["stats", "--threshold", "--threshold-by", "conditions", "--lab", three.conf]).stdout
+        #expect(rooms.contains("% RH; door open, \"windy\""), "\(rooms)")
+
+        struct Row: Decodable {
+            var dog: String
+            var familiarSensitivity: Counted
+            var novelSensitivity: Counted
+            struct Counted: Decodable { var trials: Int }
+        }
+        func rows(_ selection: [String]) throws -> [Row] {
+            let run = try lineupctl(["stats", "--familiar-novel", "--json", "--lab", three.conf] + selection)
+            let decoder = JSONDecoder()
+            decoder.keyDecodingStrategy = .convertFromSnakeCase
+            return try decoder.decode([Row].self, from: Data(run.stdout.utf8)).filter { $0.dog == "A-Aino" }
+        }
+        // The whole store's first trial of a sample is novel; narrowed to A-Aino's last
+        // session, a sample the dog met before is still familiar.
+        let all = try rows([])
+        #expect(all.count == 1 && all[0].novelSensitivity.trials > 0 && all[0].familiarSensitivity.trials > 0)
+        let lastSession = try sqlite(
+            three.merged,
+            "SELECT s.id FROM session s JOIN dog d ON d.id = s.dog_id WHERE d.name = 'A-Aino' ORDER BY s.wall_ns DESC LIMIT 1"
+        )
+        let last = try rows(["--session", lastSession])
+        #expect(last.count == 1 && last[0].familiarSensitivity.trials > 0)
+        #expect(last.first?.novelSensitivity.trials ?? 0 < all.first?.novelSensitivity.trials ?? 0)
     }
 }

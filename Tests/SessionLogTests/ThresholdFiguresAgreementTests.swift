@@ -1,6 +1,7 @@
 import Figures
 import Foundation
 import LineupBench
+import Readings
 import Testing
 
 @testable import SessionLog

@@ -1,6 +1,7 @@
 import Figures
 import Foundation
 import LineupBench
+import Readings
 import Report
 import Testing
 

@@ -1,4 +1,5 @@
 import Foundation
+import Readings
 import Report
 import Testing
 import Thresholds
