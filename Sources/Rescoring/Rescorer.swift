@@ -93,6 +93,11 @@ private struct Walk {
     var done: [RescoredTrial] = []
     var loggedIndications: [Int64: [Sighting]] = [:]
     var lastStart: Int64? = nil
+    /// The latest decision of the station's own logged in the running trial (its start, a stuck
+    /// station, an indication): a trial cut short is known only so far (`resumed`).
+    var decidedAt: Int64? = nil
+    /// Trials cut short (by their start): the last decision the station logged in each.
+    var knownUntil: [Int64: Int64] = [:]
     var presses: [(logged: Int?, rescored: Int?, trial: Int?, at: Int64)] = []
 
     init(_ session: LoggedSession) {
@@ -135,20 +140,29 @@ private struct Walk {
             case .start(let at):
                 advance(to: at)
                 start(at)
+                decidedAt = at
             case .stuck(let s, let at):
                 // Flagged by the station's timer before a hold or an end due at the same time.
                 advance(to: at &- 1)
+                decidedAt = max(decidedAt ?? at, at)
                 guard stations[s] != nil else { break }
                 stuck.insert(s)
                 if visit?.station == s { visit = nil }
             case .indication(let s, let at):
                 // The station logs indications only while a trial runs: the last one started.
                 if let last = lastStart { loggedIndications[last, default: []].append(Sighting(station: s, at: at)) }
+                decidedAt = max(decidedAt ?? at, at)
             case .resumed(let on, let at):
                 // Another run of lineupd (perhaps another boot: `at` is its clock): the trial cut
                 // short ends at its logged end, on its own run's clock (what fell due by then
                 // stands), and nothing else of that run carries over but what the resume read.
                 if let end = running?.row?.endedAt { advance(to: end) }
+                // Its indications are compared up to the station's last decision logged in it
+                // (`compare`): a raw edge and the decision it brought due (a hold ending before
+                // the nose's fall) can reach the disk in two commits, and a power cut between
+                // them (the emulated tier's power-cut run at d2af5cc) left the edge and not the
+                // indication.
+                if let last = lastStart, let decided = decidedAt { knownUntil[last] = decided }
                 if let r = running { end(r, outcome: nil, at: nil) }
                 active = Dictionary(uniqueKeysWithValues: on.map { ($0, at) })
                 lastLevelAt = [:]
@@ -378,7 +392,7 @@ private struct Walk {
                 Disagreement(session: session.session, trial: trial, what: what, logSays: log, rescorerSays: ours))
         }
         for row in session.trials.sorted(by: { $0.number < $1.number }) {
-            guard let r = rescored[row.startedAt] else {
+            guard var r = rescored[row.startedAt] else {
                 // An aborted trial that never started (its start refused) has no start to rescore.
                 if row.outcome != .aborted { say(row.number, "start", "it started", "no start cue in the log") }
                 continue
@@ -389,6 +403,14 @@ private struct Walk {
                 if let end = r.endedAt, end != row.endedAt {
                     say(row.number, "end", seconds(row.endedAt - row.startedAt), seconds(end - r.startedAt))
                 }
+            }
+            if row.outcome == .aborted, !r.indications.isEmpty, rules.mode != .trainerLed,
+                let until = knownUntil[row.startedAt]
+            {
+                // Cut short: what the station could have logged by its last logged decision.
+                r.indications = r.indications.filter { $0.at <= until }
+                r.indicated = Set(r.indications.map(\.station))
+                r.indicatedStation = r.indications.first?.station
             }
             if row.indicatedStation != r.indicatedStation {
                 say(row.number, "indicated station", name(row.indicatedStation), name(r.indicatedStation))

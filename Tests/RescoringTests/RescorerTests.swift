@@ -47,6 +47,40 @@ import Testing
             found.contains { $0.trial == 2 && $0.what == "indications" && $0.rescorerSays.contains("2 at 2.000 s") })
     }
 
+    /// A trial cut short is re-scored up to the station's last decision logged in it: a power cut
+    /// between the commit of a nose's fall (after its hold fell due) and the commit of the
+    /// indication it brought due left the edge and not the indication (the emulated tier's
+    /// power-cut run at d2af5cc: "the re-scorer says B, D, E"). A hold missing before a later
+    /// logged decision is still found.
+    @Test func aTrialCutShortIsRescoredUpToItsLastLoggedDecision() {
+        let before: Int64 = 500 * s
+        var next = row(.miss, start: 12 * s, end: 42 * s, target: 1, first: nil, indicated: [])
+        next.number = 2
+        func verify(_ cutInputs: [LoggedInput], _ cut: TrialAsLogged) -> [String] {
+            let inputs = cutInputs + [.resumed(active: [], at: 10 * s), .start(at: 12 * s)]
+            return Rescorer.verify(
+                LoggedSession(session: "s", rules: rules(.automated), inputs: inputs, trials: [cut, next])
+            ).map(\.line)
+        }
+        // The nose at 2 from 1 s; its hold fell due at 3 s; it left at 3.1 s; then the power went.
+        let fall: [LoggedInput] = [
+            .start(at: before), .level(station: 2, active: true, at: before + 1 * s),
+            .level(station: 2, active: false, at: before + 3 * s + 100 * ms),
+        ]
+        var cut = row(.aborted, start: before, end: before + 3 * s + 100 * ms, target: 1, first: nil, indicated: [])
+        cut.number = 1
+        #expect(verify(fall, cut).isEmpty, "\(verify(fall, cut))")
+        // The same, then an indication at 1 logged after it: the missing one at 2 is found.
+        let later =
+            fall + [
+                .level(station: 1, active: true, at: before + 3 * s + 200 * ms),
+                .indication(station: 1, at: before + 5 * s + 200 * ms),
+            ]
+        var cutLater = row(.aborted, start: before, end: before + 5 * s + 200 * ms, target: 1, first: 1, indicated: [1])
+        cutLater.number = 1
+        #expect(verify(later, cutLater).contains { $0.contains("indicated stations") }, "\(verify(later, cutLater))")
+    }
+
     @Test func aBreakShorterThanTheToleranceKeepsTheHold() {
         let inputs: [LoggedInput] = [
             .start(at: 0), .level(station: 2, active: true, at: 1 * s), .level(station: 2, active: false, at: 2 * s),
