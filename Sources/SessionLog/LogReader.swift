@@ -89,7 +89,7 @@ public struct LogReader: Sendable {
     /// Runs `body` in one read transaction, so what it sees is one consistent state.
     public func read<T>(_ body: (Database) throws -> T) throws -> T {
         do {
-            return try database.read(body)
+            return try SessionLog.pastTornIndex { try database.read(body) }
         } catch {
             throw SessionLogError.from(error, path: path)
         }

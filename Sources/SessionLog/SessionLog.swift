@@ -219,6 +219,26 @@ public final class SessionLog: Sendable {
     /// `everything`: the running double-blind session too (`LiveDoubleBlind`); only for
     /// lineup-sync, which copies the log to the lab's store, never shows it, and must not skip
     /// rows it would then never send.
+    /// Runs a read of a live log again while SQLite says SQLITE_READONLY_RECOVERY, for at most
+    /// 2 s: a reader with a read-only `-shm` (`readonly_shm=1`) that finds the WAL index's
+    /// header torn (lineupd writing it at that moment) and the write lock free by the time it
+    /// looks says so instead of waiting, though the next look finds it whole. Seen once in CI
+    /// (LabOwnershipTests, "attempt to write a readonly database" beside a running lineupd); the
+    /// error comes at the read's first statement, before any row, so the read starts again clean.
+    static func pastTornIndex<T>(_ read: () throws -> T) throws -> T {
+        let deadline = DispatchTime.now().uptimeNanoseconds + 2_000_000_000
+        while true {
+            do {
+                return try read()
+            } catch let error as DatabaseError
+                where error.extendedResultCode == .SQLITE_READONLY_RECOVERY
+                && DispatchTime.now().uptimeNanoseconds < deadline
+            {
+                usleep(5_000)
+            }
+        }
+    }
+
     public static func openReader(
         path: String, busyTimeout: TimeInterval = 2, check: LogCheck = .none, everything: Bool = false
     ) throws -> LogReader {
@@ -241,7 +261,7 @@ public final class SessionLog: Sendable {
         let shmMissing = !FileManager.default.fileExists(atPath: path + "-shm") && access(path, R_OK) == 0
         do {
             let queue = try DatabaseQueue(path: readOnlyURI(path), configuration: config)
-            try queue.read { db in try checkSchema(db, path: path, allowOlder: false) }
+            try pastTornIndex { try queue.read { db in try checkSchema(db, path: path, allowOlder: false) } }
             let reader = LogReader(database: queue, path: path)
             try reader.check(check)
             return reader
