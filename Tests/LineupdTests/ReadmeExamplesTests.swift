@@ -358,10 +358,11 @@ import TrainingEngine
         #expect(ran + exempt == commands.count)
     }
 
-    /// The quick start's first command builds both tools and runs the simulated block, and the
-    /// block's closing lines name `lineupctl` commands that run as printed from that directory.
-    /// Run as the README has it, from a directory whose `.build/release` is this build (with
-    /// fewer trials, a fixed seed and the `null` device), through the shell.
+    /// The quick start's first command builds both tools (debug: the build the second command's
+    /// `swift build` goes on from) and runs the simulated block, and the block's closing lines
+    /// name `lineupctl` commands that run as printed from that directory. Run as the README has
+    /// it, from a directory whose `.build/debug` is this build (with fewer trials, a fixed seed
+    /// and the `null` device), through the shell.
     @Test func theQuickStartsClosingLinesRunAsPrinted() throws {
         let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
             .deletingLastPathComponent()
@@ -370,16 +371,16 @@ import TrainingEngine
             readme.split(separator: "\n").first { $0.hasPrefix("apt-get update && ") }, "quick start not found")
         let steps = first.components(separatedBy: " && ")
         // Only the two tools the block and its closing lines need, not every product.
-        #expect(steps.contains("swift build -c release --product lineupd"), "\(first)")
-        #expect(steps.contains("swift build -c release --product lineupctl"), "\(first)")
+        #expect(steps.contains("swift build --product lineupd"), "\(first)")
+        #expect(steps.contains("swift build --product lineupctl"), "\(first)")
         let run = try #require(steps.last)
-        #expect(run.hasPrefix(".build/release/lineupd --simulate"), "\(run)")
+        #expect(run.hasPrefix(".build/debug/lineupd --simulate"), "\(run)")
 
         let directory =
             FileManager.default.temporaryDirectory.appendingPathComponent("quick-\(UUID().uuidString)").path
         try FileManager.default.createDirectory(atPath: directory + "/.build", withIntermediateDirectories: true)
         try FileManager.default.createSymbolicLink(
-            atPath: directory + "/.build/release", withDestinationPath: root.appendingPathComponent(".build/debug").path
+            atPath: directory + "/.build/debug", withDestinationPath: root.appendingPathComponent(".build/debug").path
         )
         let block = try shell(
             run + " --trials 2 --seed 1 --speed 30 --no-realtime --device null", in: directory)
@@ -389,7 +390,7 @@ import TrainingEngine
         let commands = lines[(closing + 1)...].map { $0.trimmingCharacters(in: .whitespaces) }
         #expect(commands.count == 3)
         for command in commands {
-            #expect(command.hasPrefix(".build/release/lineupctl "), "\(command)")
+            #expect(command.hasPrefix(".build/debug/lineupctl "), "\(command)")
             let result = try shell(command, in: directory)
             #expect(result.status == 0 && result.stderr.isEmpty, "\(command)\n\(result.stderr)")
             #expect(!result.stdout.isEmpty, "\(command)")
