@@ -18,14 +18,16 @@
 # One Swift runtime for both: a board has no Swift toolchain, and a --static-swift-stdlib
 # build carried the runtime, Foundation and ICU's data (34 MB of it alone) in each binary, five
 # times over (issue 35: 312 MB installed). ICU's library is linked here from the toolchain's
-# static archive with only the data the station uses (icu-data.keep: 4.4 MB of the 34). The toolchain's shared libraries that the binaries
-# need (and what those need) are shipped once, stripped, in /usr/lib/lineup/swift; each binary's
-# RUNPATH is set to $ORIGIN/../lib/lineup/swift and nothing else, so it loads that runtime and
-# never a toolchain's (checked below with the dynamic loader, before anything is packaged).
+# static archive with only the data the station uses (icu-data.keep: 4.4 MB of the 34). The
+# toolchain's shared libraries that the binaries need (and what those need) are shipped once,
+# stripped, in /usr/lib/lineup/swift; each binary's RUNPATH is set to $ORIGIN/../lib/lineup/swift
+# and nothing else, so it loads that runtime and never a toolchain's (checked below with the
+# dynamic loader, before anything is packaged).
 # --max-installed-size MB refuses a package whose Installed-Size is larger, naming the biggest
-# files; the release build (no --bin-dir) is held to 80 unless told. --no-manual leaves the manual pages out and --uncompressed skips xz (the same test: the
-# generator is built apart, and xz takes a minute over debug binaries). VERSION is the one
-# lineupctl --version reports; ARCH is dpkg's.
+# files; the release build (no --bin-dir) is held to 80 unless told. --no-manual leaves the
+# manual pages out and --uncompressed skips xz (the same test: the generator is built apart, and
+# xz takes a minute over debug binaries). VERSION is the one lineupctl --version reports; ARCH
+# is dpkg's.
 # Depends is what dpkg-shlibdeps finds the binaries and the runtime need (Debian 12: libgpiod2,
 # libasound2, libsqlite3-0, libc6, libstdc++6, ...). Prints the package's path last.
 set -euo pipefail
