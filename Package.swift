@@ -22,7 +22,10 @@ import PackageDescription
 //   LineupBench          not product code: the benchmarks' helpers and the log filler (test data)
 //   WebAccounts          the station page's accounts: a small SQLite file, bcrypt hashes (lineupctl and lineup-web)
 //   StationWeb           the station's page: accounts, sessions, CSRF, the routes over the control socket
-//   lineupd, lineupctl   the daemon (flags, assembly, signals) and the tool
+//   lineupd, lineupctl   the daemon (flags, assembly, signals) and the tool (LineupctlTool; lineupctl's
+//                        own executable only starts it)
+//   lineup-net           lineupctl, lineup-web, lineup-sync and lineup-alerts in one binary (their *Tool
+//                        modules), run by the name it is started as: the one the package installs
 //   lineup-bench         the benchmarks (LineupBench's runners): built, never installed
 //   lineup-web           the station page's service: the only process with a network listener
 //   LabStore             the lab's PostgreSQL store: its schema, roles and the sync of a station's log
@@ -43,6 +46,9 @@ let package = Package(
         .executable(name: "lineup-sync", targets: ["lineup-sync"]),
         .executable(name: "lineup-lab", targets: ["lineup-lab"]),
         .executable(name: "lineup-alerts", targets: ["lineup-alerts"]),
+        // lineupctl and the three network tools in one binary: the one the package installs, the
+        // four names linked to it (packaging/deb/build.sh; issue 35). lineupd stays apart.
+        .executable(name: "lineup-net", targets: ["lineup-net"]),
         // The benchmarks: built by `swift build` for CI and developers, never installed.
         .executable(name: "lineup-bench", targets: ["lineup-bench"]),
     ],
@@ -156,8 +162,9 @@ let package = Package(
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]
         ),
-        .executableTarget(
-            name: "lineupctl",
+        .executableTarget(name: "lineupctl", dependencies: ["LineupctlTool"]),
+        .target(
+            name: "LineupctlTool",
             dependencies: [
                 "StationConfig", "LabLink", "StationIO", "TrainingEngine", "Figures", "ProgramFiles",
                 "SessionLog", "Readings", "ReadingRows",
@@ -192,8 +199,9 @@ let package = Package(
                 .product(name: "HTTPTypes", package: "swift-http-types"),
             ]
         ),
-        .executableTarget(
-            name: "lineup-web",
+        .executableTarget(name: "lineup-web", dependencies: ["LineupWebTool"]),
+        .target(
+            name: "LineupWebTool",
             dependencies: [
                 "StationWeb", "SessionLog", .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
@@ -210,8 +218,9 @@ let package = Package(
                 .product(name: "NIOSSL", package: "swift-nio-ssl"), .product(name: "Logging", package: "swift-log"),
             ]
         ),
-        .executableTarget(
-            name: "lineup-sync",
+        .executableTarget(name: "lineup-sync", dependencies: ["LineupSyncTool"]),
+        .target(
+            name: "LineupSyncTool",
             dependencies: [
                 "LabStore", "LabLink", "SessionLog", "StationControl", "TrainingEngine", "Figures", "ReadingRows",
                 "Report", .product(name: "ArgumentParser", package: "swift-argument-parser"),
@@ -247,8 +256,9 @@ let package = Package(
         ),
         // lineupd keeps no network: the alerts go out from this process, which asks lineupd over
         // its control socket and, on the lab's server, reads the store's heartbeats.
-        .executableTarget(
-            name: "lineup-alerts",
+        .executableTarget(name: "lineup-alerts", dependencies: ["LineupAlertsTool"]),
+        .target(
+            name: "LineupAlertsTool",
             dependencies: [
                 "Alerts", "StationControl", "LabStore",
                 .product(name: "NIOCore", package: "swift-nio"), .product(name: "NIOPosix", package: "swift-nio"),
@@ -257,6 +267,11 @@ let package = Package(
                 .product(name: "PostgresNIO", package: "postgres-nio"),
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]
+        ),
+        // Runs the tool it is started as (argv[0]: the package's links) or the one named first.
+        .executableTarget(
+            name: "lineup-net",
+            dependencies: ["LineupctlTool", "LineupWebTool", "LineupSyncTool", "LineupAlertsTool"]
         ),
         .testTarget(name: "AlertsTests", dependencies: ["Alerts", "StationControl"]),
         .testTarget(name: "StationConfigTests", dependencies: ["StationConfig"]),

@@ -101,9 +101,11 @@ public enum SessionLogError: Error, Equatable, CustomStringConvertible {
     }
 
     /// The program saying it, for "update lineupd" from lineupd and "update lineupctl" from
-    /// lineupctl; "lineup" from anything else (a test).
+    /// lineupctl; "lineup" from anything else (a test). By the name it was started as: the
+    /// package's lineupctl, lineup-web and lineup-sync are links to one binary, lineup-net, which
+    /// is the name ProcessInfo gives them all.
     static var program: String {
-        let name = ProcessInfo.processInfo.processName
+        let name = (CommandLine.arguments.first ?? "").split(separator: "/").last.map(String.init) ?? ""
         return ["lineupd", "lineupctl", "lineup-web", "lineup-sync", "lineup-lab"].contains(name) ? name : "lineup"
     }
 

@@ -90,6 +90,60 @@ import Testing
         let version = try run(
             unpacked.appendingPathComponent("usr/bin/lineupctl").path, ["--version"], environment: bare)
         #expect(version.status == 0 && !version.output.isEmpty, "\(version.errors)")
+
+        // lineup-net runs the tool it is started as, or the one named first.
+        let net = unpacked.appendingPathComponent("usr/bin/lineup-net").path
+        for (tool, short) in [
+            ("lineupctl", "ctl"), ("lineup-web", "web"), ("lineup-sync", "sync"), ("lineup-alerts", "alerts"),
+        ] {
+            let linked = try run(unpacked.appendingPathComponent("usr/bin/\(tool)").path, ["--help"], environment: bare)
+            #expect(linked.status == 0 && linked.output.contains("USAGE: \(tool) "), "\(tool): \(linked.errors)")
+            let named = try run(net, [short, "--help"], environment: bare)
+            #expect(named.status == 0 && named.output == linked.output, "lineup-net \(short): \(named.errors)")
+        }
+        // Each speaks as the tool it was started as (ProcessInfo names them all lineup-net):
+        // lineup-sync names the log with its own option.
+        let connection = out.appendingPathComponent("lab-store.conf").path
+        #expect(
+            FileManager.default.createFile(
+                atPath: connection,
+                contents: Data("host = /nonexistent\ndatabase = lab\nuser = a\npassword = b\n".utf8),
+                attributes: [.posixPermissions: 0o600]))
+        let missing = out.appendingPathComponent("none.db").path
+        let sync = try run(
+            unpacked.appendingPathComponent("usr/bin/lineup-sync").path,
+            ["--once", "--log", missing, "--connection", connection], environment: bare)
+        #expect(
+            sync.status == 2 && sync.errors == "lineup-sync: no session log at \(missing) (use --log PATH)\n",
+            "\(sync.errors)")
+        let unknown = try run(net, ["lineupd"], environment: bare)
+        #expect(unknown.status == 64 && unknown.output.isEmpty, "\(unknown.output)")
+        #expect(unknown.errors.hasPrefix("lineup-net: 'lineupd' is not one of its tools; "), "\(unknown.errors)")
+
+        // ICU's data, trimmed to what the station uses (packaging/deb/icu-data.keep): its library
+        // a quarter of the toolchain's, and the log's times in a board's local zone (its rules,
+        // summer time) read as the toolchain's full ICU reads them. In UTC they would read
+        // otherwise: the comparison says something.
+        let icu = unpacked.appendingPathComponent("usr/lib/lineup/swift/lib_FoundationICU.so").path
+        let icuSize = try FileManager.default.attributesOfItem(atPath: icu)[.size] as? Int ?? 0
+        #expect(icuSize > 0 && icuSize < 15_000_000, "lib_FoundationICU.so is \(icuSize) bytes")
+        let utc = try run(
+            unpacked.appendingPathComponent("usr/bin/lineupctl").path, ["sessions", "--db", db],
+            environment: bare.merging(["TZ": "UTC"]) { $1 })
+        for zone in ["Asia/Kolkata", "Europe/Berlin", "America/Santiago", "Australia/Lord_Howe"] {
+            for arguments in [["sessions", "--db", db], ["sessions", "--db", db, "--until", "2030-03-31T02:30"]] {
+                let environment = bare.merging(["TZ": zone]) { $1 }
+                let packaged = try run(
+                    unpacked.appendingPathComponent("usr/bin/lineupctl").path, arguments, environment: environment)
+                let toolchain = try run(debug + "/lineupctl", arguments, environment: environment)
+                #expect(packaged.status == 0 && packaged.output == toolchain.output, "\(zone): \(packaged.errors)")
+                #expect(packaged.output.contains("virtual dog"), "\(zone): \(packaged.output)")
+            }
+        }
+        let kolkata = try run(
+            unpacked.appendingPathComponent("usr/bin/lineupctl").path, ["sessions", "--db", db],
+            environment: bare.merging(["TZ": "Asia/Kolkata"]) { $1 })
+        #expect(kolkata.output.contains("+05:30") && !utc.output.contains("+05:30"), "\(kolkata.output)")
     }
 
     @Test func thePackageHoldsTheStationAndSaysWhatItNeeds() throws {
@@ -131,23 +185,30 @@ import Testing
         // The files: where Debian puts them, root's, binaries executable and nothing else.
         let listing = try run("/usr/bin/dpkg-deb", ["-c", deb])
         #expect(listing.status == 0, "\(listing.errors)")
-        var entries: [String: (mode: String, owner: String)] = [:]
+        var entries: [String: (mode: String, owner: String, target: String?)] = [:]
         for line in listing.output.split(separator: "\n") {
             let fields = line.split(separator: " ", omittingEmptySubsequences: true)
             guard fields.count >= 6 else { continue }
-            entries[String(fields[5])] = (String(fields[0]), String(fields[1]))
+            // "lrwxrwxrwx root/root 0 DATE TIME ./usr/bin/lineupctl -> lineup-net"
+            let target = fields.count == 8 && fields[6] == "->" ? String(fields[7]) : nil
+            entries[String(fields[5])] = (String(fields[0]), String(fields[1]), target)
         }
         #expect(entries.values.allSatisfy { $0.owner == "root/root" }, "\(listing.output)")
-        for binary in ["lineupd", "lineupctl", "lineup-web", "lineup-sync", "lineup-alerts"] {
+        // Two binaries: lineupd, and lineup-net installed once as the four other tools (issue 35).
+        for binary in ["lineupd", "lineup-net"] {
             #expect(entries["./usr/bin/\(binary)"]?.mode == "-rwxr-xr-x", "\(binary): \(listing.output)")
+        }
+        for tool in ["lineupctl", "lineup-web", "lineup-sync", "lineup-alerts"] {
+            let entry = entries["./usr/bin/\(tool)"]
+            #expect(entry?.mode == "lrwxrwxrwx" && entry?.target == "lineup-net", "\(tool): \(listing.output)")
         }
         // The station's programs only: the benchmarks (lineup-bench) and the lab's page are not
         // a station's.
         #expect(
             entries.keys.filter { $0.hasPrefix("./usr/bin/") && !$0.hasSuffix("/") }.sorted()
                 == [
-                    "./usr/bin/lineup-alerts", "./usr/bin/lineup-sync", "./usr/bin/lineup-web", "./usr/bin/lineupctl",
-                    "./usr/bin/lineupd",
+                    "./usr/bin/lineup-alerts", "./usr/bin/lineup-net", "./usr/bin/lineup-sync", "./usr/bin/lineup-web",
+                    "./usr/bin/lineupctl", "./usr/bin/lineupd",
                 ],
             "\(listing.output)")
         let files = [
@@ -224,7 +285,7 @@ import Testing
         #expect(
             build.errors.contains("KB, over --max-installed-size 80 MB (81920 KB); the biggest files: "),
             "\(build.errors)")
-        #expect(build.errors.contains("/usr/lib/lineup/swift/lib_FoundationICU.so "), "\(build.errors)")
+        #expect(build.errors.contains("usr/bin/lineup-net "), "\(build.errors)")
         #expect(try FileManager.default.contentsOfDirectory(atPath: out.path).isEmpty)
         let bad = try run(script, ["--bin-dir", debug, "--max-installed-size", "eighty", "--out", out.path])
         #expect(bad.status != 0)

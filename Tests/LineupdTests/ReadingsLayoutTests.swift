@@ -128,7 +128,7 @@ import Testing
     /// lineupctl runs a ported reading once, on the source `--db` or `--lab` chose
     /// (ReadingSource.swift): no helper per store, no file choosing the store around it.
     @Test func lineupctlRunsAPortedReadingWithNoBranchOnTheStore() throws {
-        let files = try files(under: "lineupctl")
+        let files = try files(under: "LineupctlTool")
         var found: [String] = []
         for reading in Self.ported {
             let callers = files.filter { $0.code.contains("\(reading.type)(") }

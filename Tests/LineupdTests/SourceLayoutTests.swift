@@ -117,21 +117,41 @@ import Testing
         return targets
     }
 
+    /// Every target `target` links, through the manifest's dependencies.
+    func linked(from target: String, in targets: [String: [String]]) -> Set<String> {
+        var linked: Set<String> = []
+        var queue = [target]
+        while let next = queue.popLast() {
+            for dependency in targets[next] ?? [] where linked.insert(dependency).inserted { queue.append(dependency) }
+        }
+        return linked
+    }
+
+    static let network: Set = [
+        "LabStore", "PostgresNIO", "NIOSSL", "NIO", "NIOCore", "NIOPosix", "Hummingbird", "AsyncHTTPClient",
+    ]
+
     /// The station's everyday tool builds without the lab store's client and its TLS (issue 35:
     /// they made the README's first command take 10 minutes): lineupctl reaches the store through
     /// a child process (LabLink, `lineup-sync lab-link`), and nothing beneath it links them.
     @Test func lineupctlLinksNoLabStoreClientOrTLS() throws {
         let targets = try packageTargets()
         #expect(targets["LabStore"]?.contains("PostgresNIO") == true, "the manifest is read: \(targets.keys.sorted())")
-        var linked: Set<String> = []
-        var queue = ["lineupctl"]
-        while let next = queue.popLast() {
-            for dependency in targets[next] ?? [] where linked.insert(dependency).inserted { queue.append(dependency) }
-        }
+        let linked = linked(from: "lineupctl", in: targets)
         #expect(linked.contains("LabLink") && linked.contains("SessionLog"), "\(linked.sorted())")
-        let forbidden: Set = [
-            "LabStore", "PostgresNIO", "NIOSSL", "NIO", "NIOCore", "NIOPosix", "Hummingbird", "AsyncHTTPClient",
-        ]
-        #expect(linked.isDisjoint(with: forbidden), "lineupctl links \(linked.intersection(forbidden).sorted())")
+        #expect(linked.isDisjoint(with: Self.network), "lineupctl links \(linked.intersection(Self.network).sorted())")
+    }
+
+    /// lineupd has no network code; the package's multi-call binary (lineup-net, issue 35) holds
+    /// lineupctl and the three network tools, and lineupd stays its own binary.
+    @Test func lineupdLinksNoNetworkAndLineupNetHoldsTheOtherFour() throws {
+        let targets = try packageTargets()
+        let daemon = linked(from: "lineupd", in: targets)
+        #expect(daemon.contains("StationRuntime"), "\(daemon.sorted())")
+        #expect(daemon.isDisjoint(with: Self.network), "lineupd links \(daemon.intersection(Self.network).sorted())")
+        let net = linked(from: "lineup-net", in: targets)
+        for tool in ["LineupctlTool", "LineupWebTool", "LineupSyncTool", "LineupAlertsTool"] {
+            #expect(net.contains(tool), "lineup-net lacks \(tool): \(net.sorted())")
+        }
     }
 }

@@ -1,26 +1,33 @@
 #!/usr/bin/env bash
-# Builds the station's Debian package, lineup_VERSION_ARCH.deb: lineupd, lineupctl, lineup-web,
-# lineup-sync and lineup-alerts in /usr/bin, the Swift runtime they share in
-# /usr/lib/lineup/swift, their systemd units (lineup-sync's with its timer), sysusers.d and
+# Builds the station's Debian package, lineup_VERSION_ARCH.deb: lineupd, and lineup-net as
+# lineupctl, lineup-web, lineup-sync and lineup-alerts, in /usr/bin, the Swift runtime they share
+# in /usr/lib/lineup/swift, their systemd units (lineup-sync's with its timer), sysusers.d and
 # tmpfiles.d, the example board configurations, manual pages and lineupctl's shell completions
 # (docs/install.md).
 #
 #   packaging/deb/build.sh [--out DIR] [--bin-dir DIR] [--max-installed-size MB] [--no-manual]
 #                          [--uncompressed]
 #
-# Without --bin-dir it builds the five binaries with `swift build -c release`; --bin-dir DIR
+# Without --bin-dir it builds lineupd and lineup-net with `swift build -c release`; --bin-dir DIR
 # packages the binaries already in DIR instead (the debug build: the package's own test,
 # Tests/LineupdTests/DebPackageTests.swift, and the emulated-hardware tier).
-# One Swift runtime for all five: a board has no Swift toolchain, and a --static-swift-stdlib
+# Two binaries: lineupd, which has no network code, and lineup-net, one multi-call binary for
+# lineupctl, lineup-web, lineup-sync and lineup-alerts (installed as four symbolic links to it;
+# it runs the tool it is started as). Apart, those four carried the same SwiftNIO, TLS, GRDB and
+# station modules four times over (issue 35).
+# One Swift runtime for both: a board has no Swift toolchain, and a --static-swift-stdlib
 # build carried the runtime, Foundation and ICU's data (34 MB of it alone) in each binary, five
-# times over (issue 35: 312 MB installed). The toolchain's shared libraries that the binaries
-# need (and what those need) are shipped once, stripped, in /usr/lib/lineup/swift; each binary's
-# RUNPATH is set to $ORIGIN/../lib/lineup/swift and nothing else, so it loads that runtime and
-# never a toolchain's (checked below with the dynamic loader, before anything is packaged).
+# times over (issue 35: 312 MB installed). ICU's library is linked here from the toolchain's
+# static archive with only the data the station uses (icu-data.keep: 4.4 MB of the 34). The
+# toolchain's shared libraries that the binaries need (and what those need) are shipped once,
+# stripped, in /usr/lib/lineup/swift; each binary's RUNPATH is set to $ORIGIN/../lib/lineup/swift
+# and nothing else, so it loads that runtime and never a toolchain's (checked below with the
+# dynamic loader, before anything is packaged).
 # --max-installed-size MB refuses a package whose Installed-Size is larger, naming the biggest
-# files. --no-manual leaves the manual pages out and --uncompressed skips xz (the same test: the
-# generator is built apart, and xz takes a minute over debug binaries). VERSION is the one
-# lineupctl --version reports; ARCH is dpkg's.
+# files; the release build (no --bin-dir) is held to 80 unless told. --no-manual leaves the
+# manual pages out and --uncompressed skips xz (the same test: the generator is built apart, and
+# xz takes a minute over debug binaries). VERSION is the one lineupctl --version reports; ARCH
+# is dpkg's.
 # Depends is what dpkg-shlibdeps finds the binaries and the runtime need (Debian 12: libgpiod2,
 # libasound2, libsqlite3-0, libc6, libstdc++6, ...). Prints the package's path last.
 set -euo pipefail
@@ -43,10 +50,14 @@ while [ $# -gt 0 ]; do
         *) die "unknown argument $1 (see the comment at the top of this script)" ;;
     esac
 done
-for tool in dpkg-deb dpkg-shlibdeps readelf strip gzip patchelf ldd; do
-    command -v "$tool" >/dev/null || die "$tool is missing: sudo apt install dpkg-dev binutils patchelf"
+# The release package a station installs is held to 80 MB unless told otherwise (issue 35).
+[ -n "$bin_dir" ] || [ -n "$max_size" ] || max_size=80
+for tool in dpkg-deb dpkg-shlibdeps readelf strip gzip patchelf ldd objcopy ar nm python3; do
+    command -v "$tool" >/dev/null || die "$tool is missing: sudo apt install dpkg-dev binutils patchelf python3"
 done
-binaries="lineupd lineupctl lineup-web lineup-sync lineup-alerts"
+# The two binaries built; lineup-net's tools, the links to it, are the four others.
+binaries="lineupd lineup-net"
+net_tools="lineupctl lineup-web lineup-sync lineup-alerts"
 
 cd "$root"
 if [ -z "$bin_dir" ]; then
@@ -59,7 +70,7 @@ for b in $binaries; do
     [ -x "$bin_dir/$b" ] || die "$bin_dir/$b is not built"
 done
 
-version=$("$bin_dir/lineupctl" --version) || die "$bin_dir/lineupctl --version failed"
+version=$("$bin_dir/lineup-net" lineupctl --version) || die "$bin_dir/lineup-net lineupctl --version failed"
 [[ "$version" =~ ^[0-9][0-9A-Za-z.+~-]*$ ]] || die "lineupctl --version says '$version', not a Debian version"
 arch=$(dpkg --print-architecture)
 maintainer="lineup station maintainers <maintainers@users.noreply.a-seed-3212565b.example>"
@@ -83,13 +94,42 @@ needed() { readelf -d "$1" | sed -n 's/.*(NEEDED).*\[\(.*\)\]/\1/p'; }
 toolchain=$(swiftc -print-target-info 2>/dev/null | tr -d ' \n' | sed -n 's/.*"runtimeLibraryPaths":\["\([^"]*\)".*/\1/p')
 [ -d "$toolchain" ] || die "cannot find the Swift toolchain's runtime directory (swiftc -print-target-info)"
 declare -A shipped=()
+# ICU's library with the data the station uses (icu-data.keep, and why there): the toolchain's
+# lib_FoundationICU.so compiles all of ICU's data in (34 MB), and its static archive holds that
+# data as one object. The archive's other objects, the same code, are linked here with the data
+# icu-data.py kept, under the same symbol.
+icu_library() { # icu_library OUT
+    local static=$toolchain/../../swift_static/linux/lib_FoundationICU.a dir=$work/icu symbol
+    local clang
+    clang=$(dirname "$(readlink -f "$(command -v swiftc)")")/clang++
+    [ -f "$static" ] || die "cannot find ICU's static archive beside the toolchain's runtime: $static"
+    [ -x "$clang" ] || die "cannot find the toolchain's clang++ beside swiftc: $clang"
+    mkdir -p "$dir" && (cd "$dir" && ar x "$static") || die "cannot unpack $static"
+    [ -f "$dir/icu_packaged_data.cpp.o" ] || die "$static has no icu_packaged_data.cpp.o: a different ICU build"
+    symbol=$(nm --defined-only "$dir/icu_packaged_data.cpp.o" | awk '$3 ~ /^icudt[0-9]+_dat$/ { print $3 }')
+    [ -n "$symbol" ] || die "no icudtNN_dat in $static's icu_packaged_data.cpp.o"
+    objcopy -O binary --only-section=.rodata "$dir/icu_packaged_data.cpp.o" "$work/icu-all.dat"
+    rm "$dir/icu_packaged_data.cpp.o"
+    python3 "$here/icu-data.py" "$here/icu-data.keep" "$work/icu-all.dat" "$work/icu-station.dat" >&2 \
+        || die "cannot keep the station's part of ICU's data"
+    printf '\t.section .rodata\n\t.globl %s\n\t.type %s, %%object\n\t.balign 16\n%s:\n\t.incbin "%s"\n\t.size %s, . - %s\n\t.section .note.GNU-stack,"",%%progbits\n' \
+        "$symbol" "$symbol" "$symbol" "$work/icu-station.dat" "$symbol" "$symbol" > "$work/icu-data.S"
+    "$clang" -c "$work/icu-data.S" -o "$work/icu-data.o" || die "cannot assemble ICU's data"
+    "$clang" -shared -o "$1" -Wl,-soname,lib_FoundationICU.so "$dir"/*.o "$work/icu-data.o" -lstdc++ -lm \
+        || die "cannot link lib_FoundationICU.so"
+}
 ship() { # ship FILE: the runtime libraries FILE needs, and theirs, into the package
     local lib
     for lib in $(needed "$1"); do
         [ -f "$toolchain/$lib" ] && [ -z "${shipped[$lib]:-}" ] || continue
         shipped[$lib]=1
         # Stripped as Debian ships libraries (their dynamic symbols stay): about a quarter off.
-        strip --strip-unneeded -o "$pkg/$runtime/$lib" "$toolchain/$lib"
+        if [ "$lib" = lib_FoundationICU.so ]; then
+            icu_library "$work/$lib"
+            strip --strip-unneeded -o "$pkg/$runtime/$lib" "$work/$lib"
+        else
+            strip --strip-unneeded -o "$pkg/$runtime/$lib" "$toolchain/$lib"
+        fi
         chmod 0644 "$pkg/$runtime/$lib"
         ship "$toolchain/$lib"
     done
@@ -103,6 +143,9 @@ for b in $binaries; do
     # The package's runtime and nothing else: not the toolchain's directory the build put
     # first, not the build directory.
     patchelf --set-rpath "\$ORIGIN/../lib/$runtime_in_lib" "$pkg/usr/bin/$b"
+done
+for tool in $net_tools; do
+    ln -s lineup-net "$pkg/usr/bin/$tool"
 done
 
 # Where each binary and each shipped library finds its libraries, as the dynamic loader says
@@ -144,10 +187,11 @@ chmod 0644 "$pkg/usr/share/doc/lineup/changelog.gz"
 
 # bash sources its completions, so the generator's first line (#!/bin/bash) goes (lintian:
 # bash-completion-with-hashbang).
-"$bin_dir/lineupctl" --generate-completion-script bash | sed '1{/^#!/d}' \
+# From the package's own lineupctl (the link to lineup-net, on the package's runtime).
+"$pkg/usr/bin/lineupctl" --generate-completion-script bash | sed '1{/^#!/d}' \
     > "$pkg/usr/share/bash-completion/completions/lineupctl"
-"$bin_dir/lineupctl" --generate-completion-script zsh > "$pkg/usr/share/zsh/vendor-completions/_lineupctl"
-"$bin_dir/lineupctl" --generate-completion-script fish > "$pkg/usr/share/fish/vendor_completions.d/lineupctl.fish"
+"$pkg/usr/bin/lineupctl" --generate-completion-script zsh > "$pkg/usr/share/zsh/vendor-completions/_lineupctl"
+"$pkg/usr/bin/lineupctl" --generate-completion-script fish > "$pkg/usr/share/fish/vendor_completions.d/lineupctl.fish"
 chmod 0644 "$pkg"/usr/share/*/*/lineupctl* "$pkg/usr/share/zsh/vendor-completions/_lineupctl"
 
 if [ -n "$manual" ]; then
@@ -160,8 +204,8 @@ if [ -n "$manual" ]; then
     [ -x "$gen" ] || die "$gen was not built"
     mkdir -p "$pkg/usr/share/man/man1" "$work/man"
     date=$(git log -1 --format=%cs 2>/dev/null || date +%F)
-    for b in $binaries; do
-        "$gen" "$bin_dir/$b" --output-directory "$work/man" --date "$date" --section 1 >&2 \
+    for b in lineupd $net_tools; do
+        "$gen" "$pkg/usr/bin/$b" --output-directory "$work/man" --date "$date" --section 1 >&2 \
             || die "generate-manual failed for $b"
     done
     # The generator leaves the blank lines between a command's paragraphs as they are; mdoc
@@ -169,7 +213,7 @@ if [ -n "$manual" ]; then
     for page in "$work"/man/*.1; do
         sed 's/^$/.Pp/' "$page" | gzip -9n > "$pkg/usr/share/man/man1/$(basename "$page").gz"
     done
-    for b in $binaries; do
+    for b in lineupd $net_tools; do
         [ -s "$pkg/usr/share/man/man1/$b.1.gz" ] || die "no manual page for $b"
     done
 fi

@@ -6,7 +6,6 @@ import StationControl
 
 /// lineup-sync: the station's own small process that pushes its log into the lab's PostgreSQL
 /// store. lineupd keeps no network; this reads the log read-only beside it.
-@main
 struct LineupSync: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "lineup-sync",

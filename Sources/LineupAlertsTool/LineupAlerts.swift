@@ -7,7 +7,6 @@ import StationConfig
 /// lineup-alerts: tells people when the unattended station needs them (docs/alerts.md). lineupd
 /// keeps no network; this process asks it over its control socket, and on the lab's server reads
 /// the store's heartbeats, and sends e-mail, webhooks and a dead-man heartbeat.
-@main
 struct LineupAlerts: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "lineup-alerts",

@@ -8,7 +8,6 @@ import WebAccounts
 
 /// `lineup-web`: the station's page. The only part of the station with a network listener;
 /// it controls lineupd over its control socket, like lineupctl, as a member of its group.
-@main
 struct LineupWeb: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "lineup-web",

@@ -3,7 +3,6 @@ import ArgumentParser
 /// `lineupctl`: the station's tool for the trainer, the loading assistant and the researcher.
 ///
 /// Each group of commands lives in its own file; this root only lists them.
-@main
 struct Lineupctl: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "lineupctl",

@@ -1,0 +1,3 @@
+import LineupAlertsTool
+
+await Tool.main(Array(CommandLine.arguments.dropFirst()))

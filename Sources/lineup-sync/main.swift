@@ -1,0 +1,3 @@
+import LineupSyncTool
+
+await Tool.main(Array(CommandLine.arguments.dropFirst()))

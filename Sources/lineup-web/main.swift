@@ -1,0 +1,3 @@
+import LineupWebTool
+
+await Tool.main(Array(CommandLine.arguments.dropFirst()))

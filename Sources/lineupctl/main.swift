@@ -1,0 +1,3 @@
+import LineupctlTool
+
+Tool.main(Array(CommandLine.arguments.dropFirst()))
