@@ -121,14 +121,14 @@ let package = Package(
             ]
         ),
         // The row interface both stores implement: no storage module beneath it (ReadingsLayoutTests).
-        .target(name: "ReadingRows"),
+        .target(name: "ReadingRows", dependencies: ["TrainingEngine"]),
         // Every reading once, on any RowSource: imports no GRDB and no PostgresNIO (ReadingsLayoutTests).
-        .target(name: "Readings", dependencies: ["ReadingRows", "SessionLog", "Figures", "TrainingEngine"]),
+        .target(name: "Readings", dependencies: ["ReadingRows", "Figures", "TrainingEngine"]),
         .target(
             name: "LineupBench",
             dependencies: [
                 "StationIO", "SessionLog", "TrainingEngine", "Figures", "StationRuntime", "StationConfig",
-                "StationControl", "Thresholds",
+                "StationControl", "Thresholds", "ReadingRows",
             ]
         ),
         .target(
@@ -171,7 +171,8 @@ let package = Package(
         .executableTarget(
             name: "lineup-bench",
             dependencies: [
-                "LineupBench", "LabStore", "Readings", "Report", "SessionLog", "StationControl", "StationIO",
+                "LineupBench", "LabStore", "Readings", "ReadingRows", "Report", "SessionLog", "StationControl",
+                "StationIO",
                 "StationLogging",
                 "Thresholds", "TrainingEngine", "Figures", "VirtualDog",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
@@ -188,7 +189,7 @@ let package = Package(
             name: "StationWeb",
             dependencies: [
                 "WebAccounts", "StationControl", "TrainingEngine", "Figures", "SessionLog", "Readings", "ProgramFiles",
-                "Report", .product(name: "Hummingbird", package: "hummingbird"),
+                "Report", "ReadingRows", .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "HTTPTypes", package: "swift-http-types"),
             ]
         ),
@@ -286,7 +287,7 @@ let package = Package(
             name: "SessionLogTests",
             dependencies: [
                 "SessionLog", "Readings", "TrainingEngine", "Figures", "ProgramFiles", "LineupBench", "Report",
-                "Thresholds",
+                "Thresholds", "ReadingRows",
             ],
             exclude: ["Fixtures"]),
         // Every figure from hand-built trials: no log, no SQLite.
@@ -307,13 +308,14 @@ let package = Package(
             name: "StationRuntimeTests",
             dependencies: [
                 "StationRuntime", "StationIO", "SessionLog", "TrainingEngine", "ProgramFiles", "StationControl",
+                "ReadingRows",
             ]
         ),
         .testTarget(
             name: "StationWebTests",
             dependencies: [
                 "StationWeb", "WebAccounts", "StationControl", "TrainingEngine", "Figures", "SessionLog", "Readings",
-                "LineupBench", .product(name: "Hummingbird", package: "hummingbird"),
+                "ReadingRows", "LineupBench", .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "HummingbirdTesting", package: "hummingbird"),
                 .product(name: "HTTPTypes", package: "swift-http-types"),
             ]
@@ -330,7 +332,9 @@ let package = Package(
         ),
         .testTarget(
             name: "LineupdTests",
-            dependencies: ["SessionLog", "TrainingEngine", "Figures", "ProgramFiles", "StationControl"]),
+            dependencies: [
+                "SessionLog", "TrainingEngine", "Figures", "ProgramFiles", "StationControl", "ReadingRows",
+            ]),
     ],
     swiftLanguageModes: [.v6]
 )
