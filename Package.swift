@@ -259,6 +259,8 @@ let package = Package(
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]
         ),
+        // The test targets' `.ownThreads` trait, one copy for LineupdTests and LabStoreTests.
+        .target(name: "TestThreads", path: "Tests/TestThreads"),
         .testTarget(name: "AlertsTests", dependencies: ["Alerts", "StationControl"]),
         .testTarget(name: "StationConfigTests", dependencies: ["StationConfig"]),
         .testTarget(
@@ -327,13 +329,14 @@ let package = Package(
                 .product(name: "PostgresNIO", package: "postgres-nio"), .product(name: "GRDB", package: "GRDB.swift"),
                 "LabWeb", "StationControl", "StationWeb", "WebAccounts",
                 .product(name: "Hummingbird", package: "hummingbird"),
-                .product(name: "HummingbirdTesting", package: "hummingbird"),
+                .product(name: "HummingbirdTesting", package: "hummingbird"), "TestThreads",
             ]
         ),
         .testTarget(
             name: "LineupdTests",
             dependencies: [
                 "SessionLog", "TrainingEngine", "Figures", "ProgramFiles", "StationControl", "ReadingRows",
+                "TestThreads",
             ]),
     ],
     swiftLanguageModes: [.v6]
