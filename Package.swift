@@ -127,14 +127,14 @@ let package = Package(
             ]
         ),
         // The row interface both stores implement: no storage module beneath it (ReadingsLayoutTests).
-        .target(name: "ReadingRows"),
+        .target(name: "ReadingRows", dependencies: ["TrainingEngine"]),
         // Every reading once, on any RowSource: imports no GRDB and no PostgresNIO (ReadingsLayoutTests).
-        .target(name: "Readings", dependencies: ["ReadingRows", "SessionLog", "Figures", "TrainingEngine"]),
+        .target(name: "Readings", dependencies: ["ReadingRows", "Figures", "TrainingEngine"]),
         .target(
             name: "LineupBench",
             dependencies: [
                 "StationIO", "SessionLog", "TrainingEngine", "Figures", "StationRuntime", "StationConfig",
-                "StationControl", "Thresholds",
+                "StationControl", "Thresholds", "ReadingRows",
             ]
         ),
         .target(
@@ -178,7 +178,8 @@ let package = Package(
         .executableTarget(
             name: "lineup-bench",
             dependencies: [
-                "LineupBench", "LabStore", "Readings", "Report", "SessionLog", "StationControl", "StationIO",
+                "LineupBench", "LabStore", "Readings", "ReadingRows", "Report", "SessionLog", "StationControl",
+                "StationIO",
                 "StationLogging",
                 "Thresholds", "TrainingEngine", "Figures", "VirtualDog",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
@@ -195,7 +196,7 @@ let package = Package(
             name: "StationWeb",
             dependencies: [
                 "WebAccounts", "StationControl", "TrainingEngine", "Figures", "SessionLog", "Readings", "ProgramFiles",
-                "Report", .product(name: "Hummingbird", package: "hummingbird"),
+                "Report", "ReadingRows", .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "HTTPTypes", package: "swift-http-types"),
             ]
         ),
@@ -273,6 +274,8 @@ let package = Package(
             name: "lineup-net",
             dependencies: ["LineupctlTool", "LineupWebTool", "LineupSyncTool", "LineupAlertsTool"]
         ),
+        // The test targets' `.ownThreads` trait, one copy for LineupdTests and LabStoreTests.
+        .target(name: "TestThreads", path: "Tests/TestThreads"),
         .testTarget(name: "AlertsTests", dependencies: ["Alerts", "StationControl"]),
         .testTarget(name: "StationConfigTests", dependencies: ["StationConfig"]),
         .testTarget(
@@ -301,7 +304,7 @@ let package = Package(
             name: "SessionLogTests",
             dependencies: [
                 "SessionLog", "Readings", "TrainingEngine", "Figures", "ProgramFiles", "LineupBench", "Report",
-                "Thresholds",
+                "Thresholds", "ReadingRows",
             ],
             exclude: ["Fixtures"]),
         // Every figure from hand-built trials: no log, no SQLite.
@@ -322,13 +325,14 @@ let package = Package(
             name: "StationRuntimeTests",
             dependencies: [
                 "StationRuntime", "StationIO", "SessionLog", "TrainingEngine", "ProgramFiles", "StationControl",
+                "ReadingRows",
             ]
         ),
         .testTarget(
             name: "StationWebTests",
             dependencies: [
                 "StationWeb", "WebAccounts", "StationControl", "TrainingEngine", "Figures", "SessionLog", "Readings",
-                "LineupBench", .product(name: "Hummingbird", package: "hummingbird"),
+                "ReadingRows", "LineupBench", .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "HummingbirdTesting", package: "hummingbird"),
                 .product(name: "HTTPTypes", package: "swift-http-types"),
             ]
@@ -340,12 +344,15 @@ let package = Package(
                 .product(name: "PostgresNIO", package: "postgres-nio"), .product(name: "GRDB", package: "GRDB.swift"),
                 "LabWeb", "StationControl", "StationWeb", "WebAccounts",
                 .product(name: "Hummingbird", package: "hummingbird"),
-                .product(name: "HummingbirdTesting", package: "hummingbird"),
+                .product(name: "HummingbirdTesting", package: "hummingbird"), "TestThreads",
             ]
         ),
         .testTarget(
             name: "LineupdTests",
-            dependencies: ["SessionLog", "TrainingEngine", "Figures", "ProgramFiles", "StationControl"]),
+            dependencies: [
+                "SessionLog", "TrainingEngine", "Figures", "ProgramFiles", "StationControl", "ReadingRows",
+                "TestThreads",
+            ]),
     ],
     swiftLanguageModes: [.v6]
 )

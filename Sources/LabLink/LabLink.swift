@@ -210,8 +210,8 @@ public struct LabLinkScanner: RowScanner {
     }
 
     /// Named once by the child, on standard error, as the store's reader names it.
-    public func badRow(_ error: any Error, row: String, reason: String) throws {
-        try link.channel.send(.badRow, json: [row, reason])
+    public func badRow(_ row: BadRow) throws {
+        try link.channel.send(.badRow, json: [row.table, row.id, row.problem, row.reason])
         try link.channel.flush()
         _ = try link.answer()
     }

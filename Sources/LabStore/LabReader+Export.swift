@@ -1,6 +1,7 @@
 import Foundation
 import NIOCore
 import PostgresNIO
+import ReadingRows
 import SessionLog
 
 /// `export --lab`: the rows `LogReader.export` writes from the merged logs, selected from the

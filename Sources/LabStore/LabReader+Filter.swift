@@ -1,6 +1,7 @@
 import Figures
 import Foundation
 import PostgresNIO
+import ReadingRows
 import SessionLog
 import TrainingEngine
 

@@ -59,8 +59,8 @@ public struct LabRowScanner: RowScanner {
     }
 
     /// A row a store migrated before v9 may hold: left out and named once (LabReader+Damage.swift).
-    public func badRow(_ error: any Error, row: String, reason: String) throws {
-        reader.damage.leaveOut(store: reader.store.display, row, because: reason)
+    public func badRow(_ row: BadRow) throws {
+        reader.damage.leaveOut(store: reader.store.display, row.row, because: row.reason)
     }
 
     /// Every table: `LabReader.open` refused a store lacking a migration this build reads through.

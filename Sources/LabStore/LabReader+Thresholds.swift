@@ -1,6 +1,8 @@
 import Figures
 import PostgresNIO
+import ReadingRows
 import SessionLog
+import TrainingEngine
 
 extension LabReader {
     // `stats --threshold` is `ThresholdReading` (Sources/Readings); these are the report's

@@ -1,10 +1,12 @@
 import Foundation
 import Glibc
+import ReadingRows
 import SessionLog
 import StationConfig
 import StationControl
 import StationIO
 import StationRuntime
+import TrainingEngine
 
 /// Why the engine-handler benchmark could not run, in one line.
 public struct ClickBenchmarkError: Error, CustomStringConvertible {

@@ -131,8 +131,8 @@ struct LabLinkServer: @unchecked Sendable {
                         try answer([try scanner.hasTable(String(decoding: payload, as: UTF8.self)) ? 1 : 0])
                     case .badRow:
                         let words = try decode([String].self, payload)
-                        guard words.count == 2 else { throw LabLinkError.malformed("bad row") }
-                        try scanner.badRow(LabLinkError.malformed("row"), row: words[0], reason: words[1])
+                        guard words.count == 4 else { throw LabLinkError.malformed("bad row") }
+                        try scanner.badRow(BadRow(table: words[0], id: words[1], problem: words[2], reason: words[3]))
                         try answer([])
                     case .commit: return
                     case .rollback: throw RolledBack()

@@ -2,6 +2,7 @@ import ArgumentParser
 import Figures
 import Foundation
 import ProgramFiles
+import ReadingRows
 import Readings
 import SessionLog
 import StationControl

@@ -1,6 +1,7 @@
 import ArgumentParser
 import Figures
 import Foundation
+import ReadingRows
 import SessionLog
 import StationControl
 import StationLogging

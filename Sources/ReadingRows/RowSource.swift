@@ -19,9 +19,9 @@ public protocol RowScanner {
     /// handing each row to `body` as it comes, in the query's order.
     mutating func scan(_ query: ReadingSQL, _ binds: [SQLValue], _ body: (Row) throws -> Void) throws
     /// A row no station writes (a trial whose layout is not stations): a station's log refuses
-    /// the reading with `error`, which names it; the lab store, which cannot remove rows a store
-    /// older than v9 took, leaves the row out and names it once (`row`, `reason`).
-    func badRow(_ error: any Error, row: String, reason: String) throws
+    /// the reading, naming the row and its problem; the lab store, which cannot remove rows a
+    /// store older than v9 took, leaves the row out and names it once (`row`, `reason`).
+    func badRow(_ row: BadRow) throws
     /// Whether the source has the table: a station's log older than a table has none of its
     /// rows; the lab store has every table of the migrations it was checked for when opened.
     func hasTable(_ name: String) throws -> Bool
@@ -46,4 +46,23 @@ public protocol ReadingRow {
 public enum SQLValue: Sendable, Hashable {
     case text(String?)
     case integer(Int64?)
+}
+
+/// A row no station writes, as a reading found it: its table and id, what is wrong with it in
+/// full (a log's refusal) and in short (the line naming a row the lab store leaves out).
+public struct BadRow: Sendable, Hashable {
+    public var table: String
+    public var id: String
+    public var problem: String
+    public var reason: String
+
+    public init(table: String, id: String, problem: String, reason: String) {
+        self.table = table
+        self.id = id
+        self.problem = problem
+        self.reason = reason
+    }
+
+    /// The row in words: `trial 0a1b…`.
+    public var row: String { "\(table) \(id)" }
 }

@@ -1,6 +1,5 @@
 import Figures
 import ReadingRows
-import SessionLog
 
 /// `stats --familiar-novel`: per dog (by name), sensitivity and specificity on the samples it had
 /// met in an earlier trial and on those new to it, over the trials a filter selects; a sample's

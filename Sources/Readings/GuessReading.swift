@@ -1,6 +1,5 @@
 import Figures
 import ReadingRows
-import SessionLog
 
 /// `stats --guesses`: the handler's guesses in the trials a filter selects, each with its trial
 /// as it stands after corrections (a guess is for its trial and for whatever corrects it: the
@@ -48,9 +47,7 @@ public struct GuessReading: Reading {
                 }
                 let trialId = try row.text(2) ?? "(no id)"
                 guard let trial = decoded else {
-                    return try scanner.badRow(
-                        LogLimits.badLayout(trial: trialId), row: "trial \(trialId)",
-                        reason: "a layout that is not stations")
+                    return try scanner.badRow(.layout(trial: trialId))
                 }
                 counter.add(
                     guess: Int(try row.integer(0) ?? 0), guessedAtMonoNs: try row.integer(1) ?? 0, trial: trial,

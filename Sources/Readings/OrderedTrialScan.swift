@@ -1,6 +1,5 @@
 import Figures
 import ReadingRows
-import SessionLog
 import TrainingEngine
 
 /// Every trial after corrections of the chosen dog, or of every dog, in the order a dog met
@@ -45,8 +44,7 @@ enum OrderedTrialScan {
             }
             guard let trial = decoded else {
                 let id = try row.text(8) ?? "(no id)"
-                try scanner.badRow(
-                    LogLimits.badLayout(trial: id), row: "trial \(id)", reason: "a layout that is not stations")
+                try scanner.badRow(.layout(trial: id))
                 return
             }
             let id = try row.text(4) ?? ""

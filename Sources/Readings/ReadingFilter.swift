@@ -1,5 +1,4 @@
 import ReadingRows
-import SessionLog
 
 extension LogFilter {
     /// The values of every filtered reading's parameters 1 to 9: the dog, the session, since,

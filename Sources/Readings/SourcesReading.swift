@@ -1,6 +1,5 @@
 import Figures
 import ReadingRows
-import SessionLog
 import TrainingEngine
 
 /// `stats --sources`: per dog (by name) and sample detail (source, collection, processing), the

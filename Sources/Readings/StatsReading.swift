@@ -1,6 +1,5 @@
 import Figures
 import ReadingRows
-import SessionLog
 
 /// `stats --by`: the trials a filter selects, grouped by `StatsGrouper`, counted by `Tally`.
 public struct StatsReading: Reading {

@@ -1,6 +1,6 @@
 import Figures
 import ReadingRows
-import SessionLog
+import TrainingEngine
 
 /// `stats --threshold`: the trials a filter selects whose target is a rung of a dilution ladder,
 /// per dog, grouping and stock, counted and fitted by `ThresholdCounter` (docs/figures.md, "How

@@ -1,6 +1,5 @@
 import Figures
 import ReadingRows
-import SessionLog
 import TrainingEngine
 
 /// Every trial after corrections that a filter selects, as the figures count it: the one scan
@@ -38,8 +37,7 @@ enum TrialScan {
             }
             guard let trial = decoded else {
                 let id = try row.text(8) ?? "(no id)"
-                try scanner.badRow(
-                    LogLimits.badLayout(trial: id), row: "trial \(id)", reason: "a layout that is not stations")
+                try scanner.badRow(.layout(trial: id))
                 return
             }
             let session = try row.text(6) ?? ""
@@ -54,5 +52,13 @@ enum TrialScan {
                     dogId: try row.text(4) ?? "", dog: try row.text(5) ?? "", sessionId: session,
                     sessionWallNs: try row.integer(7) ?? 0, sessionSettings: sessionSettings))
         }
+    }
+}
+
+extension BadRow {
+    /// A trial whose layout `TrialRowDecoder` refuses, in its words.
+    static func layout(trial id: String) -> BadRow {
+        BadRow(
+            table: "trial", id: id, problem: TrialRowDecoder.layoutProblem, reason: TrialRowDecoder.layoutReason)
     }
 }

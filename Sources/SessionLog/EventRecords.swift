@@ -4,29 +4,6 @@ import TrainingEngine
 
 // The raw log's table, event: its GRDB record, and the hand-written insert the writer uses.
 
-/// What an event records.
-public enum EventKind: String, Sendable, Hashable, Codable, CaseIterable {
-    /// A raw sensor edge with the kernel's timestamp; `value` is the new level.
-    case edge
-    /// A short nose visit at a station; `durationNs` is its length.
-    case sniff
-    /// The agreed behaviour held long enough at a station.
-    case indication
-    /// The click sounded; the click fields carry its timing.
-    case click
-    /// A button press (clicker, error, ready); `value` is the button number.
-    case button
-    /// A cue sounded (start, end).
-    case cue
-    /// Something went wrong (dropped edges, ALSA underrun, queue overflow).
-    case fault
-    /// Free text from the trainer or the station.
-    case note
-    /// The feeder's line pulsed after a click: `kernelNs` when it went on, `durationNs` how
-    /// long it was on (`FeederDetail`).
-    case feeder
-}
-
 /// How late the click was, from the edge that earned it to sound leaving the DAC.
 public struct ClickTiming: Sendable, Hashable, Codable {
     /// Kernel timestamp of the edge (or button press) that caused the click.

@@ -1,6 +1,7 @@
 import Foundation
 import GRDB
 import GRDBSQLite
+import ReadingRows
 
 /// What `export` writes.
 public enum ExportTable: String, Sendable, CaseIterable {

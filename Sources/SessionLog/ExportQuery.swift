@@ -1,6 +1,7 @@
 import Foundation
 import GRDB
 import GRDBSQLite
+import ReadingRows
 
 /// How a column's value is written.
 public enum ExportStyle: Sendable {

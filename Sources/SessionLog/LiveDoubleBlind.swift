@@ -1,6 +1,7 @@
 import Figures
 import Foundation
 import GRDB
+import ReadingRows
 import TrainingEngine
 
 /// While a double-blind session runs, the log already holds what would unblind its handler:

@@ -1,3 +1,4 @@
+import Figures
 import GRDB
 
 /// The ranges a number read from the log must fall in before it sizes anything (an array of
@@ -5,8 +6,8 @@ import GRDB
 /// row, never an allocation without bound.
 public enum LogLimits {
     /// Station numbers: a board has at most 16 stations (StationConfig's `maximumStations`,
-    /// the project's limit), numbered from 1.
-    public static let stations = 1...16
+    /// the project's limit), numbered from 1, as the figures' decoder reads them.
+    public static let stations = TrialRowDecoder.stations
 
     /// Refuses the log, in one line naming the row, when a `trial_station` row names a station
     /// outside `stations`. The export sizes its columns by the highest station and the report
@@ -29,10 +30,6 @@ public enum LogLimits {
 
     /// The same for a trial's compact layout, which the figures parse.
     public static func badLayout(trial id: String) -> SessionLogError {
-        .badRow(
-            table: "trial", row: id,
-            problem:
-                "a layout that is not stations \(stations.lowerBound) to \(stations.upperBound) as `station:kind:sample;…`"
-        )
+        .badRow(table: "trial", row: id, problem: TrialRowDecoder.layoutProblem)
     }
 }

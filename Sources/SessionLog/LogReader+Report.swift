@@ -2,6 +2,7 @@ import Figures
 import Foundation
 import GRDB
 import GRDBSQLite
+import ReadingRows
 import TrainingEngine
 
 // Gathering what `lineupctl report` shows from a log: the queries only; the assembly, shared

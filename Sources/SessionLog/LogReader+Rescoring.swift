@@ -1,6 +1,7 @@
 import Figures
 import Foundation
 import GRDB
+import ReadingRows
 import Rescoring
 
 /// What `lineupctl verify-scoring` finds in one session (docs/figures.md, "How the re-scorer

@@ -45,7 +45,9 @@ public struct LogRowScanner: RowScanner {
         }
     }
 
-    public func badRow(_ error: any Error, row: String, reason: String) throws { throw error }
+    public func badRow(_ row: BadRow) throws {
+        throw SessionLogError.badRow(table: row.table, row: row.id, problem: row.problem)
+    }
 
     public func hasTable(_ name: String) throws -> Bool { try db.tableExists(name) }
 

@@ -1,6 +1,7 @@
 import Figures
 import Foundation
 import GRDB
+import ReadingRows
 import TrainingEngine
 
 extension LogReader {

@@ -1,5 +1,7 @@
 import Figures
 import GRDB
+import ReadingRows
+import TrainingEngine
 
 extension LogReader {
     // `stats --threshold` is `ThresholdReading` (Sources/Readings); these are the report's

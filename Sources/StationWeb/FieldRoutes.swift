@@ -1,5 +1,6 @@
 import Foundation
 import Hummingbird
+import ReadingRows
 import SessionLog
 import StationControl
 import WebAccounts

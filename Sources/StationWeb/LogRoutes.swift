@@ -4,6 +4,7 @@ import HTTPTypes
 import Hummingbird
 import NIOCore
 import ProgramFiles
+import ReadingRows
 import Readings
 import Report
 import SessionLog

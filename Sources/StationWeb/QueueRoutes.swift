@@ -2,6 +2,7 @@ import Figures
 import Foundation
 import Hummingbird
 import ProgramFiles
+import ReadingRows
 import SessionLog
 import StationControl
 import TrainingEngine

@@ -12,6 +12,29 @@ public enum SampleKind: String, Sendable, Hashable, Codable, CaseIterable {
     case distractor
 }
 
+/// What an event of the station's record is (`events --kind`).
+public enum EventKind: String, Sendable, Hashable, Codable, CaseIterable {
+    /// A raw sensor edge with the kernel's timestamp; `value` is the new level.
+    case edge
+    /// A short nose visit at a station; `durationNs` is its length.
+    case sniff
+    /// The agreed behaviour held long enough at a station.
+    case indication
+    /// The click sounded; the click fields carry its timing.
+    case click
+    /// A button press (clicker, error, ready); `value` is the button number.
+    case button
+    /// A cue sounded (start, end).
+    case cue
+    /// Something went wrong (dropped edges, ALSA underrun, queue overflow).
+    case fault
+    /// Free text from the trainer or the station.
+    case note
+    /// The feeder's line pulsed after a click: `kernelNs` when it went on, `durationNs` how
+    /// long it was on (`FeederDetail`).
+    case feeder
+}
+
 /// How a session is run.
 public enum TrainingMode: String, Sendable, Hashable, Codable, CaseIterable {
     /// The trainer presses the clicker; the station times, cues and records.

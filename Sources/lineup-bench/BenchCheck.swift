@@ -1,5 +1,6 @@
 import ArgumentParser
 import Foundation
+import ReadingRows
 import SessionLog
 
 /// `lineup-bench check`: what each of the reading commands' damage checks costs on a log,

@@ -1,6 +1,7 @@
 import Figures
 import Foundation
 import LabStore
+import ReadingRows
 import Readings
 import Report
 import SessionLog

@@ -4,6 +4,7 @@ import Foundation
 import Glibc
 import LabStore
 import LineupBench
+import ReadingRows
 import Readings
 import SessionLog
 

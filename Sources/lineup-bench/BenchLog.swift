@@ -2,6 +2,7 @@ import ArgumentParser
 import Figures
 import Foundation
 import LineupBench
+import ReadingRows
 import Readings
 import SessionLog
 import TrainingEngine

@@ -1,5 +1,6 @@
 import Foundation
 import ProgramFiles
+import ReadingRows
 import SessionLog
 import StationControl
 import Testing

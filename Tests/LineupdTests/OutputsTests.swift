@@ -1,4 +1,5 @@
 import Foundation
+import ReadingRows
 import SessionLog
 import StationControl
 import Testing

@@ -1,6 +1,7 @@
 import Dispatch
 import Foundation
 import Synchronization
+import TestThreads
 import Testing
 
 /// `.ownThreads` keeps the cooperative pool free while a test waits synchronously
@@ -46,6 +47,29 @@ import Testing
             }
         }
         #expect(counts.mostAtOnce.withLock { $0 } == waits, "\(waits) synchronous waits could not all wait at once")
+    }
+}
+
+/// The trait is written once, in the test-support target both test targets depend on
+/// (Package.swift's TestThreads): no test target holds a copy of its own.
+@Suite struct OwnThreadsOnceTests {
+    @Test func theTraitIsDefinedOnce() throws {
+        let tests = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+        let walker = try #require(FileManager.default.enumerator(atPath: tests.path))
+        var defining: [String] = []
+        for case let relative as String in walker where relative.hasSuffix(".swift") {
+            let text = try String(contentsOf: tests.appendingPathComponent(relative), encoding: .utf8)
+            // A declaration: the type name, then the colon before its conformances.
+            for kind in ["struct OwnThreads", "class TestSlots", "class ThreadPerStep"] where text.contains(kind + ":")
+            {
+                defining.append("\(relative): \(kind)")
+            }
+        }
+        #expect(
+            defining.sorted() == [
+                "TestThreads/OwnThreads.swift: class TestSlots", "TestThreads/OwnThreads.swift: class ThreadPerStep",
+                "TestThreads/OwnThreads.swift: struct OwnThreads",
+            ], "\(defining.sorted())")
     }
 }
 

@@ -73,6 +73,33 @@ import Testing
         #expect(found.isEmpty, "no store beneath a reading; found:\n\(found.joined(separator: "\n"))")
     }
 
+    /// The readings, their rows and the figures stand on no store, in their code or in
+    /// Package.swift, the station's log (SessionLog, GRDB beneath it) included: what a reading
+    /// needs of the log's vocabulary (the filter, the row decoder) lives beneath them all.
+    @Test func theReadingsLinkNeitherTheLogNorTheStore() throws {
+        let targets = try SourceLayoutTests().packageTargets()
+        #expect(targets["SessionLog"]?.contains("GRDB") == true, "the manifest is read: \(targets.keys.sorted())")
+        let forbidden: Set = ["SessionLog", "LabStore", "LabLink", "GRDB", "PostgresNIO", "NIOSSL"]
+        var found: [String] = []
+        for module in ["Readings", "ReadingRows", "Figures"] {
+            #expect(targets[module] != nil, "Package.swift declares \(module)")
+            var linked: Set<String> = []
+            var queue = [module]
+            while let next = queue.popLast() {
+                for dependency in targets[next] ?? [] where linked.insert(dependency).inserted {
+                    queue.append(dependency)
+                }
+            }
+            for name in linked.intersection(forbidden).sorted() { found.append("\(module) links \(name)") }
+            for (path, code) in try files(under: module) {
+                for name in Self.imports(code) where forbidden.contains(name) {
+                    found.append("Sources/\(path): import \(name)")
+                }
+            }
+        }
+        #expect(found.isEmpty, "found:\n\(found.joined(separator: "\n"))")
+    }
+
     @Test func everyReadingInTheListHasItsRules() throws {
         let list = try files(under: "Readings").first { $0.path.hasSuffix("/Readings.swift") }
         let code = try #require(list?.code)

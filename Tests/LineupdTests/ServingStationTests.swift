@@ -1,5 +1,6 @@
 import Foundation
 import Glibc
+import ReadingRows
 import SessionLog
 import StationControl
 import Testing

@@ -1,5 +1,7 @@
 import Foundation
+import ReadingRows
 import Testing
+import TrainingEngine
 
 @testable import SessionLog
 

@@ -1,5 +1,6 @@
 import Foundation
 import LineupBench
+import ReadingRows
 import Testing
 import TrainingEngine
 

@@ -1,5 +1,6 @@
 import Figures
 import Foundation
+import ReadingRows
 import Readings
 import Report
 import Testing

@@ -2,6 +2,7 @@ import Figures
 import Foundation
 import LineupBench
 import ProgramFiles
+import ReadingRows
 import Readings
 import Report
 import Testing

@@ -1,6 +1,7 @@
 import Figures
 import Foundation
 import ProgramFiles
+import ReadingRows
 import Testing
 import TrainingEngine
 

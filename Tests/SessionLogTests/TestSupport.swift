@@ -1,5 +1,6 @@
 import Foundation
 import GRDB
+import ReadingRows
 import Testing
 
 @testable import SessionLog
@@ -120,3 +121,6 @@ func exportText(
     try handle.close()
     return try String(contentsOfFile: path, encoding: .utf8)
 }
+
+/// The built `lineupd`, found as `lineupctlPath()` finds lineupctl: a writer in a process of its own.
+func lineupdPath() -> String? { builtToolPath("lineupd") }

@@ -1,5 +1,6 @@
 import Foundation
 import GRDB
+import ReadingRows
 import Testing
 import TrainingEngine
 

@@ -5,6 +5,7 @@ import Hummingbird
 import HummingbirdTesting
 import LineupBench
 import NIOCore
+import ReadingRows
 import Readings
 import SessionLog
 import StationControl

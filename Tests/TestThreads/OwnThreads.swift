@@ -2,8 +2,8 @@ import Foundation
 import Synchronization
 import Testing
 
-// The same file is Tests/LabStoreTests/OwnThreads.swift (test targets share no code): keep
-// the two alike but for TestSlots' bound.
+// The test targets' one copy: LineupdTests and LabStoreTests depend on this target, and each
+// says how many of its tests run at once (its `ownThreads`, `TestSlots`).
 
 /// `@Suite(.ownThreads)`: each test of the suite runs off Swift's cooperative pool, every
 /// step of it (its body, each resumption after an await, its child tasks) on a thread of its
@@ -16,47 +16,58 @@ import Testing
 /// Two such waits starved everything else: a page's request timed out, a lab reader's
 /// deadline (a `Task.sleep`) could not fire, a suite's time limit passed with its own work
 /// unscheduled. Here the waits block threads of their own and the pool stays free.
-struct OwnThreads: SuiteTrait, TestTrait, TestScoping {
-    var isRecursive: Bool { true }
+public struct OwnThreads: SuiteTrait, TestTrait, TestScoping {
+    public var isRecursive: Bool { true }
+
+    /// The slots its tests without a time limit wait for: the target's.
+    let slots: TestSlots
+
+    public init(slots: TestSlots) { self.slots = slots }
 
     /// `LINEUP_TESTS_ON_THE_POOL=1` leaves every test on the pool, as before this trait: to
     /// measure the difference (docs/tests.md, "CI's time") and see OwnThreadsTests fail.
     static let disabled = ProcessInfo.processInfo.environment["LINEUP_TESTS_ON_THE_POOL"] == "1"
 
-    func scopeProvider(for test: Test, testCase: Test.Case?) -> OwnThreads? {
+    public func scopeProvider(for test: Test, testCase: Test.Case?) -> OwnThreads? {
         // Each test case, not the suite around them.
         testCase == nil || Self.disabled ? nil : self
     }
 
-    func provideScope(
+    public func provideScope(
         for test: Test, testCase: Test.Case?, performing function: @Sendable () async throws -> Void
     ) async throws {
         guard !test.traits.contains(where: { $0 is TimeLimitTrait }) else {
             return try await withTaskExecutorPreference(ThreadPerStep.shared) { try await function() }
         }
-        await TestSlots.shared.take()
-        defer { TestSlots.shared.give() }
+        await slots.take()
+        defer { slots.give() }
         try await withTaskExecutorPreference(ThreadPerStep.shared) { try await function() }
     }
 }
 
-/// How many of this target's `.ownThreads` tests run at once (`LINEUP_TESTS_AT_ONCE` another
-/// number). A test waits for its slot without holding a thread. A test with a time limit never
-/// waits: its limit counts from its start, wait included.
-final class TestSlots: Sendable {
-    /// This target's tests without a time limit, as many at once as the machine has cores: on the
-    /// pool, its threads were that bound for these synchronous tests; without one, every test of
-    /// the target started its daemons together and on a loaded machine lineupd then did not
-    /// answer within 5 s in a dozen tests.
-    static let shared = TestSlots(
+/// How many `.ownThreads` tests of a target run at once. A test waits for its slot without
+/// holding a thread. A test with a time limit never waits: its limit counts from its start, wait
+/// included.
+public final class TestSlots: Sendable {
+    /// As many at once as the machine has cores (`LINEUP_TESTS_AT_ONCE` another number):
+    /// LineupdTests' bound. On the pool, its threads were that bound for these synchronous tests;
+    /// without one, every test of the target started its daemons together and on a loaded
+    /// machine lineupd then did not answer within 5 s in a dozen tests.
+    public static let perCore = TestSlots(
         ProcessInfo.processInfo.environment["LINEUP_TESTS_AT_ONCE"].flatMap { Int($0) }
             ?? ProcessInfo.processInfo.activeProcessorCount)
 
+    /// No bound unless `LINEUP_TESTS_AT_ONCE` sets one: LabStoreTests'. Its tests are async and
+    /// ran all at once on the pool before (their servers' starts on threads of their own); a
+    /// bound held LabStreamTests past its limit.
+    public static let allAtOnce = TestSlots(
+        ProcessInfo.processInfo.environment["LINEUP_TESTS_AT_ONCE"].flatMap { Int($0) } ?? Int.max)
+
     private let state: Mutex<(free: Int, waiting: [CheckedContinuation<Void, Never>])>
 
-    init(_ count: Int) { state = Mutex((max(1, count), [])) }
+    public init(_ count: Int) { state = Mutex((max(1, count), [])) }
 
-    func take() async {
+    public func take() async {
         await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
             let now = state.withLock { slots in
                 guard slots.free > 0 else {
@@ -70,7 +81,7 @@ final class TestSlots: Sendable {
         }
     }
 
-    func give() {
+    public func give() {
         let next = state.withLock { slots -> CheckedContinuation<Void, Never>? in
             guard !slots.waiting.isEmpty else {
                 slots.free += 1
@@ -82,19 +93,14 @@ final class TestSlots: Sendable {
     }
 }
 
-extension SuiteTrait where Self == OwnThreads {
-    /// Runs each test of the suite off the cooperative pool (`OwnThreads`).
-    static var ownThreads: Self { OwnThreads() }
-}
-
 /// A task executor that runs each job (a step of a task between two suspensions) on a new
 /// thread: a step that blocks blocks only its own thread, and steps of the same task never
 /// wait behind one that blocks (a time limit's or a deadline's sleep in a child task).
 /// Threads are cheap next to what these tests start (processes, servers).
-final class ThreadPerStep: TaskExecutor, Sendable {
-    static let shared = ThreadPerStep()
+public final class ThreadPerStep: TaskExecutor, Sendable {
+    public static let shared = ThreadPerStep()
 
-    func enqueue(_ job: consuming ExecutorJob) {
+    public func enqueue(_ job: consuming ExecutorJob) {
         let job = UnownedJob(job)
         let executor = asUnownedTaskExecutor()
         Thread {
@@ -106,5 +112,5 @@ final class ThreadPerStep: TaskExecutor, Sendable {
     private static let mark = "lineup: a test's own thread"
 
     /// Whether the calling code runs on one of these threads.
-    static var onOwnThread: Bool { Thread.current.threadDictionary[mark] as? Bool == true }
+    public static var onOwnThread: Bool { Thread.current.threadDictionary[mark] as? Bool == true }
 }
