@@ -34,39 +34,53 @@ enum LabExportQuery {
             // One type per style, as the row reader expects it.
             switch column.style {
             case .text: return "(\(expression))::text"
-            // Its number: the row writes the name (`StationNameRows`).
-            case .stationName: return "(\(expression))::bigint"
+            // Its number, or nothing (another column's): the row writes the name (`StationNameRows`).
+            case .stationName, .stationNameOf, .trialStationName: return "(\(expression))::bigint"
             case .real: return "(\(expression))::float8"
             case .integer, .isoTime, .unsigned: return "(\(expression))::bigint"
             }
         }
         return PostgresQuery(
-            unsafeSQL: "SELECT " + (select + stationNameInputs(table)).joined(separator: ", ") + "\n" + from,
+            unsafeSQL: "SELECT " + (select + stationsSelected(table)).joined(separator: ", ") + "\n" + from,
             binds: filter.labBindings)
     }
 
-    /// What a station's name is worked out from, after the columns, as `ExportQuery` selects it
-    /// on a log: the session's settings and the trial's layout (the session's, for an event
-    /// outside a trial).
-    static func stationNameInputs(_ table: ExportTable) -> [String] {
-        switch table {
-        case .trials:
-            return [
-                "s.settings::text",
-                "(SELECT string_agg(ts.station::text, ',') FROM store.trial_station ts WHERE ts.trial_id = t.id)",
-            ]
-        case .events:
-            return [
-                "s.settings::text",
-                """
-                coalesce((SELECT string_agg(ts.station::text, ',') FROM store.trial_station ts
-                    WHERE ts.trial_id = e.trial_id),
-                    (SELECT string_agg(x.station::text, ',') FROM (SELECT DISTINCT ts.station FROM store.trial_station ts
-                     JOIN store.trial tt ON tt.id = ts.trial_id WHERE tt.session_id = e.session_id) x))
-                """,
-            ]
-        default: return []
-        }
+    /// An event's stations, after the columns, as bits (1 << N for station N; `StationNameRows`):
+    /// its trial's (`trial_stations`, joined once per trial), else its session's over all its
+    /// trials, as a log looks them up. A station off the board (stored before v9) is left out.
+    static func stationsSelected(_ table: ExportTable) -> [String] {
+        guard table == .events else { return [] }
+        return [
+            """
+            coalesce(lay.stations, (SELECT bit_or(1::bigint << ts.station::int) FROM store.trial_station ts
+                JOIN store.trial tt ON tt.id = ts.trial_id
+                WHERE tt.session_id = e.session_id AND ts.station BETWEEN \(onBoard)))
+            """
+        ]
+    }
+
+    static let onBoard = "\(LogLimits.stations.lowerBound) AND \(LogLimits.stations.upperBound)"
+
+    /// The chosen sessions' settings, read once before the rows (`StationNameRows`): by the dog,
+    /// the session and the session-level choices, not the times.
+    static func sessionSettings(_ filter: LogFilter) -> PostgresQuery {
+        // $3 and $4 (the times) are not used here: bound typed, as PostgreSQL needs every parameter's type.
+        var binds = PostgresBindings(capacity: 9)
+        binds.append(filter.dogId)
+        binds.append(filter.sessionId)
+        binds.append(Int64(0))
+        binds.append(Int64(0))
+        binds.append(filter.mode?.rawValue)
+        binds.append(filter.program)
+        binds.append(filter.phase)
+        binds.append(filter.step)
+        binds.append(filter.handler)
+        return PostgresQuery(
+            unsafeSQL: """
+                SELECT s.id, s.settings::text FROM store.session s
+                WHERE ($1::text IS NULL OR s.dog_id = $1::text) AND ($2::text IS NULL OR s.id = $2::text)
+                    AND \(filter.labSessionCondition())
+                """, binds: binds)
     }
 
     /// Each column's SQL by name, and the FROM, WHERE and ORDER BY, as `ExportQuery.make` has
@@ -96,6 +110,13 @@ enum LabExportQuery {
                 LEFT JOIN store.dog d ON d.id = s.dog_id
                 LEFT JOIN store.trial_station ts ON ts.trial_id = e.trial_id AND ts.station = e.station
                 LEFT JOIN store.sample sm ON sm.id = ts.sample_id
+                LEFT JOIN (SELECT ts.trial_id, bit_or(1::bigint << ts.station::int) AS stations
+                    FROM store.trial_station ts JOIN store.trial t ON t.id = ts.trial_id
+                    JOIN store.session s ON s.id = t.session_id
+                    WHERE ts.station BETWEEN \(onBoard)
+                        AND ($1::text IS NULL OR s.dog_id = $1::text) AND ($2::text IS NULL OR t.session_id = $2::text)
+                        AND \(chosenSessions)
+                    GROUP BY ts.trial_id) lay ON lay.trial_id = e.trial_id
                 WHERE ($1::text IS NULL OR s.dog_id = $1::text) AND ($2::text IS NULL OR e.session_id = $2::text)
                     AND ($3::bigint IS NULL OR e.wall_ns >= $3::bigint) AND ($4::bigint IS NULL OR e.wall_ns < $4::bigint)
                     AND \(chosenSessions)
@@ -126,8 +147,7 @@ enum LabExportQuery {
                     SELECT sm.label FROM store.trial_station ts JOIN store.sample sm ON sm.id = ts.sample_id
                     WHERE ts.trial_id = t.id AND ts.station = \(station)
                     """
-                columns["station_\(station)_name"] =
-                    "SELECT ts.station FROM store.trial_station ts WHERE ts.trial_id = t.id AND ts.station = \(station)"
+                columns["station_\(station)_name"] = "NULL"
                 for field in ["kind", "visited", "indicated", "first_indication_ns", "sniffs", "dwell_ns", "novel"] {
                     columns["station_\(station)_\(field)"] =
                         "SELECT ts.\(field) FROM store.trial_station ts WHERE ts.trial_id = t.id AND ts.station = \(station)"
@@ -349,20 +369,28 @@ extension LabReader {
                 }
             }
             let query = LabExportQuery.make(table, filter, stations: Int(highest))
+            let columns = ExportQuery.columns(table, stations: Int(highest))
+            var settings: [String: String] = [:]
+            let names = StationNameRows(
+                table, columns: columns, stations: table == .trials ? .kinds : .selected,
+                settings: { settings[$0] })
+            if names.any {
+                for try await row in try await store.connection.query(
+                    LabExportQuery.sessionSettings(filter), logger: store.logger)
+                {
+                    let (id, text) = try row.decode((String, String?).self)
+                    settings[id] = text
+                }
+            }
             var writer = RowWriter(
-                columns: ExportQuery.columns(table, stations: Int(highest)), format: format, sink: sink,
-                timeZone: timeZone)
+                columns: columns, format: format, sink: sink, timeZone: timeZone, names: names.any ? names : nil)
             writer.writeHeader()
             var cells = LabExportRow()
             var guesses = GuessExportRows()
-            var names = StationNameRows(columns: ExportQuery.columns(table, stations: Int(highest)))
             for try await row in try await store.connection.query(query, logger: store.logger) {
                 cells.load(row)
                 count += 1
-                let more =
-                    table == .guesses
-                    ? try writer.write(try guesses.row(cells))
-                    : names.any ? try writer.write(names.row(cells)) : try writer.write(cells)
+                let more = table == .guesses ? try writer.write(try guesses.row(cells)) : try writer.write(cells)
                 if !more { break }
             }
         } catch let error as LabStoreError {

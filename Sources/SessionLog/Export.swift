@@ -44,9 +44,10 @@ extension LogReader {
         let rows = try read { db in
             let statement = try db.makeStatement(sql: query.sql)
             try statement.setArguments(query.arguments)
-            var writer = RowWriter(columns: query.columns, format: format, sink: sink, timeZone: timeZone)
-            var names = StationNameRows(columns: query.columns)
-            if names.any { return try writer.write(statement.sqliteStatement) { names.row($0) } }
+            let names = try Self.stationNames(db, table, query.columns)
+            var writer = RowWriter(
+                columns: query.columns, format: format, sink: sink, timeZone: timeZone,
+                names: names.any ? names : nil)
             guard table == .guesses else { return try writer.write(statement.sqliteStatement) }
             // A guess's row is computed from its trial's by the rules its figures are counted by.
             var guesses = GuessExportRows()
@@ -58,6 +59,33 @@ extension LogReader {
 }
 
 extension LogReader {
+    /// The station names of the export's rows (`StationNameRows`): a session's settings read once
+    /// per session, a trial's stations once per trial (an event's, the trials' come with the row).
+    static func stationNames(_ db: Database, _ table: ExportTable, _ columns: [ExportColumn]) throws
+        -> StationNameRows
+    {
+        let settings = try db.makeStatement(sql: "SELECT settings FROM session WHERE id = ?")
+        let ofTrial = try db.makeStatement(sql: "SELECT station FROM trial_station WHERE trial_id = ?")
+        // An event outside a trial (or of a trial with none): every station of its session's trials.
+        let ofSession = try db.makeStatement(
+            sql: """
+                SELECT DISTINCT ts.station FROM trial_station ts JOIN trial t ON t.id = ts.trial_id
+                WHERE t.session_id = ?
+                """)
+        func bits(_ statement: Statement, _ id: String) throws -> UInt64 {
+            // `exportQuery` checked every station is 1 to 16 (`LogLimits.checkStations`).
+            try Int.fetchAll(statement, arguments: [id]).reduce(0) { $0 | 1 << UInt64($1) }
+        }
+        return StationNameRows(
+            table, columns: columns, stations: table == .trials ? .kinds : .lookedUp,
+            settings: { try String.fetchOne(settings, arguments: [$0]) },
+            lookUp: { trial, session in
+                let stations = try trial.map { try bits(ofTrial, $0) } ?? 0
+                if stations != 0 { return stations }
+                return try session.map { try bits(ofSession, $0) } ?? 0
+            })
+    }
+
     /// How many rows an export query yields.
     public func rowCount(of query: ExportQuery) throws -> Int {
         try read { db in

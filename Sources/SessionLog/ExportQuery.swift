@@ -4,7 +4,7 @@ import GRDBSQLite
 import ReadingRows
 
 /// How a column's value is written.
-public enum ExportStyle: Sendable {
+public enum ExportStyle: Sendable, Equatable {
     case integer
     case text
     /// Integer nanoseconds since 1970 (UTC), written as ISO 8601 with offset.
@@ -17,6 +17,12 @@ public enum ExportStyle: Sendable {
     /// A station's name: the SQL selects its number, written as the name its session logged
     /// (`StationNameRows`, the rule `StationNames` keeps).
     case stationName
+    /// The name of the station whose number the column of this name holds
+    /// (`target_station_name` beside `target_station`): its SQL selects nothing (NULL).
+    case stationNameOf(String)
+    /// The name of station N where the trial has it (`station_N_name`: where `station_N_kind`
+    /// is not NULL), empty where it has not: its SQL selects nothing (NULL).
+    case trialStationName(Int)
 }
 
 /// One exported column: its name in the header, its SQL, how its value is written. A guess's
@@ -44,14 +50,11 @@ public struct ExportQuery {
     var selection: [String]? = nil
     /// Written before the SELECT: the guesses' WITH clause.
     var prefix = ""
-    /// Selected after the columns and not written: what a station's name is worked out from
-    /// (the session's settings, the trial's layout; `StationNameRows`).
-    var hidden: [String] = []
     var arguments: StatementArguments { StatementArguments(values) }
 
     /// The SQL that selects the exported rows.
     public var sql: String {
-        prefix + "SELECT " + (selection ?? columns.map(\.expression) + hidden).joined(separator: ", ") + "\n" + from
+        prefix + "SELECT " + (selection ?? columns.map(\.expression)).joined(separator: ", ") + "\n" + from
             + "\n"
             + order
     }
@@ -87,10 +90,8 @@ public struct ExportQuery {
         }
         return [
             ("target_station", "(SELECT tx.station FROM \(trialStation) tx WHERE \(isTarget) LIMIT 1)", .integer),
-            (
-                "target_station_name", "(SELECT tx.station FROM \(trialStation) tx WHERE \(isTarget) LIMIT 1)",
-                .stationName
-            ),
+            // Named from `target_station`'s number: no second subquery.
+            ("target_station_name", "NULL", .stationNameOf("target_station")),
             ("target_sample", ofSample("label"), .text),
             (
                 "target_stock",
@@ -175,16 +176,7 @@ public struct ExportQuery {
                     WHERE (?1 IS NULL OR s.dog_id = ?1) AND (?2 IS NULL OR e.session_id = ?2)
                         AND (?3 IS NULL OR e.wall_ns >= ?3) AND (?4 IS NULL OR e.wall_ns < ?4)
                         AND \(chosenSessions)
-                    """, order: "ORDER BY e.seq", values: arguments,
-                // An event outside a trial: its session's stations.
-                hidden: [
-                    "s.settings",
-                    """
-                    coalesce((SELECT group_concat(ts.station) FROM trial_station ts WHERE ts.trial_id = e.trial_id),
-                        (SELECT group_concat(station) FROM (SELECT DISTINCT ts.station FROM trial_station ts
-                         JOIN trial tt ON tt.id = ts.trial_id WHERE tt.session_id = e.session_id)))
-                    """,
-                ])
+                    """, order: "ORDER BY e.seq", values: arguments)
         case .trials:
             var columns = [
                 col("trial_id", "t.id"), col("dog", "d.name"), col("session_id", "t.session_id"),
@@ -210,12 +202,8 @@ public struct ExportQuery {
             ]
             columns += procedure.map { col($0.name, $0.expression, $0.style) }
             for station in stride(from: 1, through: stations, by: 1) {
-                // Its name where the trial has it (empty where the sample is).
-                columns.append(
-                    col(
-                        "station_\(station)_name",
-                        "(SELECT ts.station FROM trial_station ts WHERE ts.trial_id = t.id AND ts.station = \(station))",
-                        .stationName))
+                // Its name where the trial has it (empty where the sample is): from station_N_kind.
+                columns.append(col("station_\(station)_name", "NULL", .trialStationName(station)))
                 columns.append(
                     col(
                         "station_\(station)_sample",
@@ -246,10 +234,7 @@ public struct ExportQuery {
                     WHERE (?1 IS NULL OR s.dog_id = ?1) AND (?2 IS NULL OR t.session_id = ?2)
                         AND (?3 IS NULL OR t.wall_ns >= ?3) AND (?4 IS NULL OR t.wall_ns < ?4)
                         AND \(chosenSessions)
-                    """, order: "ORDER BY t.wall_ns, t.number", values: arguments,
-                hidden: [
-                    "s.settings", "(SELECT group_concat(ts.station) FROM trial_station ts WHERE ts.trial_id = t.id)",
-                ])
+                    """, order: "ORDER BY t.wall_ns, t.number", values: arguments)
         case .sessions:
             return ExportQuery(
                 columns: [

@@ -138,13 +138,38 @@ public struct RowWriter {
     var iso: ISOTimeFormatter
     // Pre-encoded `"name":` keys for JSON Lines.
     let keys: [[UInt8]]
+    /// How each column is written, worked out once from its style.
+    let cells: [Cell]
+    /// The station names of the rows, where a column is a name (`StationNameRows`).
+    var names: StationNameRows?
 
-    public init(columns: [ExportColumn], format: ExportFormat, sink: ByteSink, timeZone: TimeZone) {
+    enum Cell {
+        case integer, unsigned, isoTime, real, text, name
+    }
+
+    public init(
+        columns: [ExportColumn], format: ExportFormat, sink: ByteSink, timeZone: TimeZone,
+        names: StationNameRows? = nil
+    ) {
         self.columns = columns
         self.format = format
         self.sink = sink
         iso = ISOTimeFormatter(timeZone: timeZone)
         keys = columns.map { Array("\"\($0.name)\":".utf8) }
+        cells = columns.map {
+            switch $0.style {
+            case .integer: .integer
+            case .unsigned: .unsigned
+            case .isoTime: .isoTime
+            case .real: .real
+            case .text: .text
+            case .stationName, .stationNameOf, .trialStationName: .name
+            }
+        }
+        self.names = names
+        precondition(
+            names?.any == true || !cells.contains { if case .name = $0 { true } else { false } },
+            "an export with station names is written with its StationNameRows")
     }
 
     /// The CSV header (JSON Lines has none).
@@ -160,6 +185,7 @@ public struct RowWriter {
 
     /// One row; false once the sink's reader went away (the export stops quietly).
     @inline(__always) public mutating func write(_ row: some ExportRow) throws -> Bool {
+        if names != nil { try names!.advance(row) }
         if format == .csv { writeCSVRow(row) } else { writeJSONRow(row) }
         try sink.flushIfFull()
         return !sink.closedByReader
@@ -188,15 +214,20 @@ public struct RowWriter {
     }
 
     private mutating func writeCSVRow(_ row: some ExportRow) {
-        for index in columns.indices {
+        for index in cells.indices {
             if index > 0 { sink.buffer.append(UInt8(ascii: ",")) }
+            if case .name = cells[index] {
+                names?.withName(index, row) { appendCSVText($0) }
+                continue
+            }
             if row.isNull(index) { continue }
-            switch columns[index].style {
+            switch cells[index] {
             case .integer: sink.append(int: row.int64(index))
             case .unsigned: sink.append(unsigned: UInt64(bitPattern: row.int64(index)))
             case .isoTime: iso.append(wallNs: row.int64(index), to: &sink.buffer)
             case .real: sink.append(real: row.double(index))
-            case .text, .stationName: row.withText(index) { appendCSVText($0) }
+            case .text: row.withText(index) { appendCSVText($0) }
+            case .name: break
             }
         }
         sink.buffer.append(13)
@@ -222,14 +253,23 @@ public struct RowWriter {
 
     private mutating func writeJSONRow(_ row: some ExportRow) {
         sink.buffer.append(UInt8(ascii: "{"))
-        for index in columns.indices {
+        for index in cells.indices {
             if index > 0 { sink.buffer.append(UInt8(ascii: ",")) }
             sink.buffer.append(contentsOf: keys[index])
+            if case .name = cells[index] {
+                var wrote = false
+                names?.withName(index, row) {
+                    appendJSONString($0)
+                    wrote = true
+                }
+                if !wrote { sink.append("null") }
+                continue
+            }
             if row.isNull(index) {
                 sink.append("null")
                 continue
             }
-            switch columns[index].style {
+            switch cells[index] {
             case .integer: sink.append(int: row.int64(index))
             case .unsigned: sink.append(unsigned: UInt64(bitPattern: row.int64(index)))
             // The log's CHECKs keep every real finite, so the JSON number is always valid.
@@ -238,7 +278,8 @@ public struct RowWriter {
                 sink.buffer.append(34)
                 iso.append(wallNs: row.int64(index), to: &sink.buffer)
                 sink.buffer.append(34)
-            case .text, .stationName:
+            case .name: break
+            case .text:
                 var wrote = false
                 row.withText(index) {
                     appendJSONString($0)
