@@ -1,3 +1,4 @@
+import Figures
 import Foundation
 import StationControl
 import StationIO
@@ -26,8 +27,6 @@ extension StationService {
         active: UInt64, changedAt: [UInt64], roles: [InputRole], stationNames: [String], now: UInt64, wallNow: Date,
         withholdStations: Bool
     ) -> [InputLevel] {
-        let format = ISO8601DateFormatter()
-        format.formatOptions = [.withInternetDateTime, .withFractionalSeconds]
         var levels: [InputLevel] = []
         for (line, role) in roles.enumerated() where line < changedAt.count {
             let name: String
@@ -45,7 +44,8 @@ extension StationService {
             levels.append(
                 InputLevel(
                     input: name, isStation: isStation, active: active & (1 << UInt64(line)) != 0,
-                    secondsSinceChange: ago, changedAt: format.string(from: wallNow.addingTimeInterval(-ago))))
+                    secondsSinceChange: ago, changedAt: ISOTimeFormatter.internetTime(wallNow.addingTimeInterval(-ago)))
+            )
         }
         return levels
     }
