@@ -215,12 +215,6 @@ public final class SessionLog: Sendable {
         }
     }
 
-    /// Opens the log read-only: it works while the daemon writes, never writes itself,
-    /// and refuses a log whose schema this build does not know, or one `check` finds damaged.
-    ///
-    /// `everything`: the running double-blind session too (`LiveDoubleBlind`); only for
-    /// lineup-sync, which copies the log to the lab's store, never shows it, and must not skip
-    /// rows it would then never send.
     /// Runs a read of a live log again while SQLite says SQLITE_READONLY_RECOVERY, for at most
     /// 2 s: a reader with a read-only `-shm` (`readonly_shm=1`) that finds the WAL index's
     /// header torn (lineupd writing it at that moment) and the write lock free by the time it
@@ -241,6 +235,12 @@ public final class SessionLog: Sendable {
         }
     }
 
+    /// Opens the log read-only: it works while the daemon writes, never writes itself,
+    /// and refuses a log whose schema this build does not know, or one `check` finds damaged.
+    ///
+    /// `everything`: the running double-blind session too (`LiveDoubleBlind`); only for
+    /// lineup-sync, which copies the log to the lab's store, never shows it, and must not skip
+    /// rows it would then never send.
     public static func openReader(
         path: String, busyTimeout: TimeInterval = 2, check: LogCheck = .none, everything: Bool = false
     ) throws -> LogReader {
