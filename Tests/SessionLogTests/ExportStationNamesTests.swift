@@ -1,4 +1,5 @@
 import Foundation
+import ReadingRows
 import Testing
 import TrainingEngine
 
