@@ -49,45 +49,27 @@ import Testing
                 name: "guessing stations", merged: guessing.merged, conf: guessing.conf,
                 selections: try LabGuessTests.selections(merged: guessing.merged)),
         ]
-        // Every comparison first, then a few run at once: each is two lineupctl processes (the
-        // store's with its lab link child, lineup-sync), and the 660 of them one after the other
-        // kept one core busy for minutes at the end of a whole test run.
-        var comparisons: [(reading: ReadingName, fixture: String, merged: String, conf: String, arguments: [String])] =
-            []
         for reading in ReadingName.allCases {
+            // Not an empty agreement: each reading answers with rows somewhere.
+            var answered = 0
             for fixture in fixtures {
                 for invocation in Self.invocations(reading) {
                     // The whole store, then each selection.
                     for selection in [[]] + fixture.selections {
                         for format in [[], ["--json"]] {
-                            comparisons.append(
-                                (reading, fixture.name, fixture.merged, fixture.conf, invocation + selection + format))
+                            let arguments = invocation + selection + format
+                            let onLog = try lineupctl(arguments + ["--db", fixture.merged])
+                            let onLab = try lineupctl(arguments + ["--lab", fixture.conf])
+                            let what = "\(fixture.name): \(arguments.joined(separator: " "))"
+                            #expect(onLog.status == 0 && onLab.status == 0, "\(what): \(onLog.stderr) \(onLab.stderr)")
+                            #expect(onLab.stdout == onLog.stdout, "\(what)")
+                            #expect(onLab.stderr.isEmpty, "\(what): \(onLab.stderr)")
+                            if format == ["--json"], onLog.stdout.contains("{") { answered += 1 }
                         }
                     }
                 }
             }
-        }
-        let all = comparisons
-        let results = try await Self.atOnce(Self.comparisonsAtOnce, all.count) { index in
-            let comparison = all[index]
-            return (
-                try lineupctl(comparison.arguments + ["--db", comparison.merged]),
-                try lineupctl(comparison.arguments + ["--lab", comparison.conf])
-            )
-        }
-        var answered: [ReadingName: Int] = [:]
-        for (comparison, (onLog, onLab)) in zip(all, results) {
-            let what = "\(comparison.fixture): \(comparison.arguments.joined(separator: " "))"
-            #expect(onLog.status == 0 && onLab.status == 0, "\(what): \(onLog.stderr) \(onLab.stderr)")
-            #expect(onLab.stdout == onLog.stdout, "\(what)")
-            #expect(onLab.stderr.isEmpty, "\(what): \(onLab.stderr)")
-            if comparison.arguments.last == "--json", onLog.stdout.contains("{") {
-                answered[comparison.reading, default: 0] += 1
-            }
-        }
-        // Not an empty agreement: each reading answers with rows somewhere.
-        for reading in ReadingName.allCases {
-            #expect(answered[reading, default: 0] > 0, "\(reading): no rows on any fixture")
+            #expect(answered > 0, "\(reading): no rows on any fixture")
         }
         try Self.notAnEmptyAgreement(three)
     }
@@ -125,34 +107,5 @@ import Testing
         let last = try rows(["--session", lastSession])
         #expect(last.count == 1 && last[0].familiarSensitivity.trials > 0)
         #expect(last.first?.novelSensitivity.trials ?? 0 < all.first?.novelSensitivity.trials ?? 0)
-    }
-
-    /// How many comparisons run at once: enough to keep both cores of the build machine busy
-    /// while the others wait on their processes.
-    static let comparisonsAtOnce = 4
-
-    /// `work(0..<count)`, at most `width` at once, each on a thread of its own (`.ownThreads`:
-    /// a child task's steps too); the results in index order, the first error thrown.
-    static func atOnce<T: Sendable>(_ width: Int, _ count: Int, _ work: @escaping @Sendable (Int) throws -> T)
-        async throws -> [T]
-    {
-        try await withThrowingTaskGroup(of: (Int, T).self) { group in
-            var results = [T?](repeating: nil, count: count)
-            var next = 0
-            while next < min(width, count) {
-                let index = next
-                group.addTask { (index, try work(index)) }
-                next += 1
-            }
-            while let (index, result) = try await group.next() {
-                results[index] = result
-                if next < count {
-                    let index = next
-                    group.addTask { (index, try work(index)) }
-                    next += 1
-                }
-            }
-            return results.map { $0! }
-        }
     }
 }
