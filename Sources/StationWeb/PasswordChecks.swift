@@ -67,6 +67,13 @@ public final class PasswordChecks: @unchecked Sendable {
         }
     }
 
+    /// Whether a check in that line would be refused now (its line full).
+    public func isFull(remembered isRemembered: Bool) -> Bool {
+        condition.lock()
+        defer { condition.unlock() }
+        return (isRemembered ? remembered.count : others.count) >= waitingLimit
+    }
+
     /// Checks waiting now, in both lines.
     public var waiting: Int {
         condition.lock()

@@ -175,6 +175,13 @@ public struct LoginLimiter: Sendable {
         return nil
     }
 
+    /// Seconds until a browser the page does not remember may try from `address`, whatever
+    /// the name; nil when its address's bucket has a token. Takes nothing.
+    public func addressWait(address: String, now: Double) -> Double? {
+        let bucket = refilled("address " + address, now: now)
+        return bucket.tokens < 1 ? (1 - bucket.tokens) * Self.refillSeconds : nil
+    }
+
     private func refilled(_ key: String, now: Double) -> Bucket {
         guard let bucket = buckets[key] else { return Bucket(tokens: Self.burst, at: now) }
         let tokens = min(Self.burst, bucket.tokens + max(0, now - bucket.at) / Self.refillSeconds)

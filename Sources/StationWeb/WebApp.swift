@@ -1,8 +1,10 @@
 import Foundation
 import HTTPTypes
 import Hummingbird
+import HummingbirdCore
 import NIOCore
 import StationControl
+import Synchronization
 import WebAccounts
 
 /// What a request to the page carries besides itself: the client's address (for the login
@@ -57,11 +59,6 @@ public final class WebState: Sendable {
         self.now = now
     }
 
-    func waitBeforeRefusing() async {
-        guard refusedLoginWait > 0 else { return }
-        try? await Task.sleep(for: .milliseconds(Int(refusedLoginWait * 1000)))
-    }
-
     /// Whether the account behind a login is still there as it logged in (same password hash,
     /// same role). `lineupctl web user remove` and `passwd` change the file, not this process:
     /// checking it on each request and live frame ends such a session without a restart.
@@ -72,10 +69,15 @@ public final class WebState: Sendable {
     }
 }
 
-actor LimiterBox {
-    var limiter = LoginLimiter()
+/// The login limit, shared by the logins and the login gate (on an event loop, which cannot
+/// wait for an actor): each use holds the lock for a dictionary lookup or two.
+final class LimiterBox: Sendable {
+    private let limiter = Mutex(LoginLimiter())
     func take(address: String, user: String, device: String?, now: Double) -> Double? {
-        limiter.take(address: address, user: user, device: device, now: now)
+        limiter.withLock { $0.take(address: address, user: user, device: device, now: now) }
+    }
+    func addressWait(address: String, now: Double) -> Double? {
+        limiter.withLock { $0.addressWait(address: address, now: now) }
     }
 }
 
@@ -96,9 +98,10 @@ public struct WebError: Error, Sendable {
         var fields = headers
         fields[.contentType] = "application/json; charset=utf-8"
         fields[.cacheControl] = "no-store"
-        let body = #"{"error":{"code":"# + jsonString(code) + #","message":"# + jsonString(message) + "}}"
-        return Response(status: status, headers: fields, body: .init(byteBuffer: ByteBuffer(string: body)))
+        return Response(status: status, headers: fields, body: .init(byteBuffer: ByteBuffer(string: bodyText)))
     }
+
+    var bodyText: String { #"{"error":{"code":"# + jsonString(code) + #","message":"# + jsonString(message) + "}}" }
 
     /// lineupd's answer, as the page shows it: its refusals keep their code and words.
     static func from(_ error: ControlClientError) -> WebError {
@@ -125,11 +128,12 @@ public enum WebApp {
     /// The browser's own cookie, sent only to the login: the page remembers a browser that
     /// logged in as a name (`LoginLimiter`). A year, renewed at each login.
     public static let deviceCookieName = "lineup_device"
-    /// Seconds a refused login (429, 503) waits before it is answered. A flood that sends its
-    /// next login as soon as one is answered was answered as fast as lineup-web could (issue 33:
-    /// 1,100 refusals a second from 250 addresses, the trainer's requests in line behind them);
-    /// waiting costs nothing but a timer, bounds such a flood to one login a second for each
-    /// connection it holds, and tells a person nothing new (Retry-After says more).
+    /// Seconds a refused login (429, 503) waits at least before it is answered (up to half as
+    /// long again, at random: `WebState.refusalWait`). A flood that sends its next login as soon
+    /// as one is answered was answered as fast as lineup-web could (issue 33: 1,100 refusals a
+    /// second from 250 addresses, the trainer's requests in line behind them); waiting costs
+    /// nothing but a timer, bounds such a flood to under one login a second for each connection
+    /// it holds, and tells a person nothing new (Retry-After says more).
     public static let refusedLoginWait = 1.0
     /// Answered without a session: the login page, its call, the static assets, and what makes
     /// the page installable (its manifest, service worker and offline page).
@@ -274,16 +278,11 @@ public enum WebApp {
                 throw WebError(.internalServerError, "accounts", error.description)
             }
         }
-        if let wait = await state.limiter.take(
+        if let wait = state.limiter.take(
             address: context.address, user: credentials.name, device: device, now: state.now())
         {
             await state.waitBeforeRefusing()
-            let seconds = Int(wait.rounded(.up))
-            var error = WebError(
-                .tooManyRequests, "rate-limited",
-                "too many login attempts from this address or for this name: try again in \(seconds) s")
-            error.headers[.retryAfter] = "\(seconds)"
-            throw error
+            throw WebError.rateLimited(seconds: wait)
         }
         let (users, name, password) = (state.users, credentials.name, credentials.password)
         let checked = await state.checks.run(remembered: device != nil) {
@@ -291,10 +290,7 @@ public enum WebApp {
         }
         guard let checked else {
             await state.waitBeforeRefusing()
-            var error = WebError(
-                .serviceUnavailable, "busy", "the station is checking too many logins: try again in a few seconds")
-            error.headers[.retryAfter] = "5"
-            throw error
+            throw WebError.checksBusy
         }
         let user: WebUser?
         do { user = try checked.get() } catch {
@@ -412,13 +408,19 @@ public struct GuardMiddleware: RouterMiddleware {
         } catch let error as HTTPError {
             response = WebError(error.status, "http", error.body ?? error.status.reasonPhrase).response
         }
-        // The page loads nothing from elsewhere and runs no inline script; no framing.
-        response.headers[.contentSecurityPolicy] =
-            "default-src 'self'; img-src 'self' data:; frame-ancestors 'none'; form-action 'self'"
-        response.headers[.xContentTypeOptions] = "nosniff"
-        response.headers[HTTPField.Name("Referrer-Policy")!] = "same-origin"
+        for (name, value) in Self.securityHeaders { response.headers[name] = value }
         return response
     }
+
+    /// On every answer, the login gate's too. The page loads nothing from elsewhere and runs no
+    /// inline script; no framing.
+    static let securityHeaders: [(HTTPField.Name, String)] = [
+        (
+            .contentSecurityPolicy,
+            "default-src 'self'; img-src 'self' data:; frame-ancestors 'none'; form-action 'self'"
+        ),
+        (.xContentTypeOptions, "nosniff"), (HTTPField.Name("Referrer-Policy")!, "same-origin"),
+    ]
 
     private func check(_ request: Request, context: WebContext, next: (Request, WebContext) async throws -> Response)
         async throws -> Response
@@ -474,9 +476,16 @@ public enum WebServer {
         state: WebState, host: String, port: Int, limits: ConnectionLimits = ConnectionLimits()
     ) -> some ApplicationProtocol {
         let table = ConnectionTable(limits: limits)
+        let http = HTTP1Channel.Configuration(additionalChannelHandlers: [ConnectionGuardHandler(table: table)])
+        let wait: @Sendable () -> Double = { state.refusalWait() }
         return Application(
             router: WebApp.router(state: state),
-            server: .http1(configuration: .init(additionalChannelHandlers: [ConnectionGuardHandler(table: table)])),
+            // A login the page would refuse anyway is refused before any HTTP (LoginGate.swift).
+            server: HTTPServerBuilder { responder in
+                GatedHTTP1Channel(
+                    http: HTTP1Channel(responder: responder, configuration: http),
+                    refusal: { state.loginRefusal(address: $0) }, wait: wait)
+            },
             // The queue of connections waiting to be accepted: the kernel's own cap (somaxconn,
             // 4,096 on Debian 12) rather than Hummingbird's 256. A full queue drops a new
             // connection's first packet, and the browser tries again only a second later.

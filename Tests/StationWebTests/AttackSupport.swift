@@ -14,7 +14,13 @@ final class WebProcess: @unchecked Sendable {
     let port: Int
     var pid: Int32 { process.processIdentifier }
 
-    init?(station: SimulatedStation, users: String) throws {
+    convenience init?(station: SimulatedStation, users: String) throws {
+        try self.init(socket: station.socket, db: station.db, users: users)
+    }
+
+    /// lineup-web alone, on lineupd's `socket` and `db` whether or not a lineupd serves them
+    /// (the login and its limits need no lineupd).
+    init?(socket: String, db: String, users: String) throws {
         let binary = builtProgram("lineup-web")
         guard FileManager.default.isExecutableFile(atPath: binary) else {
             Issue.record("lineup-web is not built: run `swift build` before `swift test`")
@@ -23,8 +29,8 @@ final class WebProcess: @unchecked Sendable {
         port = freePort()
         process.executableURL = URL(fileURLWithPath: "/bin/sh")
         process.arguments = [
-            "-c", #"ulimit -S -n 1024 && exec "$0" "$@""#, binary, "--socket", station.socket, "--users", users,
-            "--db", station.db, "--host", "127.0.0.1", "--port", String(port),
+            "-c", #"ulimit -S -n 1024 && exec "$0" "$@""#, binary, "--socket", socket, "--users", users, "--db", db,
+            "--host", "127.0.0.1", "--port", String(port),
         ]
         var environment = ProcessInfo.processInfo.environment
         for key in ["LINEUP_WEB_USERS", "LINEUP_SOCKET", "LINEUP_DB"] { environment[key] = nil }
@@ -60,6 +66,14 @@ final class WebProcess: @unchecked Sendable {
     func terminate() {
         guard process.isRunning else { return }
         kill(process.processIdentifier, SIGTERM)
+        process.waitUntilExit()
+    }
+
+    /// Ends lineup-web at once (SIGKILL): a graceful stop waits for every login in the
+    /// password checks' line, minutes when a test filled it with slow checks.
+    func killNow() {
+        guard process.isRunning else { return }
+        kill(process.processIdentifier, SIGKILL)
         process.waitUntilExit()
     }
 }
