@@ -56,7 +56,9 @@ public struct ISOTimeFormatter {
     /// resident in lineupd (and locked, `mlockall`) from the first `status` on. Release build, a
     /// 60 s simulated block at 30x with `status` asked twice a second, as the station page does:
     /// lib_FoundationICU.so 6.0 MB resident before, 1.1 MB after; VmHWM 43.2 MB before, 38.2 MB.
-    public static func internetTime(_ date: Date) -> String {
+    /// With `fractionalSeconds` false, `2025-05-01T12:30:00Z`: the formatter's default text
+    /// (`.withInternetDateTime` alone), the same second as the fractional text's.
+    public static func internetTime(_ date: Date, fractionalSeconds: Bool = true) -> String {
         // As CoreFoundation hands the time to ICU: milliseconds since 1970 as a Double, rounded.
         let milliseconds = Int64(((date.timeIntervalSinceReferenceDate + 978_307_200) * 1000).rounded())
         let (seconds, millisecond) = milliseconds.floorDivided(by: 1000)
@@ -75,8 +77,10 @@ public struct ISOTimeFormatter {
         digits(secondOfDay / 60 % 60, 2, &bytes)
         bytes.append(UInt8(ascii: ":"))
         digits(secondOfDay % 60, 2, &bytes)
-        bytes.append(UInt8(ascii: "."))
-        digits(millisecond, 3, &bytes)
+        if fractionalSeconds {
+            bytes.append(UInt8(ascii: "."))
+            digits(millisecond, 3, &bytes)
+        }
         bytes.append(UInt8(ascii: "Z"))
         return String(decoding: bytes, as: UTF8.self)
     }

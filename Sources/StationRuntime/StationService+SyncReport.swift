@@ -1,3 +1,4 @@
+import Figures
 import Foundation
 import StationControl
 
@@ -18,8 +19,12 @@ extension StationService {
         }
     }
 
-    /// Wall nanoseconds as ISO 8601 in UTC, to the second.
+    /// Wall nanoseconds as ISO 8601 in UTC, to the second: `ISO8601DateFormatter`'s default text,
+    /// written by hand as `status`'s other times are (`ISOTimeFormatter.internetTime`): the
+    /// formatter kept ICU's locale and calendar data resident (and locked) in lineupd from the
+    /// first report on. `SyncReportTimeTests` compares the two.
     static func isoTime(_ wallNs: Int64) -> String {
-        ISO8601DateFormatter().string(from: Date(timeIntervalSince1970: Double(wallNs) / 1e9))
+        ISOTimeFormatter.internetTime(
+            Date(timeIntervalSince1970: Double(wallNs) / 1e9), fractionalSeconds: false)
     }
 }

@@ -2,17 +2,21 @@ import Figures
 import Foundation
 import Testing
 
-/// `status`'s times of the inputs' last changes: written by hand (`ISOTimeFormatter.internetTime`),
-/// not by Foundation's ISO8601DateFormatter, whose ICU calendar stayed resident in lineupd. The
-/// text must be the formatter's byte for byte (lineupctl, the station page and lineup-alerts
-/// read it): compared here over fixed times and a seeded draw of times to the microsecond and
-/// below, milliseconds' halves included.
+/// `status`'s times (the inputs' last changes, to the millisecond; the lab sync's, to the second):
+/// written by hand (`ISOTimeFormatter.internetTime`), not by Foundation's ISO8601DateFormatter,
+/// whose ICU calendar stayed resident in lineupd. The text must be the formatter's byte for byte
+/// (lineupctl, the station page and lineup-alerts read it): compared here over fixed times and a
+/// seeded draw of times to the microsecond and below, milliseconds' halves included.
 @Suite struct InternetTimeTests {
     static func foundationText(_ date: Date) -> String {
         let format = ISO8601DateFormatter()
         format.formatOptions = [.withInternetDateTime, .withFractionalSeconds]
         return format.string(from: date)
     }
+
+    /// The formatter as it comes (`.withInternetDateTime`): to the second, as `status` says the
+    /// lab sync's times.
+    static func foundationSecondText(_ date: Date) -> String { ISO8601DateFormatter().string(from: date) }
 
     @Test func fixedTimesReadAsFoundationWritesThem() {
         let times: [Double] = [
@@ -24,9 +28,15 @@ import Testing
         for t in times {
             let date = Date(timeIntervalSince1970: t)
             #expect(ISOTimeFormatter.internetTime(date) == Self.foundationText(date), "\(t)")
+            #expect(
+                ISOTimeFormatter.internetTime(date, fractionalSeconds: false) == Self.foundationSecondText(date), "\(t)"
+            )
         }
         #expect(
             ISOTimeFormatter.internetTime(Date(timeIntervalSince1970: 1_764_284_124.123)) == "2025-11-27T22:55:24.123Z")
+        #expect(
+            ISOTimeFormatter.internetTime(Date(timeIntervalSince1970: 1_764_284_124.9996), fractionalSeconds: false)
+                == "2025-11-27T22:55:25Z")
     }
 
     @Test func drawnTimesReadAsFoundationWritesThem() {
@@ -49,6 +59,11 @@ import Testing
             let ours = ISOTimeFormatter.internetTime(date)
             let theirs = Self.foundationText(date)
             if ours != theirs && differing.count < 5 { differing.append("\(seconds): \(ours) against \(theirs)") }
+            let oursToTheSecond = ISOTimeFormatter.internetTime(date, fractionalSeconds: false)
+            let theirsToTheSecond = Self.foundationSecondText(date)
+            if oursToTheSecond != theirsToTheSecond && differing.count < 5 {
+                differing.append("\(seconds): \(oursToTheSecond) against \(theirsToTheSecond)")
+            }
         }
         #expect(differing.isEmpty, "\(differing)")
     }
