@@ -53,8 +53,9 @@ public enum LoggedInput: Sendable, Hashable {
     /// `known`: when the station read it, if after its timers passed its stamp (nil: in time).
     case level(station: Int, active: Bool, at: Int64, known: Int64? = nil)
     /// The level a station settled at after chatter, stamped with the edge that set it; the
-    /// station learns it when the debounce window the last level opened closes.
-    case settled(station: Int, active: Bool, at: Int64)
+    /// station learns it when the debounce window the last level opened closes, or at `known`
+    /// when it settled it only after deciding its timers past that (nil: in time).
+    case settled(station: Int, active: Bool, at: Int64, known: Int64? = nil)
     /// A trainer's press, with the station the log attributed it to (nil: none).
     case press(click: Bool, station: Int?, at: Int64)
     /// A search's start cue, or a trainer-led round's.

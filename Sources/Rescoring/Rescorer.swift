@@ -128,10 +128,11 @@ private struct Walk {
                 advance(to: max(at, known ?? at))
                 level(s, on, at)
                 lastLevelAt[s] = at
-            case .settled(let s, let on, let at):
-                // Known when the window closes: what fell due by then (at that instant too) was
-                // decided on the level before; the level's own time stays the edge's.
-                advance(to: max(at, (lastLevelAt[s] ?? at) &+ rules.debounce))
+            case .settled(let s, let on, let at, let known):
+                // Known when the window closes (or later, when the station settled it late): what
+                // fell due by then (at that instant too) was decided on the level before; the
+                // level's own time stays the edge's.
+                advance(to: max(at, (lastLevelAt[s] ?? at) &+ rules.debounce, known ?? at))
                 level(s, on, at)
                 lastLevelAt[s] = at
             case .press(let click, let logged, let at):

@@ -267,14 +267,23 @@ public struct IndicationDetail: Sendable, Hashable, Codable {
 }
 
 /// A settled note's: the level the debouncer settled at after chatter, at a station (`button`
-/// empty) or at a button.
+/// empty) or at a button; and `known_ns`, when the station settled it only after deciding its
+/// timers past the window's end (the time it had decided up to: chatter that came late), so the
+/// re-scorer decides as the station could.
 public struct SettledDetail: Sendable, Hashable, Codable {
     public var settled: Bool
     public var button: String?
+    public var knownNs: Int64?
 
-    public init(settled: Bool = true, button: String? = nil) {
+    enum CodingKeys: String, CodingKey {
+        case settled, button
+        case knownNs = "known_ns"
+    }
+
+    public init(settled: Bool = true, button: String? = nil, knownNs: Int64? = nil) {
         self.settled = settled
         self.button = button
+        self.knownNs = knownNs
     }
 
     public init(from decoder: any Decoder) throws {
@@ -287,5 +296,6 @@ public struct SettledDetail: Sendable, Hashable, Codable {
         // The feeder wrote an empty button for a station's edge.
         let button = try c.decodeIfPresent(String.self, forKey: .button)
         self.button = button?.isEmpty == true ? nil : button
+        knownNs = try c.number(.knownNs)
     }
 }

@@ -152,7 +152,9 @@ extension LogReader {
                     } else if detail?["error_mark"] != nil {
                         inputs.append(.press(click: false, station: station, at: at))
                     } else if detail?["settled"] != nil, let station, detail?["button"] == nil {
-                        inputs.append(.settled(station: station, active: (e["value"] as Int64?) == 1, at: at))
+                        let known = (detail?["known_ns"] as? NSNumber)?.int64Value
+                        inputs.append(
+                            .settled(station: station, active: (e["value"] as Int64?) == 1, at: at, known: known))
                     } else if detail?["sensor"] as? String == "recovered", let station {
                         inputs.append(.recovered(station: station, at: at))
                     } else if detail?["resumed"] as? Bool == true {

@@ -63,9 +63,13 @@ public struct Debouncer: Sendable {
 
     /// Reports, one per call, a line whose window has closed at a level other than the one
     /// acted on. Call until it returns nil.
-    public mutating func settle(now: UInt64) -> SensorEdge? {
+    public mutating func settle(now: UInt64) -> SensorEdge? { settleWhenDue(now: now)?.edge }
+
+    /// As `settle(now:)`, with the time the settle fell due (its window's end): a caller that
+    /// decided other things past that time before settling can say so (`HotLoop`).
+    public mutating func settleWhenDue(now: UInt64) -> (edge: SensorEdge, due: UInt64)? {
         guard nextDeadline <= now else { return nil }
-        var settled: SensorEdge? = nil
+        var settled: (edge: SensorEdge, due: UInt64)? = nil
         // The earliest window first (the lowest line at one instant): the hot loop orders the
         // settles between the engine's timers by their windows' ends, and so does the re-scorer.
         var first = -1
@@ -74,10 +78,11 @@ public struct Debouncer: Sendable {
         }
         if first >= 0 {
             let i = first
+            let due = windowEnd[i]
             acceptedLevel[i] = rawLevel[i]
             // The settled level opens a window of its own from its real time.
             windowEnd[i] = rawTimestamp[i] &+ windowNanoseconds
-            settled = SensorEdge(timestamp: rawTimestamp[i], line: UInt32(i), isActive: rawLevel[i])
+            settled = (SensorEdge(timestamp: rawTimestamp[i], line: UInt32(i), isActive: rawLevel[i]), due)
         }
         nextDeadline = .max
         for i in acceptedLevel.indices where rawLevel[i] != acceptedLevel[i] {

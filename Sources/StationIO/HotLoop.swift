@@ -71,8 +71,11 @@ public enum StationRecord: Sendable, BitwiseCopyable {
     /// behind); 0 when read in its time. The log keeps it so a second scorer can decide as the
     /// station did.
     case edge(SensorEdge, acted: Bool, knownAt: UInt64)
-    /// A level the debouncer settled at after chatter (stamped with its real time).
-    case settled(SensorEdge)
+    /// A level the debouncer settled at after chatter (stamped with its real time). `knownAt`:
+    /// settled after the handler had decided its timers up to that time, past the window's end
+    /// at which the settle fell due (chatter that set the level read late: the emulated tier's
+    /// power-cut run held a nose's 46 ms sniff for an indication so); 0 when settled in its time.
+    case settled(SensorEdge, knownAt: UInt64)
     case click(ClickRecord)
     case clickFailed(edgeTimestamp: UInt64, ClickFailure)
     /// The buzzer was switched on for the edge at `edgeTimestamp`, at `switchedAt`.
@@ -500,8 +503,8 @@ public final class HotLoop: @unchecked Sendable {
             if timer <= time && timer <= debouncer.nextDeadline {
                 pushedThisRound = true
                 decide(deadline(timer), edgeTimestamp: timer)
-            } else if let settled = debouncer.settle(now: time) {
-                act(on: settled, record: .settled(settled))
+            } else if let settled = debouncer.settleWhenDue(now: time) {
+                actSettled(settled)
             } else if timer <= time {
                 pushedThisRound = true
                 decide(deadline(timer), edgeTimestamp: timer)
@@ -509,6 +512,15 @@ public final class HotLoop: @unchecked Sendable {
                 return
             }
         }
+    }
+
+    /// A settled level, after the timers due by its window's end (`judgeWhatCameBefore`); when
+    /// the chatter that set it came late, timers past that end were decided before it, and its
+    /// record says up to when (as an edge read late), so the re-scorer decides as the station did.
+    @inline(__always)
+    private func actSettled(_ settled: (edge: SensorEdge, due: UInt64)) {
+        let knownAt = decidedUpTo > settled.due ? decidedUpTo : 0
+        act(on: settled.edge, record: .settled(settled.edge, knownAt: knownAt))
     }
 
     /// The handler's timers, decided up to `now`.
@@ -524,7 +536,7 @@ public final class HotLoop: @unchecked Sendable {
         // wake-up must decide as an early one would (a hold that completed before a window
         // closed is complete before the level it settled at), which `verify-scoring` checks.
         judgeWhatCameBefore(now)
-        while let settled = debouncer.settle(now: now) { act(on: settled, record: .settled(settled)) }
+        while let settled = debouncer.settleWhenDue(now: now) { actSettled(settled) }
         if handler.nextDeadline <= now {
             // The handler may have queued records of its own: wake the log's consumer too.
             pushedThisRound = true

@@ -13,16 +13,18 @@ extension LogFeeder {
         case .edge(let edge, let acted, let knownAt):
             rawEdges += 1
             logEdge(edge, chatter: !acted, knownAt: knownAt)
-        case .settled(let edge):
+        case .settled(let edge, let knownAt):
             // Not a new edge (its raw edge is already logged, as chatter): the level the
-            // debouncer settled at, stamped with that edge's kernel time.
+            // debouncer settled at, stamped with that edge's kernel time; and when the station
+            // learnt it, if after it had decided its timers past the window's end.
             let button = settings.buttons[edge.line]
             submit(
                 LoggedEvent(
                     kind: .note, sessionId: settings.sessionId, trialId: trialId,
                     station: button == nil ? Int(edge.line) + 1 : nil, time: time(edge.timestamp),
                     kernelNs: Int64(bitPattern: edge.timestamp), value: edge.isActive ? 1 : 0,
-                    detail: EventDetail.encode(SettledDetail(button: button))))
+                    detail: EventDetail.encode(
+                        SettledDetail(button: button, knownNs: knownAt == 0 ? nil : Int64(bitPattern: knownAt)))))
         case .click, .clickFailed:
             // Its ask follows (after the input's raw edge). A record already held had no ask
             // after it (never, while each click the loop sounds was asked): logged at no

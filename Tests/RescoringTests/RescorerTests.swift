@@ -143,6 +143,30 @@ import Testing
         #expect(found.contains { $0.what == "indications" }, "\(found)")
     }
 
+    /// A level settled after chatter the station read late (`known_ns`, past the window's end)
+    /// does not undo a hold decided before it: the emulated tier's power-cut run (seed 870930,
+    /// trial 21) logged a false alert at A at 0.460 s, the nose's first chatter toggle stamped 1 ms
+    /// after its arrival, and the re-scorer, settling it when its window closed, said "miss".
+    @Test func aLevelSettledLateIsTakenWhenTheStationKnewIt() {
+        var rules = rules(.automated)
+        rules.debounce = 5 * ms
+        let inputs: [LoggedInput] = [
+            .start(at: 0), .level(station: 1, active: true, at: 360 * ms),
+            .indication(station: 1, at: 2 * s + 360 * ms),
+            .settled(station: 1, active: false, at: 361 * ms, known: 2 * s + 365 * ms),
+        ]
+        let falseAlert = row(.falseAlert, start: 0, end: 30 * s, target: 2, first: 1, indicated: [1])
+        #expect(
+            Rescorer.verify(LoggedSession(session: "s", rules: rules, inputs: inputs, trials: [falseAlert]))
+                .isEmpty)
+        // Settled in its time, the same level breaks the hold: a miss with no indication.
+        var inTime = inputs
+        inTime[3] = .settled(station: 1, active: false, at: 361 * ms)
+        let found = Rescorer.verify(LoggedSession(session: "s", rules: rules, inputs: inTime, trials: [falseAlert]))
+        #expect(found.contains { $0.what == "outcome" && $0.rescorerSays == "miss" }, "\(found)")
+        #expect(found.contains { $0.what == "indications" && $0.rescorerSays == "none" }, "\(found)")
+    }
+
     @Test func aNoseAtTheBlankBeforeTheRoundIsAFalseAlertWhenClickedAndNoStationIsAHit() {
         let round = rules(.trainerLed)
         let atBlank: [LoggedInput] = [

@@ -83,6 +83,10 @@ import TrainingEngine
         let fault = try decode(FaultDetail.self, try text(FaultDetail(read: "failed", errno: 5, why: "EIO")))
         #expect(fault.read == "failed" && fault.errno == 5 && fault.why == "EIO")
         #expect(try text(SettledDetail(button: "ready")) == #"{"button":"ready","settled":true}"#)
+        // Settled late: when the station learnt the level.
+        let late = SettledDetail(knownNs: 2_365_000_000)
+        #expect(try text(late) == #"{"known_ns":2365000000,"settled":true}"#)
+        #expect(try decode(SettledDetail.self, try text(late)) == late)
     }
 
     @Test func aWrongDetailSaysWhichFieldAndWhy() {

@@ -119,4 +119,42 @@ import Testing
         #expect(edges.map(\.0) == [t0, t0 + 2_000_000])
         #expect(edges.map(\.1) == [0, t0 + 3_000_000])
     }
+
+    /// Chatter read after the loop decided a timer past the window it fell in (the virtual dog's
+    /// writer held up between stamping a nose's first toggle and writing it): the level it
+    /// settles at is settled late, and its record says when the station learnt it (the
+    /// emulated tier's power-cut run logged a hold at A that the re-scorer, taking the settled
+    /// level at its window's close, did not see). A settle in its time says nothing more.
+    @Test func aLevelSettledAfterATimerPastItsWindowSaysWhenItWasKnown() throws {
+        let board = try SimulatedLineup(lineCount: 2)
+        let handler = HoldTimer(nose: 0, hold: 50_000_000)
+        let ring = EventRing<StationRecord>(capacity: 1024)
+        let t0 = MonotonicClock.now() - 1_000_000_000
+        #expect(board.inject(line: 0, active: true, at: t0))
+        // Line 1 chatters in its time: settled when its window closes, read with nothing late.
+        #expect(board.inject(line: 1, active: true, at: t0 + 10_000_000))
+        #expect(board.inject(line: 1, active: false, at: t0 + 11_000_000))
+        let loop = try HotLoop(
+            source: board, debouncer: Debouncer(lineCount: 2, windowNanoseconds: 5_000_000),
+            handler: handler, player: nil, records: ring)
+        let thread = Thread { loop.run() }
+        thread.start()
+        defer {
+            loop.stop()
+            while !thread.isFinished { usleep(1000) }
+        }
+        for _ in 0..<500 where !handler.calls.contains("hold complete at \(t0 + 50_000_000)") { usleep(10_000) }
+        // The nose's first toggle, stamped 1 ms after its arrival, inside the 5 ms window.
+        #expect(board.inject(line: 0, active: false, at: t0 + 1_000_000))
+        var settled: [(UInt32, UInt64, UInt64)] = []
+        for _ in 0..<500 where settled.count < 2 {
+            usleep(10_000)
+            _ = ring.drain { record in
+                if case .settled(let e, let knownAt) = record { settled.append((e.line, e.timestamp, knownAt)) }
+            }
+        }
+        #expect(settled.map(\.0) == [1, 0])
+        #expect(settled.map(\.1) == [t0 + 11_000_000, t0 + 1_000_000])
+        #expect(settled.map(\.2) == [0, t0 + 50_000_000])
+    }
 }

@@ -59,7 +59,7 @@ final class FirstStationRule: HotPathHandler {
         var settled: [SensorEdge] = []
         #expect(
             eventually {
-                ring.drain { if case .settled(let e) = $0 { settled.append(e) } }
+                ring.drain { if case .settled(let e, _) = $0 { settled.append(e) } }
                 return !settled.isEmpty
             })
         loop.stop()

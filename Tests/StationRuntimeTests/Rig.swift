@@ -87,7 +87,10 @@ final class Rig {
         var generator = LayoutGenerator(setup: step.lineup, samples: samples, seed: seed)
         layouts = try generator.block(
             count: configuration.mode == .trainerLed ? exercise.repeats : (trials ?? exercise.trials))
-        let session = SessionRecord(dogId: dog.id, mode: configuration.mode, station: "test")
+        // The step's rules as the station service logs them, so `verify-scoring` can rescore it.
+        let rules = configuration.loggedRules.merging(["debounce_ns": "5000000"]) { _, ours in ours }
+        let session = SessionRecord(
+            dogId: dog.id, mode: configuration.mode, settings: jsonObject(rules), station: "test")
         try log.append(known == nil ? [dog, session] : [session])
         self.dog = dog
         sessionId = session.id

@@ -59,9 +59,10 @@ import TrainingEngine
             StationRecord.edge(
                 SensorEdge(timestamp: next(), line: rig.errorLine, isActive: true), acted: true, knownAt: 0))
         expect(.button, EdgeDetail(button: "error"))
-        feeder.take(StationRecord.settled(SensorEdge(timestamp: next(), line: 3, isActive: false)))
+        feeder.take(StationRecord.settled(SensorEdge(timestamp: next(), line: 3, isActive: false), knownAt: 0))
         expect(.note, SettledDetail())
-        feeder.take(StationRecord.settled(SensorEdge(timestamp: next(), line: rig.readyLine, isActive: true)))
+        feeder.take(
+            StationRecord.settled(SensorEdge(timestamp: next(), line: rig.readyLine, isActive: true), knownAt: 0))
         expect(.note, SettledDetail(button: "ready"))
         feeder.take(EngineNote.indication(station: 1, heldFrom: t, at: next(), atTarget: false))
         expect(.indication, IndicationDetail(atTarget: false))
