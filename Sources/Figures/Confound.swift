@@ -3,21 +3,26 @@ import TrainingEngine
 /// What the registry says of a sample, as the confound figures group it.
 public struct SampleRegistryDetails: Sendable {
     var kind: SampleKind
-    var source: String?
-    var collection: String?
-    var processing: String?
+    var facts: SampleFacts
 
-    public init(kind: SampleKind, source: String?, collection: String?, processing: String?) {
+    public init(kind: SampleKind, facts: SampleFacts) {
         self.kind = kind
-        self.source = source
-        self.collection = collection
-        self.processing = processing
+        self.facts = facts
     }
 }
 
 /// A detail the registry keeps of each sample, by which the confound figures group.
 public enum SampleDetail: String, Sendable, Hashable, Codable, CaseIterable {
     case source, collection, processing
+
+    /// The sample's fact it groups by.
+    var fact: SampleFacts.Fact {
+        switch self {
+        case .source: .source
+        case .collection: .collection
+        case .processing: .processing
+        }
+    }
 }
 
 /// One value of a detail (one source, say) in one dog's trials.
@@ -142,12 +147,7 @@ public struct ConfoundCounter {
             for (sample, counts) in samples {
                 let d = details[sample]
                 for detail in SampleDetail.allCases {
-                    let value: String? =
-                        switch detail {
-                        case .source: d?.source
-                        case .collection: d?.collection
-                        case .processing: d?.processing
-                        }
+                    let value = d?.facts[detail.fact]
                     groups[Key(dogId: dogId, detail: detail), default: [:]][value, default: DetailCounts()].add(counts)
                 }
             }

@@ -75,19 +75,13 @@ public struct ReportAssembly {
         /// The kind as the source spells it (a word lineup does not know counts as a blank, as
         /// `stats --sources` reads it).
         public var kind: String
-        public var source: String?
-        public var collection: String?
-        public var processing: String?
+        public var facts: SampleFacts
 
-        public init(
-            id: String, label: String, kind: String, source: String?, collection: String?, processing: String?
-        ) {
+        public init(id: String, label: String, kind: String, facts: SampleFacts) {
             self.id = id
             self.label = label
             self.kind = kind
-            self.source = source
-            self.collection = collection
-            self.processing = processing
+            self.facts = facts
         }
     }
 
@@ -421,9 +415,7 @@ public struct ReportAssembly {
         var details: [String: SampleRegistryDetails] = [:]
         for row in registry {
             labels[row.id] = row.label
-            details[row.id] = SampleRegistryDetails(
-                kind: SampleKind(rawValue: row.kind) ?? .blank, source: row.source, collection: row.collection,
-                processing: row.processing)
+            details[row.id] = SampleRegistryDetails(kind: SampleKind(rawValue: row.kind) ?? .blank, facts: row.facts)
         }
         var data = ReportData(
             sessions: sessions, dogs: dogs, samples: Self.reportSamples(samples, labels: labels), faults: faults,

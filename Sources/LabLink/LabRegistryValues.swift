@@ -1,3 +1,5 @@
+import TrainingEngine
+
 // The registry's values as lineupctl prints them (`lineupctl lab dogs`, `lab samples`): here,
 // beside the link that carries them, so lineupctl decodes what the store's registry (LabStore,
 // Registry.swift) reads, with no copy of either.
@@ -32,16 +34,13 @@ public struct LabDog: Sendable, Codable, Equatable {
 }
 
 /// A sample in the lab's registry with its uses over every station's trials.
-public struct LabSample: Sendable, Codable, Equatable {
+public struct LabSample: Sendable, Equatable {
     public var id: String
     public var label: String
     public var kind: String
     public var stationId: String
-    public var diagnosis: String?
-    public var source: String?
-    public var collection: String?
-    public var processing: String?
-    public var collectedOn: String?
+    /// Its research facts, encoded flat beside the rest.
+    public var facts: SampleFacts
     public var maxUses: Int?
     public var maxUsesPerDog: Int?
     public var uses: Int
@@ -59,22 +58,64 @@ public struct LabSample: Sendable, Codable, Equatable {
 
     /// The registry's own fields; a dilution's are set after.
     public init(
-        id: String, label: String, kind: String, stationId: String, diagnosis: String?, source: String?,
-        collection: String?, processing: String?, collectedOn: String?, maxUses: Int?, maxUsesPerDog: Int?,
-        uses: Int, stationsUsed: Int
+        id: String, label: String, kind: String, stationId: String, facts: SampleFacts, maxUses: Int?,
+        maxUsesPerDog: Int?, uses: Int, stationsUsed: Int
     ) {
         self.id = id
         self.label = label
         self.kind = kind
         self.stationId = stationId
-        self.diagnosis = diagnosis
-        self.source = source
-        self.collection = collection
-        self.processing = processing
-        self.collectedOn = collectedOn
+        self.facts = facts
         self.maxUses = maxUses
         self.maxUsesPerDog = maxUsesPerDog
         self.uses = uses
         self.stationsUsed = stationsUsed
+    }
+}
+
+extension LabSample: Codable {
+    enum CodingKeys: String, CodingKey {
+        case id, label, kind, stationId, maxUses, maxUsesPerDog, uses, stationsUsed, stockId, dilutionFactor
+        case concentration, concentrationUnit, diluent, madeOn, madeBy
+    }
+
+    public init(from decoder: any Decoder) throws {
+        let c = try decoder.container(keyedBy: CodingKeys.self)
+        id = try c.decode(String.self, forKey: .id)
+        label = try c.decode(String.self, forKey: .label)
+        kind = try c.decode(String.self, forKey: .kind)
+        stationId = try c.decode(String.self, forKey: .stationId)
+        facts = try SampleFacts(from: decoder)
+        maxUses = try c.decodeIfPresent(Int.self, forKey: .maxUses)
+        maxUsesPerDog = try c.decodeIfPresent(Int.self, forKey: .maxUsesPerDog)
+        uses = try c.decode(Int.self, forKey: .uses)
+        stationsUsed = try c.decode(Int.self, forKey: .stationsUsed)
+        stockId = try c.decodeIfPresent(String.self, forKey: .stockId)
+        dilutionFactor = try c.decodeIfPresent(Double.self, forKey: .dilutionFactor)
+        concentration = try c.decodeIfPresent(Double.self, forKey: .concentration)
+        concentrationUnit = try c.decodeIfPresent(String.self, forKey: .concentrationUnit)
+        diluent = try c.decodeIfPresent(String.self, forKey: .diluent)
+        madeOn = try c.decodeIfPresent(String.self, forKey: .madeOn)
+        madeBy = try c.decodeIfPresent(String.self, forKey: .madeBy)
+    }
+
+    public func encode(to encoder: any Encoder) throws {
+        var c = encoder.container(keyedBy: CodingKeys.self)
+        try c.encode(id, forKey: .id)
+        try c.encode(label, forKey: .label)
+        try c.encode(kind, forKey: .kind)
+        try c.encode(stationId, forKey: .stationId)
+        try facts.encode(to: encoder)
+        try c.encodeIfPresent(maxUses, forKey: .maxUses)
+        try c.encodeIfPresent(maxUsesPerDog, forKey: .maxUsesPerDog)
+        try c.encode(uses, forKey: .uses)
+        try c.encode(stationsUsed, forKey: .stationsUsed)
+        try c.encodeIfPresent(stockId, forKey: .stockId)
+        try c.encodeIfPresent(dilutionFactor, forKey: .dilutionFactor)
+        try c.encodeIfPresent(concentration, forKey: .concentration)
+        try c.encodeIfPresent(concentrationUnit, forKey: .concentrationUnit)
+        try c.encodeIfPresent(diluent, forKey: .diluent)
+        try c.encodeIfPresent(madeOn, forKey: .madeOn)
+        try c.encodeIfPresent(madeBy, forKey: .madeBy)
     }
 }

@@ -164,7 +164,8 @@ extension LabReader {
             }
             samples.append(
                 ReportAssembly.SampleRow(
-                    id: id, label: label, kind: kind, source: source, collection: collection, processing: processing))
+                    id: id, label: label, kind: kind,
+                    facts: SampleFacts(source: source, collection: collection, processing: processing)))
         }
         var data = assembly.finish(samples: samples, generatedWallNs: LogTime.now().wallNs)
         data.thresholds = thresholds.rows()

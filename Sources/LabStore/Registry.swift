@@ -1,6 +1,7 @@
 import Foundation
 import LabLink
 import PostgresNIO
+import TrainingEngine
 
 /// A sample's uses on the stations other than the asking one, with one dog as the lab counts
 /// it (`dog_identity`'s `counts_as`): `uses` as `max_uses` counts them, `trials` as
@@ -63,31 +64,32 @@ public struct LabRegistry: Sendable {
     }
 
     public func samples() async throws -> [LabSample] {
-        try await store.rows(
+        // The facts by their columns, as SampleFacts names them: a new fact is read here once the
+        // view has its column.
+        let facts = SampleFacts.Fact.allCases.map(\.column).joined(separator: ", ")
+        return try await store.rows(
             """
-            SELECT id, label, kind, station_id, diagnosis, source, collection, processing, collected_on, max_uses,
-                max_uses_per_dog, uses, stations_used,
+            SELECT id, label, kind, station_id, \(unescaped: facts), max_uses, max_uses_per_dog, uses, stations_used,
                 stock_id, dilution_factor, concentration, concentration_unit, diluent, made_on, made_by
             FROM public.lab_samples ORDER BY label, wall_ns, id
             """
         ).map { row in
-            // By position: a tuple of twenty is past what the row's decode takes.
+            // By name: twenty columns are past what the row's tuple decode takes.
             let c = row.makeRandomAccess()
             var sample = LabSample(
-                id: try c[0].decode(String.self), label: try c[1].decode(String.self),
-                kind: try c[2].decode(String.self), stationId: try c[3].decode(String.self),
-                diagnosis: try c[4].decode(String?.self), source: try c[5].decode(String?.self),
-                collection: try c[6].decode(String?.self), processing: try c[7].decode(String?.self),
-                collectedOn: try c[8].decode(String?.self), maxUses: try c[9].decode(Int?.self),
-                maxUsesPerDog: try c[10].decode(Int?.self), uses: try c[11].decode(Int.self),
-                stationsUsed: try c[12].decode(Int.self))
-            sample.stockId = try c[13].decode(String?.self)
-            sample.dilutionFactor = try c[14].decode(Double?.self)
-            sample.concentration = try c[15].decode(Double?.self)
-            sample.concentrationUnit = try c[16].decode(String?.self)
-            sample.diluent = try c[17].decode(String?.self)
-            sample.madeOn = try c[18].decode(String?.self)
-            sample.madeBy = try c[19].decode(String?.self)
+                id: try c["id"].decode(String.self), label: try c["label"].decode(String.self),
+                kind: try c["kind"].decode(String.self), stationId: try c["station_id"].decode(String.self),
+                facts: try SampleFacts { try c[$0].decode(String?.self) },
+                maxUses: try c["max_uses"].decode(Int?.self),
+                maxUsesPerDog: try c["max_uses_per_dog"].decode(Int?.self),
+                uses: try c["uses"].decode(Int.self), stationsUsed: try c["stations_used"].decode(Int.self))
+            sample.stockId = try c["stock_id"].decode(String?.self)
+            sample.dilutionFactor = try c["dilution_factor"].decode(Double?.self)
+            sample.concentration = try c["concentration"].decode(Double?.self)
+            sample.concentrationUnit = try c["concentration_unit"].decode(String?.self)
+            sample.diluent = try c["diluent"].decode(String?.self)
+            sample.madeOn = try c["made_on"].decode(String?.self)
+            sample.madeBy = try c["made_by"].decode(String?.self)
             return sample
         }
     }

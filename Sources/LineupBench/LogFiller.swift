@@ -93,9 +93,11 @@ public struct LogFiller: Sendable {
                 id: uuid(),
                 label: namePrefix
                     + String(format: "%@-%03d", kind == .target ? "T" : (kind == .control ? "C" : "D"), index + 1),
-                kind: kind, diagnosis: kind == .target ? "lung cancer" : nil,
-                source: index % 2 == 0 ? "clinic A" : "clinic B", collection: "breath, face mask, 5 min",
-                processing: "frozen -20 C", collectedOn: "2025-01-\(10 + index)", time: tick(1_000))
+                kind: kind,
+                facts: SampleFacts(
+                    diagnosis: kind == .target ? "lung cancer" : nil, source: index % 2 == 0 ? "clinic A" : "clinic B",
+                    collection: "breath, face mask, 5 min", processing: "frozen -20 C",
+                    collectedOn: "2025-01-\(10 + index)"), time: tick(1_000))
             if dilutedTargets, kind == .target, index > 0, let stock = targets.first {
                 let factor = [10.0, 100, 1000][index - 1]
                 sample.dilution = SampleDilution(

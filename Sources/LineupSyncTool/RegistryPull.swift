@@ -118,9 +118,8 @@ struct RegistryPull {
                     continue
                 }
                 var entry = RegistrySample(
-                    id: sample.id, label: sample.label, kind: kind, diagnosis: sample.diagnosis,
-                    source: sample.source, collection: sample.collection, processing: sample.processing,
-                    collectedOn: sample.collectedOn, maxUses: sample.maxUses, maxUsesPerDog: sample.maxUsesPerDog)
+                    id: sample.id, label: sample.label, kind: kind, facts: sample.facts, maxUses: sample.maxUses,
+                    maxUsesPerDog: sample.maxUsesPerDog)
                 entry.stockId = sample.stockId
                 entry.dilutionFactor = sample.dilutionFactor
                 entry.concentration = sample.concentration

@@ -135,7 +135,8 @@ struct Samples: ParsableCommand {
                     ["SAMPLE", "KIND", "DIAGNOSIS", "SOURCE", "COLLECTED", "DILUTION", "USES", "NOTES"],
                     samples.map {
                         [
-                            $0.label, $0.kind.rawValue, $0.diagnosis.orDash, $0.source.orDash, $0.collectedOn.orDash,
+                            $0.label, $0.kind.rawValue, $0.facts.diagnosis.orDash, $0.facts.source.orDash,
+                            $0.facts.collectedOn.orDash,
                             $0.dilution.map { d in
                                 d.factor.map { "1:\(numberText($0)) of \(d.stock)" } ?? "of \(d.stock)"
                             }
@@ -174,11 +175,11 @@ struct Samples: ParsableCommand {
                 var text = """
                     Sample      \(s.label) (\(s.kind.rawValue))
                     Id          \(s.id)
-                    Diagnosis   \(s.diagnosis.orDash)
-                    Source      \(s.source.orDash)
-                    Collection  \(s.collection.orDash)
-                    Processing  \(s.processing.orDash)
-                    Collected   \(s.collectedOn.orDash)
+                    Diagnosis   \(s.facts.diagnosis.orDash)
+                    Source      \(s.facts.source.orDash)
+                    Collection  \(s.facts.collection.orDash)
+                    Processing  \(s.facts.processing.orDash)
+                    Collected   \(s.facts.collectedOn.orDash)
                     Dilution    \(s.dilution.map(dilutionText).orDash)
                     Added       \(s.added)
                     Used        \(used)\(s.maxUses.map { " (max_uses \($0))" } ?? "")
@@ -232,14 +233,13 @@ struct Samples: ParsableCommand {
 
         func run() throws {
             try researcherCommand {
+                let facts = SampleFacts(
+                    diagnosis: diagnosis, source: source, collection: collection, processing: processing,
+                    collectedOn: collectedOn)
                 if let stock = dilution.stock {
-                    let details = [
-                        ("--diagnosis", diagnosis), ("--source", source), ("--collection", collection),
-                        ("--processing", processing), ("--collected-on", collectedOn),
-                    ]
-                    if let given = details.first(where: { $0.1 != nil }) {
+                    if let given = facts.given.first {
                         throw SessionLogError.invalidInput(
-                            "dilution \(label): \(given.0) is its stock's (\(stock)): note how it was made with --diluent, --made-on, --made-by"
+                            "dilution \(label): \(given.fact.option) is its stock's (\(stock)): note how it was made with --diluent, --made-on, --made-by"
                         )
                     }
                     return try Samples.addDilutions(
@@ -259,25 +259,21 @@ struct Samples: ParsableCommand {
                     throw SessionLogError.invalidInput(
                         "sample \(label): give its --kind (target, control, blank or distractor)")
                 }
-                _ = try collectedOn.map { try ResearcherDate.validateDay($0) }
+                _ = try facts.checked()
                 for (name, limit) in [("--max-uses", maxUses), ("--max-uses-per-dog", maxUsesPerDog)] {
                     if let limit, limit < 1 {
                         throw SessionLogError.invalidInput(
                             "\(name) \(limit): a usage limit is at least 1 (leave it out for none)")
                     }
                 }
-                var entry = SampleEntry(
-                    label: label, kind: kind, diagnosis: diagnosis, source: source, collection: collection,
-                    processing: processing, collectedOn: collectedOn)
+                var entry = SampleEntry(label: label, kind: kind, facts: facts)
                 entry.maxUses = maxUses
                 entry.maxUsesPerDog = maxUsesPerDog
                 let id = try target.add(
                     direct: {
                         try $0.addSample(
                             SampleRecord(
-                                label: label, kind: kind, diagnosis: diagnosis, source: source,
-                                collection: collection, processing: processing, collectedOn: collectedOn,
-                                maxUses: maxUses, maxUsesPerDog: maxUsesPerDog)
+                                label: label, kind: kind, facts: facts, maxUses: maxUses, maxUsesPerDog: maxUsesPerDog)
                         ).id
                     },
                     daemon: { client throws(ControlClientError) in try client.addSample(entry) })

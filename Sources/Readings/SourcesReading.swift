@@ -21,8 +21,9 @@ public struct SourcesReading: Reading {
             try rows.scan("SELECT id, kind, source, collection, processing FROM \(table: "sample")", []) { row in
                 // A kind lineup does not know is a blank.
                 details[try row.text(0) ?? ""] = SampleRegistryDetails(
-                    kind: SampleKind(rawValue: try row.text(1) ?? "") ?? .blank, source: try row.text(2),
-                    collection: try row.text(3), processing: try row.text(4))
+                    kind: SampleKind(rawValue: try row.text(1) ?? "") ?? .blank,
+                    facts: SampleFacts(
+                        source: try row.text(2), collection: try row.text(3), processing: try row.text(4)))
             }
             return counter.rows(details: details)
         }

@@ -70,9 +70,7 @@ extension LogReader {
     static func sampleSummary(_ row: Row, _ iso: inout ISOTimeFormatter) throws -> SampleSummary {
         SampleSummary(
             id: row["id"], label: row["label"], kind: try row.word("kind", of: "sample", row: row["id"]),
-            diagnosis: row["diagnosis"],
-            source: row["source"], collection: row["collection"], processing: row["processing"],
-            collectedOn: row["collected_on"], added: iso.string(wallNs: row["wall_ns"]),
+            facts: SampleFacts(row), added: iso.string(wallNs: row["wall_ns"]),
             uses: row["uses"],
             notes: row["notes"], maxUses: row["max_uses"], maxUsesPerDog: row["max_uses_per_dog"],
             dilution: (row["stock_id"] as String?).map { stockId in

@@ -98,7 +98,8 @@ extension LogReader {
                 db, sql: "SELECT id, label, kind, source, collection, processing FROM sample"
             ).map { row in
                 ReportAssembly.SampleRow(
-                    id: row[0], label: row[1], kind: row[2], source: row[3], collection: row[4], processing: row[5])
+                    id: row[0], label: row[1], kind: row[2],
+                    facts: SampleFacts(source: row[3], collection: row[4], processing: row[5]))
             }
             var data = assembly.finish(samples: samples, generatedWallNs: LogTime.now().wallNs)
             data.thresholds = thresholds.rows()

@@ -26,11 +26,8 @@ public struct SampleSummary: Sendable, Hashable, Codable {
     public var id: String
     public var label: String
     public var kind: SampleKind
-    public var diagnosis: String?
-    public var source: String?
-    public var collection: String?
-    public var processing: String?
-    public var collectedOn: String?
+    /// Its research facts, encoded flat beside the rest (SampleFacts+Log.swift).
+    public var facts: SampleFacts
     public var added: String
     /// How many trials the sample stood in.
     public var uses: Int

@@ -27,13 +27,14 @@ extension SessionLog {
         return dog
     }
 
-    /// Adds a sample. Refuses an empty label, a malformed collection date, and a label
-    /// already in the log (the label is what is written on the tube).
+    /// Adds a sample. Refuses an empty label, facts that fail ``SampleFacts/checked()`` (a
+    /// malformed collection date), and a label already in the log (the label is what is
+    /// written on the tube).
     public func addSample(_ sample: SampleRecord) throws -> SampleRecord {
         var sample = sample
         sample.label = sample.label.trimmingCharacters(in: .whitespacesAndNewlines)
         guard !sample.label.isEmpty else { throw SessionLogError.invalidInput("a sample needs a label") }
-        sample.collectedOn = try sample.collectedOn.map { try ResearcherDate.validateDay($0) }
+        sample.facts = try sample.facts.checked()
         for (name, limit) in [("--max-uses", sample.maxUses), ("--max-uses-per-dog", sample.maxUsesPerDog)] {
             if let limit, limit < 1 {
                 throw SessionLogError.invalidInput(

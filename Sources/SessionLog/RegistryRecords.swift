@@ -40,19 +40,13 @@ public struct HandlerRecord: Sendable, Hashable, Codable {
 }
 
 /// A physical scent sample and its research details.
-public struct SampleRecord: Sendable, Hashable, Codable {
+public struct SampleRecord: Sendable, Hashable {
     public var id: UUID
     /// The unique id written on the sample, as the researcher searches for it.
     public var label: String
     public var kind: SampleKind
-    public var diagnosis: String?
-    public var source: String?
-    /// How it was collected.
-    public var collection: String?
-    /// How it was processed and stored.
-    public var processing: String?
-    /// Collection date as `YYYY-MM-DD`.
-    public var collectedOn: String?
+    /// Its research facts (diagnosis, source, collection, processing, collection date).
+    public var facts: SampleFacts
     /// At most this many presentations in all; nil: the program's limit, if any.
     public var maxUses: Int?
     /// At most this many presentations to any one dog; nil: the program's limit, if any.
@@ -62,20 +56,15 @@ public struct SampleRecord: Sendable, Hashable, Codable {
     public var time: LogTime
 
     public init(
-        id: UUID = UUID(), label: String, kind: SampleKind, diagnosis: String? = nil,
-        source: String? = nil, collection: String? = nil, processing: String? = nil,
-        collectedOn: String? = nil, maxUses: Int? = nil, maxUsesPerDog: Int? = nil, time: LogTime = .now()
+        id: UUID = UUID(), label: String, kind: SampleKind, facts: SampleFacts = SampleFacts(),
+        maxUses: Int? = nil, maxUsesPerDog: Int? = nil, time: LogTime = .now()
     ) {
         self.maxUses = maxUses
         self.maxUsesPerDog = maxUsesPerDog
         self.id = id
         self.label = label
         self.kind = kind
-        self.diagnosis = diagnosis
-        self.source = source
-        self.collection = collection
-        self.processing = processing
-        self.collectedOn = collectedOn
+        self.facts = facts
         self.time = time
     }
 }
@@ -175,55 +164,32 @@ extension HandlerRecord: AppendableRecord {
     }
 }
 
-/// A row of `sample`.
-struct SampleRow: Encodable, PersistableRecord {
+/// A row of `sample`: the record's columns, its facts by their own column names.
+struct SampleRow: PersistableRecord {
     static let databaseTableName = "sample"
-    var id: String
-    var label: String
-    var kind: String
-    var diagnosis: String?
-    var source: String?
-    var collection: String?
-    var processing: String?
-    var collectedOn: String?
-    var maxUses: Int?
-    var maxUsesPerDog: Int?
-    var stockId: String?
-    var dilutionFactor: Double?
-    var concentration: Double?
-    var concentrationUnit: String?
-    var diluent: String?
-    var madeOn: String?
-    var madeBy: String?
-    var monoNs: Int64
-    var wallNs: Int64
+    var sample: SampleRecord
 
-    enum CodingKeys: String, CodingKey {
-        case id, label, kind, diagnosis, source, collection, processing, concentration, diluent
-        case collectedOn = "collected_on"
-        case maxUses = "max_uses"
-        case maxUsesPerDog = "max_uses_per_dog"
-        case stockId = "stock_id"
-        case dilutionFactor = "dilution_factor"
-        case concentrationUnit = "concentration_unit"
-        case madeOn = "made_on"
-        case madeBy = "made_by"
-        case monoNs = "mono_ns"
-        case wallNs = "wall_ns"
+    func encode(to container: inout PersistenceContainer) {
+        container["id"] = sample.id.logText
+        container["label"] = sample.label
+        container["kind"] = sample.kind.rawValue
+        for (column, value) in sample.facts.columns { container[column] = value }
+        container["max_uses"] = sample.maxUses
+        container["max_uses_per_dog"] = sample.maxUsesPerDog
+        container["stock_id"] = sample.dilution?.stockId.logText
+        container["dilution_factor"] = sample.dilution?.factor
+        container["concentration"] = sample.dilution?.concentration
+        container["concentration_unit"] = sample.dilution?.concentrationUnit
+        container["diluent"] = sample.dilution?.diluent
+        container["made_on"] = sample.dilution?.madeOn
+        container["made_by"] = sample.dilution?.madeBy
+        container["mono_ns"] = sample.time.monoNs
+        container["wall_ns"] = sample.time.wallNs
     }
 }
 
 extension SampleRecord: AppendableRecord {
-    public func append(to db: Database) throws {
-        try SampleRow(
-            id: id.logText, label: label, kind: kind.rawValue, diagnosis: diagnosis, source: source,
-            collection: collection, processing: processing, collectedOn: collectedOn, maxUses: maxUses,
-            maxUsesPerDog: maxUsesPerDog, stockId: dilution?.stockId.logText, dilutionFactor: dilution?.factor,
-            concentration: dilution?.concentration, concentrationUnit: dilution?.concentrationUnit,
-            diluent: dilution?.diluent, madeOn: dilution?.madeOn, madeBy: dilution?.madeBy, monoNs: time.monoNs,
-            wallNs: time.wallNs
-        ).insert(db)
-    }
+    public func append(to db: Database) throws { try SampleRow(sample: self).insert(db) }
 }
 
 /// A row of `sample_note`.

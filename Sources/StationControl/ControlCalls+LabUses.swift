@@ -75,15 +75,12 @@ public struct RegistryUsesLogged: Sendable, Codable, Hashable {
 }
 
 /// A sample of the lab's registry: its lab id, label, kind, research details and limits.
-public struct RegistrySample: Sendable, Codable, Hashable {
+public struct RegistrySample: Sendable, Hashable {
     public var id: String
     public var label: String
     public var kind: SampleKind
-    public var diagnosis: String?
-    public var source: String?
-    public var collection: String?
-    public var processing: String?
-    public var collectedOn: String?
+    /// Its research facts, sent flat beside the rest.
+    public var facts: SampleFacts
     public var maxUses: Int?
     public var maxUsesPerDog: Int?
     /// A dilution (issue 38): the lab id of its stock (sent before it, or on this station
@@ -98,19 +95,55 @@ public struct RegistrySample: Sendable, Codable, Hashable {
     public var madeBy: String? = nil
 
     public init(
-        id: String, label: String, kind: SampleKind, diagnosis: String? = nil, source: String? = nil,
-        collection: String? = nil, processing: String? = nil, collectedOn: String? = nil, maxUses: Int? = nil,
+        id: String, label: String, kind: SampleKind, facts: SampleFacts = SampleFacts(), maxUses: Int? = nil,
         maxUsesPerDog: Int? = nil
     ) {
         self.id = id
         self.label = label
         self.kind = kind
-        self.diagnosis = diagnosis
-        self.source = source
-        self.collection = collection
-        self.processing = processing
-        self.collectedOn = collectedOn
+        self.facts = facts
         self.maxUses = maxUses
         self.maxUsesPerDog = maxUsesPerDog
+    }
+}
+
+extension RegistrySample: Codable {
+    enum CodingKeys: String, CodingKey {
+        case id, label, kind, maxUses, maxUsesPerDog, stockId, dilutionFactor, concentration, concentrationUnit
+        case diluent, madeOn, madeBy
+    }
+
+    public init(from decoder: any Decoder) throws {
+        let c = try decoder.container(keyedBy: CodingKeys.self)
+        id = try c.decode(String.self, forKey: .id)
+        label = try c.decode(String.self, forKey: .label)
+        kind = try c.decode(SampleKind.self, forKey: .kind)
+        facts = try SampleFacts(from: decoder)
+        maxUses = try c.decodeIfPresent(Int.self, forKey: .maxUses)
+        maxUsesPerDog = try c.decodeIfPresent(Int.self, forKey: .maxUsesPerDog)
+        stockId = try c.decodeIfPresent(String.self, forKey: .stockId)
+        dilutionFactor = try c.decodeIfPresent(Double.self, forKey: .dilutionFactor)
+        concentration = try c.decodeIfPresent(Double.self, forKey: .concentration)
+        concentrationUnit = try c.decodeIfPresent(String.self, forKey: .concentrationUnit)
+        diluent = try c.decodeIfPresent(String.self, forKey: .diluent)
+        madeOn = try c.decodeIfPresent(String.self, forKey: .madeOn)
+        madeBy = try c.decodeIfPresent(String.self, forKey: .madeBy)
+    }
+
+    public func encode(to encoder: any Encoder) throws {
+        var c = encoder.container(keyedBy: CodingKeys.self)
+        try c.encode(id, forKey: .id)
+        try c.encode(label, forKey: .label)
+        try c.encode(kind, forKey: .kind)
+        try facts.encode(to: encoder)
+        try c.encodeIfPresent(maxUses, forKey: .maxUses)
+        try c.encodeIfPresent(maxUsesPerDog, forKey: .maxUsesPerDog)
+        try c.encodeIfPresent(stockId, forKey: .stockId)
+        try c.encodeIfPresent(dilutionFactor, forKey: .dilutionFactor)
+        try c.encodeIfPresent(concentration, forKey: .concentration)
+        try c.encodeIfPresent(concentrationUnit, forKey: .concentrationUnit)
+        try c.encodeIfPresent(diluent, forKey: .diluent)
+        try c.encodeIfPresent(madeOn, forKey: .madeOn)
+        try c.encodeIfPresent(madeBy, forKey: .madeBy)
     }
 }

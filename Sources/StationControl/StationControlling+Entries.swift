@@ -17,31 +17,42 @@ public struct DogEntry: Sendable, Codable, Hashable {
 }
 
 /// `sample-add`: a scent sample and its research details.
-public struct SampleEntry: Sendable, Codable, Hashable {
+public struct SampleEntry: Sendable, Hashable {
     /// The unique id written on the sample.
     public var label: String
     public var kind: SampleKind
-    public var diagnosis: String?
-    public var source: String?
-    public var collection: String?
-    public var processing: String?
-    /// `YYYY-MM-DD`.
-    public var collectedOn: String?
+    /// Its research facts, sent flat beside the label and kind (`"processing"`, not nested).
+    public var facts: SampleFacts
     /// Usage limits, overall and per dog (nil: none of its own).
     public var maxUses: Int? = nil
     public var maxUsesPerDog: Int? = nil
 
-    public init(
-        label: String, kind: SampleKind, diagnosis: String? = nil, source: String? = nil, collection: String? = nil,
-        processing: String? = nil, collectedOn: String? = nil
-    ) {
+    public init(label: String, kind: SampleKind, facts: SampleFacts = SampleFacts()) {
         self.label = label
         self.kind = kind
-        self.diagnosis = diagnosis
-        self.source = source
-        self.collection = collection
-        self.processing = processing
-        self.collectedOn = collectedOn
+        self.facts = facts
+    }
+}
+
+extension SampleEntry: Codable {
+    enum CodingKeys: String, CodingKey { case label, kind, maxUses, maxUsesPerDog }
+
+    public init(from decoder: any Decoder) throws {
+        let c = try decoder.container(keyedBy: CodingKeys.self)
+        label = try c.decode(String.self, forKey: .label)
+        kind = try c.decode(SampleKind.self, forKey: .kind)
+        facts = try SampleFacts(from: decoder)
+        maxUses = try c.decodeIfPresent(Int.self, forKey: .maxUses)
+        maxUsesPerDog = try c.decodeIfPresent(Int.self, forKey: .maxUsesPerDog)
+    }
+
+    public func encode(to encoder: any Encoder) throws {
+        var c = encoder.container(keyedBy: CodingKeys.self)
+        try c.encode(label, forKey: .label)
+        try c.encode(kind, forKey: .kind)
+        try facts.encode(to: encoder)
+        try c.encodeIfPresent(maxUses, forKey: .maxUses)
+        try c.encodeIfPresent(maxUsesPerDog, forKey: .maxUsesPerDog)
     }
 }
 

@@ -132,7 +132,9 @@ extension BlockPlan {
         var samples: [Sample] = []
         for (label, kind) in wanted {
             if known[label] == nil {
-                _ = try log.addSample(SampleRecord(label: label, kind: kind, source: "lineupd --simulate (virtual)"))
+                _ = try log.addSample(
+                    SampleRecord(
+                        label: label, kind: kind, facts: SampleFacts(source: "lineupd --simulate (virtual)")))
                 known = Dictionary(
                     (try log.reader.samples()).map { ($0.label, $0) }, uniquingKeysWith: { first, _ in first })
             }

@@ -26,9 +26,8 @@ extension StationService {
         try adding {
             try log.addSample(
                 SampleRecord(
-                    label: entry.label, kind: entry.kind, diagnosis: entry.diagnosis, source: entry.source,
-                    collection: entry.collection, processing: entry.processing, collectedOn: entry.collectedOn,
-                    maxUses: entry.maxUses, maxUsesPerDog: entry.maxUsesPerDog)
+                    label: entry.label, kind: entry.kind, facts: entry.facts, maxUses: entry.maxUses,
+                    maxUsesPerDog: entry.maxUsesPerDog)
             ).id
         }
     }

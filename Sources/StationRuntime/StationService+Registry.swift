@@ -40,9 +40,7 @@ extension StationService {
                     }
                 }
                 var record = SampleRecord(
-                    id: id, label: sample.label, kind: sample.kind, diagnosis: sample.diagnosis,
-                    source: sample.source, collection: sample.collection, processing: sample.processing,
-                    collectedOn: try sample.collectedOn.map { try ResearcherDate.validateDay($0) },
+                    id: id, label: sample.label, kind: sample.kind, facts: try sample.facts.checked(),
                     maxUses: sample.maxUses, maxUsesPerDog: sample.maxUsesPerDog)
                 record.dilution = try Self.registryDilution(sample)
                 samples.append(record)

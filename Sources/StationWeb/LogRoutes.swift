@@ -367,11 +367,8 @@ struct SampleWithoutUses: Encodable {
     var id: String
     var label: String
     var kind: SampleKind
-    var diagnosis: String?
-    var source: String?
-    var collection: String?
-    var processing: String?
-    var collectedOn: String?
+    /// Encoded flat beside the rest, as the listing's own sample.
+    var facts: SampleFacts
     var added: String
     var notes: Int
     var usesWithheld: String
@@ -380,14 +377,23 @@ struct SampleWithoutUses: Encodable {
         id = sample.id
         label = sample.label
         kind = sample.kind
-        diagnosis = sample.diagnosis
-        source = sample.source
-        collection = sample.collection
-        processing = sample.processing
-        collectedOn = sample.collectedOn
+        facts = sample.facts
         added = sample.added
         notes = sample.notes
         usesWithheld = withheld
+    }
+
+    enum CodingKeys: String, CodingKey { case id, label, kind, added, notes, usesWithheld }
+
+    func encode(to encoder: any Encoder) throws {
+        var c = encoder.container(keyedBy: CodingKeys.self)
+        try c.encode(id, forKey: .id)
+        try c.encode(label, forKey: .label)
+        try c.encode(kind, forKey: .kind)
+        try facts.encode(to: encoder)
+        try c.encode(added, forKey: .added)
+        try c.encode(notes, forKey: .notes)
+        try c.encode(usesWithheld, forKey: .usesWithheld)
     }
 }
 

@@ -43,8 +43,8 @@ import TrainingEngine
         a.addMilestone(dogId: "id-Rex", sessionId: "s1", phase: "1", step: "a", criterion: nil, wallNs: 3_000)
         return a.finish(
             samples: [
-                .init(id: "t1", label: "T-1", kind: "target", source: nil, collection: nil, processing: nil),
-                .init(id: "c1", label: "C-1", kind: "control", source: nil, collection: nil, processing: nil),
+                .init(id: "t1", label: "T-1", kind: "target", facts: SampleFacts()),
+                .init(id: "c1", label: "C-1", kind: "control", facts: SampleFacts()),
             ], generatedWallNs: 4_000)
     }
 

@@ -92,8 +92,8 @@ import TrainingEngine
         }
         let program = ProgramRecord(name: "order", content: Self.program, time: tick())
         let dog = DogRecord(name: "C-Rex", time: tick())
-        let target = SampleRecord(label: "C-T-1", kind: .target, source: "clinic C", time: tick())
-        let control = SampleRecord(label: "C-C-1", kind: .control, source: "clinic D", time: tick())
+        let target = SampleRecord(label: "C-T-1", kind: .target, facts: SampleFacts(source: "clinic C"), time: tick())
+        let control = SampleRecord(label: "C-C-1", kind: .control, facts: SampleFacts(source: "clinic D"), time: tick())
         try log.append([program, dog, target, control])
         var random = SeededGenerator(seed: 17)
         var corrected: UUID?

@@ -4,6 +4,7 @@ import LabStore
 import SessionLog
 import StationControl
 import Testing
+import TrainingEngine
 
 /// Issue 38's dilutions through the lab's registry: a stock and its dilutions made on station A
 /// reach the store by A's sync (migration v10) and station B by its pull, each dilution with its
@@ -23,7 +24,7 @@ import Testing
         try FileManager.default.createDirectory(atPath: directoryA, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(atPath: directoryA) }
         let pathA = "\(directoryA)/lineup.db"
-        let stock = SampleRecord(label: "Z-stock", kind: .target, source: "lab A")
+        let stock = SampleRecord(label: "Z-stock", kind: .target, facts: SampleFacts(source: "lab A"))
         var tenth = SampleRecord(label: "A-1e1", kind: .target, maxUses: 12)
         tenth.dilution = SampleDilution(
             stockId: stock.id, factor: 10, diluent: "mineral oil", madeOn: "2026-11-20", madeBy: "R7")

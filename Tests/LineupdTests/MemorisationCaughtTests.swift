@@ -69,9 +69,11 @@ import TrainingEngine
         // Enough targets for two sessions' novel rounds, and controls to rotate.
         let targets = (1...26).map { String(format: "T-%02d", $0) }
         let controls = (1...6).map { "C-\($0)" }
-        for label in targets { _ = try client.addSample(SampleEntry(label: label, kind: .target, source: "clinic A")) }
+        for label in targets {
+            _ = try client.addSample(SampleEntry(label: label, kind: .target, facts: SampleFacts(source: "clinic A")))
+        }
         for label in controls {
-            _ = try client.addSample(SampleEntry(label: label, kind: .control, source: "clinic A"))
+            _ = try client.addSample(SampleEntry(label: label, kind: .control, facts: SampleFacts(source: "clinic A")))
         }
 
         for (session, seed) in [(1, UInt64(21)), (2, UInt64(22))] {

@@ -27,8 +27,9 @@ import TrainingEngine
         var targets: [SampleRecord] = []
         var controls: [SampleRecord] = []
         for k in 0..<4 {
-            targets.append(SampleRecord(label: "T\(k)", kind: .target, source: sources[k % 2]))
-            controls.append(SampleRecord(label: "C\(k)", kind: .control, source: sources[1 + k % 2]))
+            targets.append(SampleRecord(label: "T\(k)", kind: .target, facts: SampleFacts(source: sources[k % 2])))
+            controls.append(
+                SampleRecord(label: "C\(k)", kind: .control, facts: SampleFacts(source: sources[1 + k % 2])))
         }
         try log.append(targets + controls)
         var time: Int64 = 1_000_000_000_000
@@ -43,7 +44,8 @@ import TrainingEngine
                 var samples: [SampleRecord] = []
                 if next(5) == 0 {
                     fresh += 1
-                    let new = SampleRecord(label: "T-new-\(fresh)", kind: .target, source: sources[next(3)])
+                    let new = SampleRecord(
+                        label: "T-new-\(fresh)", kind: .target, facts: SampleFacts(source: sources[next(3)]))
                     try log.append([new])
                     samples.append(new)
                 } else {
@@ -197,8 +199,8 @@ import TrainingEngine
         let log = try SessionLog(path: path)
         let dog = DogRecord(name: "Memo")
         let session = SessionRecord(dogId: dog.id, phase: "3 discrimination", step: "step 1", mode: .doubleBlind)
-        let old = SampleRecord(label: "T-old", kind: .target, source: "clinic A")
-        let control = SampleRecord(label: "C-1", kind: .control, source: "clinic B")
+        let old = SampleRecord(label: "T-old", kind: .target, facts: SampleFacts(source: "clinic A"))
+        let control = SampleRecord(label: "C-1", kind: .control, facts: SampleFacts(source: "clinic B"))
         try log.append([dog, session, old, control])
         let writer = log.makeWriter()
         defer { writer.close() }
@@ -206,7 +208,7 @@ import TrainingEngine
         for number in 1...36 {
             var target = old
             if number > 21 {
-                target = SampleRecord(label: "T-new-\(number)", kind: .target, source: "clinic A")
+                target = SampleRecord(label: "T-new-\(number)", kind: .target, facts: SampleFacts(source: "clinic A"))
                 try log.append([target])
             }
             let found = number <= 26

@@ -191,9 +191,9 @@ struct ServingStationTests {
         defer { if daemon.process.isRunning { _ = daemon.terminate() } }
         #expect(daemon.waitReady())
         let client = daemon.client
-        _ = try client.addSample(SampleEntry(label: "T-1", kind: .target, source: "clinic A"))
+        _ = try client.addSample(SampleEntry(label: "T-1", kind: .target, facts: SampleFacts(source: "clinic A")))
         for label in ["C-1", "C-2", "C-3", "C-4"] {
-            _ = try client.addSample(SampleEntry(label: label, kind: .control, source: "clinic B"))
+            _ = try client.addSample(SampleEntry(label: label, kind: .control, facts: SampleFacts(source: "clinic B")))
         }
         _ = try client.startSession(
             SessionRequest(
@@ -517,8 +517,8 @@ struct ServingStationTests {
         #expect(try reader.dogs().map(\.name) == ["Aino"])
         #expect(try reader.dogs().first?.born == "2021-04-02")
         let details = try reader.sample(id: reader.resolveSample("T-9"))
-        #expect(details.sample.collectedOn == "2025-01-10")
-        #expect(details.sample.source == "clinic A")
+        #expect(details.sample.facts.collectedOn == "2025-01-10")
+        #expect(details.sample.facts.source == "clinic A")
         #expect(details.notes.map(\.text) == ["lid cracked, replaced"])
 
         // With the daemon gone, the researcher is told what to do.

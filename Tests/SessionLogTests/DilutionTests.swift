@@ -12,7 +12,7 @@ import TrainingEngine
 @Suite struct DilutionTests {
     func logWithStock() throws -> SessionLog {
         let log = try SessionLog(path: temporaryLogPath())
-        try log.append([SampleRecord(label: "T-1", kind: .target, source: "clinic A")])
+        try log.append([SampleRecord(label: "T-1", kind: .target, facts: SampleFacts(source: "clinic A"))])
         return log
     }
 

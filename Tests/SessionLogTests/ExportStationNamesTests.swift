@@ -18,7 +18,7 @@ import TrainingEngine
         }
         let program = ProgramRecord(name: "p", content: "x", time: tick())
         let dog = DogRecord(name: "Rex", time: tick())
-        let target = SampleRecord(label: "T-1", kind: .target, source: "clinic", time: tick())
+        let target = SampleRecord(label: "T-1", kind: .target, facts: SampleFacts(source: "clinic"), time: tick())
         try log.append([program, dog, target])
         for settings in [#"{"stations":"North,East,West"}"#, #"{"hold_s":2}"#] {
             let session = SessionRecord(
@@ -78,7 +78,7 @@ import TrainingEngine
         }
         let program = ProgramRecord(name: "p", content: "x", time: tick())
         let dog = DogRecord(name: "Rex", time: tick())
-        let target = SampleRecord(label: "T-1", kind: .target, source: "clinic", time: tick())
+        let target = SampleRecord(label: "T-1", kind: .target, facts: SampleFacts(source: "clinic"), time: tick())
         try log.append([program, dog, target])
         let session = SessionRecord(
             dogId: dog.id, programId: program.id, phase: "p", phaseSteps: 1, step: "1", exercise: "1",

@@ -27,7 +27,7 @@ final class LineupLogBuilder {
     }
 
     func sample(_ label: String, _ kind: SampleKind, source: String? = nil) throws -> SampleRecord {
-        let sample = SampleRecord(label: label, kind: kind, source: source)
+        let sample = SampleRecord(label: label, kind: kind, facts: SampleFacts(source: source))
         try log.append([sample])
         return sample
     }
@@ -145,7 +145,7 @@ final class LineupLogBuilder {
         let b = try LineupLogBuilder()
         let bySource = try b.dog("Clinic")
         let byKind = try b.dog("Kind")
-        try block(b, bySource) { $0.source == "clinic A" }
+        try block(b, bySource) { $0.facts.source == "clinic A" }
         try block(b, byKind) { $0.kind == .target }
         let rows = try b.log.reader.confoundStats()
         // Only the source is recorded: no collection or processing rows.
@@ -223,7 +223,7 @@ final class LineupLogBuilder {
             try b.trial(steady, [steadyTarget], indicated: [steadyTarget.id])
         }
         let clinic = try b.dog("Clinic")
-        try ConfoundFlagTests().block(b, clinic) { $0.source == "clinic A" }
+        try ConfoundFlagTests().block(b, clinic) { $0.facts.source == "clinic A" }
         let data = try b.log.reader.report()
         let html = ReportHTML.render(data, scope: "all")
         func section(_ name: String) throws -> Substring {

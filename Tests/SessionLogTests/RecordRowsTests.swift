@@ -93,8 +93,10 @@ import TrainingEngine
         let aino = DogRecord(id: id(2), name: "Ainö", time: time(2))
         let handler = HandlerRecord(id: id(3), code: "H-7", time: time(3))
         let target = SampleRecord(
-            id: id(4), label: "T-7", kind: .target, diagnosis: "positive", source: "clinic A",
-            collection: "mask, 30 min", processing: "frozen −20 °C", collectedOn: "2025-05-01", time: time(4))
+            id: id(4), label: "T-7", kind: .target,
+            facts: SampleFacts(
+                diagnosis: "positive", source: "clinic A", collection: "mask, 30 min", processing: "frozen −20 °C",
+                collectedOn: "2025-05-01"), time: time(4))
         let control = SampleRecord(id: id(5), label: "C-1", kind: .control, time: time(5))
         let note = SampleNote(id: id(6), sampleId: target.id, text: "lid cracked\nreplaced", time: time(6))
         let program = ProgramRecord(id: id(7), name: "study", content: "[phase]\nname = \"1\"\n", time: time(7))

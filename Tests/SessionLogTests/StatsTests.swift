@@ -15,7 +15,7 @@ struct HandFixture {
     let dog = DogRecord(name: "Aino")
     let targetA = SampleRecord(label: "T-A", kind: .target)
     let targetB = SampleRecord(label: "T-B", kind: .target)
-    let controlA = SampleRecord(label: "C-A", kind: .control, source: "clinic, with \"quotes\"")
+    let controlA = SampleRecord(label: "C-A", kind: .control, facts: SampleFacts(source: "clinic, with \"quotes\""))
     let controlB = SampleRecord(label: "C-B", kind: .control)
     let session: SessionRecord
     var trials: [TrialRecord] = []

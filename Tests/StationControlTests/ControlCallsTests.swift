@@ -66,8 +66,10 @@ struct ControlCallsTests {
             ),
             (
                 SampleEntry(
-                    label: "T-42", kind: .target, diagnosis: "lung", source: "clinic A", collection: "breath",
-                    processing: "frozen", collectedOn: "2025-01-10"),
+                    label: "T-42", kind: .target,
+                    facts: SampleFacts(
+                        diagnosis: "lung", source: "clinic A", collection: "breath", processing: "frozen",
+                        collectedOn: "2025-01-10")),
                 #"{"collectedOn":"2025-01-10","collection":"breath","diagnosis":"lung","id":13,"kind":"target","label":"T-42","processing":"frozen","request":"sample-add","source":"clinic A","v":1}"#
             ),
             (

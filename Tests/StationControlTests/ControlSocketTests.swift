@@ -59,8 +59,10 @@ struct ControlSocketTests {
         let (server, station, client) = try makeServer("adds")
         defer { server.stop() }
         let sample = SampleEntry(
-            label: "T-42", kind: .target, diagnosis: "lung cancer", source: "clinic A", collection: "breath, 5 min",
-            processing: "frozen -20 C", collectedOn: "2025-01-10")
+            label: "T-42", kind: .target,
+            facts: SampleFacts(
+                diagnosis: "lung cancer", source: "clinic A", collection: "breath, 5 min", processing: "frozen -20 C",
+                collectedOn: "2025-01-10"))
         let requests: [any ControlCall] = [
             DogEntry(name: "Aino", born: "2021-04-02", notes: "shy of metal"), DogEntry(name: "Cara"), sample,
             SampleEntry(label: "B", kind: .blank), SampleNoteEntry(sample: "T-42", text: "lid \"cracked\", replaced"),
@@ -73,7 +75,7 @@ struct ControlSocketTests {
         let typed = #"{"v":1,"id":4,"request":"sample-add","label":"C-1","kind":"control","collectedOn":"2025-02-01"}"#
         #expect(
             try ControlProtocol.decodeRequest(Data(typed.utf8)).get().call as? SampleEntry
-                == SampleEntry(label: "C-1", kind: .control, collectedOn: "2025-02-01"))
+                == SampleEntry(label: "C-1", kind: .control, facts: SampleFacts(collectedOn: "2025-02-01")))
 
         #expect(try client.addDog(DogEntry(name: "Aino", born: "2021-04-02")) == "D1")
         #expect(try client.addSample(sample) == "S-T-42")

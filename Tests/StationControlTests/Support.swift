@@ -77,7 +77,7 @@ final class FakeStation: StationControlling, @unchecked Sendable {
     }
 
     func addSample(_ entry: SampleEntry) throws(ControlRefusal) -> String {
-        record("addSample \(entry.label) \(entry.kind.rawValue) \(entry.collectedOn ?? "-")")
+        record("addSample \(entry.label) \(entry.kind.rawValue) \(entry.facts.collectedOn ?? "-")")
         if entry.label == "T-1" { throw ControlRefusal(.duplicate, "a sample labelled \"T-1\" is already in the log") }
         return "S-\(entry.label)"
     }

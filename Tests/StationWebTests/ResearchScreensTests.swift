@@ -150,6 +150,8 @@ import TrainingEngine
                     #expect(sample["uses"] == nil, "\(uri) sent \(sample["label"] ?? "?")'s use count")
                     #expect(sample["label"] is String)
                     #expect((sample["usesWithheld"] as? String)?.contains("double-blind session is running") == true)
+                    // Its facts as the listing has them: flat, not under a key of their own.
+                    #expect(sample["processing"] as? String == "frozen -20 C" && sample["facts"] == nil)
                 }
             }
 
