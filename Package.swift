@@ -325,7 +325,7 @@ let package = Package(
             name: "StationRuntimeTests",
             dependencies: [
                 "StationRuntime", "StationIO", "SessionLog", "TrainingEngine", "ProgramFiles", "StationControl",
-                "ReadingRows",
+                "ReadingRows", "Figures",
             ]
         ),
         .testTarget(

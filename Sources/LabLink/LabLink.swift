@@ -19,6 +19,11 @@ public final class LabLink: @unchecked Sendable {
     private var closed = false
     /// The store in a person's words (`the lab store reader_r@host:5432/lab`), asked at open.
     public private(set) var place = "the lab store"
+    /// Rows a reading left out while the child was still sending a scan's rows (`badRow`): named
+    /// by the child once the scan has ended, as it listens only between requests.
+    var leftOut: [BadRow] = []
+    /// Whether a scan's rows are being read (`LabLinkScanner.badRow` is called from its body then).
+    var scanning = false
 
     /// Starts the client and opens the store at `address` (a connection file or a URL): as a
     /// researcher's reader, whose migrations are checked, or (`registry`) for `lineupctl lab`.
@@ -134,7 +139,7 @@ public final class LabLink: @unchecked Sendable {
         }
     }
 
-    /// One call whose answer is streamed bytes (an export, a report), handed to `output` in order.
+    /// One call whose answer is streamed bytes (an export), handed to `output` in order.
     public func stream(_ call: LabCall, to output: (UnsafeRawBufferPointer) throws -> Void) throws {
         try channel.send(.call, json: call)
         try channel.flush()
@@ -188,6 +193,8 @@ public struct LabLinkScanner: RowScanner {
     public mutating func scan(_ query: ReadingSQL, _ binds: [SQLValue], _ body: (LabLinkRow) throws -> Void) throws {
         try link.channel.send(.scan, json: LabLinkScan(sql: query.text(in: .postgres), binds: binds))
         try link.channel.flush()
+        link.scanning = true
+        defer { link.scanning = false }
         // A reading that fails on a row stops reading: the rest of the answer is read and dropped,
         // so the read stays in step, and its failure is the one said.
         var failure: (any Error)?
@@ -198,9 +205,15 @@ public struct LabLinkScanner: RowScanner {
                 guard failure == nil else { continue }
                 do { try body(try LabLinkRow(payload)) } catch { failure = error }
             case .done:
-                if let failure { throw failure }
+                if let failure {
+                    link.leftOut.removeAll()
+                    throw failure
+                }
+                link.scanning = false
+                try nameLeftOut()
                 return
             case .failure:
+                link.leftOut.removeAll()
                 if let failure { throw failure }
                 let status = payload.first.map { Int32($0) } ?? 1
                 throw LabLinkError.refused(String(decoding: payload.dropFirst(), as: UTF8.self), status: status)
@@ -209,11 +222,23 @@ public struct LabLinkScanner: RowScanner {
         }
     }
 
-    /// Named once by the child, on standard error, as the store's reader names it.
+    /// Named once by the child, on standard error, as the store's reader names it. A row found
+    /// inside a scan is named when the scan ends: the child is sending the scan's rows until then,
+    /// and the next frame to come is one of them, not the answer to this.
     public func badRow(_ row: BadRow) throws {
-        try link.channel.send(.badRow, json: [row.table, row.id, row.problem, row.reason])
-        try link.channel.flush()
-        _ = try link.answer()
+        link.leftOut.append(row)
+        if !link.scanning { try nameLeftOut() }
+    }
+
+    /// The rows left out so far, each named by the child in one request.
+    func nameLeftOut() throws {
+        let rows = link.leftOut
+        link.leftOut.removeAll()
+        for row in rows {
+            try link.channel.send(.badRow, json: [row.table, row.id, row.problem, row.reason])
+            try link.channel.flush()
+            _ = try link.answer()
+        }
     }
 
     /// None, as the store's own reader: lineup-sync holds a running double-blind session's rows

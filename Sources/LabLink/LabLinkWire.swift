@@ -16,7 +16,7 @@ import TrainingEngine
 
 /// The link's version: the child says its own first, and lineupctl refuses another (a lineupctl
 /// and a lineup-sync from two builds).
-public let labLinkVersion: UInt8 = 2
+public let labLinkVersion: UInt8 = 3
 
 /// What a frame carries.
 public enum LabLinkKind: UInt8, Sendable {
@@ -116,15 +116,13 @@ public struct LabLinkFilter: Codable, Sendable {
     }
 }
 
-/// What lineupctl asks of the store besides the readings' rows: the filter words, the store's
-/// readings not yet in Sources/Readings, and the registry's commands (`lineupctl lab`).
+/// What lineupctl asks of the store besides the readings' rows: its name, `export` (not yet in
+/// Sources/Readings), and the registry's commands (`lineupctl lab`).
 public enum LabCall: Codable, Sendable {
     /// The store in a person's words, as a refusal names it (`RowScanner.place`).
     case place
     /// Streamed as output: the table and format by their names.
     case export(table: String, format: String, filter: LabLinkFilter)
-    /// Streamed as output: the report's HTML, `scope` the selection as lineupctl words it.
-    case report(filter: LabLinkFilter, scope: String)
     case dogs
     case samples
     case mergeDogs(keep: String, merged: String, why: String)

@@ -26,10 +26,3 @@ public final class LabDamage: Sendable {
     /// The rows left out so far.
     public var leftOut: Int { named.withLock { $0.count } }
 }
-
-extension LabReader {
-    /// A trial whose layout the figures cannot read: left out, named once.
-    func leaveOutLayout(trial id: String) {
-        damage.leaveOut(store: store.display, "trial \(id)", because: "a layout that is not stations")
-    }
-}

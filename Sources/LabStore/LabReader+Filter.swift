@@ -1,9 +1,5 @@
-import Figures
-import Foundation
 import PostgresNIO
 import ReadingRows
-import SessionLog
-import TrainingEngine
 
 extension LogFilter {
     /// The values of the store's filter parameters `$1`…`$9`, in the order the station log's
@@ -35,7 +31,7 @@ extension LogFilter {
         """
     }
 
-    /// The trials `LogReader.scanTrials` selects with this filter, on the store's trial alias `t`
+    /// The trials `LogFilter.trialCondition` selects (Sources/Readings), on the store's trial alias `t`
     /// and session alias `s`: the dog and session, the trial's own wall time (`since`
     /// inclusive, `until` exclusive) and the session's choices.
     public var labTrialCondition: String {
@@ -44,57 +40,5 @@ extension LogFilter {
             AND ($3::bigint IS NULL OR t.wall_ns >= $3::bigint) AND ($4::bigint IS NULL OR t.wall_ns < $4::bigint)
             AND \(labSessionCondition())
         """
-    }
-}
-
-extension LabReader {
-    static let place = "the lab store"
-
-    /// The trials after corrections that `filter` selects, decoded as on a log. Streamed; each
-    /// session's settings only when `settings` is set.
-    func scanTrials(
-        _ filter: LogFilter, samples: Bool, settings: Bool = false, _ body: (ScoredTrial, TrialContext) throws -> Void
-    ) async throws {
-        var decoder = TrialRowDecoder(samples: samples)
-        let query = PostgresQuery(
-            unsafeSQL: """
-                SELECT t.outcome, t.latency_ns, t.layout, t.seen, s.dog_id, d.name, s.id, s.wall_ns, t.id,
-                    \(settings ? "s.settings" : "NULL::text")
-                FROM store.trial_current t JOIN store.session s ON s.id = t.session_id
-                    JOIN store.dog d ON d.id = s.dog_id
-                WHERE \(filter.labTrialCondition)
-                """, binds: filter.labBindings)
-        do {
-            for try await row in try await store.connection.query(query, logger: store.logger) {
-                let (outcome, latency, layout, seen, dogId, dog, sessionId, sessionWall, trialId, sessionSettings) =
-                    try row.decode(
-                        (String, Int64?, String, String?, String, String, String, Int64, String, String?).self)
-                var layoutText = layout
-                var seenText = seen
-                let trial = layoutText.withUTF8 { layoutBytes in
-                    guard seenText != nil else {
-                        return decoder.trial(
-                            outcome: outcome, latencyNs: latency, layout: UnsafeRawBufferPointer(layoutBytes), seen: nil
-                        )
-                    }
-                    return seenText!.withUTF8 { seenBytes in
-                        decoder.trial(
-                            outcome: outcome, latencyNs: latency, layout: UnsafeRawBufferPointer(layoutBytes),
-                            seen: UnsafeRawBufferPointer(seenBytes))
-                    }
-                }
-                guard let trial else {
-                    leaveOutLayout(trial: trialId)
-                    continue
-                }
-                try body(
-                    trial,
-                    TrialContext(
-                        dogId: dogId, dog: dog, sessionId: sessionId, sessionWallNs: sessionWall,
-                        sessionSettings: sessionSettings))
-            }
-        } catch {
-            throw store.map(error)
-        }
     }
 }

@@ -26,8 +26,8 @@ public enum LabReadError: Error, Equatable, CustomStringConvertible {
 
 /// The researcher's reading of the lab store (the lineup_researcher role: SELECT only). The
 /// readings of Sources/Readings run on it through its row interface (LabReader+Rows.swift);
-/// those not yet ported are read here by queries of their own, counted by the same code as on a
-/// station's log (`StatsGrouper`, `TrialRowDecoder`, then `Tally`).
+/// `export`, not yet one of them, is read here by queries of its own and written by the same
+/// code as on a station's log (`RowWriter`, LabReader+Export.swift).
 public struct LabReader: Sendable {
     public let store: LabStore
     /// The damaged rows this reading left out (LabReader+Damage.swift).

@@ -4,7 +4,6 @@ import Foundation
 import LabLink
 import LabStore
 import ReadingRows
-import Report
 import SessionLog
 
 #if canImport(Glibc)
@@ -170,14 +169,6 @@ struct LabLinkServer: @unchecked Sendable {
                 // The sink is made by the one task that writes it; lineupctl gone stops it quietly.
                 let sink = ByteSink { bytes in (try? channel.send(.output, bytes)) != nil }
                 try await reader.export(table, format: format, filter: filter, to: sink)
-            }
-            try answer([])
-        case .report(let wire, let scope):
-            let (filter, reader) = (try wire.filter, try openedReader())
-            let data = try waitFor { try await reader.report(filter) }
-            let html = Array(ReportHTML.render(data, scope: scope).utf8)
-            for start in stride(from: 0, to: html.count, by: 1 << 16) {
-                try html[start..<min(html.count, start + 1 << 16)].withUnsafeBytes { try channel.send(.output, $0) }
             }
             try answer([])
         case .dogs: try answer(json: try waitFor { try await registry.dogs() })

@@ -22,8 +22,9 @@ struct ReadingSource {
 /// Runs `body` on the source `--db` or `--lab` names, closed after it whatever happens. The
 /// lab store's source comes from one function (`labReadingSource`, LabReading.swift): its rows
 /// come from the store's client in a child process (LabLink), which lineupctl does not link.
+/// `checking`: how much of a log is checked before it is read (`LogCheck`).
 func withReadingSource<T>(
-    _ log: LogOptions, _ lab: LabOptions, _ body: (ReadingSource) throws -> T
+    _ log: LogOptions, _ lab: LabOptions, checking check: LogCheck = .allButEvents, _ body: (ReadingSource) throws -> T
 ) throws -> T {
     try lab.refuseBoth(db: log.db)
     if let address = lab.lab {
@@ -31,7 +32,7 @@ func withReadingSource<T>(
         defer { close() }
         return try body(source)
     }
-    let reader = try log.reader()
+    let reader = try log.reader(checking: check)
     return try body(
         ReadingSource(rows: reader, resolver: reader, withheld: { try reader.withheldSessions($0) }, log: reader))
 }

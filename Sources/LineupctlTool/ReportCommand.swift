@@ -1,6 +1,6 @@
 import ArgumentParser
 import Foundation
-import LabLink
+import Readings
 import Report
 import SessionLog
 
@@ -37,15 +37,17 @@ struct ReportCommand: ParsableCommand {
     func run() throws {
         try researcherCommand {
             if log.json { throw SessionLogError.invalidInput("report writes HTML; --json does not apply") }
-            if let address = lab.lab { return try reportLab(address) }
-            // integrity_check: a report is what a researcher keeps and shows, so a changed
+            // integrity_check on a log: a report is what a researcher keeps and shows, so a changed
             // value (which only an index disagreeing with its row reveals) must not reach it.
-            let reader = try log.reader(checking: .integrity)
-            if let output { try SessionLog.refuseLogFiles(output: output, log: reader.path, writing: "report") }
-            let filter = try selection.filter(rows, reader)
-            let withheld = try reader.withheldSessions(filter)
-            let data = try reader.report(filter)
-            let html = ReportHTML.render(data, scope: describeSelection(rows, selection))
+            let (html, withheld) = try withReadingSource(log, lab, checking: .integrity) { source in
+                if let output, let path = source.log?.path {
+                    try SessionLog.refuseLogFiles(output: output, log: path, writing: "report")
+                }
+                let filter = try selection.filter(rows, source.resolver)
+                let withheld = try source.withheld(filter)
+                let data = try ReportReading(filter).read(from: source.rows)
+                return (ReportHTML.render(data, scope: describeSelection(rows, selection)), withheld)
+            }
             if let output {
                 try writeAtomically(html, to: output)
             } else {
@@ -53,26 +55,6 @@ struct ReportCommand: ParsableCommand {
             }
             // The report leaves a running double-blind session out: said beside it, on stderr.
             sayWithheld(withheld, "its trials are", toStandardError: true)
-        }
-    }
-}
-
-extension ReportCommand {
-    /// `report --lab`: the store, with the same selection, assembled by the same code as on a log.
-    func reportLab(_ address: String) throws {
-        try lab.refuseBoth(db: log.db)
-        // Drawn by the store's client from the data it gathered (ReportHTML, the same code).
-        var bytes: [UInt8] = []
-        try withLab(address) { link in
-            let filter = try selection.filter(rows, link)
-            let scope = describeSelection(rows, selection)
-            try link.stream(.report(filter: LabLinkFilter(filter), scope: scope)) { bytes.append(contentsOf: $0) }
-        }
-        let html = String(decoding: bytes, as: UTF8.self)
-        if let output {
-            try writeAtomically(html, to: output)
-        } else {
-            writeOut(Data(html.utf8))
         }
     }
 }

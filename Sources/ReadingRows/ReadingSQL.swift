@@ -1,6 +1,7 @@
 /// The two SQL dialects the readings run on, and the few places they differ, written here once:
-/// parameters (`?1` against `$1::text`), the store's schema (`trial` against `store.trial`) and
-/// the order of text by its bytes (SQLite's default BINARY against PostgreSQL's `COLLATE "C"`).
+/// parameters (`?1` against `$1::text`), the store's schema (`trial` against `store.trial`), the
+/// order of text by its bytes (SQLite's default BINARY against PostgreSQL's `COLLATE "C"`) and a
+/// column's type (SQLite's by value, PostgreSQL's by its schema).
 public enum SQLDialect: Sendable, Hashable {
     /// A station's log, or a merged one.
     case sqlite
@@ -23,6 +24,7 @@ public struct ReadingSQL: Sendable, Hashable, ExpressibleByStringInterpolation {
         case everyRow(String)
         case parameter(Int, SQLType)
         case byBytes(String)
+        case notInteger(String)
     }
 
     var parts: [Part]
@@ -45,6 +47,9 @@ public struct ReadingSQL: Sendable, Hashable, ExpressibleByStringInterpolation {
         public mutating func appendInterpolation(integer n: Int) { parts.append(.parameter(n, .integer)) }
         /// A text expression compared and sorted by its UTF-8 bytes, as SQLite does by default.
         public mutating func appendInterpolation(byBytes expression: String) { parts.append(.byBytes(expression)) }
+        /// Whether a column's value is not an integer: a log's column may hold any type (SQLite's
+        /// typing is by value), the store's is typed by its schema.
+        public mutating func appendInterpolation(notInteger column: String) { parts.append(.notInteger(column)) }
         /// A piece of SQL written the same way (a shared condition).
         public mutating func appendInterpolation(_ sql: ReadingSQL) { parts += sql.parts }
         /// SQL the reading chose among fixed words (a column or NULL): never a value typed by a person.
@@ -66,6 +71,8 @@ public struct ReadingSQL: Sendable, Hashable, ExpressibleByStringInterpolation {
             case (.parameter(let n, .integer), .postgres): text += "$\(n)::bigint"
             case (.byBytes(let expression), .sqlite): text += expression
             case (.byBytes(let expression), .postgres): text += expression + " COLLATE \"C\""
+            case (.notInteger(let column), .sqlite): text += "typeof(\(column)) <> 'integer'"
+            case (.notInteger, .postgres): text += "FALSE"
             }
         }
         return text

@@ -14,8 +14,7 @@ public protocol Reading: Sendable {
 /// (Tests/LabStoreTests/ReadingParityTests.swift) runs on the lab store and on the merged log, so
 /// a reading added here and not there fails to compile (its switch is exhaustive).
 ///
-/// Not yet here, still one query per store (docs/architecture.md, "Readings"): the report's
-/// data, `export`'s tables and the filter words' resolution.
+/// Not yet here, still one query per store (docs/architecture.md, "Readings"): `export`'s tables.
 public enum ReadingName: String, CaseIterable, Sendable {
     /// `stats --by dog|session|sample|station`, with every filter: `StatsReading`.
     case stats
@@ -27,4 +26,6 @@ public enum ReadingName: String, CaseIterable, Sendable {
     case familiarNovel
     /// `stats --threshold [--threshold-by session|dog|conditions]`, with every filter: `ThresholdReading`.
     case threshold
+    /// `report`, with every filter: `ReportReading`.
+    case report
 }

@@ -1,3 +1,4 @@
+import Figures
 import Foundation
 
 // The `detail` column of an event, as a type per event kind: the log feeder writes these types
@@ -50,40 +51,8 @@ public enum EventDetail {
     }
 }
 
-/// Any key, to list the fields a detail carries.
-struct DetailKey: CodingKey {
-    var stringValue: String
-    var intValue: Int? { nil }
-    init(stringValue: String) { self.stringValue = stringValue }
-    init?(intValue: Int) { nil }
-}
-
-extension KeyedDecodingContainer {
-    /// A flag written `true` or `"true"` (and `false` or `"false"`).
-    func flag(_ key: Key) throws -> Bool? {
-        guard contains(key), try !decodeNil(forKey: key) else { return nil }
-        if let flag = try? decode(Bool.self, forKey: key) { return flag }
-        switch try decode(String.self, forKey: key) {
-        case "true": return true
-        case "false": return false
-        default:
-            throw DecodingError.dataCorruptedError(
-                forKey: key, in: self, debugDescription: "not true or false")
-        }
-    }
-
-    /// A number written as a number or as a string (`3` or `"3"`).
-    func number<Number: Decodable & LosslessStringConvertible>(_ key: Key) throws -> Number? {
-        guard contains(key), try !decodeNil(forKey: key) else { return nil }
-        if let number = try? decode(Number.self, forKey: key) { return number }
-        let text = try decode(String.self, forKey: key)
-        guard let number = Number(text) else {
-            throw DecodingError.dataCorruptedError(
-                forKey: key, in: self, debugDescription: "\"\(text)\" is not a number")
-        }
-        return number
-    }
-}
+// A fault's detail is `FaultDetail` (Figures), where the report names faults by it on either
+// store; the two readers of older spellings (`flag`, `number`) are there too.
 
 /// An edge's: a raw edge the debouncer did not act on (`chatter`), or a button's edge; and
 /// `known_ns`, when the station read it after deciding its timers past the edge's stamp (the
@@ -187,64 +156,6 @@ public struct CueDetail: Sendable, Hashable, Codable {
         clicks = try c.number(.clicks)
         errors = try c.number(.errors)
         aborted = try c.flag(.aborted)
-    }
-}
-
-/// A fault's: a sensor's (`stuck`, `chatter`, ...), a click that could not sound, an input that
-/// cannot be read (`read`: failed or abandoned, with errno and why), or the writer's own
-/// (`fault`, e.g. `log-events-dropped`).
-public struct FaultDetail: Sendable, Hashable, Codable {
-    public var sensor: String?
-    public var clickFailed: String?
-    public var read: String?
-    public var errno: Int32?
-    public var why: String?
-    public var fault: String?
-    public var droppedEvents: Int?
-    /// The names of the fields the detail carries, sorted: what a fault of a shape this reader
-    /// does not know is named by.
-    public var fields: [String] = []
-
-    enum CodingKeys: String, CodingKey {
-        case sensor, read, errno, why, fault
-        case clickFailed = "click_failed"
-        case droppedEvents = "dropped_events"
-    }
-
-    public init(
-        sensor: String? = nil, clickFailed: String? = nil, read: String? = nil, errno: Int32? = nil,
-        why: String? = nil, fault: String? = nil, droppedEvents: Int? = nil
-    ) {
-        self.sensor = sensor
-        self.clickFailed = clickFailed
-        self.read = read
-        self.errno = errno
-        self.why = why
-        self.fault = fault
-        self.droppedEvents = droppedEvents
-    }
-
-    public init(from decoder: any Decoder) throws {
-        let c = try decoder.container(keyedBy: CodingKeys.self)
-        sensor = try c.decodeIfPresent(String.self, forKey: .sensor)
-        clickFailed = try c.decodeIfPresent(String.self, forKey: .clickFailed)
-        read = try c.decodeIfPresent(String.self, forKey: .read)
-        errno = try c.number(.errno)
-        why = try c.decodeIfPresent(String.self, forKey: .why)
-        fault = try c.decodeIfPresent(String.self, forKey: .fault)
-        droppedEvents = try c.number(.droppedEvents)
-        fields = try decoder.container(keyedBy: DetailKey.self).allKeys.map(\.stringValue).sorted()
-    }
-
-    public func encode(to encoder: any Encoder) throws {
-        var c = encoder.container(keyedBy: CodingKeys.self)
-        try c.encodeIfPresent(sensor, forKey: .sensor)
-        try c.encodeIfPresent(clickFailed, forKey: .clickFailed)
-        try c.encodeIfPresent(read, forKey: .read)
-        try c.encodeIfPresent(errno, forKey: .errno)
-        try c.encodeIfPresent(why, forKey: .why)
-        try c.encodeIfPresent(fault, forKey: .fault)
-        try c.encodeIfPresent(droppedEvents, forKey: .droppedEvents)
     }
 }
 

@@ -1,3 +1,4 @@
+import Figures
 import Glibc
 import SessionLog
 import StationIO

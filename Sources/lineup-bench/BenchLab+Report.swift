@@ -44,17 +44,14 @@ extension BenchLab {
             let logHTML = ReportHTML.render(onLog, scope: "all dogs")
             best.log = min(best.log, start.duration(to: .now).seconds)
             start = ContinuousClock.now
-            var onStore = try waitFor {
-                let lab = try await LabReader.open(researcher)
-                do {
-                    let data = try await lab.report(filter)
-                    await lab.close()
-                    return data
-                } catch {
-                    await lab.close()
-                    throw error
-                }
+            // Opened, read through the readings' row interface (as `report --lab` reads), closed.
+            let lab = try waitFor { try await LabReader.open(researcher) }
+            var onStore: ReportData
+            do { onStore = try lab.report(filter) } catch {
+                _ = try? waitFor { await lab.close() }
+                throw error
             }
+            _ = try? waitFor { await lab.close() }
             let storeHTML = ReportHTML.render(onStore, scope: "all dogs")
             best.store = min(best.store, start.duration(to: .now).seconds)
             // Compared as made at one time: the only line that differs by when it ran.

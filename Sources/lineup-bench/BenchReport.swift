@@ -1,5 +1,6 @@
 import ArgumentParser
 import Foundation
+import Readings
 import Report
 import SessionLog
 

@@ -93,7 +93,7 @@ import Testing
         for command in Self.commands {
             let run = try run(
                 tool, command + ["--lab", "postgres://reader@localhost:5432/lab"], path: directory + "/empty")
-            expectOneLine(run, saying: "speaks version 9 of lineupctl's link, this lineupctl version 2", command)
+            expectOneLine(run, saying: "speaks version 9 of lineupctl's link, this lineupctl version 3", command)
         }
     }
 }

@@ -6,8 +6,9 @@ import Testing
 /// Every reading of Sources/Readings (`ReadingName`, the one list) × every selection the
 /// researcher uses × text and JSON, on each fixture: `lineupctl … --lab` on stations synced into
 /// a real PostgreSQL prints, byte for byte, what `lineupctl … --db` prints on the same logs
-/// merged. One suite for every ported reading, in place of a parity file each: a reading added to
-/// the list and not here fails to compile (`invocations` switches over every case).
+/// merged (the report's but for the time it was made). One suite for every ported reading, in
+/// place of a parity file each: a reading added to the list and not here fails to compile
+/// (`invocations` switches over every case).
 @Suite(.serialized, .ownThreads) struct ReadingParityTests {
     /// How lineupctl asks for each reading, each of its shapes once.
     static func invocations(_ reading: ReadingName) -> [[String]] {
@@ -19,7 +20,29 @@ import Testing
         case .sources: [["stats", "--sources"]]
         case .familiarNovel: [["stats", "--familiar-novel"]]
         case .threshold: ThresholdGrouping.allCases.map { ["stats", "--threshold", "--threshold-by", $0.rawValue] }
+        case .report: [["report"]]
         }
+    }
+
+    /// The formats a reading prints: text and JSON; the report, HTML alone.
+    static func formats(_ reading: ReadingName) -> [[String]] { reading == .report ? [[]] : [[], ["--json"]] }
+
+    /// The output as two runs of one command can be compared: the report without the time it was
+    /// made (`Made …`).
+    static func comparable(_ reading: ReadingName, _ output: String) -> String {
+        reading == .report ? LabReportTests().withoutTimeMade(output) : output
+    }
+
+    /// Whether the output holds rows: JSON with an object, a report with trials counted.
+    static func answered(_ reading: ReadingName, _ output: String, format: [String]) -> Bool {
+        reading == .report
+            ? (dataTrials(output) ?? 0) > 0 : format == ["--json"] && output.contains("{")
+    }
+
+    /// The report's count of trials (its `data-trials`).
+    static func dataTrials(_ html: String) -> Int? {
+        guard let range = html.range(of: #"data-trials="[0-9]+""#, options: .regularExpression) else { return nil }
+        return Int(html[range].dropFirst("data-trials=\"".count).dropLast())
     }
 
     /// A store and the same logs merged, with the selections that fixture was written for.
@@ -49,6 +72,8 @@ import Testing
                 name: "guessing stations", merged: guessing.merged, conf: guessing.conf,
                 selections: try LabGuessTests.selections(merged: guessing.merged)),
         ]
+        // The report's trials per selection of the three stations (none: the whole store).
+        var reported: [[String]: Int] = [:]
         for reading in ReadingName.allCases {
             // Not an empty agreement: each reading answers with rows somewhere.
             var answered = 0
@@ -56,20 +81,35 @@ import Testing
                 for invocation in Self.invocations(reading) {
                     // The whole store, then each selection.
                     for selection in [[]] + fixture.selections {
-                        for format in [[], ["--json"]] {
+                        for format in Self.formats(reading) {
                             let arguments = invocation + selection + format
-                            let onLog = try lineupctl(arguments + ["--db", fixture.merged])
-                            let onLab = try lineupctl(arguments + ["--lab", fixture.conf])
+                            // Standard output through a file: a report is more than a pipe holds.
+                            let onLog = try exported(arguments + ["--db", fixture.merged])
+                            let onLab = try exported(arguments + ["--lab", fixture.conf])
                             let what = "\(fixture.name): \(arguments.joined(separator: " "))"
                             #expect(onLog.status == 0 && onLab.status == 0, "\(what): \(onLog.stderr) \(onLab.stderr)")
-                            #expect(onLab.stdout == onLog.stdout, "\(what)")
+                            #expect(
+                                Self.comparable(reading, onLab.stdout) == Self.comparable(reading, onLog.stdout),
+                                "\(what)")
                             #expect(onLab.stderr.isEmpty, "\(what): \(onLab.stderr)")
-                            if format == ["--json"], onLog.stdout.contains("{") { answered += 1 }
+                            if Self.answered(reading, onLog.stdout, format: format) { answered += 1 }
+                            if reading == .report {
+                                #expect(Self.comparable(reading, onLab.stdout) != onLab.stdout, "\(what): no time made")
+                                if fixture.name == "three stations" {
+                                    reported[selection] = Self.dataTrials(onLab.stdout)
+                                }
+                            }
                         }
                     }
                 }
             }
             #expect(answered > 0, "\(reading): no rows on any fixture")
+        }
+        // Each selection narrowed the report, and kept some trials.
+        let whole = try #require(reported[[]], "the whole store's report counts trials")
+        for selection in fixtures[0].selections {
+            let kept = try #require(reported[selection], "\(selection): no data-trials")
+            #expect(kept > 0 && kept < whole, "\(selection): \(kept) of \(whole) trials")
         }
         try Self.notAnEmptyAgreement(three)
     }

@@ -1,5 +1,7 @@
+import Figures
 import Foundation
 import ReadingRows
+import Readings
 import Testing
 import TrainingEngine
 
@@ -172,10 +174,10 @@ import TrainingEngine
             let unreadable = detail?.contains(#""read":"#) == true
             for station in [nil, "East (2)"] {
                 #expect(
-                    LogReader.faultName(detail, station: station)
+                    FaultDetail.name(detail, station: station)
                         == (unreadable ? "unreadable" : before(detail, station: station)), "\(detail ?? "nil")")
             }
         }
-        #expect(LogReader.faultName(#"{"errno":5,"read":"abandoned","why":"No such device"}"#) == "unreadable")
+        #expect(FaultDetail.name(#"{"errno":5,"read":"abandoned","why":"No such device"}"#) == "unreadable")
     }
 }

@@ -1,5 +1,6 @@
 import Figures
 import Foundation
+import Readings
 import Testing
 import TrainingEngine
 

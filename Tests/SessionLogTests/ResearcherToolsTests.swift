@@ -2,6 +2,7 @@ import Figures
 import Foundation
 import ProgramFiles
 import ReadingRows
+import Readings
 import Testing
 import TrainingEngine
 
