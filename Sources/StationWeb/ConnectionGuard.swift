@@ -148,8 +148,10 @@ public final class ConnectionTable: Sendable {
     }
 }
 
-/// One connection's guard, in its pipeline after the HTTP decoder: it takes the connection's
-/// place in the table, keeps its busy or idle state there, and closes it at its deadline.
+/// One connection's guard, in its pipeline after the HTTP decoder: it takes over the
+/// connection's place in the table from the login gate (`GatedHTTP1Channel`, which took it as
+/// the connection was accepted), keeps its busy or idle state there, and closes it at its
+/// deadline, the first request's head's counted from the connection's opening.
 final class ConnectionGuardHandler: ChannelDuplexHandler, RemovableChannelHandler {
     typealias InboundIn = HTTPRequestPart
     typealias InboundOut = HTTPRequestPart
@@ -158,34 +160,22 @@ final class ConnectionGuardHandler: ChannelDuplexHandler, RemovableChannelHandle
 
     private let table: ConnectionTable
     private var id: Int?
+    private let headerDeadline: NIODeadline
     /// Requests whose head was read and whose response has not ended.
     private var inFlight = 0
     /// A request's head was read and its body is not yet whole.
     private var reading = false
     private var deadline: Scheduled<Void>?
 
-    init(table: ConnectionTable) { self.table = table }
+    init(place: ConnectionPlace) {
+        table = place.table
+        id = place.id
+        headerDeadline = place.headerDeadline
+    }
 
     func handlerAdded(context: ChannelHandlerContext) {
-        if context.channel.isActive { admit(context) }
-    }
-
-    func channelActive(context: ChannelHandlerContext) {
-        admit(context)
-        context.fireChannelActive()
-    }
-
-    private func admit(_ context: ChannelHandlerContext) {
-        guard id == nil else { return }
-        let channel = context.channel
-        let address = channel.remoteAddress?.ipAddress ?? "unknown"
-        switch table.admit(address: address, close: { channel.close(promise: nil) }) {
-        case .refused:
+        deadline = context.eventLoop.assumeIsolated().scheduleTask(deadline: headerDeadline) {
             context.close(promise: nil)
-        case .admitted(let id, let evicted):
-            self.id = id
-            evicted?()
-            arm(context, seconds: table.limits.headerSeconds)
         }
     }
 

@@ -1,3 +1,4 @@
+import Glibc
 import Hummingbird
 import HummingbirdCore
 import Logging
@@ -8,18 +9,25 @@ import NIOCore
 // addresses, each sent again as soon as it was answered, was parsed, routed, limited and
 // answered in full, every refusal a request on Swift's pool beside the trainer's own (the
 // page's p99 108 ms under the flood, against 50 ms wanted). Refused here, it costs one read, a
-// lookup, a timer and a canned answer.
+// lookup, a timer and a canned answer. A new connection gets its place in the table and the
+// gate, nothing more: the HTTP pipeline (decoder, encoder, the page's guard, the stream Swift's
+// pool reads) is built only once the gate lets the connection go on, so a refused login never
+// has one built and torn down (the flood's connections each cost a debug build about 1 ms of a
+// core to accept and set up, and the trainer's new connection waited behind them).
 
 /// Whether a login from `address`, from a browser the page does not remember, would be
 /// refused whatever its name and password, and with what answer: `WebState.loginRefusal`.
 typealias LoginRefusal = @Sendable (_ address: String) -> WebError?
 
-/// First in each connection's pipeline, before the HTTP decoder. A connection whose first bytes
-/// are not `POST /api/login` goes on at once (this handler leaves its pipeline). A login's head
-/// is read (at most `headLimit` bytes); without a `lineup_device` cookie (a remembered browser
-/// has its own bucket and its own line, so it always goes on) and refused by `refusal`, its
-/// answer is written after `wait` seconds and the connection closed; what it sends meanwhile is
-/// read and dropped, never parsed (its body is never waited for).
+/// A new connection's whole pipeline at first. A connection whose first bytes are not
+/// `POST /api/login` goes on at once: its HTTP pipeline is built (`build`), what it sent is
+/// handed to it, and this handler leaves. A login's head is read (at most `headLimit` bytes);
+/// without a `lineup_device` cookie (a remembered browser has its own bucket and its own line,
+/// so it always goes on) and refused by `refusal`, its answer is written after `wait` seconds
+/// and the connection closed; what it sends meanwhile is read and dropped, never parsed (its
+/// body is never waited for). Until it goes on, the gate holds the connection's place in the
+/// table (`ConnectionTable`, idle) and its deadline for a request's head, which the page's
+/// guard takes over with the place.
 final class LoginGate: ChannelInboundHandler, RemovableChannelHandler {
     typealias InboundIn = ByteBuffer
     typealias InboundOut = ByteBuffer
@@ -33,26 +41,51 @@ final class LoginGate: ChannelInboundHandler, RemovableChannelHandler {
 
     private let refusal: LoginRefusal
     private let wait: @Sendable () -> Double
+    private let place: ConnectionPlace
+    private let build: (any Channel) -> EventLoopFuture<HTTP1Channel.Value>
+    /// The connection's HTTP stream once built, nil when it never is (refused, or closed
+    /// before it went on): Swift's pool waits on it (`GatedHTTP1Channel.handle`).
+    private var decided: EventLoopPromise<HTTP1Channel.Value?>?
     private var buffered: ByteBuffer?
-    private var refused = false
+    private var state = State.reading
     private var answer: Scheduled<Void>?
+    private var deadline: Scheduled<Void>?
 
-    init(refusal: @escaping LoginRefusal, wait: @escaping @Sendable () -> Double) {
+    private enum State {
+        case reading, building, refused, handedOver
+    }
+
+    init(
+        refusal: @escaping LoginRefusal, wait: @escaping @Sendable () -> Double, place: ConnectionPlace,
+        decided: EventLoopPromise<HTTP1Channel.Value?>,
+        build: @escaping (any Channel) -> EventLoopFuture<HTTP1Channel.Value>
+    ) {
         self.refusal = refusal
         self.wait = wait
+        self.place = place
+        self.decided = decided
+        self.build = build
+    }
+
+    func handlerAdded(context: ChannelHandlerContext) {
+        deadline = context.eventLoop.assumeIsolated().scheduleTask(deadline: place.headerDeadline) {
+            context.close(promise: nil)
+        }
     }
 
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
         // Refused: the rest of the request is read and dropped, so that closing after the
         // answer sends no reset that could take the answer with it.
-        guard !refused else { return }
+        guard state != .refused else { return }
         var bytes = unwrapInboundIn(data)
         if buffered == nil {
             buffered = bytes
         } else {
             buffered!.writeBuffer(&bytes)
         }
-        switch Self.look(at: buffered!.readableBytesView) {
+        // Its pipeline being built: kept for it.
+        guard state == .reading else { return }
+        switch Self.look(at: buffered!) {
         case .wait:
             return
         case .goOn:
@@ -77,50 +110,74 @@ final class LoginGate: ChannelInboundHandler, RemovableChannelHandler {
     }
 
     /// What the first bytes of a connection are, as far as the gate cares.
-    static func look(at bytes: ByteBufferView) -> Look {
-        let start = bytes.startIndex
+    static func look(at buffer: ByteBuffer) -> Look { buffer.withUnsafeReadableBytes { look(at: $0) } }
+
+    /// The same over raw bytes, compared with C's `memcmp` and `memchr`: every connection's
+    /// first bytes pass here, and in a debug build a byte at a time through `ByteBufferView`
+    /// cost each of a flood's refused logins about 0.05 ms, a tenth of its event loop's time.
+    static func look(at bytes: UnsafeRawBufferPointer) -> Look {
+        guard let base = bytes.baseAddress else { return .wait }
         let known = min(bytes.count, login.count + 1)
-        for i in 0..<min(known, login.count) where bytes[start + i] != login[i] { return .goOn }
+        if memcmp(base, login, min(known, login.count)) != 0 { return .goOn }
         guard known == login.count + 1 else { return .wait }
         // `/api/login` itself (or with a query), not a longer path.
-        let next = bytes[start + login.count]
+        let next = bytes[login.count]
         guard next == UInt8(ascii: " ") || next == UInt8(ascii: "?") else { return .goOn }
-        guard let end = firstIndex(of: headEnd, in: bytes, limit: headLimit) else {
-            return bytes.count >= headLimit ? .goOn : .wait
-        }
-        return firstIndex(of: deviceCookie, in: bytes[start..<end], limit: headLimit) == nil ? .login : .goOn
+        let window = UnsafeRawBufferPointer(rebasing: bytes.prefix(headLimit))
+        guard let end = firstIndex(of: headEnd, in: window) else { return bytes.count >= headLimit ? .goOn : .wait }
+        return firstIndex(of: deviceCookie, in: UnsafeRawBufferPointer(rebasing: window[..<end])) == nil
+            ? .login : .goOn
     }
 
-    /// Where `needle` starts in the first `limit` bytes of `bytes`.
-    static func firstIndex(of needle: [UInt8], in bytes: ByteBufferView, limit: Int) -> Int? {
-        let end = min(bytes.endIndex, bytes.startIndex + limit)
-        guard end - bytes.startIndex >= needle.count else { return nil }
-        var i = bytes.startIndex
-        while i + needle.count <= end {
-            if bytes[i] == needle[0] {
-                var matched = true
-                for j in 1..<needle.count where bytes[i + j] != needle[j] {
-                    matched = false
-                    break
-                }
-                if matched { return i }
-            }
-            i += 1
+    /// Where `needle` starts in `bytes`.
+    static func firstIndex(of needle: [UInt8], in bytes: UnsafeRawBufferPointer) -> Int? {
+        guard let base = bytes.baseAddress, !needle.isEmpty, bytes.count >= needle.count else { return nil }
+        let last = bytes.count - needle.count
+        var from = 0
+        while from <= last {
+            guard let hit = memchr(base + from, Int32(needle[0]), last - from + 1) else { return nil }
+            let i = base.distance(to: UnsafeRawPointer(hit))
+            if memcmp(base + i, needle, needle.count) == 0 { return i }
+            from = i + 1
         }
         return nil
     }
 
+    /// Builds the HTTP pipeline behind the gate, hands it what was read, and leaves.
     private func goOn(_ context: ChannelHandlerContext) {
-        let bytes = buffered
-        buffered = nil
-        // Handed on before leaving: a handler that has left the pipeline can pass nothing on.
-        if let bytes { context.fireChannelRead(wrapInboundOut(bytes)) }
-        context.pipeline.syncOperations.removeHandler(context: context, promise: nil)
+        state = .building
+        build(context.channel).assumeIsolated().whenComplete { result in
+            switch result {
+            case .success(let http):
+                // The page's guard has the connection's place and deadline from here.
+                self.state = .handedOver
+                self.deadline?.cancel()
+                self.deadline = nil
+                self.decide(http)
+                let bytes = self.buffered
+                self.buffered = nil
+                // Handed on before leaving: a handler that has left the pipeline can pass nothing on.
+                if let bytes {
+                    context.fireChannelRead(self.wrapInboundOut(bytes))
+                    context.fireChannelReadComplete()
+                }
+                context.pipeline.syncOperations.removeHandler(context: context, promise: nil)
+            case .failure:
+                context.close(promise: nil)
+            }
+        }
+    }
+
+    private func decide(_ http: HTTP1Channel.Value?) {
+        decided?.succeed(http)
+        decided = nil
     }
 
     private func refuse(_ context: ChannelHandlerContext, _ error: WebError) {
-        refused = true
+        state = .refused
         buffered = nil
+        // Nothing for Swift's pool to do with it.
+        decide(nil)
         let text = Self.answer(error)
         let loop = context.eventLoop.assumeIsolated()
         answer = loop.scheduleTask(in: .milliseconds(Int64(wait() * 1000))) {
@@ -143,36 +200,91 @@ final class LoginGate: ChannelInboundHandler, RemovableChannelHandler {
     }
 
     func channelInactive(context: ChannelHandlerContext) {
-        answer?.cancel()
-        answer = nil
+        end()
         context.fireChannelInactive()
     }
 
-    func handlerRemoved(context: ChannelHandlerContext) {
+    func handlerRemoved(context: ChannelHandlerContext) { end() }
+
+    /// Closed, or gone on: the timers stop; closed before it went on, its place is given back
+    /// and Swift's pool told there is nothing to serve.
+    private func end() {
         answer?.cancel()
         answer = nil
+        deadline?.cancel()
+        deadline = nil
+        guard state != .handedOver else { return }
+        place.table.remove(place.id)
+        decide(nil)
     }
 }
 
 @available(*, unavailable)
 extension LoginGate: Sendable {}
 
-/// Hummingbird's HTTP/1 connection with the login gate in front of its decoder.
+/// A connection's place in the page's table (`ConnectionTable`), taken as it was accepted,
+/// and the end of its time to send a request's head (`ConnectionLimits.headerSeconds` from then).
+struct ConnectionPlace: Sendable {
+    let table: ConnectionTable
+    let id: Int
+    let headerDeadline: NIODeadline
+}
+
+/// Hummingbird's HTTP/1 connection behind the login gate. Each new connection, before it is
+/// registered or read: over the table's caps, it is closed there and then (nothing built, no
+/// task on Swift's pool); else it gets its place and the gate alone (`LoginGate`), which builds
+/// the HTTP pipeline when the connection goes on.
 struct GatedHTTP1Channel: ServerChildChannel {
-    typealias Value = HTTP1Channel.Value
-    let http: HTTP1Channel
+    struct Value: ServerChildChannelValue {
+        let channel: any Channel
+        /// The connection's HTTP stream once the gate let it go on; nil: it never did.
+        let http: EventLoopFuture<HTTP1Channel.Value?>
+    }
+
+    let responder: HTTPChannelHandler.Responder
+    /// Hummingbird's HTTP/1 settings, without the page's guard (each connection has its own).
+    let configuration: HTTP1Channel.Configuration
+    let table: ConnectionTable
     let refusal: LoginRefusal
     let wait: @Sendable () -> Double
 
+    /// A connection over a cap, closed before anything was built for it.
+    struct Refused: Error {}
+
     func setup(channel: any Channel, logger: Logger) -> EventLoopFuture<Value> {
-        let (refusal, wait) = (refusal, wait)
-        return channel.eventLoop.makeCompletedFuture {
-            try channel.pipeline.syncOperations.addHandler(LoginGate(refusal: refusal, wait: wait), position: .first)
-        }.flatMap { http.setup(channel: channel, logger: logger) }
+        let opened = NIODeadline.now()
+        let address = channel.remoteAddress?.ipAddress ?? "unknown"
+        guard
+            case .admitted(let id, let evicted) = table.admit(address: address, close: { channel.close(promise: nil) })
+        else {
+            channel.close(promise: nil)
+            return channel.eventLoop.makeFailedFuture(Refused())
+        }
+        evicted?()
+        let place = ConnectionPlace(
+            table: table, id: id, headerDeadline: opened + .milliseconds(Int64(table.limits.headerSeconds * 1000)))
+        let (responder, configuration, refusal, wait) = (responder, configuration, refusal, wait)
+        let decided = channel.eventLoop.makePromise(of: HTTP1Channel.Value?.self)
+        do {
+            try channel.pipeline.syncOperations.addHandler(
+                LoginGate(refusal: refusal, wait: wait, place: place, decided: decided) { channel in
+                    var http = configuration
+                    http.additionalChannelHandlers = { [ConnectionGuardHandler(place: place)] }
+                    return HTTP1Channel(responder: responder, configuration: http).setup(
+                        channel: channel, logger: logger)
+                })
+        } catch {
+            table.remove(id)
+            decided.succeed(nil)
+            channel.close(promise: nil)
+            return channel.eventLoop.makeFailedFuture(error)
+        }
+        return channel.eventLoop.makeSucceededFuture(Value(channel: channel, http: decided.futureResult))
     }
 
     func handle(value: Value, logger: Logger) async {
-        await http.handle(value: value, logger: logger)
+        guard let http = try? await value.http.get() else { return }
+        await HTTP1Channel(responder: responder, configuration: configuration).handle(value: http, logger: logger)
     }
 }
 

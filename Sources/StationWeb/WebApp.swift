@@ -476,15 +476,14 @@ public enum WebServer {
         state: WebState, host: String, port: Int, limits: ConnectionLimits = ConnectionLimits()
     ) -> some ApplicationProtocol {
         let table = ConnectionTable(limits: limits)
-        let http = HTTP1Channel.Configuration(additionalChannelHandlers: [ConnectionGuardHandler(table: table)])
-        let wait: @Sendable () -> Double = { state.refusalWait() }
         return Application(
             router: WebApp.router(state: state),
-            // A login the page would refuse anyway is refused before any HTTP (LoginGate.swift).
+            // A login the page would refuse anyway is refused before any HTTP, and a connection
+            // over a cap before anything is built for it (LoginGate.swift).
             server: HTTPServerBuilder { responder in
                 GatedHTTP1Channel(
-                    http: HTTP1Channel(responder: responder, configuration: http),
-                    refusal: { state.loginRefusal(address: $0) }, wait: wait)
+                    responder: responder, configuration: HTTP1Channel.Configuration(), table: table,
+                    refusal: { state.loginRefusal(address: $0) }, wait: { state.refusalWait() })
             },
             // The queue of connections waiting to be accepted: the kernel's own cap (somaxconn,
             // 4,096 on Debian 12) rather than Hummingbird's 256. A full queue drops a new
