@@ -2,6 +2,7 @@ import Foundation
 import Glibc
 import SessionLog
 import StationControl
+import TestThreads
 import Testing
 
 /// The station's log on a real, tiny filesystem (a tmpfs the test mounts, so it needs root,
@@ -113,18 +114,9 @@ import Testing
         let err = Pipe()
         process.standardOutput = out
         process.standardError = err
-        let outText = TextSink()
-        let errText = TextSink()
-        for (pipe, sink) in [(out, outText), (err, errText)] {
-            pipe.fileHandleForReading.readabilityHandler = { handle in
-                let data = handle.availableData
-                if data.isEmpty {
-                    handle.readabilityHandler = nil
-                } else {
-                    sink.append(String(decoding: data, as: UTF8.self))
-                }
-            }
-        }
+        // Read as they come, each on a thread of its own (not a `readabilityHandler`: see `PipeText`).
+        let outText = PipeText(out.fileHandleForReading)
+        let errText = PipeText(err.fileHandleForReading)
         try process.run()
         // Paused on the full disk, or over (a disk that never filled).
         _ = eventually(120) { outText.text.contains("block paused before trial") || !process.isRunning }
@@ -143,8 +135,8 @@ import Testing
         }
         process.waitUntilExit()
         // What is left in the pipes once the process is gone.
-        _ = eventually(5) { out.fileHandleForReading.readabilityHandler == nil }
-        _ = eventually(5) { err.fileHandleForReading.readabilityHandler == nil }
+        outText.waitForEnd(seconds: 5)
+        errText.waitForEnd(seconds: 5)
         let run = (status: process.terminationStatus, stdout: outText.text, stderr: errText.text)
         let stored = try lineupctl(["trials", "--db", db, "--json", "--limit", "0"])
         let rows = try #require(try JSONSerialization.jsonObject(with: Data(stored.stdout.utf8)) as? [[String: Any]])

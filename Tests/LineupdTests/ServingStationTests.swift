@@ -3,6 +3,7 @@ import Glibc
 import ReadingRows
 import SessionLog
 import StationControl
+import TestThreads
 import Testing
 import TrainingEngine
 
@@ -17,8 +18,9 @@ struct ServingStationTests {
         let db: String
         let stdout = Pipe()
         let stderr = Pipe()
-        /// What the daemon has written to stderr so far, read as it comes.
-        private let errText = TextSink()
+        /// What the daemon has written to stderr so far, read as it comes (a thread of its
+        /// own, not a `readabilityHandler`: see `PipeText`).
+        private let errText: PipeText
         var stderrSoFar: String { errText.text }
 
         /// `directory`: another daemon's, to start again on its log.
@@ -46,14 +48,7 @@ struct ServingStationTests {
             process.environment = environment
             process.standardOutput = stdout
             process.standardError = stderr
-            stderr.fileHandleForReading.readabilityHandler = { [errText] handle in
-                let data = handle.availableData
-                if data.isEmpty {
-                    handle.readabilityHandler = nil
-                } else {
-                    errText.append(String(decoding: data, as: UTF8.self))
-                }
-            }
+            errText = PipeText(stderr.fileHandleForReading)
             try process.run()
         }
 
